@@ -1,0 +1,118 @@
+//! The RON envelope every IR file travels in (architecture.md, "The stage
+//! contract"): the name of the IR, a format version, and the module.
+//!
+//! Each crate that defines an IR owns its name and version and calls these
+//! helpers; xtask and the tests use the same ones, so a file written by one
+//! is always readable by the other.
+
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+
+/// A RON file that could not be read as the IR that was asked for.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum EnvelopeError {
+    /// The text is not RON, is truncated, or does not have the IR's shape.
+    #[error("{line}:{col}: {message}")]
+    Malformed {
+        /// 1-based line in the RON text.
+        line: usize,
+        /// 1-based column in the RON text.
+        col: usize,
+        /// What the RON reader said.
+        message: String,
+    },
+    /// A well-formed envelope of another IR.
+    #[error("this file holds the `{found}` IR, but `{expected}` was expected")]
+    WrongIr {
+        /// The IR the reader wanted.
+        expected: String,
+        /// The IR the file says it holds.
+        found: String,
+    },
+    /// The right IR in a format version this build does not read.
+    #[error("this file is `{ir}` format {found}, but this build reads format {expected}")]
+    WrongVersion {
+        /// The IR.
+        ir: String,
+        /// The version this build writes and reads.
+        expected: u32,
+        /// The version in the file.
+        found: u32,
+    },
+}
+
+#[derive(Serialize)]
+struct EnvelopeOut<'a, T> {
+    ir: &'a str,
+    format: u32,
+    module: &'a T,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct EnvelopeIn<T> {
+    #[allow(dead_code)]
+    ir: String,
+    #[allow(dead_code)]
+    format: u32,
+    module: T,
+}
+
+/// What a file says about itself, read without reading the module.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct Header {
+    /// The IR's name, for example `source`.
+    pub ir: String,
+    /// Its format version.
+    pub format: u32,
+}
+
+fn malformed(err: ron::error::SpannedError) -> EnvelopeError {
+    EnvelopeError::Malformed {
+        line: err.position.line,
+        col: err.position.col,
+        message: err.code.to_string(),
+    }
+}
+
+/// Writes `module` as the IR named `ir`, in pretty RON with `\n` newlines.
+pub fn to_ron<T: Serialize>(ir: &str, format: u32, module: &T) -> String {
+    let config = ron::ser::PrettyConfig::new()
+        .new_line("\n".to_string())
+        .indentor("  ".to_string())
+        .struct_names(false);
+    let out = EnvelopeOut { ir, format, module };
+    let mut text = ron::ser::to_string_pretty(&out, config)
+        .expect("invariant: IR types serialize without error");
+    text.push('\n');
+    text
+}
+
+/// Reads the header of any envelope.
+pub fn read_header(text: &str) -> Result<Header, EnvelopeError> {
+    ron::de::from_str::<Header>(text).map_err(malformed)
+}
+
+/// Reads a file that must hold the IR named `ir` at version `format`.
+pub fn from_ron<T: DeserializeOwned>(
+    ir: &str,
+    format: u32,
+    text: &str,
+) -> Result<T, EnvelopeError> {
+    let header = read_header(text)?;
+    if header.ir != ir {
+        return Err(EnvelopeError::WrongIr {
+            expected: ir.to_string(),
+            found: header.ir,
+        });
+    }
+    if header.format != format {
+        return Err(EnvelopeError::WrongVersion {
+            ir: ir.to_string(),
+            expected: format,
+            found: header.format,
+        });
+    }
+    let env: EnvelopeIn<T> = ron::de::from_str(text).map_err(malformed)?;
+    Ok(env.module)
+}

@@ -1,0 +1,882 @@
+//! The term language: one IR for the Source and the Target programs.
+//!
+//! Source (seeds/000 Fig. 2) is the first-order subset that reverse mode
+//! accepts; Target (Fig. 3) adds lambdas, application and the scans and
+//! shifts; the forward-mode language of seeds/002 (Def. 182.4) is the same
+//! language again. They share this one definition so that every stage that
+//! consumes or produces "a program" speaks the same types, and the verifier,
+//! the printer and the evaluator exist once.
+//!
+//! Layout (see `docs/ir.md`):
+//! - Expressions live in an arena, `Module::exprs`, indexed by [`ExprId`].
+//!   Operands always have smaller ids than the node that uses them, so a
+//!   module is a tree stored in post-order and every traversal can be written
+//!   as a loop over ids when recursion would be too deep.
+//! - Side tables run parallel to the arena: `spans` (always) and `types`
+//!   (filled by type inference; empty in an untyped module).
+//! - A module carries the program text it came from, so that a diagnostic
+//!   raised by any later stage can still show the line it is about.
+//!
+//! Two forms of the same types are in use:
+//! - *surface* form, straight out of the parser: builtins are still
+//!   applications of variables (`App(Var "map", ..)`), operator sections are
+//!   `Section`, literals written as integers are `Int`;
+//! - *core* form, after elaboration (`crate::elaborate`): every builtin is a
+//!   `Prim`, every section is a lambda, calls of earlier definitions are
+//!   inlined, every binder has a name unique in its definition, and `types`
+//!   is filled. Every stage after the parser consumes and produces core form.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// Index of an expression in [`Module::exprs`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct ExprId(pub u32);
+
+impl ExprId {
+    /// The arena index.
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+impl fmt::Display for ExprId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "e{}", self.0)
+    }
+}
+
+/// A half-open byte range `lo..hi` into the program text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+pub struct Span {
+    /// First byte.
+    pub lo: u32,
+    /// One past the last byte.
+    pub hi: u32,
+}
+
+impl Span {
+    /// The span of nodes a pass made up that derive from no primal node.
+    pub const GENERATED: Span = Span {
+        lo: u32::MAX,
+        hi: u32::MAX,
+    };
+
+    /// A span from byte offsets.
+    pub fn new(lo: usize, hi: usize) -> Span {
+        Span {
+            lo: lo as u32,
+            hi: hi as u32,
+        }
+    }
+
+    /// Whether this span points into the text.
+    pub fn is_generated(self) -> bool {
+        self == Span::GENERATED
+    }
+
+    /// The smallest span covering both.
+    pub fn to(self, other: Span) -> Span {
+        if self.is_generated() {
+            return other;
+        }
+        if other.is_generated() {
+            return self;
+        }
+        Span {
+            lo: self.lo.min(other.lo),
+            hi: self.hi.max(other.hi),
+        }
+    }
+}
+
+/// A name the user wrote, or one a pass made fresh (`x_12`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct Name(pub String);
+
+impl Name {
+    /// A name from a string.
+    pub fn new(s: impl Into<String>) -> Name {
+        Name(s.into())
+    }
+
+    /// The name as written.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for Name {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// The size of an array dimension.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Size {
+    /// A size known statically: `[3]R`.
+    Lit(u64),
+    /// A size variable plus a constant offset: `[n]R`, `[n+1]R`, `[n-1]R`.
+    Var(Name, i64),
+    /// A size that is only known at run time (`build n f` with a computed
+    /// `n`, or sizes that inference could not relate); checked dynamically.
+    /// Printed and parsed as `_`.
+    Dyn,
+}
+
+/// A type (language.md, "Types").
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Ty {
+    /// `R`, IEEE f64.
+    Real,
+    /// `Int`, indices and sizes.
+    Int,
+    /// `Bool`, conditions.
+    Bool,
+    /// `[n]T`.
+    Array(Size, Box<Ty>),
+    /// `(T1, ..., Tk)`; k = 0 is the unit type `()`, k = 1 never occurs.
+    Tuple(Vec<Ty>),
+    /// `(T1, ..., Tk) -> T`: a k-ary function, applied to all k arguments at once.
+    Func(Vec<Ty>, Box<Ty>),
+}
+
+impl Ty {
+    /// Whether this is a ground type (seeds/000 Fig. 4): reals, arrays of
+    /// ground types, tuples of ground types. Int and Bool count as ground
+    /// (their cotangent space is trivial).
+    pub fn is_ground(&self) -> bool {
+        match self {
+            Ty::Real | Ty::Int | Ty::Bool => true,
+            Ty::Array(_, elem) => elem.is_ground(),
+            Ty::Tuple(items) => items.iter().all(Ty::is_ground),
+            Ty::Func(..) => false,
+        }
+    }
+}
+
+/// A builtin operation. Infix and prefix operators parse straight to
+/// `Prim`; named builtins (`sin`, `map`, ...) become `Prim` in elaboration,
+/// unless a local binding shadows the name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum Prim {
+    // Arithmetic on R (and on Int for + - * and neg).
+    /// `a + b`
+    Add,
+    /// `a - b`
+    Sub,
+    /// `a * b`
+    Mul,
+    /// `a / b`
+    Div,
+    /// `-a`
+    Neg,
+    // Unary real functions.
+    /// `sin a`
+    Sin,
+    /// `cos a`
+    Cos,
+    /// `tan a`
+    Tan,
+    /// `exp a`
+    Exp,
+    /// `log a`, natural logarithm
+    Log,
+    /// `sqrt a`
+    Sqrt,
+    /// `tanh a`
+    Tanh,
+    /// `abs a`
+    Abs,
+    // Binary real functions.
+    /// `pow a b`
+    Pow,
+    /// `max a b`
+    Max,
+    /// `min a b`
+    Min,
+    // Comparisons and logic.
+    /// `a < b`
+    Lt,
+    /// `a <= b`
+    Le,
+    /// `a > b`
+    Gt,
+    /// `a >= b`
+    Ge,
+    /// `a == b`
+    Eq,
+    /// `a != b`
+    Ne,
+    /// `a && b` (both operands are evaluated: the language is pure)
+    And,
+    /// `a || b`
+    Or,
+    /// `not a`
+    Not,
+    // Array builtins (language.md, "Array builtins").
+    /// `map f A`
+    Map,
+    /// `map2 f A B`
+    Map2,
+    /// `reduce f z A`
+    Reduce,
+    /// `foldl f z A`
+    Foldl,
+    /// `scanl f z A`
+    Scanl,
+    /// `scanr f z A`
+    Scanr,
+    /// `shift1L A`
+    Shift1L,
+    /// `shift1R A`
+    Shift1R,
+    /// `length A`
+    Length,
+    /// `build n f`
+    Build,
+    /// `ifold f z n`
+    Ifold,
+    // Differentiation constructs, expanded at compile time by `forward`.
+    /// `diff f x`
+    Diff,
+    /// `grad f x`
+    Grad,
+    /// `jvp f x dx`
+    Jvp,
+    /// `vjp f x dy`
+    Vjp,
+    /// `jacob f x`
+    Jacob,
+}
+
+/// How a primitive is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fixity {
+    /// `a op b`, with a binding power (higher binds tighter).
+    Infix(u8),
+    /// `-a`, `not a` are written as prefix operators.
+    Prefix,
+    /// `name a b ...`, like a function application.
+    Named,
+}
+
+impl Prim {
+    /// Every primitive, for tables and tests.
+    pub const ALL: &'static [Prim] = &[
+        Prim::Add,
+        Prim::Sub,
+        Prim::Mul,
+        Prim::Div,
+        Prim::Neg,
+        Prim::Sin,
+        Prim::Cos,
+        Prim::Tan,
+        Prim::Exp,
+        Prim::Log,
+        Prim::Sqrt,
+        Prim::Tanh,
+        Prim::Abs,
+        Prim::Pow,
+        Prim::Max,
+        Prim::Min,
+        Prim::Lt,
+        Prim::Le,
+        Prim::Gt,
+        Prim::Ge,
+        Prim::Eq,
+        Prim::Ne,
+        Prim::And,
+        Prim::Or,
+        Prim::Not,
+        Prim::Map,
+        Prim::Map2,
+        Prim::Reduce,
+        Prim::Foldl,
+        Prim::Scanl,
+        Prim::Scanr,
+        Prim::Shift1L,
+        Prim::Shift1R,
+        Prim::Length,
+        Prim::Build,
+        Prim::Ifold,
+        Prim::Diff,
+        Prim::Grad,
+        Prim::Jvp,
+        Prim::Vjp,
+        Prim::Jacob,
+    ];
+
+    /// The name or operator symbol as written in programs.
+    pub fn symbol(self) -> &'static str {
+        match self {
+            Prim::Add => "+",
+            Prim::Sub => "-",
+            Prim::Mul => "*",
+            Prim::Div => "/",
+            Prim::Neg => "-",
+            Prim::Sin => "sin",
+            Prim::Cos => "cos",
+            Prim::Tan => "tan",
+            Prim::Exp => "exp",
+            Prim::Log => "log",
+            Prim::Sqrt => "sqrt",
+            Prim::Tanh => "tanh",
+            Prim::Abs => "abs",
+            Prim::Pow => "pow",
+            Prim::Max => "max",
+            Prim::Min => "min",
+            Prim::Lt => "<",
+            Prim::Le => "<=",
+            Prim::Gt => ">",
+            Prim::Ge => ">=",
+            Prim::Eq => "==",
+            Prim::Ne => "!=",
+            Prim::And => "&&",
+            Prim::Or => "||",
+            Prim::Not => "not",
+            Prim::Map => "map",
+            Prim::Map2 => "map2",
+            Prim::Reduce => "reduce",
+            Prim::Foldl => "foldl",
+            Prim::Scanl => "scanl",
+            Prim::Scanr => "scanr",
+            Prim::Shift1L => "shift1L",
+            Prim::Shift1R => "shift1R",
+            Prim::Length => "length",
+            Prim::Build => "build",
+            Prim::Ifold => "ifold",
+            Prim::Diff => "diff",
+            Prim::Grad => "grad",
+            Prim::Jvp => "jvp",
+            Prim::Vjp => "vjp",
+            Prim::Jacob => "jacob",
+        }
+    }
+
+    /// The primitive a named builtin stands for (`"sin"` → `Sin`). Operator
+    /// symbols are not names; `fst` and `snd` elaborate to projections.
+    pub fn from_name(name: &str) -> Option<Prim> {
+        Prim::ALL
+            .iter()
+            .copied()
+            .find(|p| p.fixity() == Fixity::Named && p.symbol() == name)
+    }
+
+    /// The number of arguments; primitives are always fully applied.
+    pub fn arity(self) -> usize {
+        match self {
+            Prim::Neg
+            | Prim::Not
+            | Prim::Sin
+            | Prim::Cos
+            | Prim::Tan
+            | Prim::Exp
+            | Prim::Log
+            | Prim::Sqrt
+            | Prim::Tanh
+            | Prim::Abs
+            | Prim::Shift1L
+            | Prim::Shift1R
+            | Prim::Length => 1,
+            Prim::Add
+            | Prim::Sub
+            | Prim::Mul
+            | Prim::Div
+            | Prim::Pow
+            | Prim::Max
+            | Prim::Min
+            | Prim::Lt
+            | Prim::Le
+            | Prim::Gt
+            | Prim::Ge
+            | Prim::Eq
+            | Prim::Ne
+            | Prim::And
+            | Prim::Or
+            | Prim::Map
+            | Prim::Build
+            | Prim::Diff
+            | Prim::Grad
+            | Prim::Jacob => 2,
+            Prim::Map2
+            | Prim::Reduce
+            | Prim::Foldl
+            | Prim::Scanl
+            | Prim::Scanr
+            | Prim::Ifold
+            | Prim::Jvp
+            | Prim::Vjp => 3,
+        }
+    }
+
+    /// How the primitive is written. Binding powers, loosest first:
+    /// `||` 1, `&&` 2, comparisons 3 (non-associative), `+ -` 4, `* /` 5;
+    /// all arithmetic operators associate to the left.
+    pub fn fixity(self) -> Fixity {
+        match self {
+            Prim::Or => Fixity::Infix(1),
+            Prim::And => Fixity::Infix(2),
+            Prim::Lt | Prim::Le | Prim::Gt | Prim::Ge | Prim::Eq | Prim::Ne => Fixity::Infix(3),
+            Prim::Add | Prim::Sub => Fixity::Infix(4),
+            Prim::Mul | Prim::Div => Fixity::Infix(5),
+            Prim::Neg => Fixity::Prefix,
+            _ => Fixity::Named,
+        }
+    }
+
+    /// Whether this is one of the compile-time differentiation constructs.
+    pub fn is_derivative_construct(self) -> bool {
+        matches!(
+            self,
+            Prim::Diff | Prim::Grad | Prim::Jvp | Prim::Vjp | Prim::Jacob
+        )
+    }
+
+    /// The position of the function argument of a second-order builtin.
+    pub fn function_arg(self) -> Option<usize> {
+        match self {
+            Prim::Map
+            | Prim::Map2
+            | Prim::Reduce
+            | Prim::Foldl
+            | Prim::Scanl
+            | Prim::Scanr
+            | Prim::Ifold
+            | Prim::Diff
+            | Prim::Grad
+            | Prim::Jvp
+            | Prim::Vjp
+            | Prim::Jacob => Some(0),
+            Prim::Build => Some(1),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Prim {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.symbol())
+    }
+}
+
+/// What a `let` binds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum Pat {
+    /// `let x = ...`
+    Var(Name),
+    /// `let (x1, ..., xk) = ...`, k >= 2.
+    Tuple(Vec<Name>),
+}
+
+/// A lambda or definition parameter.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Param {
+    /// The bound name.
+    pub name: Name,
+    /// The annotation, or in core form the inferred type.
+    pub ty: Option<Ty>,
+    /// Where the parameter is written.
+    pub span: Span,
+}
+
+/// An expression node. Children are ids of earlier nodes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum Expr {
+    /// A variable: a `let`-bound name, a parameter, or (surface form only) a
+    /// builtin or an earlier definition.
+    Var(Name),
+    /// A real constant. The parser reads `-2` as `Neg` of `2`, so negative
+    /// constants only come from passes; the printer writes them `(-2)`.
+    Real(f64),
+    /// An integer constant. In surface form every literal written without a
+    /// point or exponent; in core form only those whose type is `Int`.
+    Int(i64),
+    /// `true` / `false`.
+    Bool(bool),
+    /// `let pat (: ty)? = value in body`.
+    Let {
+        /// The bound pattern.
+        pat: Pat,
+        /// The annotation written, if any.
+        ty: Option<Ty>,
+        /// The bound expression.
+        value: ExprId,
+        /// The scope of the binding.
+        body: ExprId,
+    },
+    /// `(e1, ..., ek)`; `()` for k = 0.
+    Tuple(Vec<ExprId>),
+    /// `e.i`, 1-based (the paper's pi_i). `fst e` and `snd e` elaborate to it.
+    Proj {
+        /// The tuple.
+        tuple: ExprId,
+        /// 1-based position.
+        index: u32,
+    },
+    /// `if cond then a else b`.
+    If {
+        /// A `Bool`.
+        cond: ExprId,
+        /// Taken when `cond` is true.
+        then_branch: ExprId,
+        /// Taken when `cond` is false.
+        else_branch: ExprId,
+    },
+    /// `fun (x1, ..., xk) -> body`.
+    Lambda {
+        /// The parameters, k >= 1 (k = 0 is allowed in core form for thunks).
+        params: Vec<Param>,
+        /// The body.
+        body: ExprId,
+    },
+    /// `f a1 ... ak`: a call of a k-ary function with all its arguments.
+    App {
+        /// The function.
+        func: ExprId,
+        /// The arguments.
+        args: Vec<ExprId>,
+    },
+    /// A builtin applied to all of its arguments (`Prim::arity`).
+    Prim {
+        /// The builtin.
+        op: Prim,
+        /// The arguments.
+        args: Vec<ExprId>,
+    },
+    /// An operator section `(+)` (surface form only).
+    Section(Prim),
+    /// `[e1, ..., ek]`.
+    Array(Vec<ExprId>),
+    /// `a[i]`.
+    Index {
+        /// The array.
+        array: ExprId,
+        /// An `Int`.
+        index: ExprId,
+    },
+}
+
+impl Expr {
+    /// The direct children, in evaluation order.
+    pub fn children(&self) -> Vec<ExprId> {
+        let mut out = Vec::new();
+        self.for_each_child(|c| out.push(c));
+        out
+    }
+
+    /// Calls `f` on each direct child, in evaluation order.
+    pub fn for_each_child(&self, mut f: impl FnMut(ExprId)) {
+        match self {
+            Expr::Var(_) | Expr::Real(_) | Expr::Int(_) | Expr::Bool(_) | Expr::Section(_) => {}
+            Expr::Let { value, body, .. } => {
+                f(*value);
+                f(*body);
+            }
+            Expr::Tuple(items) | Expr::Array(items) => items.iter().copied().for_each(f),
+            Expr::Proj { tuple, .. } => f(*tuple),
+            Expr::If {
+                cond,
+                then_branch,
+                else_branch,
+            } => {
+                f(*cond);
+                f(*then_branch);
+                f(*else_branch);
+            }
+            Expr::Lambda { body, .. } => f(*body),
+            Expr::App { func, args } => {
+                f(*func);
+                args.iter().copied().for_each(f);
+            }
+            Expr::Prim { args, .. } => args.iter().copied().for_each(f),
+            Expr::Index { array, index } => {
+                f(*array);
+                f(*index);
+            }
+        }
+    }
+
+    /// The same node with every child id passed through `f`.
+    pub fn map_children(&self, mut f: impl FnMut(ExprId) -> ExprId) -> Expr {
+        let mut all = |ids: &Vec<ExprId>| ids.iter().map(|&i| f(i)).collect::<Vec<_>>();
+        match self {
+            Expr::Var(_) | Expr::Real(_) | Expr::Int(_) | Expr::Bool(_) | Expr::Section(_) => {
+                self.clone()
+            }
+            Expr::Let {
+                pat,
+                ty,
+                value,
+                body,
+            } => {
+                let ids = all(&vec![*value, *body]);
+                Expr::Let {
+                    pat: pat.clone(),
+                    ty: ty.clone(),
+                    value: ids[0],
+                    body: ids[1],
+                }
+            }
+            Expr::Tuple(items) => Expr::Tuple(all(items)),
+            Expr::Array(items) => Expr::Array(all(items)),
+            Expr::Proj { tuple, index } => Expr::Proj {
+                tuple: all(&vec![*tuple])[0],
+                index: *index,
+            },
+            Expr::If {
+                cond,
+                then_branch,
+                else_branch,
+            } => {
+                let ids = all(&vec![*cond, *then_branch, *else_branch]);
+                Expr::If {
+                    cond: ids[0],
+                    then_branch: ids[1],
+                    else_branch: ids[2],
+                }
+            }
+            Expr::Lambda { params, body } => Expr::Lambda {
+                params: params.clone(),
+                body: all(&vec![*body])[0],
+            },
+            Expr::App { func, args } => {
+                let func = all(&vec![*func])[0];
+                Expr::App {
+                    func,
+                    args: all(args),
+                }
+            }
+            Expr::Prim { op, args } => Expr::Prim {
+                op: *op,
+                args: all(args),
+            },
+            Expr::Index { array, index } => {
+                let ids = all(&vec![*array, *index]);
+                Expr::Index {
+                    array: ids[0],
+                    index: ids[1],
+                }
+            }
+        }
+    }
+}
+
+/// `def name (x1 : T1) ... : T = body`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Def {
+    /// The definition's name.
+    pub name: Name,
+    /// Where the name is written.
+    pub name_span: Span,
+    /// The parameters: the context Gamma of the paper when this is the entry.
+    pub params: Vec<Param>,
+    /// The declared (in core form: inferred) result type.
+    pub ret: Option<Ty>,
+    /// The body, the root of this definition's tree in the arena.
+    pub body: ExprId,
+}
+
+/// The program text a module came from, carried along so that any stage can
+/// render a diagnostic with the line it is about.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SourceFile {
+    /// The path as the user gave it.
+    pub name: String,
+    /// The whole text.
+    pub text: String,
+}
+
+/// A program: definitions over one expression arena.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Module {
+    /// The text the module was parsed from.
+    pub file: SourceFile,
+    /// The definitions, in order; each may call only earlier ones (surface
+    /// form). The entry point is the last unless a tool is told otherwise.
+    pub defs: Vec<Def>,
+    /// The expression arena; operands before users.
+    pub exprs: Vec<Expr>,
+    /// Parallel to `exprs`: where each node comes from.
+    pub spans: Vec<Span>,
+    /// Parallel to `exprs` in core form; empty in surface form.
+    pub types: Vec<Ty>,
+}
+
+impl Module {
+    /// An empty module over the given text.
+    pub fn new(file: SourceFile) -> Module {
+        Module {
+            file,
+            ..Module::default()
+        }
+    }
+
+    /// Appends a node and returns its id. Its children must already exist.
+    pub fn add(&mut self, expr: Expr, span: Span) -> ExprId {
+        debug_assert!(expr.children().iter().all(|c| c.index() < self.exprs.len()));
+        let id = ExprId(self.exprs.len() as u32);
+        self.exprs.push(expr);
+        self.spans.push(span);
+        id
+    }
+
+    /// The node behind an id.
+    pub fn expr(&self, id: ExprId) -> &Expr {
+        &self.exprs[id.index()]
+    }
+
+    /// The span of a node.
+    pub fn span(&self, id: ExprId) -> Span {
+        self.spans[id.index()]
+    }
+
+    /// The inferred type of a node (core form only).
+    pub fn ty(&self, id: ExprId) -> Option<&Ty> {
+        self.types.get(id.index())
+    }
+
+    /// Whether `types` is filled, i.e. the module is in core form.
+    pub fn is_typed(&self) -> bool {
+        !self.exprs.is_empty() && self.types.len() == self.exprs.len()
+    }
+
+    /// The definition named `name`.
+    pub fn def(&self, name: &str) -> Option<&Def> {
+        self.defs.iter().find(|d| d.name.as_str() == name)
+    }
+
+    /// The entry definition: the one named, or the last.
+    pub fn entry(&self, name: Option<&str>) -> Option<&Def> {
+        match name {
+            Some(n) => self.def(n),
+            None => self.defs.last(),
+        }
+    }
+}
+
+impl Module {
+    /// Drops the nodes no definition reaches and renumbers the rest in
+    /// post-order (children before parents), keeping spans and types in
+    /// step. Passes that build a new tree inside an old arena call this
+    /// before the module is written out (naga's `compact`).
+    pub fn compact(&mut self) {
+        let mut new_id: Vec<Option<ExprId>> = vec![None; self.exprs.len()];
+        let mut order: Vec<ExprId> = Vec::new();
+        // Iterative post-order: the tree may be far deeper than the stack.
+        for def in &self.defs {
+            let mut stack: Vec<(ExprId, bool)> = vec![(def.body, false)];
+            while let Some((id, expanded)) = stack.pop() {
+                if new_id[id.index()].is_some() {
+                    continue;
+                }
+                if expanded {
+                    new_id[id.index()] = Some(ExprId(order.len() as u32));
+                    order.push(id);
+                } else {
+                    stack.push((id, true));
+                    let children = self.exprs[id.index()].children();
+                    for &c in children.iter().rev() {
+                        if new_id[c.index()].is_none() {
+                            stack.push((c, false));
+                        }
+                    }
+                }
+            }
+        }
+        let typed = self.is_typed();
+        let remap = |id: ExprId| new_id[id.index()].expect("invariant: children are visited first");
+        let exprs = order
+            .iter()
+            .map(|&old| self.exprs[old.index()].map_children(remap))
+            .collect();
+        let spans = order.iter().map(|&old| self.spans[old.index()]).collect();
+        let types = if typed {
+            order
+                .iter()
+                .map(|&old| self.types[old.index()].clone())
+                .collect()
+        } else {
+            Vec::new()
+        };
+        for def in &mut self.defs {
+            def.body = remap(def.body);
+        }
+        self.exprs = exprs;
+        self.spans = spans;
+        self.types = types;
+    }
+
+    /// A generator of names that occur nowhere in this module yet.
+    pub fn name_gen(&self) -> NameGen {
+        let mut used = std::collections::HashSet::new();
+        for def in &self.defs {
+            used.insert(def.name.0.clone());
+            for p in &def.params {
+                used.insert(p.name.0.clone());
+            }
+        }
+        for e in &self.exprs {
+            match e {
+                Expr::Var(n)
+                | Expr::Let {
+                    pat: Pat::Var(n), ..
+                } => {
+                    used.insert(n.0.clone());
+                }
+                Expr::Let {
+                    pat: Pat::Tuple(ns),
+                    ..
+                } => {
+                    used.extend(ns.iter().map(|n| n.0.clone()));
+                }
+                Expr::Lambda { params, .. } => used.extend(params.iter().map(|p| p.name.0.clone())),
+                _ => {}
+            }
+        }
+        NameGen { used, counter: 0 }
+    }
+}
+
+/// Makes fresh names `base_N` that clash with no name already in use
+/// (Futhark's convention: the base says where the variable comes from).
+#[derive(Debug, Clone, Default)]
+pub struct NameGen {
+    used: std::collections::HashSet<String>,
+    counter: u64,
+}
+
+impl NameGen {
+    /// Marks a name as taken.
+    pub fn reserve(&mut self, name: &str) {
+        self.used.insert(name.to_string());
+    }
+
+    /// A name not used before, derived from `base` (a trailing `_N` of the
+    /// base is dropped first, so fresh names do not grow `x_1_2_3`).
+    pub fn fresh(&mut self, base: &str) -> Name {
+        let stem = match base.rsplit_once('_') {
+            Some((stem, digits))
+                if !stem.is_empty()
+                    && !digits.is_empty()
+                    && digits.bytes().all(|b| b.is_ascii_digit()) =>
+            {
+                stem
+            }
+            _ => base,
+        };
+        let stem = if stem.is_empty() { "v" } else { stem };
+        loop {
+            self.counter += 1;
+            let candidate = format!("{stem}_{}", self.counter);
+            if self.used.insert(candidate.clone()) {
+                return Name(candidate);
+            }
+        }
+    }
+}

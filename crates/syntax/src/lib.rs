@@ -1,0 +1,33 @@
+//! `syntax`: program text → the typed Source program.
+//!
+//! In: the text of a `.ad` file (language.md). Out: a [`Module`] in core
+//! form: every builtin resolved to a [`Prim`], calls of earlier definitions
+//! inlined, binders unique, every node typed. The crate also owns the
+//! printer back to text, the verifier of the term IR, the first-order check
+//! that reverse mode relies on, and the RON envelope of every IR file.
+//!
+//! Invariants of a core-form module (checked by `verify`):
+//! - every child id is smaller than its parent's, and every node has one parent;
+//! - every binder's name is unique within its definition;
+//! - `types[i]` is the type of `exprs[i]` under the typing rules of
+//!   language.md.
+
+pub mod envelope;
+pub mod ir;
+pub mod stack;
+
+pub use envelope::{EnvelopeError, from_ron, read_header, to_ron};
+pub use ir::{
+    Def, Expr, ExprId, Fixity, Module, Name, Param, Pat, Prim, Size, SourceFile, Span, Ty,
+};
+
+/// The envelope name of a typed Source program (the output of `parse`).
+pub const SOURCE_IR: &str = "source";
+/// The envelope name of a Target program (the output of reverse mode,
+/// forward mode and the optimizer).
+pub const TARGET_IR: &str = "target";
+/// The format version of both; bump on any change to the serialized types.
+pub const FORMAT_VERSION: u32 = 1;
+
+pub mod error;
+pub use error::Error;

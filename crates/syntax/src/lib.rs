@@ -13,10 +13,18 @@
 //!   language.md.
 
 pub mod envelope;
+pub mod first_order;
+pub mod infer;
 pub mod ir;
+pub mod specialize;
 pub mod stack;
+pub mod verify;
 
 pub use envelope::{EnvelopeError, from_ron, read_header, to_ron};
+pub use first_order::check_first_order;
+pub use infer::infer;
+pub use specialize::specialize;
+pub use verify::{VerifyError, verify};
 pub use ir::{
     Def, Expr, ExprId, Fixity, Module, Name, Param, Pat, Prim, Size, SourceFile, Span, Ty,
 };

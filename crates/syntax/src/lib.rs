@@ -12,6 +12,7 @@
 //! - `types[i]` is the type of `exprs[i]` under the typing rules of
 //!   language.md.
 
+pub mod elaborate;
 pub mod envelope;
 pub mod first_order;
 pub mod infer;

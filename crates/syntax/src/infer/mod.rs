@@ -83,7 +83,7 @@ pub(crate) fn infer_def(m: &mut Module, def: &mut Def) -> Result<(), Error> {
 
 /// Refuses a module whose ids do not point backward (everything below
 /// indexes the arena by them).
-fn check_shape(m: &Module) -> Result<(), Error> {
+pub(crate) fn check_shape(m: &Module) -> Result<(), Error> {
     let malformed = |message: String| Error::Type {
         span: Span::GENERATED,
         message,

@@ -17,6 +17,9 @@ pub mod envelope;
 pub mod first_order;
 pub mod infer;
 pub mod ir;
+pub mod lexer;
+pub mod parser;
+pub mod print;
 pub mod specialize;
 pub mod stack;
 pub mod verify;
@@ -29,6 +32,7 @@ pub use verify::{VerifyError, verify};
 pub use ir::{
     Def, Expr, ExprId, Fixity, Module, Name, Param, Pat, Prim, Size, SourceFile, Span, Ty,
 };
+pub use parser::{parse, parse_ty};
 
 /// The envelope name of a typed Source program (the output of `parse`).
 pub const SOURCE_IR: &str = "source";

@@ -33,17 +33,48 @@
 //! definitions are monomorphic.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::OnceLock;
 
 use rpds::HashTrieMap;
 
 use crate::error::Error;
 use crate::infer::{self, infer, infer_def};
-use crate::ir::{Def, Expr, ExprId, Module, Name, NameGen, Param, Pat, Prim, Size, Span, Ty};
+use crate::ir::{
+    Def, Expr, ExprId, Module, Name, NameGen, Param, Pat, Prim, Size, SourceFile, Span, Ty,
+};
+use crate::parser::parse;
 use crate::stack;
+
+/// The text of the prelude (src/prelude.ad): `sum`, `prod`, `dot`,
+/// `zeros_like`, `ones_like`.
+pub const PRELUDE: &str = include_str!("prelude.ad");
+
+/// The prelude, parsed once.
+fn prelude() -> Result<&'static Module, Error> {
+    static PARSED: OnceLock<Result<Module, Error>> = OnceLock::new();
+    PARSED
+        .get_or_init(|| {
+            parse(SourceFile {
+                name: "<prelude>".into(),
+                text: PRELUDE.into(),
+            })
+        })
+        .as_ref()
+        .map_err(|e| Error::Syntax {
+            span: Span::GENERATED,
+            message: format!("internal error: the prelude does not parse: {e}"),
+        })
+}
+
+/// Surface form → core form: resolves names, inlines the calls of earlier
+/// definitions and of the prelude, then infers types (module doc).
+pub fn elaborate(m: &Module) -> Result<Module, Error> {
+    elaborate_with(m, prelude()?)
+}
 
 /// Elaborates a surface-form module after `prelude` (another surface-form
 /// module, whose definitions are in scope but not in the output).
-pub(crate) fn elaborate_with(m: &Module, prelude: &Module) -> Result<Module, Error> {
+fn elaborate_with(m: &Module, prelude: &Module) -> Result<Module, Error> {
     infer::check_shape(m)?;
     infer::check_shape(prelude)?;
     let mut names = m.name_gen();
@@ -86,6 +117,20 @@ pub(crate) fn elaborate_with(m: &Module, prelude: &Module) -> Result<Module, Err
     out.defs = user;
     out.compact();
     infer(&mut out)?;
+    // Annotations become the types inferred for them: the size names of
+    // inlined copies (`[n_10]`) do not survive into the output.
+    for i in 0..out.exprs.len() {
+        let value = match &out.exprs[i] {
+            Expr::Let {
+                ty: Some(_), value, ..
+            } => *value,
+            _ => continue,
+        };
+        let inferred = out.types[value.index()].clone();
+        if let Expr::Let { ty, .. } = &mut out.exprs[i] {
+            *ty = Some(inferred);
+        }
+    }
     Ok(out)
 }
 

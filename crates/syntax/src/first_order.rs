@@ -76,8 +76,22 @@ pub fn check_first_order(m: &Module, def: &Def) -> Result<(), Error> {
         }
         e.for_each_child(|c| stack.push(c));
     }
-    // Report the first offence in program order.
+    // Report the first offence in program order, derivative constructs
+    // first (they explain the lambdas they take).
     nodes.sort();
+    if let Some(&id) = nodes
+        .iter()
+        .find(|&&id| matches!(m.expr(id), Expr::Prim { op, .. } if op.is_derivative_construct()))
+    {
+        let op = match m.expr(id) {
+            Expr::Prim { op, .. } => *op,
+            _ => Prim::Diff,
+        };
+        return Err(not_fo(
+            m.span(id),
+            format!("`{op}` is not first-order: reverse mode needs derivative constructs expanded first (forward mode)"),
+        ));
+    }
     for id in nodes {
         let span = m.span(id);
         match m.expr(id) {
@@ -85,12 +99,6 @@ pub fn check_first_order(m: &Module, def: &Def) -> Result<(), Error> {
                 return Err(not_fo(
                     span,
                     "a function application is not first-order: reverse mode needs every function inlined (`specialize`)".into(),
-                ));
-            }
-            Expr::Prim { op, .. } if op.is_derivative_construct() => {
-                return Err(not_fo(
-                    span,
-                    format!("`{op}` is not first-order: reverse mode needs derivative constructs expanded first (forward mode)"),
                 ));
             }
             Expr::Lambda { params, body } => {

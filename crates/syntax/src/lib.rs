@@ -25,6 +25,7 @@ pub mod stack;
 pub mod verify;
 
 pub use envelope::{EnvelopeError, from_ron, read_header, to_ron};
+pub use elaborate::elaborate;
 pub use first_order::check_first_order;
 pub use infer::infer;
 pub use specialize::specialize;
@@ -44,3 +45,8 @@ pub const FORMAT_VERSION: u32 = 1;
 
 pub mod error;
 pub use error::Error;
+
+/// Program text → a typed core-form module: [`parse`] then [`elaborate`].
+pub fn compile(file: SourceFile) -> Result<Module, Error> {
+    elaborate(&parse(file)?)
+}

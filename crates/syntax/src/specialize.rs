@@ -234,7 +234,24 @@ impl Specializer<'_> {
         floats: &mut Vec<Float>,
     ) -> Bound {
         stack::guard(|| match sv {
-            Sv::Dyn(value) => {
+            Sv::Dyn(mut value) => {
+                // `let x = (let y = v in w)` becomes `let y = v in let x = w`
+                // (binders are unique, so nothing is captured).
+                while let Expr::Let {
+                    pat,
+                    ty,
+                    value: v,
+                    body,
+                } = self.out.expr(value)
+                {
+                    floats.push(Float {
+                        pat: pat.clone(),
+                        ty: ty.clone(),
+                        value: *v,
+                        span: self.out.span(value),
+                    });
+                    value = *body;
+                }
                 let x = self.binder(name);
                 floats.push(Float {
                     pat: Pat::Var(x.clone()),

@@ -80,7 +80,7 @@ impl Cx<'_> {
             Prim::Map => {
                 let ta = self.expr(args[1], env)?;
                 let (n, t) = self.array_of(ta, sp(1))?;
-                let u = self.fun_arg(args[0], env, &[t])?;
+                let u = self.fun_arg(op, args[0], env, &[t])?;
                 Ok(self.t.known(Ctor::Array(n, u)))
             }
             Prim::Map2 => {
@@ -90,7 +90,7 @@ impl Cx<'_> {
                 let (_, u) = self.array_of(tb, sp(2))?;
                 let want = self.t.known(Ctor::Array(n, u));
                 self.expect(want, tb, sp(2))?;
-                let v = self.fun_arg(args[0], env, &[t, u])?;
+                let v = self.fun_arg(op, args[0], env, &[t, u])?;
                 Ok(self.t.known(Ctor::Array(n, v)))
             }
             Prim::Reduce => {
@@ -98,7 +98,7 @@ impl Cx<'_> {
                 let ta = self.expr(args[2], env)?;
                 let (_, t) = self.array_of(ta, sp(2))?;
                 self.expect(t, tz, sp(1))?;
-                let r = self.fun_arg(args[0], env, &[t, t])?;
+                let r = self.fun_arg(op, args[0], env, &[t, t])?;
                 self.expect(t, r, sp(0))?;
                 Ok(t)
             }
@@ -107,7 +107,7 @@ impl Cx<'_> {
                 let ta = self.expr(args[2], env)?;
                 let (n, t) = self.array_of(ta, sp(2))?;
                 let params = if op == Prim::Scanr { [t, s] } else { [s, t] };
-                let r = self.fun_arg(args[0], env, &params)?;
+                let r = self.fun_arg(op, args[0], env, &params)?;
                 self.expect(s, r, sp(0))?;
                 if op == Prim::Foldl {
                     Ok(s)
@@ -142,7 +142,7 @@ impl Cx<'_> {
                 self.want(Ctor::Int, tn, sp(0))?;
                 let size = self.build_size(args[0], span)?;
                 let int = self.t.known(Ctor::Int);
-                let t = self.fun_arg(args[1], env, &[int])?;
+                let t = self.fun_arg(op, args[1], env, &[int])?;
                 Ok(self.t.known(Ctor::Array(size, t)))
             }
             Prim::Ifold => {
@@ -150,20 +150,20 @@ impl Cx<'_> {
                 let tn = self.expr(args[2], env)?;
                 self.want(Ctor::Int, tn, sp(2))?;
                 let int = self.t.known(Ctor::Int);
-                let r = self.fun_arg(args[0], env, &[s, int])?;
+                let r = self.fun_arg(op, args[0], env, &[s, int])?;
                 self.expect(s, r, sp(0))?;
                 Ok(s)
             }
             Prim::Diff => {
                 let tx = self.expr(args[1], env)?;
                 self.want(Ctor::Real, tx, sp(1))?;
-                let r = self.fun_arg(args[0], env, &[tx])?;
+                let r = self.fun_arg(op, args[0], env, &[tx])?;
                 self.want(Ctor::Real, r, sp(0))?;
                 Ok(tx)
             }
             Prim::Grad => {
                 let tx = self.expr(args[1], env)?;
-                let r = self.fun_arg(args[0], env, &[tx])?;
+                let r = self.fun_arg(op, args[0], env, &[tx])?;
                 self.want(Ctor::Real, r, sp(0))?;
                 self.ground.push((tx, sp(1)));
                 Ok(tx)
@@ -172,13 +172,13 @@ impl Cx<'_> {
                 let tx = self.expr(args[1], env)?;
                 let tdx = self.expr(args[2], env)?;
                 self.expect(tx, tdx, sp(2))?;
-                let u = self.fun_arg(args[0], env, &[tx])?;
+                let u = self.fun_arg(op, args[0], env, &[tx])?;
                 Ok(self.t.known(Ctor::Tuple(vec![u, u])))
             }
             Prim::Vjp => {
                 let tx = self.expr(args[1], env)?;
                 let tdy = self.expr(args[2], env)?;
-                let u = self.fun_arg(args[0], env, &[tx])?;
+                let u = self.fun_arg(op, args[0], env, &[tx])?;
                 self.expect(u, tdy, sp(2))?;
                 Ok(self.t.known(Ctor::Tuple(vec![u, tx])))
             }
@@ -186,7 +186,7 @@ impl Cx<'_> {
                 let tx = self.expr(args[1], env)?;
                 let (n, r) = self.array_of(tx, sp(1))?;
                 self.want(Ctor::Real, r, sp(1))?;
-                let ty = self.fun_arg(args[0], env, &[tx])?;
+                let ty = self.fun_arg(op, args[0], env, &[tx])?;
                 let (m, r2) = self.array_of(ty, sp(0))?;
                 self.want(Ctor::Real, r2, sp(0))?;
                 let row = self.t.known(Ctor::Array(n, r));
@@ -197,7 +197,26 @@ impl Cx<'_> {
 
     /// Infers the function argument of a builtin against the parameter
     /// types the other arguments determine; returns its result type.
-    fn fun_arg(&mut self, f: ExprId, env: &Env, params: &[TyVar]) -> Result<TyVar, Error> {
+    fn fun_arg(
+        &mut self,
+        op: Prim,
+        f: ExprId,
+        env: &Env,
+        params: &[TyVar],
+    ) -> Result<TyVar, Error> {
+        if let Expr::Lambda { params: ps, .. } = self.m.expr(f)
+            && ps.len() != params.len()
+        {
+            let n = params.len();
+            return Err(Error::Type {
+                span: self.m.span(f),
+                message: format!(
+                    "`{op}` needs a function of {n} argument{}, this one takes {}",
+                    if n == 1 { "" } else { "s" },
+                    ps.len()
+                ),
+            });
+        }
         let tf = self.expr_fun(f, env, params)?;
         let span = self.m.span(f);
         let (have, ret) = self.func_of(tf, params.len(), span)?;

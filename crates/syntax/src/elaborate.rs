@@ -88,7 +88,8 @@ fn elaborate_with(m: &Module, prelude: &Module) -> Result<Module, Error> {
     };
     for def in &prelude.defs {
         let done = el.def(prelude, def, &HashMap::new(), true)?;
-        el.visible.insert(done.name.as_str().to_owned(), (done, true));
+        el.visible
+            .insert(done.name.as_str().to_owned(), (done, true));
     }
     let positions: HashMap<&str, usize> = m
         .defs
@@ -111,7 +112,8 @@ fn elaborate_with(m: &Module, prelude: &Module) -> Result<Module, Error> {
             .collect();
         let done = el.def(m, def, &later, false)?;
         user.push(done.clone());
-        el.visible.insert(done.name.as_str().to_owned(), (done, false));
+        el.visible
+            .insert(done.name.as_str().to_owned(), (done, false));
     }
     let mut out = el.out;
     out.defs = user;
@@ -664,7 +666,9 @@ impl Elab {
                 };
                 Ty::Array(size, Box::new(self.rename_sizes(elem, sizes)))
             }
-            Ty::Tuple(items) => Ty::Tuple(items.iter().map(|i| self.rename_sizes(i, sizes)).collect()),
+            Ty::Tuple(items) => {
+                Ty::Tuple(items.iter().map(|i| self.rename_sizes(i, sizes)).collect())
+            }
             Ty::Func(params, ret) => Ty::Func(
                 params.iter().map(|p| self.rename_sizes(p, sizes)).collect(),
                 Box::new(self.rename_sizes(ret, sizes)),

@@ -89,7 +89,9 @@ pub fn check_first_order(m: &Module, def: &Def) -> Result<(), Error> {
         };
         return Err(not_fo(
             m.span(id),
-            format!("`{op}` is not first-order: reverse mode needs derivative constructs expanded first (forward mode)"),
+            format!(
+                "`{op}` is not first-order: reverse mode needs derivative constructs expanded first (forward mode)"
+            ),
         ));
     }
     for id in nodes {
@@ -105,7 +107,9 @@ pub fn check_first_order(m: &Module, def: &Def) -> Result<(), Error> {
                 if !allowed.contains(&id) {
                     return Err(not_fo(
                         span,
-                        format!("a function value is not first-order: reverse mode needs lambdas only as the function argument of {ARRAY_BUILTINS}"),
+                        format!(
+                            "a function value is not first-order: reverse mode needs lambdas only as the function argument of {ARRAY_BUILTINS}"
+                        ),
                     ));
                 }
                 for p in params {

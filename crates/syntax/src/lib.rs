@@ -24,16 +24,16 @@ pub mod specialize;
 pub mod stack;
 pub mod verify;
 
-pub use envelope::{EnvelopeError, from_ron, read_header, to_ron};
 pub use elaborate::elaborate;
+pub use envelope::{EnvelopeError, from_ron, read_header, to_ron};
 pub use first_order::check_first_order;
 pub use infer::infer;
-pub use specialize::specialize;
-pub use verify::{VerifyError, verify};
 pub use ir::{
     Def, Expr, ExprId, Fixity, Module, Name, Param, Pat, Prim, Size, SourceFile, Span, Ty,
 };
 pub use parser::{parse, parse_ty};
+pub use specialize::specialize;
+pub use verify::{VerifyError, verify};
 
 /// The envelope name of a typed Source program (the output of `parse`).
 pub const SOURCE_IR: &str = "source";

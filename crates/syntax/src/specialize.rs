@@ -276,7 +276,9 @@ impl Specializer<'_> {
         stack::guard(|| match b {
             Bound::Var(x) => Sv::Dyn(self.add(Expr::Var(x.clone()), span)),
             Bound::Clo(c) => Sv::Clo(c.clone()),
-            Bound::Tuple(items) => Sv::Tuple(items.iter().map(|i| self.use_bound(i, span)).collect()),
+            Bound::Tuple(items) => {
+                Sv::Tuple(items.iter().map(|i| self.use_bound(i, span)).collect())
+            }
         })
     }
 
@@ -353,7 +355,9 @@ impl Specializer<'_> {
             Expr::Real(_) | Expr::Int(_) | Expr::Bool(_) => Ok(dynamic(self.add(e.clone(), span))),
             Expr::Section(op) => Err(Error::Scope {
                 span,
-                message: format!("operator section `({op})` in core form; elaborate the module first"),
+                message: format!(
+                    "operator section `({op})` in core form; elaborate the module first"
+                ),
             }),
             Expr::Lambda { .. } => Ok(Out {
                 floats: Vec::new(),

@@ -207,10 +207,7 @@ impl<'m> Verifier<'m> {
                         Some(ty @ Ty::Tuple(items)) if *index as usize > items.len() => {
                             self.error(
                                 id,
-                                format!(
-                                    "tuple index {index} out of range for `{}`",
-                                    show_ty(ty)
-                                ),
+                                format!("tuple index {index} out of range for `{}`", show_ty(ty)),
                             );
                         }
                         _ => {}
@@ -228,10 +225,7 @@ impl<'m> Verifier<'m> {
         let mut bound: HashSet<&'m Name> = HashSet::new();
         let mut dup = |this: &mut Self, name: &'m Name, at: Option<ExprId>| {
             if !bound.insert(name) {
-                this.error(
-                    at,
-                    format!("`{name}` is bound twice in `{}`", def.name),
-                );
+                this.error(at, format!("`{name}` is bound twice in `{}`", def.name));
             }
         };
         for p in &def.params {

@@ -181,7 +181,12 @@ impl<'m> Cx<'m> {
         let def = self.def;
         // The signature's size names are rigid.
         let mut rigid = Vec::new();
-        for ty in def.params.iter().filter_map(|p| p.ty.as_ref()).chain(&def.ret) {
+        for ty in def
+            .params
+            .iter()
+            .filter_map(|p| p.ty.as_ref())
+            .chain(&def.ret)
+        {
             collect_size_names(ty, &mut rigid);
         }
         for name in rigid {
@@ -242,17 +247,24 @@ impl<'m> Cx<'m> {
                 ),
             });
         }
+        self.check_ground()
+    }
+
+    /// Checks the points of `grad` whose type is known by now.
+    fn check_ground(&mut self) -> Result<(), Error> {
         for (v, span) in std::mem::take(&mut self.ground) {
-            if let Ok(ty) = self.t.resolve(v)
-                && !ty.is_ground()
-            {
-                return Err(Error::Type {
-                    span,
-                    message: format!(
-                        "`grad` needs a point of ground type, found `{}`",
-                        show_ty(&ty)
-                    ),
-                });
+            match self.t.resolve(v) {
+                Ok(ty) if !ty.is_ground() => {
+                    return Err(Error::Type {
+                        span,
+                        message: format!(
+                            "`grad` needs a point of ground type, found `{}`",
+                            show_ty(&ty)
+                        ),
+                    });
+                }
+                Ok(_) => {}
+                Err(_) => self.ground.push((v, span)),
             }
         }
         Ok(())
@@ -408,12 +420,7 @@ impl<'m> Cx<'m> {
     }
 
     /// The parameter and result types of a function of `n` arguments.
-    fn func_of(
-        &mut self,
-        v: TyVar,
-        n: usize,
-        span: Span,
-    ) -> Result<(Vec<TyVar>, TyVar), Error> {
+    fn func_of(&mut self, v: TyVar, n: usize, span: Span) -> Result<(Vec<TyVar>, TyVar), Error> {
         let plural = |n: usize| if n == 1 { "" } else { "s" };
         match self.t.ctor(v) {
             Some(Ctor::Func(params, ret)) if params.len() == n => Ok((params, ret)),
@@ -659,7 +666,9 @@ impl<'m> Cx<'m> {
             Expr::Prim { op, args } => self.prim(*op, args, env, span),
             Expr::Section(op) => Err(Error::Scope {
                 span,
-                message: format!("operator section `({op})` in core form; elaborate the module first"),
+                message: format!(
+                    "operator section `({op})` in core form; elaborate the module first"
+                ),
             }),
             Expr::Array(items) => {
                 let elem = self.t.fresh(span, Class::Any);

@@ -166,6 +166,7 @@ impl Cx<'_> {
                 let r = self.fun_arg(op, args[0], env, &[tx])?;
                 self.want(Ctor::Real, r, sp(0))?;
                 self.ground.push((tx, sp(1)));
+                self.check_ground()?;
                 Ok(tx)
             }
             Prim::Jvp => {

@@ -124,8 +124,14 @@ impl UnifyValue for TyVal {
         Ok(match (a, b) {
             (TyVal::Known(k), _) | (_, TyVal::Known(k)) => TyVal::Known(k.clone()),
             (
-                TyVal::Unknown { span: s1, class: c1 },
-                TyVal::Unknown { span: s2, class: c2 },
+                TyVal::Unknown {
+                    span: s1,
+                    class: c1,
+                },
+                TyVal::Unknown {
+                    span: s2,
+                    class: c2,
+                },
             ) => TyVal::Unknown {
                 span: better(*s1, *s2),
                 class: c1.meet(*c2),
@@ -154,7 +160,9 @@ impl UnifyKey for SizeVar {
 /// The value of a size variable in the table.
 #[derive(Clone, Debug)]
 pub(crate) enum SizeVal {
-    Unknown { span: Span },
+    Unknown {
+        span: Span,
+    },
     /// A literal size (never negative once bound).
     Lit(i64),
     /// A rigid size name of the definition (index into `Tables::rigid`) plus an offset.
@@ -292,7 +300,11 @@ impl Tables {
         match (self.norm(a), self.norm(b)) {
             (SizeNorm::Var(x, o1), SizeNorm::Var(y, o2)) => {
                 if x == y {
-                    return if o1 == o2 { Ok(()) } else { Err(Clash::Mismatch) };
+                    return if o1 == o2 {
+                        Ok(())
+                    } else {
+                        Err(Clash::Mismatch)
+                    };
                 }
                 if o1 == o2 {
                     self.sizes.union(x, y);
@@ -372,8 +384,9 @@ impl Tables {
                     self.tys.union(ra, rb);
                 }
                 (TyVal::Known(k1), TyVal::Known(k2)) => match (k1, k2) {
-                    (Ctor::Real, Ctor::Real) | (Ctor::Int, Ctor::Int) | (Ctor::Bool, Ctor::Bool) => {
-                    }
+                    (Ctor::Real, Ctor::Real)
+                    | (Ctor::Int, Ctor::Int)
+                    | (Ctor::Bool, Ctor::Bool) => {}
                     (Ctor::Array(s1, e1), Ctor::Array(s2, e2)) => {
                         self.unify_size(s1, s2)?;
                         work.push((e1, e2));
@@ -466,7 +479,8 @@ impl Tables {
         }
     }
 
-    /// The type as far as it is known, for messages: unknowns print `_`.
+    /// The type as far as it is known, for messages: unknowns print `_`,
+    /// except numbers, which print as what they default to, `R`.
     pub fn show(&mut self, v: TyVar) -> String {
         let mut out = String::new();
         self.show_into(v, &mut out, false);
@@ -475,6 +489,9 @@ impl Tables {
 
     fn show_into(&mut self, v: TyVar, out: &mut String, in_arrow: bool) {
         crate::stack::guard(|| match self.tys.probe_value(v) {
+            TyVal::Unknown {
+                class: Class::Num, ..
+            } => out.push('R'),
             TyVal::Unknown { .. } => out.push('_'),
             TyVal::Known(ctor) => match ctor {
                 Ctor::Real => out.push('R'),

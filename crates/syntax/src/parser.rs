@@ -27,10 +27,12 @@ use crate::lexer::{Tok, Token, lex};
 use crate::stack::{self, MAX_DEPTH};
 
 /// How deeply a type may nest. Types are boxed trees whose derived `Drop`,
-/// `Clone`, `PartialEq` and serde impls recurse, and the RON reader stops
-/// at 128 levels of nesting, so types are held to a depth that every one of
-/// them handles; no program needs more.
-pub const MAX_TYPE_DEPTH: usize = 48;
+/// `Clone`, `PartialEq` and serde impls recurse, and the RON reader of the
+/// envelope refuses more than 128 levels of nesting, which a tuple type
+/// about 30 deep already reaches. The parser holds types to a depth that
+/// all of these handle with room for the types later stages build from
+/// them; no program needs more.
+pub const MAX_TYPE_DEPTH: usize = 16;
 
 /// Parses a whole program: one or more definitions.
 pub fn parse(file: SourceFile) -> Result<Module, Error> {
@@ -340,9 +342,10 @@ impl Parser {
                     span,
                 )
             }),
-            Tok::Let => self.nested(Parser::let_expr),
-            Tok::If => self.nested(Parser::if_expr),
-            Tok::Fun => self.nested(Parser::fun_expr),
+            // These recurse through `expr`, which counts the depth.
+            Tok::Let => stack::guard(|| self.let_expr()),
+            Tok::If => stack::guard(|| self.if_expr()),
+            Tok::Fun => stack::guard(|| self.fun_expr()),
             _ => self.application(),
         }
     }
@@ -511,8 +514,9 @@ impl Parser {
                 self.bump();
                 self.add(Expr::Bool(t.tok == Tok::True), t.span)
             }
-            Tok::LParen => self.nested(Parser::paren),
-            Tok::LBracket => self.nested(Parser::array),
+            // These recurse through `expr`, which counts the depth.
+            Tok::LParen => stack::guard(|| self.paren()),
+            Tok::LBracket => stack::guard(|| self.array()),
             _ => Err(self.unexpected("an expression")),
         }
     }

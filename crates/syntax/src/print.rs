@@ -80,7 +80,8 @@ impl fmt::Display for Ty {
 /// The shortest text that reads back as exactly `x`: `18`, `0.1`, `1e-300`,
 /// `-2.5`. Of the positional and the scientific layout of the shortest
 /// round-trip digits, the shorter is taken (the positional one on a tie).
-/// An integral value has no point (`18`, not `18.0`). Non-finite values,
+/// An integral value has no point (`18`, not `18.0`), unless its digits are
+/// too many for an `Int` literal (`9.223372036854776e18`). Non-finite values,
 /// which have no literal, print as the divisions that make them:
 /// `(1 / 0)`, `(-1 / 0)`, `(0 / 0)`.
 pub fn real(x: f64) -> String {
@@ -115,7 +116,9 @@ pub fn real(x: f64) -> String {
         format!("0.{}{digits}", "0".repeat((-exp - 1) as usize))
     };
     let scientific = format!("{mantissa}e{exp}");
-    let body = if scientific.len() < positional.len() {
+    // Digits alone read back as an `Int`, which must fit in an i64.
+    let fits = !positional.bytes().all(|b| b.is_ascii_digit()) || positional.parse::<i64>().is_ok();
+    let body = if scientific.len() < positional.len() || !fits {
         scientific
     } else {
         positional

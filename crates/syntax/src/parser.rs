@@ -37,7 +37,7 @@ pub const MAX_TYPE_DEPTH: usize = 16;
 /// Parses a whole program: one or more definitions.
 pub fn parse(file: SourceFile) -> Result<Module, Error> {
     let tokens = lex(&file.text)?;
-    let mut p = Parser::new(tokens);
+    let mut p = Parser::new(&file.text, tokens);
     p.program()?;
     let mut module = p.module;
     module.file = file;
@@ -47,13 +47,15 @@ pub fn parse(file: SourceFile) -> Result<Module, Error> {
 /// Parses the text of a type alone, for example `[n]R -> R`.
 pub fn parse_ty(text: &str) -> Result<Ty, Error> {
     let tokens = lex(text)?;
-    let mut p = Parser::new(tokens);
+    let mut p = Parser::new(text, tokens);
     let ty = p.ty()?;
     p.expect(&Tok::Eof, "end of input after the type")?;
     Ok(ty)
 }
 
-struct Parser {
+struct Parser<'t> {
+    /// The text, for quoting tokens in messages.
+    text: &'t str,
     tokens: Vec<Token>,
     pos: usize,
     module: Module,
@@ -110,9 +112,10 @@ fn starts_atom(tok: &Tok) -> bool {
     )
 }
 
-impl Parser {
-    fn new(tokens: Vec<Token>) -> Parser {
+impl<'t> Parser<'t> {
+    fn new(text: &'t str, tokens: Vec<Token>) -> Parser<'t> {
         Parser {
+            text,
             tokens,
             pos: 0,
             module: Module::default(),
@@ -154,12 +157,24 @@ impl Parser {
         }
     }
 
+    /// How a token is named in a message: its text in backticks, or "end
+    /// of input".
+    fn describe(&self, t: &Token) -> String {
+        match (
+            &t.tok,
+            self.text.get(t.span.lo as usize..t.span.hi as usize),
+        ) {
+            (Tok::Eof, _) | (_, None) => "end of input".to_string(),
+            (_, Some(text)) => format!("`{text}`"),
+        }
+    }
+
     /// An error "expected {what}, found {the next token}" at the next token.
     fn unexpected(&self, what: &str) -> Error {
         let t = self.peek();
         Error::Syntax {
             span: t.span,
-            message: format!("expected {what}, found {}", t.tok.describe()),
+            message: format!("expected {what}, found {}", self.describe(t)),
         }
     }
 
@@ -186,7 +201,7 @@ impl Parser {
     // ---- Depth --------------------------------------------------------
 
     /// Runs `f` one level deeper, refusing to go past `MAX_DEPTH`.
-    fn nested<R>(&mut self, f: impl FnOnce(&mut Parser) -> Res<R>) -> Res<R> {
+    fn nested<R>(&mut self, f: impl FnOnce(&mut Self) -> Res<R>) -> Res<R> {
         if self.depth >= MAX_DEPTH {
             return Err(Error::TooDeep {
                 span: self.peek().span,
@@ -568,7 +583,7 @@ impl Parser {
     // ---- Types --------------------------------------------------------
 
     /// Runs `f` one type level deeper, refusing to go past `MAX_TYPE_DEPTH`.
-    fn ty_nested<R>(&mut self, f: impl FnOnce(&mut Parser) -> Res<R>) -> Res<R> {
+    fn ty_nested<R>(&mut self, f: impl FnOnce(&mut Self) -> Res<R>) -> Res<R> {
         if self.ty_depth >= MAX_TYPE_DEPTH {
             return Err(Error::TooDeep {
                 span: self.peek().span,

@@ -22,7 +22,9 @@
 //! `stack::guard`, so deep programs do not overflow the stack.
 
 use crate::error::Error;
-use crate::ir::{Def, Expr, ExprId, Module, Param, Pat, Prim, Size, SourceFile, Span, Ty};
+use crate::ir::{
+    Def, Expr, ExprId, Fixity, Module, Name, Param, Pat, Prim, Size, SourceFile, Span, Ty,
+};
 use crate::lexer::{Tok, Token, lex};
 use crate::stack::{self, MAX_DEPTH};
 
@@ -90,7 +92,7 @@ fn infix(tok: &Tok) -> Option<Prim> {
 
 fn binding_power(op: Prim) -> u8 {
     match op.fixity() {
-        crate::ir::Fixity::Infix(bp) => bp,
+        Fixity::Infix(bp) => bp,
         _ => u8::MAX,
     }
 }
@@ -187,10 +189,10 @@ impl<'t> Parser<'t> {
         }
     }
 
-    fn ident(&mut self, what: &str) -> Res<(crate::ir::Name, Span)> {
+    fn ident(&mut self, what: &str) -> Res<(Name, Span)> {
         match &self.peek().tok {
             Tok::Ident(s) => {
-                let name = crate::ir::Name::new(s.clone());
+                let name = Name::new(s.clone());
                 let span = self.bump().span;
                 Ok((name, span))
             }
@@ -506,7 +508,7 @@ impl<'t> Parser<'t> {
         match t.tok {
             Tok::Ident(name) => {
                 self.bump();
-                self.add(Expr::Var(crate::ir::Name(name)), t.span)
+                self.add(Expr::Var(Name(name)), t.span)
             }
             Tok::Int(digits) => match digits.parse::<i64>() {
                 Ok(n) => {
@@ -678,7 +680,7 @@ impl<'t> Parser<'t> {
                 let sign: i128 = match self.peek().tok {
                     Tok::Plus => 1,
                     Tok::Minus => -1,
-                    _ => return Ok(Size::Var(crate::ir::Name::new(name.clone()), 0)),
+                    _ => return Ok(Size::Var(Name::new(name.clone()), 0)),
                 };
                 self.bump();
                 let k = self.peek().clone();
@@ -696,7 +698,7 @@ impl<'t> Parser<'t> {
                     });
                 };
                 self.bump();
-                Ok(Size::Var(crate::ir::Name::new(name.clone()), offset))
+                Ok(Size::Var(Name::new(name.clone()), offset))
             }
             Tok::Int(digits) => match digits.parse::<u64>() {
                 Ok(n) => {

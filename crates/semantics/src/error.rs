@@ -132,6 +132,14 @@ pub enum Error {
         #[source]
         source: ValueError,
     },
+    /// The evaluation took more steps than `Config::max_steps` allows.
+    #[error("evaluation stopped after {limit} steps")]
+    StepLimit {
+        /// The node being evaluated when the budget ran out.
+        span: Span,
+        /// The limit.
+        limit: u64,
+    },
     /// A module that is not well formed: an id out of range, an unbound
     /// variable, a surface-form node. `syntax::verify` rejects these.
     #[error("internal error: {message}")]
@@ -164,6 +172,7 @@ impl Error {
             | Error::UnknownInput { span, .. }
             | Error::DuplicateInput { span, .. }
             | Error::Input { span, .. }
+            | Error::StepLimit { span, .. }
             | Error::Internal { span, .. } => *span,
         }
     }

@@ -37,12 +37,27 @@ use crate::value::{Closure, Value};
 /// module that is not well typed (self-application) can go deeper.
 pub const MAX_NESTING: usize = 4 * stack::MAX_DEPTH;
 
+/// Options of an evaluation.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Config {
+    /// Stop with [`Error::StepLimit`] after this many evaluation steps
+    /// (nodes visited). `None`: no limit. Well-typed programs always
+    /// terminate; the limit is for budgets and for modules that are not
+    /// well typed, which can loop (`(fun f -> f f) (fun f -> f f)`).
+    pub max_steps: Option<u64>,
+}
+
 /// Evaluates definition `def` of `m` applied to `args` (in parameter
 /// order). Each argument is checked against its parameter's type, with
 /// size variables bound consistently across all of them, and the result
 /// against the declared result type.
 pub fn eval_def(m: &Module, def: &Def, args: &[Value]) -> Result<Value, Error> {
-    let ctx = Ctx::new(m);
+    eval_def_with(m, def, args, &Config::default())
+}
+
+/// [`eval_def`] with options.
+pub fn eval_def_with(m: &Module, def: &Def, args: &[Value], cfg: &Config) -> Result<Value, Error> {
+    let ctx = Ctx::new(m, cfg);
     if def.params.len() != args.len() {
         return Err(Error::Arity {
             span: def.name_span,
@@ -68,7 +83,7 @@ pub fn eval_def(m: &Module, def: &Def, args: &[Value]) -> Result<Value, Error> {
                 span: param.span,
                 message: format!("parameter `{}` was not interned", param.name),
             })?;
-        env.insert_mut(sym, arg.clone());
+        env.bind(sym, arg.clone());
     }
     ctx.check_id(def.body, def.name_span)?;
     let result = ctx.eval(def.body, &env)?;
@@ -93,6 +108,16 @@ pub fn eval_entry(
     m: &Module,
     entry: Option<&str>,
     inputs: &[(String, Value)],
+) -> Result<Value, Error> {
+    eval_entry_with(m, entry, inputs, &Config::default())
+}
+
+/// [`eval_entry`] with options.
+pub fn eval_entry_with(
+    m: &Module,
+    entry: Option<&str>,
+    inputs: &[(String, Value)],
+    cfg: &Config,
 ) -> Result<Value, Error> {
     let def = m.entry(entry).ok_or_else(|| Error::NoSuchDef {
         span: Span::GENERATED,
@@ -127,7 +152,7 @@ pub fn eval_entry(
             }
         }
     }
-    eval_def(m, def, &given)
+    eval_def_with(m, def, &given, cfg)
 }
 
 /// The evaluator's state for one call: the module, its interned names and
@@ -136,15 +161,33 @@ pub(crate) struct Ctx<'m> {
     m: &'m Module,
     syms: Symbols,
     depth: Cell<usize>,
+    /// Steps left before `Error::StepLimit`.
+    fuel: Cell<u64>,
+    max_steps: Option<u64>,
 }
 
 impl<'m> Ctx<'m> {
-    fn new(m: &'m Module) -> Ctx<'m> {
+    fn new(m: &'m Module, cfg: &Config) -> Ctx<'m> {
         Ctx {
             m,
             syms: Symbols::new(m),
             depth: Cell::new(0),
+            fuel: Cell::new(cfg.max_steps.unwrap_or(u64::MAX)),
+            max_steps: cfg.max_steps,
         }
+    }
+
+    /// Counts one step against the limit.
+    fn step(&self, id: ExprId) -> Result<(), Error> {
+        let fuel = self.fuel.get();
+        if fuel == 0 {
+            return Err(Error::StepLimit {
+                span: self.span(id),
+                limit: self.max_steps.unwrap_or(u64::MAX),
+            });
+        }
+        self.fuel.set(fuel - 1);
+        Ok(())
     }
 
     /// The span of a node, or `GENERATED` for an id out of range.
@@ -189,6 +232,18 @@ impl<'m> Ctx<'m> {
 
     /// Evaluates node `id` in `env`.
     pub(crate) fn eval(&self, id: ExprId, env: &Env) -> Result<Value, Error> {
+        // Leaves need neither the stack guard nor the loop.
+        match self.m.exprs.get(id.index()) {
+            Some(Expr::Var(name)) => {
+                self.step(id)?;
+                return self.lookup(id, name, env);
+            }
+            Some(Expr::Real(x)) => {
+                self.step(id)?;
+                return Ok(Value::Real(*x));
+            }
+            _ => {}
+        }
         let depth = self.depth.get() + 1;
         if depth > MAX_NESTING {
             return Err(Error::Internal {
@@ -206,6 +261,7 @@ impl<'m> Ctx<'m> {
     /// function bodies in the loop (they are tail positions).
     fn eval_loop(&self, mut id: ExprId, mut env: Env) -> Result<Value, Error> {
         loop {
+            self.step(id)?;
             match self.node(id)? {
                 Expr::Let { value, body, .. } => {
                     let v = self.eval(self.child(id, *value)?, &env)?;
@@ -251,13 +307,7 @@ impl<'m> Ctx<'m> {
     /// Evaluates a node other than the tail-position forms of `eval_loop`.
     fn eval_node(&self, id: ExprId, expr: &Expr, env: &Env) -> Result<Value, Error> {
         match expr {
-            Expr::Var(name) => {
-                let sym = self.syms.var(id.index());
-                env.get(&sym).cloned().ok_or_else(|| Error::Internal {
-                    span: self.span(id),
-                    message: format!("unbound variable `{name}`"),
-                })
-            }
+            Expr::Var(name) => self.lookup(id, name, env),
             Expr::Real(x) => Ok(Value::Real(*x)),
             Expr::Int(i) => Ok(Value::Int(*i)),
             Expr::Bool(b) => Ok(Value::Bool(*b)),
@@ -278,10 +328,9 @@ impl<'m> Ctx<'m> {
             }
             Expr::Lambda { body, .. } => {
                 self.child(id, *body)?;
-                Ok(Value::Closure(Rc::new(Closure {
-                    lambda: id,
-                    env: env.clone(),
-                })))
+                let mut env = env.clone();
+                env.flatten();
+                Ok(Value::Closure(Rc::new(Closure { lambda: id, env })))
             }
             Expr::Index { array, index } => {
                 let a = self.eval(self.child(id, *array)?, env)?;
@@ -322,8 +371,17 @@ impl<'m> Ctx<'m> {
                         ),
                     });
                 }
-                let vals = self.eval_all(id, args, env)?;
-                crate::prims::apply_prim(self, *op, &vals, span)
+                // Operands on the stack: this is the inner loop of every
+                // builtin's function argument.
+                let arg = |k: usize| self.eval(self.child(id, args[k])?, env);
+                match args.len() {
+                    1 => crate::prims::apply_prim(self, *op, &[arg(0)?], span),
+                    2 => crate::prims::apply_prim(self, *op, &[arg(0)?, arg(1)?], span),
+                    _ => {
+                        let vals = self.eval_all(id, args, env)?;
+                        crate::prims::apply_prim(self, *op, &vals, span)
+                    }
+                }
             }
             Expr::Section(op) => Err(Error::Internal {
                 span: self.span(id),
@@ -335,6 +393,15 @@ impl<'m> Ctx<'m> {
                 self.eval_loop(id, env.clone())
             }
         }
+    }
+
+    /// The value of variable node `id`, named `name`.
+    fn lookup(&self, id: ExprId, name: &syntax::Name, env: &Env) -> Result<Value, Error> {
+        let sym = self.syms.var(id.index());
+        env.get(sym).cloned().ok_or_else(|| Error::Internal {
+            span: self.span(id),
+            message: format!("unbound variable `{name}`"),
+        })
     }
 
     fn eval_all(&self, parent: ExprId, items: &[ExprId], env: &Env) -> Result<Vec<Value>, Error> {
@@ -362,12 +429,12 @@ impl<'m> Ctx<'m> {
                         message: "a `let` of one name binds another number of names".to_string(),
                     });
                 };
-                env.insert_mut(sym, v);
+                env.bind(sym, v);
             }
             syntax::Pat::Tuple(names) => match &v {
                 Value::Tuple(items) if items.len() == names.len() && syms.len() == names.len() => {
                     for (&sym, item) in syms.iter().zip(items.iter()) {
-                        env.insert_mut(sym, item.clone());
+                        env.bind(sym, item.clone());
                     }
                 }
                 _ => {
@@ -417,7 +484,7 @@ impl<'m> Ctx<'m> {
         }
         let mut env = closure.env.clone();
         for (&sym, arg) in syms.iter().zip(args) {
-            env.insert_mut(sym, arg.clone());
+            env.bind(sym, arg.clone());
         }
         Ok((self.child(lambda, *body)?, env))
     }
@@ -425,7 +492,53 @@ impl<'m> Ctx<'m> {
     /// Applies function value `f` to `args` (for the builtins that take a
     /// function); `span` is the builtin's.
     pub(crate) fn apply(&self, f: &Value, args: &[Value], span: Span) -> Result<Value, Error> {
+        if let Some(res) = self.apply_scalar_op(f, args) {
+            return res;
+        }
         let (body, env) = self.enter(f, args, span)?;
         self.eval(body, &env)
+    }
+
+    /// A fast path for the commonest function argument of a builtin, an
+    /// elaborated operator section: a lambda whose body is a scalar
+    /// primitive applied to its own parameters (`fun (x, y) -> x + y`).
+    /// Gives the same result as binding the parameters and evaluating the
+    /// body, without building an environment; `None` when `f` is not of
+    /// that shape.
+    fn apply_scalar_op(&self, f: &Value, args: &[Value]) -> Option<Result<Value, Error>> {
+        let Value::Closure(closure) = f else {
+            return None;
+        };
+        let lambda = closure.lambda;
+        let Some(Expr::Lambda { params, body }) = self.m.exprs.get(lambda.index()) else {
+            return None;
+        };
+        if params.len() != args.len() || *body >= lambda {
+            return None;
+        }
+        let Some(Expr::Prim { op, args: operands }) = self.m.exprs.get(body.index()) else {
+            return None;
+        };
+        if op.function_arg().is_some() || op.is_derivative_construct() || operands.len() > 2 {
+            return None;
+        }
+        let syms = self.syms.binders(lambda.index());
+        let operand = |k: usize| -> Option<Value> {
+            let id = *operands.get(k)?;
+            if id >= *body || !matches!(self.m.exprs.get(id.index()), Some(Expr::Var(_))) {
+                return None;
+            }
+            let sym = self.syms.var(id.index());
+            // The last parameter of a name shadows the earlier ones.
+            let pos = syms.iter().rposition(|&s| s == sym)?;
+            args.get(pos).cloned()
+        };
+        let span = self.span(*body);
+        let res = match operands.len() {
+            1 => crate::prims::apply_prim(self, *op, &[operand(0)?], span),
+            2 => crate::prims::apply_prim(self, *op, &[operand(0)?, operand(1)?], span),
+            _ => return None,
+        };
+        Some(self.step(*body).and(res))
     }
 }

@@ -27,7 +27,7 @@ mod prims;
 mod shape;
 
 pub use error::Error;
-pub use eval::{MAX_NESTING, eval_def, eval_entry};
+pub use eval::{Config, MAX_NESTING, eval_def, eval_def_with, eval_entry, eval_entry_with};
 pub use expect::Expectations;
 pub use literal::{parse_input, parse_value};
 pub use shape::{SizeEnv, ValueError, describe};

@@ -33,6 +33,14 @@ pub(crate) fn apply_prim(
     args: &[Value],
     span: Span,
 ) -> Result<Value, Error> {
+    // The function operand must be a function even when it is never
+    // applied (an empty array, a zero count).
+    if let Some(f) = op.function_arg().and_then(|i| args.get(i))
+        && !matches!(f, Value::Closure(_))
+        && !op.is_derivative_construct()
+    {
+        return Err(wrong(op, "a function", f, span));
+    }
     match (op, args) {
         (Prim::Neg | Prim::Abs, [a]) => int_or_real_unary(op, a, span),
         (

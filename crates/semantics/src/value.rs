@@ -175,9 +175,13 @@ impl Value {
         sizes: &mut SizeEnv,
         origin: Option<&str>,
     ) -> Result<(), ValueError> {
-        let mut path = String::new();
-        check(self, ty, sizes, origin, &mut path)
-            .map_err(|message| ValueError::Value { path, message })
+        check(self, ty, sizes, origin).map_err(|(mut steps, message)| {
+            steps.reverse();
+            ValueError::Value {
+                path: steps.concat(),
+                message,
+            }
+        })
     }
 }
 
@@ -196,48 +200,47 @@ pub fn reals_close(a: f64, b: f64, rel: f64, abs: f64) -> bool {
     diff <= abs || diff <= rel * a.abs().max(b.abs())
 }
 
-/// Checks `value` against `ty`; on failure `path` is left pointing at the
-/// offending component and the message is returned.
+/// Checks `value` against `ty`. On failure, returns the steps from the
+/// offending component up to `value` (innermost first: `[3]`, `.2`) and
+/// the message; the path is only built when there is an error.
 fn check(
     value: &Value,
     ty: &Ty,
     sizes: &mut SizeEnv,
     origin: Option<&str>,
-    path: &mut String,
-) -> Result<(), String> {
-    syntax::stack::guard(|| {
-        let mismatch = || format!("expected {}, found {}", describe(ty), value.kind());
-        match (ty, value) {
-            (Ty::Real, Value::Real(_)) | (Ty::Int, Value::Int(_)) | (Ty::Bool, Value::Bool(_)) => {
-                Ok(())
-            }
-            (Ty::Array(size, elem), Value::Array(items)) => {
-                sizes.check_len(size, elem, items.len(), origin)?;
-                for (i, item) in items.iter().enumerate() {
-                    let len = path.len();
-                    path.push_str(&format!("[{i}]"));
-                    check(item, elem, sizes, origin, path)?;
-                    path.truncate(len);
-                }
-                Ok(())
-            }
-            (Ty::Tuple(tys), Value::Tuple(items)) if tys.len() == items.len() => {
-                for (i, (item, ty)) in items.iter().zip(tys).enumerate() {
-                    let len = path.len();
-                    path.push_str(&format!(".{}", i + 1));
-                    check(item, ty, sizes, origin, path)?;
-                    path.truncate(len);
-                }
-                Ok(())
-            }
-            (Ty::Func(params, _), Value::Closure(_)) => {
-                // The arity and types of a closure show only when it is
-                // applied; the evaluator checks them there.
-                let _ = params;
-                Ok(())
-            }
-            _ => Err(mismatch()),
+) -> Result<(), (Vec<String>, String)> {
+    syntax::stack::guard(|| match (ty, value) {
+        (Ty::Real, Value::Real(_)) | (Ty::Int, Value::Int(_)) | (Ty::Bool, Value::Bool(_)) => {
+            Ok(())
         }
+        (Ty::Array(size, elem), Value::Array(items)) => {
+            sizes
+                .check_len(size, elem, items.len(), origin)
+                .map_err(|message| (Vec::new(), message))?;
+            for (i, item) in items.iter().enumerate() {
+                check(item, elem, sizes, origin).map_err(|(mut steps, message)| {
+                    steps.push(format!("[{i}]"));
+                    (steps, message)
+                })?;
+            }
+            Ok(())
+        }
+        (Ty::Tuple(tys), Value::Tuple(items)) if tys.len() == items.len() => {
+            for (i, (item, ty)) in items.iter().zip(tys).enumerate() {
+                check(item, ty, sizes, origin).map_err(|(mut steps, message)| {
+                    steps.push(format!(".{}", i + 1));
+                    (steps, message)
+                })?;
+            }
+            Ok(())
+        }
+        // The arity and types of a closure show only when it is applied;
+        // the evaluator checks them there.
+        (Ty::Func(..), Value::Closure(_)) => Ok(()),
+        _ => Err((
+            Vec::new(),
+            format!("expected {}, found {}", describe(ty), value.kind()),
+        )),
     })
 }
 

@@ -75,9 +75,11 @@ proptest! {
             .map(|(i, e)| e.map_children(|c| if c.0 >= 28 || i == 0 { c } else { ExprId(c.0 % i as u32) }))
             .collect();
         let body = if body >= 28 { body } else { body % n as u32 };
-        let mut m = Module::default();
-        m.exprs = exprs;
-        m.spans = (0..n).map(|i| Span::new(i, i + 1)).collect();
+        let m = Module {
+            exprs,
+            spans: (0..n).map(|i| Span::new(i, i + 1)).collect(),
+            ..Module::default()
+        };
         let def = Def {
             name: Name::new("f"),
             name_span: Span::new(0, 1),
@@ -88,10 +90,16 @@ proptest! {
             ret: None,
             body: ExprId(body),
         };
+        let mut m = m;
         m.defs.push(def.clone());
         let cfg = Config { max_steps: Some(20_000) };
-        // Whatever the module, evaluation returns; it never panics.
-        let _ = eval_def_with(&m, &def, &[Value::Real(0.5), Value::reals(&[1.0, 2.0, 3.0])], &cfg);
+        // Whatever the module, evaluation returns (it never panics), and an
+        // error points into the module or is marked generated.
+        let res = eval_def_with(&m, &def, &[Value::Real(0.5), Value::reals(&[1.0, 2.0, 3.0])], &cfg);
+        if let Err(e) = res {
+            let span = e.span();
+            prop_assert!(span.is_generated() || span.hi as usize <= n.max(1), "{e} at {span:?}");
+        }
     }
 }
 

@@ -13,7 +13,9 @@
 //! The expected type decides how a literal reads: `3` is a real where `R`
 //! is expected and an integer where `Int` is; `2.5` is never an integer.
 //! Reals are converted with correct rounding (Rust's `f64::from_str`), so
-//! whatever `value::format_real` prints reads back to the same f64.
+//! whatever `value::format_real` prints reads back to the same f64. As in
+//! programs, a literal too large for an f64 (`1e400`) is an error and one
+//! too small reads as zero; infinities are written `inf`, `-inf`.
 //!
 //! Invariants: never panics; the recursion follows the expected type, so
 //! its depth is bounded by the type's; every error carries the 1-based
@@ -227,9 +229,18 @@ impl Reader<'_> {
         let x = match word.as_str() {
             "inf" => f64::INFINITY,
             "nan" => f64::NAN,
-            _ if is_decimal(&word) => word
-                .parse::<f64>()
-                .map_err(|e| self.error_at(start, format!("malformed real `{word}`: {e}")))?,
+            _ if is_decimal(&word) => {
+                let x = word
+                    .parse::<f64>()
+                    .map_err(|e| self.error_at(start, format!("malformed real `{word}`: {e}")))?;
+                if x.is_infinite() {
+                    return Err(self.error_at(
+                        start,
+                        format!("real `{word}` is too large for an f64 (write `inf` for infinity)"),
+                    ));
+                }
+                x
+            }
             _ => return Err(self.mismatch(&Ty::Real)),
         };
         self.pos = end;

@@ -196,7 +196,8 @@ impl Symbols {
         s
     }
 
-    fn intern(&mut self, name: &str) -> Sym {
+    /// The symbol of `name`, made up if the module does not use it yet.
+    pub(crate) fn intern(&mut self, name: &str) -> Sym {
         if let Some(&sym) = self.table.get(name) {
             return sym;
         }

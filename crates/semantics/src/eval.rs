@@ -57,7 +57,7 @@ pub fn eval_def(m: &Module, def: &Def, args: &[Value]) -> Result<Value, Error> {
 
 /// [`eval_def`] with options.
 pub fn eval_def_with(m: &Module, def: &Def, args: &[Value], cfg: &Config) -> Result<Value, Error> {
-    let ctx = Ctx::new(m, cfg);
+    let ctx = Ctx::new(m, def, cfg);
     if def.params.len() != args.len() {
         return Err(Error::Arity {
             span: def.name_span,
@@ -167,10 +167,15 @@ pub(crate) struct Ctx<'m> {
 }
 
 impl<'m> Ctx<'m> {
-    fn new(m: &'m Module, cfg: &Config) -> Ctx<'m> {
+    /// The state for evaluating `def` (which need not be one of `m.defs`).
+    fn new(m: &'m Module, def: &Def, cfg: &Config) -> Ctx<'m> {
+        let mut syms = Symbols::new(m);
+        for p in &def.params {
+            syms.intern(p.name.as_str());
+        }
         Ctx {
             m,
-            syms: Symbols::new(m),
+            syms,
             depth: Cell::new(0),
             fuel: Cell::new(cfg.max_steps.unwrap_or(u64::MAX)),
             max_steps: cfg.max_steps,

@@ -210,3 +210,79 @@ mod tests {
         );
     }
 }
+
+#[cfg(test)]
+mod typed_tests {
+    use super::*;
+    use syntax::{ExprId, Name, Param, Size};
+
+    fn param(name: &str, ty: Ty) -> Param {
+        Param {
+            name: Name::new(name),
+            ty: Some(ty),
+            span: Span::new(1, 2),
+        }
+    }
+
+    fn dot_def() -> Def {
+        let n = || Size::Var(Name::new("n"), 0);
+        Def {
+            name: Name::new("dot_"),
+            name_span: Span::new(0, 1),
+            params: vec![
+                param("A", Ty::Array(n(), Box::new(Ty::Real))),
+                param("k", Ty::Int),
+            ],
+            ret: Some(Ty::Real),
+            body: ExprId(0),
+        }
+    }
+
+    #[test]
+    fn values_are_typed_at_use() {
+        let e = Expectations::parse(
+            "-- at A = [1, 2]\n-- at k = 3\n-- value = 70\n-- grad A = [5, 6]\ndef x = 1\n",
+        );
+        let def = dot_def();
+        let inputs = e.inputs(&def).expect("the inputs read");
+        assert_eq!(
+            inputs,
+            vec![
+                ("A".to_string(), Value::reals(&[1.0, 2.0])),
+                ("k".to_string(), Value::Int(3))
+            ]
+        );
+        let m = Module::default();
+        assert_eq!(e.value(&m, &def), Some(Ok(Value::Real(70.0))));
+        assert_eq!(e.grad(&def, "A"), Some(Ok(Value::reals(&[5.0, 6.0]))));
+        assert_eq!(e.grad(&def, "k"), None);
+    }
+
+    #[test]
+    fn a_gradient_of_another_size_than_its_input() {
+        let e = Expectations::parse("-- at A = [1, 2]\n-- grad A = [5, 6, 7]\n");
+        let err = e
+            .grad(&dot_def(), "A")
+            .expect("stated")
+            .expect_err("3 elements where A has 2");
+        assert_eq!(
+            err.to_string(),
+            "input `A`: column 1: expected an array of 2 reals (n = 2, as in `A`), found 3 elements"
+        );
+    }
+
+    #[test]
+    fn unknown_names_and_bad_text() {
+        let def = dot_def();
+        let e = Expectations::parse("-- at B = 1\n");
+        assert_eq!(
+            e.inputs(&def).expect_err("B is no parameter").to_string(),
+            "`dot_` has no parameter `B`"
+        );
+        let e = Expectations::parse("-- at k = 2.5\n");
+        assert_eq!(
+            e.inputs(&def).expect_err("k is an Int").to_string(),
+            "input `k`: column 1: expected an integer, found `2.5`"
+        );
+    }
+}

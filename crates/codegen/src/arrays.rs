@@ -311,11 +311,19 @@ impl Ctx<'_> {
         }
         self.alloc_declared(leaves, n, span, op);
         self.w.reopen("else");
-        for (w, h) in want.iter().zip(&have) {
-            self.fail_if(&format!("{h} != {w}"), span, kind.clone(), w, h);
-        }
+        self.check_dims(&want, &have, span, kind);
         self.w.close();
         Ok(())
+    }
+
+    /// Fails unless the dims `have` equal the dims `want` (checks between
+    /// identical expressions are left out).
+    fn check_dims(&mut self, want: &[String], have: &[String], span: Span, kind: SiteKind) {
+        for (w, h) in want.iter().zip(have) {
+            if w != h {
+                self.fail_if(&format!("{h} != {w}"), span, kind.clone(), w, h);
+            }
+        }
     }
 
     /// Allocates the declared pointers of `leaves` for `n` elements.
@@ -918,9 +926,7 @@ impl Ctx<'_> {
         for v in vals.iter().skip(1) {
             let mut have = Vec::new();
             dims_of(v, &mut have);
-            for (w, h) in dims.iter().zip(&have) {
-                self.fail_if(&format!("{h} != {w}"), span, SiteKind::Ragged, w, h);
-            }
+            self.check_dims(&dims, &have, span, SiteKind::Ragged);
         }
         let out = self.alloc_leaves_dims(elem_ty, &len, &mut dims.iter(), span, None)?;
         for (j, v) in vals.iter().enumerate() {

@@ -736,15 +736,7 @@ impl Ctx<'_> {
             let v = cx.settle(v)?;
             let mut have = Vec::new();
             dims_of(&v, &mut have);
-            for (w, h) in dims.iter().zip(&have) {
-                cx.fail_if(
-                    &format!("{h} != {w}"),
-                    span,
-                    SiteKind::AccumulatorSize(op),
-                    w,
-                    h,
-                );
-            }
+            cx.check_dims(&dims, &have, span, SiteKind::AccumulatorSize(op));
             cx.store(&v, &next, "0")?;
             let (mut pc, mut pn) = (Vec::new(), Vec::new());
             cur.ptrs(&mut pc);
@@ -877,15 +869,7 @@ impl Ctx<'_> {
             let v = cx.settle(v)?;
             let mut have = Vec::new();
             dims_of(&v, &mut have);
-            for (w, h) in dims.iter().zip(&have) {
-                cx.fail_if(
-                    &format!("{h} != {w}"),
-                    span,
-                    SiteKind::AccumulatorSize(op),
-                    w,
-                    h,
-                );
-            }
+            cx.check_dims(&dims, &have, span, SiteKind::AccumulatorSize(op));
             cx.store(&v, &out, &at)
         })?;
         Ok(Manifest {

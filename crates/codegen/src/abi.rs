@@ -36,6 +36,9 @@ pub struct Entry {
     pub ret: Ty,
     /// The result's layout.
     pub ret_layout: Layout,
+    /// The span of the definition's body (where a result of the wrong
+    /// size is reported).
+    pub body_span: Span,
 }
 
 /// A parameter of an exported function.
@@ -165,6 +168,7 @@ pub(crate) fn emit_def(
         params,
         ret,
         ret_layout,
+        body_span: m.span(def.body),
     };
 
     let mut cx = Ctx::new(m, def, cfg, sites);

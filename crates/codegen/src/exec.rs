@@ -190,7 +190,7 @@ fn call(
             span: Span::GENERATED,
             name: Some(entry.to_string()),
         })?;
-    let bytes = encode_args(e, args)?;
+    let (bytes, mut sizes) = encode_args(e, args)?;
     let k = CALLS.fetch_add(1, Ordering::Relaxed);
     let tag = format!("{}_{}", std::process::id(), k);
     let input = built.dir.join(format!("in_{tag}.bin"));
@@ -199,11 +199,18 @@ fn call(
     let res = run_driver(built, e, &input, &output, reps);
     let _ = std::fs::remove_file(&input);
     let _ = std::fs::remove_file(&output);
-    res
+    let (value, times) = res?;
+    // The evaluator checks the result against the declared type, sizes
+    // included (`[n-1]R` at n = 0 has no value); so does this.
+    value.check_input(&e.ret, &mut sizes, None).map_err(|err| semantics::Error::Type {
+        span: e.body_span,
+        message: format!("the result of `{}` does not have its declared type: {err}", e.name),
+    })?;
+    Ok((value, times))
 }
 
 /// Checks the arguments with the evaluator's rules and encodes them.
-pub(crate) fn encode_args(e: &Entry, args: &[Value]) -> Result<Vec<u8>, Error> {
+pub(crate) fn encode_args(e: &Entry, args: &[Value]) -> Result<(Vec<u8>, SizeEnv), Error> {
     if args.len() != e.params.len() {
         return Err(semantics::Error::Arity {
             span: e.span,
@@ -230,7 +237,7 @@ pub(crate) fn encode_args(e: &Entry, args: &[Value]) -> Result<Vec<u8>, Error> {
             }
         })?;
     }
-    Ok(bytes)
+    Ok((bytes, sizes))
 }
 
 fn run_driver(

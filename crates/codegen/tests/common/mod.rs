@@ -22,7 +22,11 @@ pub fn module(name: &str, text: &str) -> Module {
         name: name.to_string(),
         text: text.to_string(),
     })
-    .unwrap_or_else(|e| panic!("{name} does not compile: {e:?}\n{text}"))
+    .unwrap_or_else(|e| {
+        let span = e.span();
+        let at = text.get(span.lo as usize..span.hi as usize).unwrap_or("");
+        panic!("{name} does not compile: {e} at `{at}`\n{text}")
+    })
 }
 
 /// A fresh directory under the test target's scratch space.

@@ -202,10 +202,15 @@ fn call(
     let (value, times) = res?;
     // The evaluator checks the result against the declared type, sizes
     // included (`[n-1]R` at n = 0 has no value); so does this.
-    value.check_input(&e.ret, &mut sizes, None).map_err(|err| semantics::Error::Type {
-        span: e.body_span,
-        message: format!("the result of `{}` does not have its declared type: {err}", e.name),
-    })?;
+    value
+        .check_input(&e.ret, &mut sizes, None)
+        .map_err(|err| semantics::Error::Type {
+            span: e.body_span,
+            message: format!(
+                "the result of `{}` does not have its declared type: {err}",
+                e.name
+            ),
+        })?;
     Ok((value, times))
 }
 

@@ -33,6 +33,7 @@ mod arrays;
 mod driver;
 mod error;
 mod exec;
+mod fuse;
 mod layout;
 mod lower;
 mod runtime;

@@ -34,7 +34,8 @@ fn every_fixture_runs_with_the_evaluators_value() {
             Err(codegen::Error::Unsupported { span, what }) => {
                 let written = &text[span.lo as usize..span.hi as usize];
                 assert!(
-                    what.contains("expand it with the forward stage") && written.starts_with("diff"),
+                    what.contains("expand it with the forward stage")
+                        && written.starts_with("diff"),
                     "{name}: refused for {what} at `{written}`"
                 );
                 continue;
@@ -51,16 +52,23 @@ fn every_fixture_runs_with_the_evaluators_value() {
         let ex = semantics::Expectations::parse(&text);
         let inputs = ex.inputs(def).expect("the fixture's inputs");
         let want = semantics::eval_entry(&m, None, &inputs).expect("the evaluator's value");
-        let got = codegen::run_entry(&built, None, &inputs).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let got =
+            codegen::run_entry(&built, None, &inputs).unwrap_or_else(|e| panic!("{name}: {e}"));
         assert!(
             want.approx_eq(&got, common::REL, common::ABS),
             "{name}: evaluator {want}, C backend {got}"
         );
         if let Some(stated) = ex.value(&m, def) {
             let stated = stated.expect("the fixture's stated value");
-            assert!(stated.approx_eq_default(&got), "{name}: stated {stated}, C backend {got}");
+            assert!(
+                stated.approx_eq_default(&got),
+                "{name}: stated {stated}, C backend {got}"
+            );
         }
         compiled += 1;
     }
-    assert!(compiled >= 10, "only {compiled} fixtures ran through the C backend");
+    assert!(
+        compiled >= 10,
+        "only {compiled} fixtures ran through the C backend"
+    );
 }

@@ -108,7 +108,10 @@ fn every_construct_agrees_with_the_evaluator() {
     let m = module("features.ad", FEATURES);
     let built = common::build(&m, &Config::default(), "features");
     let cases: &[(&str, &[&[&str]])] = &[
-        ("scalars", &[&["0.5", "1.25"], &["-2", "3"], &["1", "1"], &["0", "-0.5"]]),
+        (
+            "scalars",
+            &[&["0.5", "1.25"], &["-2", "3"], &["1", "1"], &["0", "-0.5"]],
+        ),
         ("ints", &[&["3", "4"], &["-7", "2"], &["0", "0"]]),
         ("tuples", &[&["1.5", "-2"]]),
         ("dotp", &[&["[1, 2, 3]", "[4, 5, 6]"], &["[]", "[]"]]),
@@ -225,7 +228,10 @@ def inner (A : [n]R) (i : Int) : [n]R =
 
 #[test]
 fn inputs_are_checked_like_the_evaluators() {
-    let m = module("inputs.ad", "def f (A : [n]R) (B : [n]R) : R =\n  reduce (+) 0 (map2 (*) A B)\n");
+    let m = module(
+        "inputs.ad",
+        "def f (A : [n]R) (B : [n]R) : R =\n  reduce (+) 0 (map2 (*) A B)\n",
+    );
     let built = common::build(&m, &Config::default(), "inputs");
     let inputs = vec![
         ("A".to_string(), semantics::Value::reals(&[1.0, 2.0])),
@@ -237,7 +243,9 @@ fn inputs_are_checked_like_the_evaluators() {
     let missing = codegen::run_entry(&built, None, &inputs[..1]).expect_err("B missing");
     assert_eq!(
         missing.to_string(),
-        semantics::eval_entry(&m, None, &inputs[..1]).expect_err("B missing").to_string()
+        semantics::eval_entry(&m, None, &inputs[..1])
+            .expect_err("B missing")
+            .to_string()
     );
 }
 
@@ -255,7 +263,9 @@ fn unsupported_constructs_are_refused_with_their_span() {
     let text = "def f (g : R -> R) (x : R) : R =\n  g x\n";
     let m = module("unsupported2.ad", text);
     match codegen::emit(&m, &Config::default()) {
-        Err(codegen::Error::Unsupported { what, .. }) => assert!(what.contains("function type"), "{what}"),
+        Err(codegen::Error::Unsupported { what, .. }) => {
+            assert!(what.contains("function type"), "{what}")
+        }
         other => panic!("expected an unsupported-construct error, got {other:?}"),
     }
 }

@@ -61,7 +61,11 @@ impl Gen {
         format!("{base}{}", self.fresh)
     }
 
-    fn pick<'e>(&mut self, env: &'e [(String, T)], want: fn(&T) -> bool) -> Option<&'e (String, T)> {
+    fn pick<'e>(
+        &mut self,
+        env: &'e [(String, T)],
+        want: fn(&T) -> bool,
+    ) -> Option<&'e (String, T)> {
         let cands: Vec<&(String, T)> = env.iter().filter(|(_, t)| want(t)).collect();
         if cands.is_empty() {
             None
@@ -71,7 +75,11 @@ impl Gen {
     }
 
     fn real(&mut self, env: &[(String, T)], d: usize) -> String {
-        let choice = if d == 0 { self.rng.below(2) } else { self.rng.below(13) };
+        let choice = if d == 0 {
+            self.rng.below(2)
+        } else {
+            self.rng.below(13)
+        };
         match choice {
             0 => match self.pick(env, |t| matches!(t, T::R)) {
                 Some((n, _)) => n.clone(),
@@ -173,12 +181,21 @@ impl Gen {
                 // A pair accumulator.
                 let (a, _) = self.array(env, d - 1);
                 let (p, y) = (self.name("p"), self.name("y"));
-                format!("(foldl (fun ({p}, {y}) -> ({p}.2, {p}.1 * 0.5 + {y})) (1, 2) ({a})).{}", 1 + self.rng.below(2))
+                format!(
+                    "(foldl (fun ({p}, {y}) -> ({p}.2, {p}.1 * 0.5 + {y})) (1, 2) ({a})).{}",
+                    1 + self.rng.below(2)
+                )
             }
             _ => {
                 // A row of a matrix, summed.
                 let (a, _) = self.array(env, d - 1);
-                let (v, y, z, r, s) = (self.name("m"), self.name("y"), self.name("z"), self.name("row"), self.name("src"));
+                let (v, y, z, r, s) = (
+                    self.name("m"),
+                    self.name("y"),
+                    self.name("z"),
+                    self.name("row"),
+                    self.name("src"),
+                );
                 format!(
                     "(let {s} = {a} in let {v} = map (fun {y} -> map (fun {z} -> {z} * {y} + 1) {s}) {s} in reduce (+) 0 (map (fun {r} -> reduce (+) 0 {r}) {v}))"
                 )
@@ -187,7 +204,11 @@ impl Gen {
     }
 
     fn int(&mut self, env: &[(String, T)], d: usize) -> String {
-        let choice = if d == 0 { self.rng.below(2) } else { self.rng.below(5) };
+        let choice = if d == 0 {
+            self.rng.below(2)
+        } else {
+            self.rng.below(5)
+        };
         match choice {
             0 => match self.pick(env, |t| matches!(t, T::I)) {
                 Some((n, _)) => n.clone(),
@@ -213,8 +234,14 @@ impl Gen {
     fn boolean(&mut self, env: &[(String, T)], d: usize) -> String {
         match if d == 0 { 0 } else { self.rng.below(4) } {
             0 => {
-                let (a, b) = (self.real(env, d.saturating_sub(1)), self.real(env, d.saturating_sub(1)));
-                format!("({a} {} {b})", ["<", "<=", ">", ">=", "==", "!="][self.rng.below(6)])
+                let (a, b) = (
+                    self.real(env, d.saturating_sub(1)),
+                    self.real(env, d.saturating_sub(1)),
+                );
+                format!(
+                    "({a} {} {b})",
+                    ["<", "<=", ">", ">=", "==", "!="][self.rng.below(6)]
+                )
             }
             1 => {
                 let (a, b) = (self.int(env, d - 1), self.int(env, d - 1));
@@ -261,7 +288,10 @@ impl Gen {
                 env2.push((y.clone(), T::R));
                 env2.push((z.clone(), T::R));
                 let body = self.real(&env2, d - 1);
-                (format!("(let {v} = {a} in map2 (fun ({y}, {z}) -> {body}) {v} ({b}))"), tag)
+                (
+                    format!("(let {v} = {a} in map2 (fun ({y}, {z}) -> {body}) {v} ({b}))"),
+                    tag,
+                )
             }
             3 | 4 => {
                 let (a, Tag(base, off)) = self.array(env, d - 1);
@@ -286,7 +316,10 @@ impl Gen {
                 env2.push((i.clone(), T::I));
                 let body = self.real(&env2, d - 1);
                 let tag = Tag(self.name("dyn"), 0);
-                (format!("build ({}) (fun {i} -> {body})", clamp(&n, "5")), tag)
+                (
+                    format!("build ({}) (fun {i} -> {body})", clamp(&n, "5")),
+                    tag,
+                )
             }
             7 => {
                 let (a, tag) = self.array(env, d - 1);
@@ -313,7 +346,12 @@ impl Gen {
                 // A row of an array of arrays.
                 let (a, tag) = self.array(env, d - 1);
                 let i = self.int(env, d - 1);
-                let (v, r, z, s) = (self.name("m"), self.name("r"), self.name("z"), self.name("src"));
+                let (v, r, z, s) = (
+                    self.name("m"),
+                    self.name("r"),
+                    self.name("z"),
+                    self.name("src"),
+                );
                 (
                     format!(
                         "(let {s} = {a} in let {v} = build (length {s} + 1) (fun {r} -> map (fun {z} -> {z} + 1) {s}) in {v}[{}])",
@@ -366,7 +404,9 @@ fn generated_programs_agree_with_the_evaluator() {
             1 => format!("({}, {})", g.real(&env, depth), g.array(&env, depth - 1).0),
             _ => g.real(&env, depth),
         };
-        text.push_str(&format!("def p{p} (A : [n]R) (B : [n]R) (x : R) (k : Int) =\n  {body}\n\n"));
+        text.push_str(&format!(
+            "def p{p} (A : [n]R) (B : [n]R) (x : R) (k : Int) =\n  {body}\n\n"
+        ));
         bodies.push(body);
     }
     let m = common::module("random.ad", &text);
@@ -375,21 +415,38 @@ fn generated_programs_agree_with_the_evaluator() {
         (&[0.5, -1.5, 2.0, 0.25], &[1.0, 0.75, -0.5, 3.0], 0.7, 2),
         (&[1.25], &[-2.0], -1.3, 0),
         (&[], &[], 0.3, 3),
-        (&[0.1, 0.2, 0.3, 0.4, 0.5, 0.6], &[-0.6, 0.5, -0.4, 0.3, -0.2, 0.1], 2.0, 5),
+        (
+            &[0.1, 0.2, 0.3, 0.4, 0.5, 0.6],
+            &[-0.6, 0.5, -0.4, 0.3, -0.2, 0.1],
+            2.0,
+            5,
+        ),
     ];
     let mut failures = Vec::new();
     let mut values = 0;
-    for p in 0..cases {
+    for (p, body) in bodies.iter().enumerate() {
         let entry = format!("p{p}");
         for (a, b, x, k) in inputs {
-            let args = vec![Value::reals(a), Value::reals(b), Value::Real(*x), Value::Int(*k)];
+            let args = vec![
+                Value::reals(a),
+                Value::reals(b),
+                Value::Real(*x),
+                Value::Int(*k),
+            ];
             match common::agree(&m, &built, &entry, &args) {
                 Ok(_) => values += 1,
                 Err(e) if e.starts_with("both failed") => {}
-                Err(e) => failures.push(format!("{e}\n  at {a:?} {b:?} {x} {k}\n  program: {}", bodies[p])),
+                Err(e) => {
+                    failures.push(format!("{e}\n  at {a:?} {b:?} {x} {k}\n  program: {body}"))
+                }
             }
         }
     }
-    assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n\n"));
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n\n")
+    );
     assert!(values >= cases * 2, "only {values} runs produced a value");
 }

@@ -56,7 +56,8 @@ fn sanitizers_find_nothing() {
         ("ints", &["5"]),
     ];
     for (entry, texts) in ok {
-        agree(&m, &built, entry, &args(&m, entry, texts)).unwrap_or_else(|e| panic!("{entry} {texts:?}: {e}"));
+        agree(&m, &built, entry, &args(&m, entry, texts))
+            .unwrap_or_else(|e| panic!("{entry} {texts:?}: {e}"));
     }
     // Failures leave through the same paths without leaks or overruns.
     let failing: &[(&str, &[&str])] = &[
@@ -76,7 +77,10 @@ fn an_overrun_of_an_arena_buffer_is_caught() {
     // The oracle for the test above: the same build flags do report a
     // write past the end of an arena buffer. The hand-written C below uses
     // the runtime the generated code uses.
-    let m = module("overrun.ad", "def f (A : [n]R) : [n]R =\n  map (fun x -> x + 1) A\n");
+    let m = module(
+        "overrun.ad",
+        "def f (A : [n]R) : [n]R =\n  map (fun x -> x + 1) A\n",
+    );
     let cfg = Config {
         sanitize: true,
         ..Config::default()
@@ -85,8 +89,11 @@ fn an_overrun_of_an_arena_buffer_is_caught() {
     let marker = "    *out_l0 = ";
     let at = c.source.find(marker).expect("the result is written");
     let line_end = at + c.source[at..].find('\n').expect("a line");
-    let ptr = c.source[at + marker.len()..line_end].trim_end_matches(';').to_string();
-    c.source.insert_str(at, &format!("    ((double *){ptr})[p0_d0] = 0;\n"));
+    let ptr = c.source[at + marker.len()..line_end]
+        .trim_end_matches(';')
+        .to_string();
+    c.source
+        .insert_str(at, &format!("    ((double *){ptr})[p0_d0] = 0;\n"));
     let built = codegen::build(&c, &common::dir("overrun"), &cfg).expect("builds");
     let res = codegen::run(&built, "f", &args(&m, "f", &["[1, 2, 3]"]));
     match res {

@@ -48,7 +48,9 @@ pub fn build(m: &Module, cfg: &Config, tag: &str) -> Built {
 /// same arguments and checks that both agree (values within [`REL`], or
 /// the same error).
 pub fn agree(m: &Module, built: &Built, entry: &str, args: &[Value]) -> Result<Value, String> {
-    let def = m.def(entry).ok_or_else(|| format!("no definition `{entry}`"))?;
+    let def = m
+        .def(entry)
+        .ok_or_else(|| format!("no definition `{entry}`"))?;
     let want = semantics::eval_def(m, def, args);
     let got = codegen::run(built, entry, args);
     match (want, got) {
@@ -69,7 +71,12 @@ pub fn agree(m: &Module, built: &Built, entry: &str, args: &[Value]) -> Result<V
 }
 
 /// Like [`agree`], but an error both agree on is fine too.
-pub fn agree_or_same_error(m: &Module, built: &Built, entry: &str, args: &[Value]) -> Result<(), String> {
+pub fn agree_or_same_error(
+    m: &Module,
+    built: &Built,
+    entry: &str,
+    args: &[Value],
+) -> Result<(), String> {
     match agree(m, built, entry, args) {
         Ok(_) => Ok(()),
         Err(e) if e.starts_with("both failed") => Ok(()),

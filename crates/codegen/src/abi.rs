@@ -214,7 +214,7 @@ fn param_val(
         Ty::Array(size, elem) => {
             let len = format!("p{k}_d{}", at.0);
             at.0 += 1;
-            check_size(cx, size, &len, name, span, sizes);
+            let len = check_size(cx, size, &len, name, span, sizes);
             let elem = param_leaves(cx, elem, k, at, name, span, sizes);
             Val::Array(Arr::Manifest(Manifest {
                 len,
@@ -251,7 +251,7 @@ fn param_leaves(
         Ty::Array(size, elem) => {
             let len = format!("p{k}_d{}", at.0);
             at.0 += 1;
-            check_size(cx, size, &len, name, span, sizes);
+            let len = check_size(cx, size, &len, name, span, sizes);
             Leaves::Array {
                 len,
                 elem: Box::new(param_leaves(cx, elem, k, at, name, span, sizes)),
@@ -271,6 +271,9 @@ fn param_leaves(
 
 /// Checks an input length against the size in its type (for C callers;
 /// `run` has checked the inputs already, with the evaluator's messages).
+/// Returns the expression to use for the length from then on: lengths
+/// that the type says are equal become the same variable, so that the
+/// loops over them fuse and their equality is not checked again.
 fn check_size(
     cx: &mut Ctx<'_>,
     size: &Size,
@@ -278,7 +281,7 @@ fn check_size(
     name: &str,
     span: Span,
     sizes: &mut BTreeMap<Name, (String, i64)>,
-) {
+) -> String {
     let kind = SiteKind::InputSize {
         param: name.to_string(),
     };
@@ -287,8 +290,15 @@ fn check_size(
         Size::Lit(n) => cx.fail_if(&format!("{len} != {n}"), span, kind, len, &n.to_string()),
         Size::Var(v, off) => match sizes.get(v) {
             Some((first, off0)) => {
-                let want = format!("{first} - ({off0}) + ({off})");
+                let want = match off - off0 {
+                    0 => first.clone(),
+                    d if d > 0 => format!("{first} + {d}"),
+                    d => format!("{first} - {}", -d),
+                };
                 cx.fail_if(&format!("{len} != {want}"), span, kind, len, &want);
+                if off == off0 {
+                    return first.clone();
+                }
             }
             None => {
                 let cond = if *off > 0 {
@@ -301,6 +311,7 @@ fn check_size(
             }
         },
     }
+    len.to_string()
 }
 
 /// Copies every array of a result that is a view of an input into the

@@ -6,7 +6,7 @@
 //! named by process id and a counter, so tests may run in parallel on one
 //! built program.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -196,10 +196,17 @@ fn call(
     let input = built.dir.join(format!("in_{tag}.bin"));
     let output = built.dir.join(format!("out_{tag}.bin"));
     std::fs::write(&input, &bytes).map_err(|e| Error::io("write", &input, e))?;
-    let res = run_driver(built, e, &input, &output, reps);
+    let res = run_driver(built, e, &input, &output, reps, &[]);
     let _ = std::fs::remove_file(&input);
     let _ = std::fs::remove_file(&output);
-    let (value, times) = res?;
+    let (bytes, times) = res?;
+    let value = crate::transfer::decode(&bytes, &e.ret).ok_or_else(|| Error::Internal {
+        span: e.span,
+        message: format!(
+            "the driver for `{}` wrote a result that does not fit its type",
+            e.name
+        ),
+    })?;
     // The evaluator checks the result against the declared type, sizes
     // included (`[n-1]R` at n = 0 has no value); so does this.
     value
@@ -245,15 +252,46 @@ pub(crate) fn encode_args(e: &Entry, args: &[Value]) -> Result<(Vec<u8>, SizeEnv
     Ok((bytes, sizes))
 }
 
+/// Runs the driver on an input file already in its format (the
+/// benchmarks write large inputs directly); returns the result's bytes and
+/// the times of the `reps` timed calls. `env` is added to the driver's
+/// environment (`OMP_NUM_THREADS`).
+pub(crate) fn run_file(
+    built: &Built,
+    entry: &str,
+    input: &Path,
+    reps: usize,
+    env: &[(&str, String)],
+) -> Result<(Vec<u8>, Vec<f64>), Error> {
+    let e = built
+        .program
+        .entry(Some(entry))
+        .ok_or_else(|| Error::NoSuchEntry {
+            span: Span::GENERATED,
+            name: Some(entry.to_string()),
+        })?;
+    let k = CALLS.fetch_add(1, Ordering::Relaxed);
+    let output = built
+        .dir
+        .join(format!("out_{}_{k}.bin", std::process::id()));
+    let res = run_driver(built, e, input, &output, reps, env);
+    let _ = std::fs::remove_file(&output);
+    res
+}
+
 fn run_driver(
     built: &Built,
     e: &Entry,
-    input: &PathBuf,
-    output: &PathBuf,
+    input: &Path,
+    output: &Path,
     reps: usize,
-) -> Result<(Value, Vec<f64>), Error> {
+    env: &[(&str, String)],
+) -> Result<(Vec<u8>, Vec<f64>), Error> {
     let mut cmd = Command::new(&built.driver);
     cmd.arg(&e.name).arg(input).arg(output);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
     if reps > 0 {
         cmd.arg(reps.to_string());
     }
@@ -309,8 +347,6 @@ fn run_driver(
         return Err(internal("the compiled program wrote to stderr"));
     }
     let bytes = std::fs::read(output).map_err(|err| Error::io("read", output, err))?;
-    let value = crate::transfer::decode(&bytes, &e.ret)
-        .ok_or_else(|| internal("a result that does not fit its type"))?;
     let times = stdout
         .lines()
         .find_map(|l| l.strip_prefix("times_ns"))
@@ -320,7 +356,7 @@ fn run_driver(
                 .collect()
         })
         .unwrap_or_default();
-    Ok((value, times))
+    Ok((bytes, times))
 }
 
 /// The error a failure site reports: the evaluator's error where there is one.

@@ -29,7 +29,7 @@
 
 mod abi;
 mod arrays;
-
+pub mod bench;
 mod driver;
 mod error;
 mod exec;

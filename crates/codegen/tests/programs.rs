@@ -269,3 +269,31 @@ fn unsupported_constructs_are_refused_with_their_span() {
         other => panic!("expected an unsupported-construct error, got {other:?}"),
     }
 }
+
+#[test]
+fn parallel_loops_agree_with_the_evaluator() {
+    // Large enough for the parallel paths (the threshold is 32768 elements).
+    let m = module(
+        "parallel.ad",
+        "def f (A : [n]R) : (R, [n]R, R) =\n  let s = reduce (+) 0 (map (fun x -> x * x + 1) A) in\n  (s, map (fun x -> sin x * s) A, reduce (fun (a, b) -> max a b) (-1) A)\n",
+    );
+    let cfg = Config {
+        parallel: true,
+        ..Config::default()
+    };
+    let c = codegen::emit(&m, &cfg).expect("emits");
+    assert!(c.source.contains("omp parallel for"), "no parallel map");
+    assert!(
+        c.source.contains("omp parallel num_threads"),
+        "no parallel reduction"
+    );
+    let built = codegen::build(&c, &common::dir("parallel"), &cfg).expect("builds with OpenMP");
+    assert!(built.commands[0].contains("-fopenmp"));
+    let xs: Vec<f64> = (0..100_003)
+        .map(|i| ((i as f64) * 0.61).sin().abs())
+        .collect();
+    for n in [xs.len(), 5] {
+        let a = vec![semantics::Value::reals(&xs[..n])];
+        agree(&m, &built, "f", &a).unwrap_or_else(|e| panic!("n = {n}: {e}"));
+    }
+}

@@ -387,7 +387,7 @@ impl Report {
 fn fmt_n(n: usize) -> String {
     let mut p = 0;
     let mut m = n;
-    while m >= 10 && m % 10 == 0 {
+    while m >= 10 && m.is_multiple_of(10) {
         m /= 10;
         p += 1;
     }

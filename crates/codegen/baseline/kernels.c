@@ -8,8 +8,10 @@
  *   IN is an input file in the format of the generated driver (for each
  *   array parameter: its length as int64, then its reals), so that the
  *   baseline and the generated code run on the very same bytes.
- *   Prints `primal_ns T...`, `grad_ns T...` (REPS timed calls each, after one
- *   untimed call) and `check VALUE SUM_GRAD SUM_ABS_GRAD` (%.17g).
+ *   Prints `primal_ns T...`, `grad_ns T...` (wall-clock times of REPS timed
+ *   calls each, after one untimed call), `primal_cpu_ns C...`, `grad_cpu_ns
+ *   C...` (the process's CPU time during the same calls) and
+ *   `check VALUE SUM_GRAD SUM_ABS_GRAD` (%.17g).
  * Output and scratch buffers are allocated once, outside the timed calls
  * (the generated code reuses its arena the same way). */
 #define _POSIX_C_SOURCE 199309L
@@ -126,7 +128,19 @@ static double *read_array(FILE *f, int64_t *n) {
     return a;
 }
 
+static double cpu_now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
 static volatile double sink;
+
+static void print_times(const char *key, const double *t, long reps) {
+    printf("%s", key);
+    for (long r = 0; r < reps; r++) printf(" %.0f", t[r]);
+    printf("\n");
+}
 
 int main(int argc, char **argv) {
     if (argc != 4) {
@@ -150,11 +164,13 @@ int main(int argc, char **argv) {
     double *g2 = (double *)malloc((size_t)(n ? n : 1) * sizeof(double));
     if (!g || !g2) return 70;
     double value = 0;
+    double *wall = (double *)malloc(sizeof(double) * (size_t)(reps > 0 ? reps : 1));
+    double *cpu = (double *)malloc(sizeof(double) * (size_t)(reps > 0 ? reps : 1));
+    if (!wall || !cpu) return 70;
     /* One untimed call of each, then REPS timed ones. */
     for (int pass = 0; pass < 2; pass++) {
-        if (pass == 1) printf("primal_ns");
         for (long r = 0; r < (pass ? reps : 1); r++) {
-            double t0 = now_ns(), v = 0;
+            double c0 = cpu_now_ns(), t0 = now_ns(), v = 0;
             if (!strcmp(k, "sum")) v = sum_primal(n, a);
             else if (!strcmp(k, "prod")) v = prod_primal(n, a);
             else if (!strcmp(k, "dot")) v = dot_primal(n, a, b);
@@ -164,27 +180,34 @@ int main(int argc, char **argv) {
                 fprintf(stderr, "no kernel %s\n", k);
                 return 64;
             }
-            double t = now_ns() - t0;
             sink = v;
-            if (pass) printf(" %.0f", t);
+            if (pass) {
+                wall[r] = now_ns() - t0;
+                cpu[r] = cpu_now_ns() - c0;
+            }
         }
-        if (pass) printf("\n");
     }
+    print_times("primal_ns", wall, reps);
+    print_times("primal_cpu_ns", cpu, reps);
     for (int pass = 0; pass < 2; pass++) {
-        if (pass == 1) printf("grad_ns");
         for (long r = 0; r < (pass ? reps : 1); r++) {
-            double t0 = now_ns();
+            double c0 = cpu_now_ns(), t0 = now_ns();
             if (!strcmp(k, "sum")) value = sum_grad(n, a, g);
             else if (!strcmp(k, "prod")) value = prod_grad(n, a, g);
             else if (!strcmp(k, "dot")) value = dot_grad(n, a, b, g, g2);
             else if (!strcmp(k, "sinexp")) value = sinexp_grad(n, a, g);
             else value = logsumexp_grad(n, a, g);
-            double t = now_ns() - t0;
             sink = g[n ? n - 1 : 0];
-            if (pass) printf(" %.0f", t);
+            if (pass) {
+                wall[r] = now_ns() - t0;
+                cpu[r] = cpu_now_ns() - c0;
+            }
         }
-        if (pass) printf("\n");
     }
+    print_times("grad_ns", wall, reps);
+    print_times("grad_cpu_ns", cpu, reps);
+    free(wall);
+    free(cpu);
     double gs = 0, ga = 0;
     for (int64_t i = 0; i < n; i++) {
         gs += g[i];

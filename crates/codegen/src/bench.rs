@@ -115,8 +115,12 @@ pub fn kernels() -> Result<Vec<Kernel>, Error> {
 pub struct BenchConfig {
     /// The array lengths.
     pub sizes: Vec<usize>,
-    /// Timed calls per measurement (at least 5; the median is reported).
+    /// Timed calls per process (at least 5).
     pub reps: usize,
+    /// Rounds: every tool runs once per round, the tools interleaved, and
+    /// the median is over all rounds' calls (so that a change of load
+    /// during the run affects every tool alike).
+    pub rounds: usize,
     /// Where programs and inputs are written.
     pub dir: PathBuf,
     /// How the generated code (and the baseline, with the same flags) is built.
@@ -135,6 +139,7 @@ impl Default for BenchConfig {
         BenchConfig {
             sizes: vec![1_000_000, 10_000_000],
             reps: 11,
+            rounds: 3,
             dir: std::env::temp_dir().join("adrev-bench"),
             codegen: Config::default(),
             threads: vec![2],
@@ -164,14 +169,62 @@ pub struct Row {
     pub n: usize,
     /// The tool (`adrev-c`, `baseline-c`, `adrev-c-par2`, `jax-1t`, `torch-1t`).
     pub tool: String,
-    /// Median primal time in nanoseconds.
+    /// The reported primal time in nanoseconds: the median CPU time for
+    /// single-thread tools (a busy machine inflates it less than wall
+    /// time), the median wall-clock time for parallel ones.
     pub primal_ns: f64,
-    /// Median gradient time in nanoseconds.
+    /// The reported gradient time, chosen the same way.
     pub grad_ns: f64,
+    /// Median wall-clock primal time.
+    pub primal_wall_ns: f64,
+    /// Median wall-clock gradient time.
+    pub grad_wall_ns: f64,
     /// Spread of the gradient times, (max - min) / median.
     pub grad_spread: f64,
+    /// How many timed calls each median is over.
+    pub calls: usize,
     /// What the gradient call computed.
     pub check: Option<Check>,
+}
+
+/// Raw times of one tool, gathered over the rounds.
+#[derive(Debug, Clone, Default)]
+struct Samples {
+    primal_wall: Vec<f64>,
+    primal_cpu: Vec<f64>,
+    grad_wall: Vec<f64>,
+    grad_cpu: Vec<f64>,
+    check: Option<Check>,
+}
+
+impl Samples {
+    fn add(&mut self, other: Samples) {
+        self.primal_wall.extend(other.primal_wall);
+        self.primal_cpu.extend(other.primal_cpu);
+        self.grad_wall.extend(other.grad_wall);
+        self.grad_cpu.extend(other.grad_cpu);
+        self.check = self.check.or(other.check);
+    }
+
+    fn row(&self, kernel: &str, n: usize, tool: &str, parallel: bool) -> Row {
+        let (p, g) = if parallel || self.primal_cpu.is_empty() {
+            (&self.primal_wall, &self.grad_wall)
+        } else {
+            (&self.primal_cpu, &self.grad_cpu)
+        };
+        Row {
+            kernel: kernel.to_string(),
+            n,
+            tool: tool.to_string(),
+            primal_ns: median(p),
+            grad_ns: median(g),
+            primal_wall_ns: median(&self.primal_wall),
+            grad_wall_ns: median(&self.grad_wall),
+            grad_spread: spread(g),
+            calls: g.len(),
+            check: self.check,
+        }
+    }
 }
 
 /// The results of a run.
@@ -224,6 +277,7 @@ pub fn run(
     {
         report.origins.push((k.name.clone(), k.grad_origin.clone()));
         let dir = cfg.dir.join(&k.name);
+        log(&format!("{}: building", k.name));
         let seq = build_pair(k, &dir.join("seq"), &cfg.codegen)?;
         let par = if cfg.threads.is_empty() {
             None
@@ -237,7 +291,46 @@ pub fn run(
         for &n in &cfg.sizes {
             let input = dir.join(format!("input_{n}.bin"));
             write_input(&input, &inputs(&k.name, k.arrays, n))?;
-            let mut push = |row: Row, log: &mut dyn FnMut(&str)| {
+            let mut tools: Vec<(String, Samples, bool)> = Vec::new();
+            let mut add = |tool: &str, s: Samples, parallel: bool| match tools
+                .iter_mut()
+                .find(|t| t.0 == tool)
+            {
+                Some(t) => t.1.add(s),
+                None => tools.push((tool.to_string(), s, parallel)),
+            };
+            for round in 0..cfg.rounds.max(1) {
+                log(&format!("{} n={n}: round {}", k.name, round + 1));
+                add("adrev-c", ours(&seq, &input, reps, &[])?, false);
+                add(
+                    "baseline-c",
+                    run_baseline(&baseline, k, &input, reps)?,
+                    false,
+                );
+                if let Some(par) = &par {
+                    for &t in &cfg.threads {
+                        let env = [
+                            ("OMP_NUM_THREADS", t.to_string()),
+                            ("OMP_PROC_BIND", "true".to_string()),
+                        ];
+                        add(
+                            &format!("adrev-c-par{t}"),
+                            ours(par, &input, reps, &env)?,
+                            true,
+                        );
+                    }
+                }
+                if let Some(py) = &python {
+                    for tool in &peers {
+                        match run_peer(py, &script, tool, k, &input, reps) {
+                            Ok(s) => add(&format!("{tool}-1t"), s, false),
+                            Err(e) => log(&format!("{tool} on {} failed: {e}", k.name)),
+                        }
+                    }
+                }
+            }
+            for (tool, samples, parallel) in tools {
+                let row = samples.row(&k.name, n, &tool, parallel);
                 log(&format!(
                     "{:<10} n={:<9} {:<13} primal {:>10.3} ms  grad {:>10.3} ms",
                     row.kernel,
@@ -247,28 +340,6 @@ pub fn run(
                     row.grad_ns / 1e6
                 ));
                 report.rows.push(row);
-            };
-            push(ours(k, &seq, &input, n, reps, "adrev-c", &[])?, log);
-            push(run_baseline(&baseline, k, &input, n, reps)?, log);
-            if let Some(par) = &par {
-                for &t in &cfg.threads {
-                    let env = [
-                        ("OMP_NUM_THREADS", t.to_string()),
-                        ("OMP_PROC_BIND", "true".to_string()),
-                    ];
-                    push(
-                        ours(k, par, &input, n, reps, &format!("adrev-c-par{t}"), &env)?,
-                        log,
-                    );
-                }
-            }
-            if let Some(py) = &python {
-                for tool in &peers {
-                    match run_peer(py, &script, tool, k, &input, n, reps) {
-                        Ok(row) => push(row, log),
-                        Err(e) => log(&format!("{tool} on {} failed: {e}", k.name)),
-                    }
-                }
             }
             let _ = std::fs::remove_file(&input);
         }
@@ -295,15 +366,7 @@ fn build_pair(k: &Kernel, dir: &Path, cfg: &Config) -> Result<Pair, Error> {
     })
 }
 
-fn ours(
-    k: &Kernel,
-    p: &Pair,
-    input: &Path,
-    n: usize,
-    reps: usize,
-    tool: &str,
-    env: &[(&str, String)],
-) -> Result<Row, Error> {
+fn ours(p: &Pair, input: &Path, reps: usize, env: &[(&str, String)]) -> Result<Samples, Error> {
     let (_, tp) = crate::exec::run_file(&p.primal, &p.primal_entry, input, reps, env)?;
     let (bytes, tg) = crate::exec::run_file(&p.grad, &p.grad_entry, input, reps, env)?;
     let entry = p
@@ -314,13 +377,11 @@ fn ours(
             span: Span::GENERATED,
             name: Some(p.grad_entry.clone()),
         })?;
-    Ok(Row {
-        kernel: k.name.clone(),
-        n,
-        tool: tool.to_string(),
-        primal_ns: median(&tp),
-        grad_ns: median(&tg),
-        grad_spread: spread(&tg),
+    Ok(Samples {
+        primal_wall: tp.wall_ns,
+        primal_cpu: tp.cpu_ns,
+        grad_wall: tg.wall_ns,
+        grad_cpu: tg.cpu_ns,
         check: raw_check(&bytes, &entry.ret_layout),
     })
 }
@@ -457,20 +518,14 @@ fn build_baseline(dir: &Path, cfg: &Config) -> Result<PathBuf, Error> {
     Ok(exe)
 }
 
-fn run_baseline(exe: &Path, k: &Kernel, input: &Path, n: usize, reps: usize) -> Result<Row, Error> {
+fn run_baseline(exe: &Path, k: &Kernel, input: &Path, reps: usize) -> Result<Samples, Error> {
     let out = Command::new(exe)
         .arg(&k.name)
         .arg(input)
         .arg(reps.to_string())
         .output()
         .map_err(|e| Error::io("run", exe, e))?;
-    parse_timings(
-        &String::from_utf8_lossy(&out.stdout),
-        &k.name,
-        n,
-        "baseline-c",
-    )
-    .ok_or_else(|| Error::Internal {
+    parse_timings(&String::from_utf8_lossy(&out.stdout)).ok_or_else(|| Error::Internal {
         span: Span::GENERATED,
         message: format!(
             "the baseline printed no timings for `{}`: {}",
@@ -480,8 +535,9 @@ fn run_baseline(exe: &Path, k: &Kernel, input: &Path, n: usize, reps: usize) -> 
     })
 }
 
-/// Reads `primal_ns ...`, `grad_ns ...` and `check V S A` lines.
-fn parse_timings(text: &str, kernel: &str, n: usize, tool: &str) -> Option<Row> {
+/// Reads `primal_ns ...`, `grad_ns ...`, `primal_cpu_ns ...`,
+/// `grad_cpu_ns ...` and `check V S A` lines.
+fn parse_timings(text: &str) -> Option<Samples> {
     let nums = |key: &str| -> Option<Vec<f64>> {
         let line = text.lines().find(|l| l.starts_with(key))?;
         Some(
@@ -491,8 +547,6 @@ fn parse_timings(text: &str, kernel: &str, n: usize, tool: &str) -> Option<Row> 
                 .collect(),
         )
     };
-    let tp = nums("primal_ns")?;
-    let tg = nums("grad_ns")?;
     let check = nums("check ").and_then(|c| match c.as_slice() {
         [v, s, a] => Some(Check {
             value: *v,
@@ -501,13 +555,11 @@ fn parse_timings(text: &str, kernel: &str, n: usize, tool: &str) -> Option<Row> 
         }),
         _ => None,
     });
-    Some(Row {
-        kernel: kernel.to_string(),
-        n,
-        tool: tool.to_string(),
-        primal_ns: median(&tp),
-        grad_ns: median(&tg),
-        grad_spread: spread(&tg),
+    Some(Samples {
+        primal_wall: nums("primal_ns ")?,
+        grad_wall: nums("grad_ns ")?,
+        primal_cpu: nums("primal_cpu_ns ").unwrap_or_default(),
+        grad_cpu: nums("grad_cpu_ns ").unwrap_or_default(),
         check,
     })
 }
@@ -530,9 +582,8 @@ fn run_peer(
     tool: &str,
     k: &Kernel,
     input: &Path,
-    n: usize,
     reps: usize,
-) -> Result<Row, Error> {
+) -> Result<Samples, Error> {
     let out = Command::new(py)
         .arg(script)
         .arg(tool)
@@ -546,13 +597,7 @@ fn run_peer(
         .env("OMP_NUM_THREADS", "1")
         .output()
         .map_err(|e| Error::io("run", py, e))?;
-    parse_timings(
-        &String::from_utf8_lossy(&out.stdout),
-        &k.name,
-        n,
-        &format!("{tool}-1t"),
-    )
-    .ok_or_else(|| Error::Internal {
+    parse_timings(&String::from_utf8_lossy(&out.stdout)).ok_or_else(|| Error::Internal {
         span: Span::GENERATED,
         message: format!("{tool}: {}", String::from_utf8_lossy(&out.stderr)),
     })

@@ -12,7 +12,9 @@
 //! the program, with `error SITE A B` on stdout; 4 for a bad input file;
 //! 64 for a bad command line; 70 if the context cannot be created. With
 //! `REPS`, the function is called REPS more times after the first, and
-//! `times_ns T1 ... TREPS` (each call's wall-clock time) is printed.
+//! `times_ns T1 ... TREPS` (each call's wall-clock time) and `cpu_ns C1
+//! ... CREPS` (the process's CPU time during each call, which a busy
+//! machine inflates less) are printed.
 
 use crate::abi::Entry;
 
@@ -82,6 +84,12 @@ static int64_t count_of(const int64_t *dims, const int *which, int k) {{
 static double now_ns(void) {{
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}}
+
+static double cpu_ns(void) {{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
     return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }}
 
@@ -232,14 +240,15 @@ fn runner(k: usize, e: &Entry) -> String {
     s.push_str("    fclose(out);\n");
     s.push_str(&format!(
         r#"    if (reps > 0) {{
-        double *times = (double *)malloc(sizeof(double) * (size_t)reps);
+        double *times = (double *)malloc(sizeof(double) * 2 * (size_t)reps);
         if (!times) {{
             {free_all}return -1;
         }}
         for (long r = 0; r < reps; r++) {{
-            double t0 = now_ns();
+            double c0 = cpu_ns(), t0 = now_ns();
             int rc2 = {call};
             times[r] = now_ns() - t0;
+            times[reps + r] = cpu_ns() - c0;
             if (rc2 != 0) {{
                 free(times);
                 {free_all}return rc2;
@@ -247,6 +256,8 @@ fn runner(k: usize, e: &Entry) -> String {
         }}
         printf("times_ns");
         for (long r = 0; r < reps; r++) printf(" %.0f", times[r]);
+        printf("\ncpu_ns");
+        for (long r = 0; r < reps; r++) printf(" %.0f", times[reps + r]);
         printf("\n");
         free(times);
     }}

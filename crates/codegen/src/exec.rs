@@ -162,27 +162,30 @@ pub fn run_entry(
     run(built, &name, &args)
 }
 
+/// The times of repeated calls of an entry, in nanoseconds, measured
+/// inside the driver (process start-up and input reading not counted).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Times {
+    /// Wall-clock time of each call.
+    pub wall_ns: Vec<f64>,
+    /// CPU time of the process during each call (all threads).
+    pub cpu_ns: Vec<f64>,
+}
+
 /// Runs an entry once for its value and then `reps` more times, returning
-/// the value and the wall-clock time of each of the `reps` calls in
-/// nanoseconds (measured inside the driver, so process start-up and
-/// input reading are not counted).
+/// the value and the times of the `reps` calls.
 pub fn time(
     built: &Built,
     entry: &str,
     args: &[Value],
     reps: usize,
-) -> Result<(Value, Vec<f64>), Error> {
+) -> Result<(Value, Times), Error> {
     call(built, entry, args, reps.max(1))
 }
 
 static CALLS: AtomicU64 = AtomicU64::new(0);
 
-fn call(
-    built: &Built,
-    entry: &str,
-    args: &[Value],
-    reps: usize,
-) -> Result<(Value, Vec<f64>), Error> {
+fn call(built: &Built, entry: &str, args: &[Value], reps: usize) -> Result<(Value, Times), Error> {
     let e = built
         .program
         .entry(Some(entry))
@@ -262,7 +265,7 @@ pub(crate) fn run_file(
     input: &Path,
     reps: usize,
     env: &[(&str, String)],
-) -> Result<(Vec<u8>, Vec<f64>), Error> {
+) -> Result<(Vec<u8>, Times), Error> {
     let e = built
         .program
         .entry(Some(entry))
@@ -286,7 +289,7 @@ fn run_driver(
     output: &Path,
     reps: usize,
     env: &[(&str, String)],
-) -> Result<(Vec<u8>, Vec<f64>), Error> {
+) -> Result<(Vec<u8>, Times), Error> {
     let mut cmd = Command::new(&built.driver);
     cmd.arg(&e.name).arg(input).arg(output);
     for (k, v) in env {
@@ -347,15 +350,21 @@ fn run_driver(
         return Err(internal("the compiled program wrote to stderr"));
     }
     let bytes = std::fs::read(output).map_err(|err| Error::io("read", output, err))?;
-    let times = stdout
-        .lines()
-        .find_map(|l| l.strip_prefix("times_ns"))
-        .map(|t| {
-            t.split_whitespace()
-                .filter_map(|x| x.parse().ok())
-                .collect()
-        })
-        .unwrap_or_default();
+    let numbers = |key: &str| -> Vec<f64> {
+        stdout
+            .lines()
+            .find_map(|l| l.strip_prefix(key))
+            .map(|t| {
+                t.split_whitespace()
+                    .filter_map(|x| x.parse().ok())
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let times = Times {
+        wall_ns: numbers("times_ns"),
+        cpu_ns: numbers("cpu_ns"),
+    };
     Ok((bytes, times))
 }
 

@@ -48,7 +48,7 @@ use syntax::{Module, Ty};
 
 pub use abi::{Entry, EntryParam};
 pub use error::Error;
-pub use exec::{build, run, run_entry, time};
+pub use exec::{Times, build, run, run_entry, time};
 pub use layout::{Kind, Layout, Leaf};
 pub use lower::{Site, SiteKind};
 

@@ -10,6 +10,7 @@ fn generated_gradients_agree_with_the_hand_written_baseline() {
     let cfg = BenchConfig {
         sizes: vec![1000, 1],
         reps: 5,
+        rounds: 1,
         dir: std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
             .join(format!("bench-{}", std::process::id())),
         threads: Vec::new(),

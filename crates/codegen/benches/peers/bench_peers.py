@@ -6,7 +6,8 @@ driver (for each array: its length as int64, then its float64 values), so
 that every tool of one run sees the same bytes. Run by `codegen::bench`.
 
     python bench_peers.py probe                      -> prints the tools importable here
-    python bench_peers.py TOOL KERNEL INPUT REPS     -> primal_ns ..., grad_ns ..., check V S A
+    python bench_peers.py TOOL KERNEL INPUT REPS     -> primal_ns ..., grad_ns ..., primal_cpu_ns ...,
+                                                        grad_cpu_ns ..., check V S A
 
 The gradient call returns the value and the gradient with respect to every
 array (like the generated `_grad` programs): jax.value_and_grad, and
@@ -41,13 +42,15 @@ def read_arrays(path):
 
 
 def timed(fn, reps):
+    """Wall-clock and process CPU times of `reps` calls after an untimed one."""
     fn()  # the untimed call (compilation for JAX)
-    ts = []
+    wall, cpu = [], []
     for _ in range(reps):
-        t0 = time.perf_counter_ns()
+        c0, t0 = time.process_time_ns(), time.perf_counter_ns()
         fn()
-        ts.append(time.perf_counter_ns() - t0)
-    return ts
+        wall.append(time.perf_counter_ns() - t0)
+        cpu.append(time.process_time_ns() - c0)
+    return wall, cpu
 
 
 def kernels_jax():
@@ -119,8 +122,10 @@ def main():
     run = {"jax": run_jax, "torch": run_torch}[tool]
     tp, tg, value, grads = run(kernel, arrays, reps)
     g = np.concatenate([np.asarray(x, dtype=np.float64).ravel() for x in grads])
-    print("primal_ns " + " ".join(str(t) for t in tp))
-    print("grad_ns " + " ".join(str(t) for t in tg))
+    print("primal_ns " + " ".join(str(t) for t in tp[0]))
+    print("grad_ns " + " ".join(str(t) for t in tg[0]))
+    print("primal_cpu_ns " + " ".join(str(t) for t in tp[1]))
+    print("grad_cpu_ns " + " ".join(str(t) for t in tg[1]))
     print("check %.17g %.17g %.17g" % (value, g.sum(), np.abs(g).sum()))
 
 

@@ -24,6 +24,7 @@ use syntax::{ExprId, Prim, Span, Ty, stack};
 use crate::error::Error;
 use crate::layout::{Kind, has_array, scalar_kinds};
 use crate::lower::{Ctx, Flags, SiteKind, int_lit};
+use crate::streams::{order, rebuild, scalars};
 use crate::val::{Arr, Delayed, Env, Func, Gen, Leaves, Manifest, Val};
 
 /// The direction of a loop.
@@ -64,6 +65,7 @@ impl Ctx<'_> {
                     .iter()
                     .map(|v| array(v, span))
                     .collect::<Result<Vec<_>, _>>()?;
+                let srcs = self.compatible(srcs)?;
                 if let [a, b] = srcs.as_slice() {
                     let (la, lb) = (a.len().to_string(), b.len().to_string());
                     if la != lb {
@@ -96,6 +98,7 @@ impl Ctx<'_> {
             }
             Prim::Shift1L | Prim::Shift1R => {
                 let a = array(&vals[0], span)?;
+                let a = self.random_access(a)?;
                 let n = a.len().to_string();
                 let len = self.fresh("n");
                 self.w
@@ -143,6 +146,9 @@ impl Ctx<'_> {
                         format!("`{op}` whose type is not an array"),
                     ));
                 };
+                if let Some(stream) = self.scan_stream(op, &f, &vals[1], &a, &ty, span)? {
+                    return Ok(stream);
+                }
                 self.scan(op, &f, vals[1].clone(), a, acc_ty, span)
                     .map(|m| Val::Array(Arr::Manifest(m)))
             }
@@ -188,6 +194,7 @@ impl Ctx<'_> {
                 self.apply(f, args, d.span)
             }
             Gen::Build { f } => self.apply(f, vec![Val::Scalar(Kind::Int, i.to_string())], d.span),
+            Gen::Scan { .. } => self.scan_element(d, i),
             Gen::Offset { src, off } => {
                 if *off == 0 {
                     self.elem(src, i)
@@ -231,12 +238,15 @@ impl Ctx<'_> {
         let op = match d.recipe {
             Gen::Map { .. } => Some(Prim::Map),
             Gen::Build { .. } => Some(Prim::Build),
+            Gen::Scan { op, .. } => Some(op),
             Gen::Offset { .. } => None,
         };
         let len = d.len.clone();
+        let dir = order(a).dir();
         if !has_array(elem_ty) {
             let leaves = self.alloc_leaves(elem_ty, &len, span, op)?;
-            self.for_loop(&len, Dir::Up, true, None, |cx, i| {
+            self.open_streams(a);
+            self.for_loop(&len, dir, true, None, |cx, i| {
                 let v = cx.element_of(&d, i)?;
                 cx.store(&v, &leaves, i)
             })?;
@@ -250,10 +260,17 @@ impl Ctx<'_> {
         // buffers are allocated in iteration 0, whose temporaries are then
         // kept (see note [rows of unknown length]).
         let leaves = self.declare_leaves(elem_ty, span, false)?;
-        self.for_loop(&len, Dir::Up, false, Some("> 0"), |cx, i| {
+        self.open_streams(a);
+        // The rows' buffers are allocated in the first iteration, whose
+        // temporaries are kept.
+        let (first, later) = match dir {
+            Dir::Up => ("0".to_string(), "> 0".to_string()),
+            Dir::Down => (format!("{len} - 1"), format!("< {len} - 1")),
+        };
+        self.for_loop(&len, dir, false, Some(&later), |cx, i| {
             let v = cx.element_of(&d, i)?;
             let v = cx.settle(v)?;
-            cx.fit_row(&v, &leaves, i, &len, span, SiteKind::Ragged, op)?;
+            cx.fit_row(&v, &leaves, i, &first, &len, span, SiteKind::Ragged, op)?;
             cx.store(&v, &leaves, i)
         })?;
         Ok(Manifest {
@@ -288,14 +305,16 @@ impl Ctx<'_> {
     }
 
     /// In row `i` of an array being written into `leaves` (declared by
-    /// `declare_leaves`, `n` rows): on the first row, sets the dims from
-    /// the row and allocates the buffers; on the others, checks the dims.
+    /// `declare_leaves`, `n` rows): on the first row written (index
+    /// `first`), sets the dims from the row and allocates the buffers; on
+    /// the others, checks the dims.
     #[allow(clippy::too_many_arguments)]
     fn fit_row(
         &mut self,
         row: &Val,
         leaves: &Leaves,
         i: &str,
+        first: &str,
         n: &str,
         span: Span,
         kind: SiteKind,
@@ -305,7 +324,7 @@ impl Ctx<'_> {
         dims_of(row, &mut have);
         let mut want = Vec::new();
         leaves.dims(&mut want);
-        self.w.open(format!("if ({i} == 0)"));
+        self.w.open(format!("if ({i} == {first})"));
         for (w, h) in want.iter().zip(&have) {
             self.w.line(format!("{w} = {h};"));
         }
@@ -429,7 +448,8 @@ impl Ctx<'_> {
                 let sub = elem.offset(&format!("({i}) * {len}"));
                 let a = a.clone();
                 let n = a.len().to_string();
-                self.for_loop(&n, Dir::Up, true, None, |cx, j| {
+                self.open_streams(&a);
+                self.for_loop(&n, order(&a).dir(), true, None, |cx, j| {
                     let e = cx.elem(&a, j)?;
                     cx.store(&e, &sub, j)
                 })
@@ -503,7 +523,11 @@ impl Ctx<'_> {
     /// asked for, outside every other loop, and when the body neither
     /// allocates nor fails (note [parallel loops]).
     pub fn may_parallelize(&self, flags: Flags) -> bool {
-        self.cfg.parallel && self.loop_depth == 0 && !flags.allocs && !flags.fails
+        self.cfg.parallel
+            && self.loop_depth == 0
+            && !flags.allocs
+            && !flags.fails
+            && !flags.sequential
     }
 
     /// Runs `f` writing into a detached buffer, inside a new loop frame;
@@ -538,6 +562,10 @@ impl Ctx<'_> {
         ty: &Ty,
         span: Span,
     ) -> Result<Val, Error> {
+        let src = match src {
+            Source::Array(a) => Source::Array(self.readable(a, Dir::Up)?),
+            count => count,
+        };
         let n = match &src {
             Source::Array(a) => a.len().to_string(),
             Source::Count(n) => n.clone(),
@@ -547,7 +575,7 @@ impl Ctx<'_> {
         }
         let kinds = scalar_kinds(ty);
         let mut zs = Vec::new();
-        scalars_of(&z, &mut zs);
+        scalars(&z, &mut zs);
         if zs.len() != kinds.len() {
             return Err(Error::core(
                 span,
@@ -579,6 +607,9 @@ impl Ctx<'_> {
             let v = cx.apply(f, vec![acc.clone(), x], span)?;
             cx.update(accs, &kinds, &v, span)
         };
+        if let Source::Array(a) = &src {
+            self.open_streams(a);
+        }
         let i = self.fresh("i");
         let (lines, flags) = self.capture(|cx| step(cx, &acc_val, &accs, &i))?;
         if op == Prim::Reduce && self.may_parallelize(flags) {
@@ -596,7 +627,7 @@ impl Ctx<'_> {
 
     /// Assigns a new scalar accumulator value to the accumulator variables
     /// (through temporaries, so that `(a, b) -> (b, a)` is right).
-    fn update(
+    pub fn update(
         &mut self,
         accs: &[String],
         kinds: &[Kind],
@@ -604,7 +635,7 @@ impl Ctx<'_> {
         span: Span,
     ) -> Result<(), Error> {
         let mut vs = Vec::new();
-        scalars_of(v, &mut vs);
+        scalars(v, &mut vs);
         if vs.len() != accs.len() {
             return Err(Error::core(
                 span,
@@ -657,7 +688,7 @@ impl Ctx<'_> {
             "const int64_t {lo} = ad_split({n}, {t}, {tn}), {hi} = ad_split({n}, {t} + 1, {tn});"
         ));
         let mut zs = Vec::new();
-        scalars_of(z, &mut zs);
+        scalars(z, &mut zs);
         let locals: Vec<String> = kinds
             .iter()
             .zip(&zs)
@@ -726,6 +757,9 @@ impl Ctx<'_> {
         self.store(&z, &cur, "0")?;
         // The pointers are swapped, so they must be variables.
         let (cur, next) = (self.pointer_vars(&cur), self.pointer_vars(&next));
+        if let Source::Array(a) = &src {
+            self.open_streams(a);
+        }
         self.for_loop(n, Dir::Up, false, None, |cx, i| {
             let acc = cx.element(&cur, "0", true);
             let x = match &src {
@@ -784,6 +818,14 @@ impl Ctx<'_> {
         acc_ty: &Ty,
         span: Span,
     ) -> Result<Manifest, Error> {
+        let a = self.readable(
+            a,
+            if op == Prim::Scanl {
+                Dir::Up
+            } else {
+                Dir::Down
+            },
+        )?;
         let n = a.len().to_string();
         let len = self.fresh("n");
         self.w.line(format!("const int64_t {len} = {n} + 1;"));
@@ -796,7 +838,7 @@ impl Ctx<'_> {
             let kinds = scalar_kinds(acc_ty);
             let out = self.alloc_leaves(acc_ty, &len, span, Some(op))?;
             let mut zs = Vec::new();
-            scalars_of(&z, &mut zs);
+            scalars(&z, &mut zs);
             let accs: Vec<String> = kinds
                 .iter()
                 .zip(&zs)
@@ -971,28 +1013,5 @@ pub(crate) fn dims_of(v: &Val, out: &mut Vec<String>) {
             m.elem.dims(out);
         }
         Val::Array(Arr::Delayed(d)) => out.push(d.len.clone()),
-    }
-}
-
-/// The scalar C expressions of a value without arrays, in preorder.
-fn scalars_of(v: &Val, out: &mut Vec<String>) {
-    match v {
-        Val::Scalar(_, c) => out.push(c.clone()),
-        Val::Tuple(items) => items.iter().for_each(|v| scalars_of(v, out)),
-        _ => {}
-    }
-}
-
-/// A value of the shape of `like` whose scalars come from `it`.
-fn rebuild(like: &Val, it: &mut dyn Iterator<Item = Val>) -> Val {
-    match like {
-        Val::Tuple(items) => Val::Tuple(
-            items
-                .iter()
-                .map(|v| rebuild(v, it))
-                .collect::<Vec<_>>()
-                .into(),
-        ),
-        _ => it.next().unwrap_or(Val::Tuple(Rc::from([]))),
     }
 }

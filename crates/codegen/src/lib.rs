@@ -37,6 +37,7 @@ mod fuse;
 mod layout;
 mod lower;
 mod runtime;
+mod streams;
 mod transfer;
 mod uses;
 mod val;

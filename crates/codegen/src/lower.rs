@@ -65,6 +65,9 @@ pub(crate) struct Flags {
     pub allocs: bool,
     /// It can stop the call with an error.
     pub fails: bool,
+    /// It advances a stream (a scan read while computed), so its
+    /// iterations must run in order.
+    pub sequential: bool,
 }
 
 /// The state of compiling one definition.
@@ -261,6 +264,7 @@ impl<'a> Ctx<'a> {
                     return Err(Error::core(span, "indexing needs an array and an integer"));
                 };
                 let (a, i) = (a.clone(), i.to_string());
+                let a = self.random_access(a)?;
                 let len = a.len().to_string();
                 self.fail_if(
                     &format!("{i} < 0 || {i} >= {len}"),

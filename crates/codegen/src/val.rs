@@ -165,6 +165,22 @@ pub(crate) enum Gen {
         /// The offset.
         off: i64,
     },
+    /// `scanl f z src` or `scanr f z src` with a scalar accumulator,
+    /// computed while it is read, in its direction (see `streams.rs`).
+    Scan {
+        /// `Scanl` or `Scanr`.
+        op: syntax::Prim,
+        /// The function.
+        f: Rc<Func>,
+        /// The initial accumulator.
+        z: Val,
+        /// The scanned array.
+        src: Arr,
+        /// The scalar kinds of the accumulator.
+        kinds: Vec<crate::layout::Kind>,
+        /// The accumulator's variables, once the reading loop declared them.
+        acc: std::cell::RefCell<Vec<String>>,
+    },
 }
 
 impl Val {

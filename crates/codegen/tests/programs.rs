@@ -101,6 +101,19 @@ def unit_result (x : R) : () =
 
 def bools (A : [n]R) : [n]Bool =
   map (fun a -> a > 0) A
+
+def streams (A : [n]R) : (R, R, [n+1]R, [n]R, R) =
+  (reduce (+) 0 (scanr (fun (x, acc) -> x + acc * 0.5) 1 A),
+   foldl (fun (acc, s) -> acc * 0.5 + s) 0 (scanl (+) 0 (scanl (*) 1 A)),
+   map2 (fun (l, r) -> l - r) (scanl (+) 0 A) (scanr (+) 0 A),
+   shift1L (scanl (fun (acc, x) -> acc + x * x) 0 A),
+   (scanl (+) 0 A)[length A])
+
+def stream_pairs (A : [n]R) : [n+1](R, R) =
+  scanr (fun (x, p) -> (p.2 + x, p.1 * x)) (1, 2) A
+
+def stream_rows (A : [n]R) : [n+1][2]R =
+  map (fun s -> [s, s * 2]) (scanr (+) 0 A)
 "#;
 
 #[test]
@@ -137,6 +150,9 @@ fn every_construct_agrees_with_the_evaluator() {
         ("lengths", &[&["[1, 2, 3]"], &["[]"]]),
         ("unit_result", &[&["1"]]),
         ("bools", &[&["[1, -2, 0]"]]),
+        ("streams", &[&["[1, 2, 3]"], &["[0.5]"], &["[]"]]),
+        ("stream_pairs", &[&["[1, 2, 3]"], &["[]"]]),
+        ("stream_rows", &[&["[1, 2, 3]"], &["[]"]]),
     ];
     let mut failures = Vec::new();
     for (entry, arg_lists) in cases {

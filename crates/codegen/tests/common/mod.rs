@@ -33,7 +33,7 @@ pub fn module(name: &str, text: &str) -> Module {
 pub fn dir(tag: &str) -> PathBuf {
     let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
         .join("codegen-tests")
-        .join(format!("{tag}-{}", std::process::id()));
+        .join(tag);
     let _ = std::fs::remove_dir_all(&d);
     d
 }

@@ -24,7 +24,7 @@ use syntax::{ExprId, Prim, Span, Ty, stack};
 use crate::error::Error;
 use crate::layout::{Kind, has_array, scalar_kinds};
 use crate::lower::{Ctx, Flags, SiteKind, int_lit};
-use crate::streams::{order, rebuild, scalars};
+use crate::streams::{Order, order, rebuild, scalars};
 use crate::val::{Arr, Delayed, Env, Func, Gen, Leaves, Manifest, Val};
 
 /// The direction of a loop.
@@ -33,6 +33,9 @@ pub(crate) enum Dir {
     Up,
     Down,
 }
+
+/// The accumulators of a reassociated `reduce`.
+pub(crate) const LANES: usize = 4;
 
 /// The trip count from which parallel loops use more than one thread.
 pub(crate) const PAR_MIN: u32 = 32768;
@@ -612,17 +615,101 @@ impl Ctx<'_> {
         }
         let i = self.fresh("i");
         let (lines, flags) = self.capture(|cx| step(cx, &acc_val, &accs, &i))?;
-        if op == Prim::Reduce && self.may_parallelize(flags) {
+        let parallel = op == Prim::Reduce && self.may_parallelize(flags);
+        if parallel {
             self.w
                 .open(format!("if ({n} >= {PAR_MIN} && ad_max_threads() > 1)"));
             self.parallel_reduce(f, &z, &accs, &kinds, &acc_val, &n, span, &step)?;
             self.w.reopen("else");
-            self.write_loop(&i, &n, Dir::Up, lines, flags, false, None);
-            self.w.close();
+        }
+        let random = match &src {
+            Source::Array(a) => order(a) == Order::Any,
+            Source::Count(_) => true,
+        };
+        if op == Prim::Reduce && self.cfg.reassociate && random && !flags.sequential {
+            self.lanes_reduce(f, &z, &accs, &kinds, &acc_val, &n, span, &step)?;
         } else {
             self.write_loop(&i, &n, Dir::Up, lines, flags, false, None);
         }
+        if parallel {
+            self.w.close();
+        }
         Ok(acc_val)
+    }
+
+    /// `reduce` with [`LANES`] accumulators, each taking every `LANES`-th
+    /// element, combined in lane order at the end: independent chains the
+    /// processor overlaps and the compiler may vectorize
+    /// (`Config::reassociate`; note [reassociation]).
+    #[allow(clippy::too_many_arguments)]
+    fn lanes_reduce(
+        &mut self,
+        f: &Func,
+        z: &Val,
+        accs: &[String],
+        kinds: &[Kind],
+        acc_val: &Val,
+        n: &str,
+        span: Span,
+        step: &Step<'_>,
+    ) -> Result<(), Error> {
+        let mut zs = Vec::new();
+        scalars(z, &mut zs);
+        let mut lanes: Vec<(Vec<String>, Val)> = vec![(accs.to_vec(), acc_val.clone())];
+        for _ in 1..LANES {
+            let vars: Vec<String> = kinds
+                .iter()
+                .zip(&zs)
+                .map(|(k, z)| {
+                    let a = self.fresh("lane");
+                    self.w.line(format!("{} {a} = {z};", k.c_type()));
+                    a
+                })
+                .collect();
+            let val = rebuild(
+                z,
+                &mut vars
+                    .iter()
+                    .zip(kinds)
+                    .map(|(a, k)| Val::Scalar(*k, a.clone())),
+            );
+            lanes.push((vars, val));
+        }
+        let i = self.fresh("i");
+        self.w.line(format!("int64_t {i} = 0;"));
+        let (lines, flags) = self.capture(|cx| {
+            for (l, (vars, val)) in lanes.iter().enumerate() {
+                let il = cx.let_var(Kind::Int, &format!("{i} + {l}"), "il");
+                step(cx, val, vars, &il)?;
+            }
+            Ok(())
+        })?;
+        self.w
+            .open(format!("for (; {i} + {LANES} <= {n}; {i} += {LANES})"));
+        self.splice_body(lines, flags);
+        self.w.close();
+        let (lines, flags) = self.capture(|cx| step(cx, acc_val, accs, &i))?;
+        self.w.open(format!("for (; {i} < {n}; {i}++)"));
+        self.splice_body(lines, flags);
+        self.w.close();
+        for (_, val) in lanes.iter().skip(1) {
+            let v = self.apply(f, vec![acc_val.clone(), val.clone()], span)?;
+            self.update(accs, kinds, &v, span)?;
+        }
+        Ok(())
+    }
+
+    /// A captured loop body, with an arena mark and reset if it allocates.
+    fn splice_body(&mut self, lines: Vec<String>, flags: Flags) {
+        let mark = flags.allocs.then(|| self.fresh("mark"));
+        if let Some(mark) = &mark {
+            self.w
+                .line(format!("const ad_mark {mark} = ad_mark_get(ctx);"));
+        }
+        self.w.splice(lines);
+        if let Some(mark) = &mark {
+            self.w.line(format!("ad_reset(ctx, {mark});"));
+        }
     }
 
     /// Assigns a new scalar accumulator value to the accumulator variables

@@ -279,6 +279,11 @@ pub fn run(
         let dir = cfg.dir.join(&k.name);
         log(&format!("{}: building", k.name));
         let seq = build_pair(k, &dir.join("seq"), &cfg.codegen)?;
+        let fast_cfg = Config {
+            reassociate: true,
+            ..cfg.codegen.clone()
+        };
+        let fast = build_pair(k, &dir.join("fast"), &fast_cfg)?;
         let par = if cfg.threads.is_empty() {
             None
         } else {
@@ -302,6 +307,7 @@ pub fn run(
             for round in 0..cfg.rounds.max(1) {
                 log(&format!("{} n={n}: round {}", k.name, round + 1));
                 add("adrev-c", ours(&seq, &input, reps, &[])?, false);
+                add("adrev-c-reassoc", ours(&fast, &input, reps, &[])?, false);
                 add(
                     "baseline-c",
                     run_baseline(&baseline, k, &input, reps)?,

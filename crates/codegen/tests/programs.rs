@@ -313,3 +313,25 @@ fn parallel_loops_agree_with_the_evaluator() {
         agree(&m, &built, "f", &a).unwrap_or_else(|e| panic!("n = {n}: {e}"));
     }
 }
+
+#[test]
+fn reassociated_reductions_agree_with_the_evaluator() {
+    let m = module(
+        "lanes.ad",
+        "def f (A : [n]R) (k : Int) : (R, R, (R, R)) =\n  (reduce (+) 0 (map (fun x -> x * x) A),\n   reduce (fun (a, b) -> max a b) (-1) (build (length A) (fun i -> A[i] * 2)),\n   reduce (fun (p, q) -> (p.1 + q.1, p.2 * q.2)) (0, 1) (map (fun x -> (x, 1 + x * 0.001)) A))\n",
+    );
+    let cfg = Config {
+        reassociate: true,
+        ..Config::default()
+    };
+    let c = codegen::emit(&m, &cfg).expect("emits");
+    assert!(c.source.contains("+= 4"), "no reduction in lanes");
+    let built = codegen::build(&c, &common::dir("lanes"), &cfg).expect("builds");
+    let xs: Vec<f64> = (0..1003)
+        .map(|i| ((i as f64) * 0.37).cos().abs() + 0.1)
+        .collect();
+    for n in [0, 1, 3, 4, 5, 1003] {
+        let a = vec![semantics::Value::reals(&xs[..n]), semantics::Value::Int(2)];
+        agree(&m, &built, "f", &a).unwrap_or_else(|e| panic!("n = {n}: {e}"));
+    }
+}

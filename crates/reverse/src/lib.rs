@@ -128,7 +128,7 @@ pub fn reverse(m: &Module, cfg: &Config) -> Result<Module, Error> {
             entry: def.name.to_string(),
             ty: match t.ty(res) {
                 UTy::Ground(ty) => unf::print::ground(ty),
-                UTy::Cont { .. } => "a continuation".to_string(),
+                UTy::Cont(..) => "a continuation".to_string(),
             },
         });
     }
@@ -223,17 +223,10 @@ impl D<'_> {
         guard(|| {
             let span = self.m.span(e);
             match self.m.term(e) {
-                Term::Seq { first, then, .. } => {
+                Term::Seq(first, then) | Term::Weak(first, then) => {
                     let a = self.diff(*first, rho);
                     let b = self.diff(*then, rho);
-                    self.add(
-                        Term::Seq {
-                            first: a,
-                            then: b,
-                            weak: false,
-                        },
-                        span,
-                    )
+                    self.add(Term::Seq(a, b), span)
                 }
                 Term::Prim(p) => self.f(e, p, rho),
                 Term::Jt(_) | Term::Tuple(..) | Term::Compose(..) => {
@@ -251,32 +244,11 @@ impl D<'_> {
         let (t_in, _) = self.io[e.index()];
         let k = self.t.cont(t_in, rho);
         let k_list = self.t.snoc(CtxId::EMPTY, k);
-        let drop_k = self.add(
-            Term::Prim(Prim::Proj {
-                keep: t_in,
-                drop: k_list,
-                rest: CtxId::EMPTY,
-            }),
-            span,
-        );
+        let drop_k = self.add(Term::Prim(Prim::Proj(t_in, k_list, CtxId::EMPTY)), span);
         let primal = self.copy_prim(p);
         let primal = self.add(Term::Prim(primal), span);
-        let fwd = self.add(
-            Term::Seq {
-                first: drop_k,
-                then: primal,
-                weak: false,
-            },
-            span,
-        );
-        let keep_k = self.add(
-            Term::Prim(Prim::Proj {
-                keep: CtxId::EMPTY,
-                drop: t_in,
-                rest: k_list,
-            }),
-            span,
-        );
+        let fwd = self.add(Term::Seq(drop_k, primal), span);
+        let keep_k = self.add(Term::Prim(Prim::Proj(CtxId::EMPTY, t_in, k_list)), span);
         let jt = self.jt_prim(p);
         let jt = self.add(Term::Jt(jt), span);
         let bwd = self.add(Term::Compose(keep_k, jt), span);
@@ -371,14 +343,13 @@ impl D<'_> {
             let span = self.m.span(e);
             let term = match self.m.term(e) {
                 Term::Prim(p) => Term::Prim(self.copy_prim(p)),
-                Term::Seq { first, then, weak } => {
-                    let a = self.copy(*first);
-                    let b = self.copy(*then);
-                    Term::Seq {
-                        first: a,
-                        then: b,
-                        weak: *weak,
-                    }
+                Term::Seq(first, then) => {
+                    let (a, b) = (self.copy(*first), self.copy(*then));
+                    Term::Seq(a, b)
+                }
+                Term::Weak(first, then) => {
+                    let (a, b) = (self.copy(*first), self.copy(*then));
+                    Term::Weak(a, b)
                 }
                 other => other.clone(),
             };

@@ -17,6 +17,7 @@ fn grad(m: &syntax::Module, args: &[V]) -> V {
     unf::verify(&t).expect("target unf verifies");
     eprintln!("{}", unf::print(&t));
     let g = unf::raise(&t).expect("raise target");
+    eprintln!("{}", syntax::print::module(&g));
     let out = run(&g, args);
     let V::T(items) = &out else { panic!("{out:?}") };
     assert_eq!(items[0], plain);
@@ -97,4 +98,19 @@ fn dot() {
             reals(&[1.0, 2.0, 3.0, 4.0])
         ])
     );
+}
+
+#[test]
+fn peek_ron() {
+    let mut b = B::new();
+    let x1 = b.var("x1", Ty::Real);
+    let s = b.op(Prim::Sin, vec![x1]);
+    let m = b.def("f", &[("x1", Ty::Real)], s);
+    let def = m.defs.last().expect("a definition");
+    let s = unf::lower(&m, def).expect("lower");
+    let t = reverse::reverse(&s, &reverse::Config::default()).expect("reverse");
+    let g = unf::raise(&t).expect("raise target");
+    std::fs::write("/tmp/s.ron", unf::to_ron(&s)).unwrap();
+    std::fs::write("/tmp/t.ron", unf::to_ron(&t)).unwrap();
+    std::fs::write("/tmp/g.ron", syntax::to_ron("target", 1, &g)).unwrap();
 }

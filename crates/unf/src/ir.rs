@@ -43,15 +43,18 @@ pub const FORMAT_VERSION: u32 = 1;
 
 /// Index of a term in [`Module::terms`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(transparent)]
 pub struct TermId(pub u32);
 
 /// Index of a context (a list of types) in [`Module::ctxs`]. `CtxId(0)` is
 /// the empty list.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(transparent)]
 pub struct CtxId(pub u32);
 
 /// Index of a type in [`Module::tys`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(transparent)]
 pub struct TyId(pub u32);
 
 impl TermId {
@@ -123,15 +126,10 @@ pub enum UTy {
     /// A type of the term language (ground types only: reals, arrays,
     /// tuples; Int and Bool are accepted with a trivial cotangent).
     Ground(Ty),
-    /// `T → B`, the paper's `underline(T) → B`: a function from the tuple of
-    /// the entries of the context `arg` to `ret`. Target UNF only; `ret` is
-    /// the gradient type rho of the derivative being built.
-    Cont {
-        /// The argument list T.
-        arg: CtxId,
-        /// The result type B.
-        ret: TyId,
-    },
+    /// `Cont(T, B)` = `T → B`, the paper's `underline(T) → B`: a function
+    /// from the tuple of the entries of the context T to B. Target UNF only;
+    /// B is the gradient type rho of the derivative being built.
+    Cont(CtxId, TyId),
 }
 
 /// One entry of the context table.
@@ -188,37 +186,18 @@ pub struct Fun {
 /// its input at the end only; `T_in(p)` below names its input context.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum Prim {
-    /// `var_{T;i}`: `T ⊢ var_{T;i} : T·A_i`.
-    Var {
-        /// T.
-        ctx: CtxId,
-        /// 1-based position i in T.
-        index: u32,
-    },
-    /// `op_{T;n}`: see [`Op`] for the arguments it reads and the result it
-    /// appends; the arguments are kept.
-    Op {
-        /// T.
-        ctx: CtxId,
-        /// The operation.
-        op: Op,
-    },
-    /// `pair_{T;A1×...×Ak}` (k-ary): `T·A1·...·Ak ⊢ pair : T·(A1,...,Ak)`.
-    Pair {
-        /// T.
-        ctx: CtxId,
-        /// The tuple type `(A1, ..., Ak)`.
-        ty: TyId,
-    },
-    /// `proj_{T1;T2;T3}`: `T1++T2++T3 ⊢ proj : T1++T3`, forgets T2.
-    Proj {
-        /// T1, a context.
-        keep: CtxId,
-        /// T2, a list (a context id used as a list).
-        drop: CtxId,
-        /// T3, a list.
-        rest: CtxId,
-    },
+    /// `var_{T;i}` = `Var(T, i)`: `T ⊢ var_{T;i} : T·A_i`, i 1-based.
+    Var(CtxId, u32),
+    /// `op_{T;n}` = `Op(T, op)`: see [`Op`] for the arguments it reads and
+    /// the result it appends; the arguments are kept.
+    Op(CtxId, Op),
+    /// `pair_{T;A1×...×Ak}` (k-ary) = `Pair(T, (A1, ..., Ak))`:
+    /// `T·A1·...·Ak ⊢ pair : T·(A1,...,Ak)`.
+    Pair(CtxId, TyId),
+    /// `proj_{T1;T2;T3}` = `Proj(T1, T2, T3)`: `T1++T2++T3 ⊢ proj : T1++T3`,
+    /// forgets T2. T1 is a context, T2 and T3 lists (context ids used as
+    /// lists).
+    Proj(CtxId, CtxId, CtxId),
     /// `map_{T;x.e}` (k = 1) and `map2_{T;x,y.e}` (k = 2):
     /// `T·A1·..·Ak ⊢ map : T·A1·..·Ak·C` with `A_j = [n]R`, `C = [n]R`.
     Map {
@@ -259,19 +238,14 @@ pub enum Term {
     /// reverse derivative of the primitive's body (see [`Fun::body`]), and
     /// `Reduce::init` stays the primal Source UNF term.
     Jt(Prim),
-    /// `e1 ; e2` (and the paper's `e1 ;~ e2` when `weak`):
-    /// `T1 ⊢ e1 : T2`, `T2 ⊢ e2 : T3` give `T1 ⊢ e1 ; e2 : T3`.
-    /// `weak` records that e2 is the weakening `~e` of a term e by the
-    /// results of e1 (Fig. 9): then e1's output extends its input and e2's
-    /// output extends e1's.
-    Seq {
-        /// e1.
-        first: TermId,
-        /// e2.
-        then: TermId,
-        /// Whether this is `;~`.
-        weak: bool,
-    },
+    /// `e1 ; e2` = `Seq(e1, e2)`: `T1 ⊢ e1 : T2`, `T2 ⊢ e2 : T3` give
+    /// `T1 ⊢ e1 ; e2 : T3`.
+    Seq(TermId, TermId),
+    /// `e1 ;~ e2` = `Weak(e1, e2)` (Fig. 9): `e1 ; e2` where e2 is the
+    /// weakening `~e` of a term e by the results of e1 (it reads only the
+    /// entries before them). Typed as `Seq`, and moreover e1's output
+    /// strictly extends its input and e2's output extends e1's.
+    Weak(TermId, TermId),
     /// `<e1, e2>` (Target UNF): `T ⊢ e1 : T1`, `T ⊢ e2 : T2` give
     /// `T ⊢ <e1, e2> : T1++T2`.
     Tuple(TermId, TermId),
@@ -300,7 +274,8 @@ pub struct Module {
     pub ctxs: Vec<Ctx>,
     /// The term arena; children before parents.
     pub terms: Vec<Term>,
-    /// Parallel to `terms`.
+    /// Parallel to `terms`, written as `(lo, hi)` pairs.
+    #[serde(with = "span_pairs")]
     pub spans: Vec<Span>,
     /// The whole program.
     pub root: TermId,
@@ -337,10 +312,10 @@ impl Prim {
     /// The primitive's name in the paper's notation.
     pub fn name(&self) -> &'static str {
         match self {
-            Prim::Var { .. } => "var",
-            Prim::Op { .. } => "op",
-            Prim::Pair { .. } => "pair",
-            Prim::Proj { .. } => "proj",
+            Prim::Var(..) => "var",
+            Prim::Op(..) => "op",
+            Prim::Pair(..) => "pair",
+            Prim::Proj(..) => "proj",
             Prim::Map { args, .. } if args.len() == 1 => "map",
             Prim::Map { .. } => "map2",
             Prim::Reduce { .. } => "reduce",
@@ -358,8 +333,24 @@ impl Term {
                 Prim::Reduce { fun, init, .. } => vec![fun.body, *init],
                 _ => Vec::new(),
             },
-            Term::Seq { first, then, .. } => vec![*first, *then],
+            Term::Seq(first, then) | Term::Weak(first, then) => vec![*first, *then],
             Term::Tuple(a, b) | Term::Compose(a, b) => vec![*a, *b],
         }
+    }
+}
+
+/// Spans as `(lo, hi)` pairs: one short line each in the RON file.
+mod span_pairs {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+    use syntax::Span;
+
+    pub fn serialize<S: Serializer>(spans: &[Span], s: S) -> Result<S::Ok, S::Error> {
+        let pairs: Vec<(u32, u32)> = spans.iter().map(|sp| (sp.lo, sp.hi)).collect();
+        pairs.serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Span>, D::Error> {
+        let pairs: Vec<(u32, u32)> = Vec::deserialize(d)?;
+        Ok(pairs.into_iter().map(|(lo, hi)| Span { lo, hi }).collect())
     }
 }

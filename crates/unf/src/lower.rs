@@ -9,7 +9,7 @@
 //!   indices of a finished term to carry one more type. We lower e2 directly
 //!   in the extended context `Gamma·A` instead, which yields the same term
 //!   (variables of Gamma keep their positions) without rewriting anything,
-//!   so nested operands cost nothing extra. The `Seq` node is marked `weak`
+//!   so nested operands cost nothing extra. The node is a `Weak` rather than a `Seq`
 //!   so the printer can show `;~`.
 //! - Sharing. Every context is interned in [`Tables`]; a term stores ids.
 //!
@@ -113,7 +113,12 @@ impl Lower<'_> {
     }
 
     fn seq(&mut self, first: TermId, then: TermId, weak: bool, span: Span) -> TermId {
-        self.add(Term::Seq { first, then, weak }, span)
+        let term = if weak {
+            Term::Weak(first, then)
+        } else {
+            Term::Seq(first, then)
+        };
+        self.add(term, span)
     }
 
     /// The interned type of a Source node.
@@ -130,14 +135,7 @@ impl Lower<'_> {
     fn hide(&mut self, gamma: CtxId, drop: &[TyId], res: TyId, span: Span) -> TermId {
         let drop = self.t.list(drop);
         let rest = self.t.list(&[res]);
-        self.prim(
-            Prim::Proj {
-                keep: gamma,
-                drop,
-                rest,
-            },
-            span,
-        )
+        self.prim(Prim::Proj(gamma, drop, rest), span)
     }
 
     /// Lowers operands left to right, each weakened by the results of the
@@ -176,17 +174,11 @@ impl Lower<'_> {
         let span = self.m.spans[e.index()];
         let real = self.t.ground(&Ty::Real);
         match self.m.expr(e) {
-            Expr::Real(c) => Ok(self.prim(
-                Prim::Op {
-                    ctx: gamma,
-                    op: Op::Const(*c),
-                },
-                span,
-            )),
+            Expr::Real(c) => Ok(self.prim(Prim::Op(gamma, Op::Const(*c)), span)),
             Expr::Int(_) => Err(unsupported(span, "an integer constant")),
             Expr::Bool(_) => Err(unsupported(span, "a boolean constant")),
             Expr::Var(x) => match env.get(x) {
-                Some(&index) => Ok(self.prim(Prim::Var { ctx: gamma, index }, span)),
+                Some(&index) => Ok(self.prim(Prim::Var(gamma, index), span)),
                 None => Err(unsupported(span, x.as_str())),
             },
             Expr::Let {
@@ -209,7 +201,7 @@ impl Lower<'_> {
             }
             Expr::Tuple(items) => {
                 let ty = self.ty_of(e);
-                let pair = self.prim(Prim::Pair { ctx: gamma, ty }, span);
+                let pair = self.prim(Prim::Pair(gamma, ty), span);
                 if items.is_empty() {
                     return Ok(pair);
                 }
@@ -221,13 +213,13 @@ impl Lower<'_> {
                 let p = self.ty_of(*tuple);
                 let res = self.ty_of(e);
                 let op = self.prim(
-                    Prim::Op {
-                        ctx: gamma,
-                        op: Op::Proj {
+                    Prim::Op(
+                        gamma,
+                        Op::Proj {
                             index: *index,
                             tuple: p,
                         },
-                    },
+                    ),
                     span,
                 );
                 let s = self.seq(t, op, false, span);
@@ -284,27 +276,20 @@ impl Lower<'_> {
         let mut hidden = vec![p];
         for (i, (x, item)) in xs.iter().zip(&items).enumerate() {
             let a = self.t.ground(item);
-            let var = self.prim(Prim::Var { ctx, index: pos_p }, span);
+            let var = self.prim(Prim::Var(ctx, pos_p), span);
             let op = self.prim(
-                Prim::Op {
+                Prim::Op(
                     ctx,
-                    op: Op::Proj {
+                    Op::Proj {
                         index: i as u32 + 1,
                         tuple: p,
                     },
-                },
+                ),
                 span,
             );
             let drop = self.t.list(&[p]);
             let rest = self.t.list(&[a]);
-            let proj = self.prim(
-                Prim::Proj {
-                    keep: ctx,
-                    drop,
-                    rest,
-                },
-                span,
-            );
+            let proj = self.prim(Prim::Proj(ctx, drop, rest), span);
             let s1 = self.seq(var, op, false, span);
             let s2 = self.seq(s1, proj, false, span);
             acc = self.seq(acc, s2, false, span);
@@ -339,26 +324,14 @@ impl Lower<'_> {
         }
         if is_unary(op) {
             let t = self.expr(args[0], gamma, env)?;
-            let o = self.prim(
-                Prim::Op {
-                    ctx: gamma,
-                    op: Op::Unary(op),
-                },
-                span,
-            );
+            let o = self.prim(Prim::Op(gamma, Op::Unary(op)), span);
             let s = self.seq(t, o, false, span);
             let h = self.hide(gamma, &[real], real, span);
             return Ok(self.seq(s, h, false, span));
         }
         if is_binary(op) {
             let (ops, _) = self.operands(args, gamma, env, span)?;
-            let o = self.prim(
-                Prim::Op {
-                    ctx: gamma,
-                    op: Op::Binary(op),
-                },
-                span,
-            );
+            let o = self.prim(Prim::Op(gamma, Op::Binary(op)), span);
             let s = self.seq(ops, o, false, span);
             let h = self.hide(gamma, &[real, real], real, span);
             return Ok(self.seq(s, h, false, span));

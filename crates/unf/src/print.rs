@@ -22,7 +22,7 @@ pub fn print(m: &Module) -> String {
     // In Target UNF, the result type of the input's continuation is ρ.
     let rho = match m.ctxs.get(m.input.index()) {
         Some(crate::ir::Ctx::Snoc(_, k)) => match m.tys.get(k.index()) {
-            Some(UTy::Cont { ret, .. }) => Some(*ret),
+            Some(UTy::Cont(_, ret)) => Some(*ret),
             _ => None,
         },
         _ => None,
@@ -89,12 +89,12 @@ fn flatten_seq(m: &Module, t: TermId, out: &mut Vec<(TermId, bool)>) {
     let mut stack = vec![(t, false)];
     while let Some((t, weak)) = stack.pop() {
         match m.term(t) {
-            Term::Seq {
-                first,
-                then,
-                weak: w,
-            } => {
-                stack.push((*then, *w));
+            Term::Seq(first, then) => {
+                stack.push((*then, false));
+                stack.push((*first, weak));
+            }
+            Term::Weak(first, then) => {
+                stack.push((*then, true));
                 stack.push((*first, weak));
             }
             _ => out.push((t, weak)),
@@ -134,7 +134,7 @@ impl Printer<'_> {
     fn ty(&mut self, t: TyId) -> String {
         match self.m.tys.get(t.index()) {
             Some(UTy::Ground(ty)) => ground(ty),
-            Some(UTy::Cont { arg, ret }) => {
+            Some(UTy::Cont(arg, ret)) => {
                 let a = self.ctx_product(*arg);
                 let r = if Some(*ret) == self.rho {
                     "ρ".to_string()
@@ -168,7 +168,7 @@ impl Printer<'_> {
         match m.term(t) {
             Term::Prim(p) => self.prim(out, p, false),
             Term::Jt(p) => self.prim(out, p, true),
-            Term::Seq { .. } => {
+            Term::Seq(..) | Term::Weak(..) => {
                 let mut items = Vec::new();
                 flatten_seq(m, t, &mut items);
                 if paren_seq {
@@ -204,11 +204,11 @@ impl Printer<'_> {
             out.push_str("J^T ");
         }
         match p {
-            Prim::Var { ctx, index } => {
+            Prim::Var(ctx, index) => {
                 let c = self.ctx(*ctx);
                 let _ = write!(out, "var_{{{c};{index}}}");
             }
-            Prim::Op { ctx, op } => {
+            Prim::Op(ctx, op) => {
                 let c = self.ctx(*ctx);
                 match op {
                     Op::Const(x) => {
@@ -226,12 +226,12 @@ impl Printer<'_> {
                     }
                 }
             }
-            Prim::Pair { ctx, ty } => {
+            Prim::Pair(ctx, ty) => {
                 let c = self.ctx(*ctx);
                 let tt = self.ty(*ty);
                 let _ = write!(out, "pair_{{{c};{tt}}}");
             }
-            Prim::Proj { keep, drop, rest } => {
+            Prim::Proj(keep, drop, rest) => {
                 let (a, b, c) = (self.ctx(*keep), self.ctx(*drop), self.ctx(*rest));
                 let _ = write!(out, "proj_{{{a};{b};{c}}}");
             }

@@ -84,7 +84,7 @@ impl Tables {
         // type that exists.
         for (i, ty) in tys.iter().enumerate() {
             let id = TyId(i as u32);
-            if let UTy::Cont { arg, ret } = ty {
+            if let UTy::Cont(arg, ret) = ty {
                 if ret.index() >= i {
                     errors.push(TableError::Ty(
                         id,
@@ -140,7 +140,7 @@ impl Tables {
         }
         // A continuation type must not (even indirectly) contain itself.
         for (i, ty) in tys.iter().enumerate() {
-            if let UTy::Cont { arg, .. } = ty
+            if let UTy::Cont(arg, _) = ty
                 && let Some(max) = t.max_ty.get(arg.index()).copied().flatten()
                 && max.index() >= i
             {
@@ -219,7 +219,7 @@ impl Tables {
 
     /// The id of a continuation type `underline(arg) → ret`.
     pub fn cont(&mut self, arg: CtxId, ret: TyId) -> TyId {
-        self.intern(UTy::Cont { arg, ret })
+        self.intern(UTy::Cont(arg, ret))
     }
 
     /// The type behind an id.
@@ -231,7 +231,7 @@ impl Tables {
     pub fn ground_ty(&self, id: TyId) -> Option<&Ty> {
         match self.ty(id) {
             UTy::Ground(ty) => Some(ty),
-            UTy::Cont { .. } => None,
+            UTy::Cont(..) => None,
         }
     }
 

@@ -233,7 +233,7 @@ impl Checker<'_> {
                         "a Source UNF module uses a Target UNF construct",
                     );
                 }
-                if let Some(i) = m.tys.iter().position(|t| matches!(t, UTy::Cont { .. })) {
+                if let Some(i) = m.tys.iter().position(|t| matches!(t, UTy::Cont(..))) {
                     self.err(
                         Loc::Ty(TyId(i as u32)),
                         Span::GENERATED,
@@ -336,13 +336,7 @@ impl Checker<'_> {
             );
         }
         let out_ok = match self.t.split_last(m.output) {
-            Some((t_out, last)) => {
-                self.t.ty(last)
-                    == &UTy::Cont {
-                        arg: t_out,
-                        ret: rho,
-                    }
-            }
+            Some((t_out, last)) => self.t.ty(last) == &UTy::Cont(t_out, rho),
             None => false,
         };
         if !out_ok {
@@ -388,7 +382,8 @@ impl Checker<'_> {
                     target_only: true,
                 }
             }
-            Term::Seq { first, then, weak } => {
+            Term::Seq(first, then) | Term::Weak(first, then) => {
+                let weak = matches!(m.terms[id.index()], Term::Weak(..));
                 let (a, b) = (self.info[first.index()], self.info[then.index()]);
                 let req = self.merge(at, span, a.req, b.req);
                 let io = match (a.io, b.io) {
@@ -396,7 +391,7 @@ impl Checker<'_> {
                         if o1 != i2 {
                             self.err(at, span, format!("`;` joins output {o1} to input {i2}"));
                             None
-                        } else if *weak
+                        } else if weak
                             && !(self.t.len(o1) > self.t.len(i1)
                                 && self.t.is_prefix(i1, o1)
                                 && self.t.is_prefix(o1, o2))
@@ -462,7 +457,7 @@ impl Checker<'_> {
                             .split_last(o1)
                             .filter(|(p, _)| *p == CtxId::EMPTY)
                             .and_then(|(_, t)| match self.t.ty(t) {
-                                UTy::Cont { arg, ret } => Some((*arg, *ret)),
+                                UTy::Cont(arg, ret) => Some((*arg, *ret)),
                                 UTy::Ground(_) => None,
                             });
                         match cont {
@@ -569,7 +564,7 @@ impl Checker<'_> {
         let at = Loc::Term(id);
         let real = self.real;
         match p {
-            Prim::Var { ctx, index } => {
+            Prim::Var(ctx, index) => {
                 if !self.ctx_ok(at, span, *ctx) {
                     return None;
                 }
@@ -586,7 +581,7 @@ impl Checker<'_> {
                 };
                 Some((*ctx, self.t.snoc(*ctx, a)))
             }
-            Prim::Op { ctx, op } => {
+            Prim::Op(ctx, op) => {
                 if !self.ctx_ok(at, span, *ctx) {
                     return None;
                 }
@@ -619,7 +614,7 @@ impl Checker<'_> {
                 let input = args.iter().fold(*ctx, |c, &a| self.t.snoc(c, a));
                 Some((input, self.t.snoc(input, res)))
             }
-            Prim::Pair { ctx, ty } => {
+            Prim::Pair(ctx, ty) => {
                 if !self.ctx_ok(at, span, *ctx) {
                     return None;
                 }
@@ -637,7 +632,7 @@ impl Checker<'_> {
                 });
                 Some((input, self.t.snoc(*ctx, *ty)))
             }
-            Prim::Proj { keep, drop, rest } => {
+            Prim::Proj(keep, drop, rest) => {
                 if !(self.ctx_ok(at, span, *keep)
                     && self.ctx_ok(at, span, *drop)
                     && self.ctx_ok(at, span, *rest))

@@ -33,7 +33,7 @@ impl Raise<'_> {
     /// `J^T p` on the cotangent context `s`, at the primal point `primal`.
     pub(super) fn jt(&mut self, p: &Prim, s: State, primal: &State) -> Result<State, Error> {
         match p {
-            Prim::Var { index, .. } => {
+            Prim::Var(_, index) => {
                 let n = s.len() - 1;
                 let z = at(&s, n);
                 let mut s = truncate(&s, n);
@@ -42,7 +42,7 @@ impl Raise<'_> {
                 s.set_mut(i, sum);
                 Ok(s)
             }
-            Prim::Op { ctx, op } => {
+            Prim::Op(ctx, op) => {
                 let n = self.ctx_len(*ctx);
                 let arity = match op {
                     Op::Const(_) => 0,
@@ -97,7 +97,7 @@ impl Raise<'_> {
                 }
                 Ok(s)
             }
-            Prim::Pair { ctx, ty } => {
+            Prim::Pair(ctx, ty) => {
                 let n = self.ctx_len(*ctx);
                 let z = at(&s, n);
                 let mut s = truncate(&s, n);
@@ -123,7 +123,7 @@ impl Raise<'_> {
                 }
                 Ok(s)
             }
-            Prim::Proj { keep, drop, rest } => {
+            Prim::Proj(keep, drop, rest) => {
                 let (lk, ld, lr) = (
                     self.ctx_len(*keep),
                     self.ctx_len(*drop),
@@ -338,6 +338,18 @@ impl Raise<'_> {
 
     /// `old +^ d * z`, in one binding.
     fn accumulate(&mut self, old: Abs, d: Partial, z: ValId) -> Result<Abs, Error> {
+        // With the seed 1, `d * z` is `d`.
+        if let (Partial::Expr(d), true) = (&d, self.b.is_const(z, 1.0)) {
+            return Ok(Abs::Val(match old {
+                Abs::Zero(_) => self.b.bind(*d, "d"),
+                Abs::Val(o) => {
+                    let oe = self.b.use_val(o);
+                    let e = self.b.bin(P::Add, oe, *d);
+                    self.b.bind(e, "d")
+                }
+                Abs::Cont(_) => return Err(internal(self.b.span, "a continuation as a cotangent")),
+            }));
+        }
         let contrib = match d {
             Partial::One => None,
             Partial::MinusOne => Some(None),

@@ -69,6 +69,11 @@ impl Builder {
         &self.vals[v.0 as usize].ty
     }
 
+    /// Whether a value is the constant `c`.
+    pub fn is_const(&self, v: ValId, c: f64) -> bool {
+        matches!(self.vals[v.0 as usize].kind, ValKind::Real(x) if x == c)
+    }
+
     fn push_val(&mut self, kind: ValKind, ty: Ty) -> ValId {
         let id = ValId(self.vals.len() as u32);
         self.vals.push(Val { kind, ty });

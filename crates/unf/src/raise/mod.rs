@@ -222,7 +222,7 @@ impl Raise<'_> {
                 Some(pr) => self.jt(p, s, pr),
                 None => Err(internal(span, "a J^T outside a `∘`")),
             },
-            Term::Seq { first, then, .. } => {
+            Term::Seq(first, then) | Term::Weak(first, then) => {
                 let s = self.eval(*first, s, primal)?;
                 self.eval(*then, s, primal)
             }
@@ -336,11 +336,11 @@ impl Raise<'_> {
     fn prim(&mut self, p: &Prim, s: State) -> Result<State, Error> {
         use crate::ir::Op;
         match p {
-            Prim::Var { index, .. } => {
+            Prim::Var(_, index) => {
                 let x = at(&s, *index as usize - 1);
                 Ok(s.push_back(x))
             }
-            Prim::Op { ctx, op } => {
+            Prim::Op(ctx, op) => {
                 let n = self.ctx_len(*ctx);
                 let v = match op {
                     Op::Const(c) => self.b.real(*c),
@@ -380,7 +380,7 @@ impl Raise<'_> {
                 };
                 Ok(s.push_back(Abs::Val(v)))
             }
-            Prim::Pair { ctx, ty } => {
+            Prim::Pair(ctx, ty) => {
                 let n = self.ctx_len(*ctx);
                 let ty = self
                     .t
@@ -396,7 +396,7 @@ impl Raise<'_> {
                 let v = self.b.bind(e, "p");
                 Ok(truncate(&s, n).push_back(Abs::Val(v)))
             }
-            Prim::Proj { keep, drop, rest } => {
+            Prim::Proj(keep, drop, rest) => {
                 let (lk, ld, lr) = (
                     self.ctx_len(*keep),
                     self.ctx_len(*drop),

@@ -1,0 +1,69 @@
+//! How the chain lower → reverse → raise scales with the length of a
+//! `let` chain, and how big each stage's RON file is. Run with
+//! `cargo bench -p reverse --bench scale`; prints one line per size.
+
+#[path = "../../unf/tests/common/mod.rs"]
+#[allow(dead_code)]
+mod common;
+
+use std::time::Instant;
+use syntax::{Prim, Ty};
+
+/// `def chain (a : R) (x : R) : R = let x1 = x * a + sin x in ... in x_n`.
+fn chain(n: usize) -> syntax::Module {
+    let mut b = common::B::new();
+    let mut values = Vec::new();
+    for i in 1..=n {
+        let prev = if i == 1 {
+            "x".to_string()
+        } else {
+            format!("x{}", i - 1)
+        };
+        let p1 = b.var(&prev, Ty::Real);
+        let a = b.var("a", Ty::Real);
+        let m = b.op(Prim::Mul, vec![p1, a]);
+        let p2 = b.var(&prev, Ty::Real);
+        let s = b.op(Prim::Sin, vec![p2]);
+        values.push(b.op(Prim::Add, vec![m, s]));
+    }
+    let mut body = b.var(&format!("x{n}"), Ty::Real);
+    for i in (1..=n).rev() {
+        body = b.let_(&format!("x{i}"), values[i - 1], body);
+    }
+    b.def("chain", &[("a", Ty::Real), ("x", Ty::Real)], body)
+}
+
+fn main() {
+    println!(
+        "{:>7} {:>9} {:>9} {:>9} {:>9} {:>11} {:>11} {:>11}",
+        "lets", "lower", "reverse", "raise", "ron", "src-unf B", "tgt-unf B", "target B"
+    );
+    for n in [5_000, 10_000, 20_000, 40_000] {
+        let m = chain(n);
+        let def = m.defs.last().expect("a definition").clone();
+        let t0 = Instant::now();
+        let s = unf::lower(&m, &def).expect("lower");
+        let t1 = Instant::now();
+        let t = reverse::reverse(&s, &reverse::Config::default()).expect("reverse");
+        let t2 = Instant::now();
+        let g = unf::raise(&t).expect("raise");
+        let t3 = Instant::now();
+        let (rs, rt, rg) = (
+            unf::to_ron(&s),
+            unf::to_ron(&t),
+            syntax::to_ron(syntax::TARGET_IR, syntax::FORMAT_VERSION, &g),
+        );
+        let t4 = Instant::now();
+        let ms = |a: Instant, b: Instant| format!("{:.0}ms", (b - a).as_secs_f64() * 1e3);
+        println!(
+            "{n:>7} {:>9} {:>9} {:>9} {:>9} {:>11} {:>11} {:>11}",
+            ms(t0, t1),
+            ms(t1, t2),
+            ms(t2, t3),
+            ms(t3, t4),
+            rs.len(),
+            rt.len(),
+            rg.len()
+        );
+    }
+}

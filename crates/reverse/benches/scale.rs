@@ -3,7 +3,6 @@
 //! `cargo bench -p reverse --bench scale`; prints one line per size.
 
 #[path = "../../unf/tests/common/mod.rs"]
-#[allow(dead_code)]
 mod common;
 
 use std::time::Instant;

@@ -99,18 +99,3 @@ fn dot() {
         ])
     );
 }
-
-#[test]
-fn peek_ron() {
-    let mut b = B::new();
-    let x1 = b.var("x1", Ty::Real);
-    let s = b.op(Prim::Sin, vec![x1]);
-    let m = b.def("f", &[("x1", Ty::Real)], s);
-    let def = m.defs.last().expect("a definition");
-    let s = unf::lower(&m, def).expect("lower");
-    let t = reverse::reverse(&s, &reverse::Config::default()).expect("reverse");
-    let g = unf::raise(&t).expect("raise target");
-    std::fs::write("/tmp/s.ron", unf::to_ron(&s)).unwrap();
-    std::fs::write("/tmp/t.ron", unf::to_ron(&t)).unwrap();
-    std::fs::write("/tmp/g.ron", syntax::to_ron("target", 1, &g)).unwrap();
-}

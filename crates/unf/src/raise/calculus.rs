@@ -167,10 +167,13 @@ impl Raise<'_> {
                         continue;
                     };
                     let (pos, total) = if c < nf {
-                        let add = self.add_lambda();
-                        let zero = self.b.real_node(0.0);
-                        let arr = self.b.use_val(per_elem);
-                        let e = self.b.prim(P::Reduce, vec![add, zero, arr], Ty::Real);
+                        // Sum the contributions of all elements: reduce +^ 0 G.
+                        let w = self.witness(free[c])?;
+                        let ty = self.b.ty(w).clone();
+                        let add = self.add_lambda(&ty);
+                        let zero = self.zero_of(w);
+                        let operands = vec![add, self.b.use_val(zero), self.b.use_val(per_elem)];
+                        let e = self.b.prim(P::Reduce, operands, ty);
                         (fun.free[c] as usize - 1, self.b.bind(e, "d"))
                     } else {
                         (n + c - nf, per_elem)
@@ -273,13 +276,55 @@ impl Raise<'_> {
         self.b.lambda(&params, body)
     }
 
-    /// `fun (u, v) -> u + v`.
-    fn add_lambda(&mut self) -> ExprId {
-        let params = self.b.params(&[(Ty::Real, "u"), (Ty::Real, "v")]);
+    /// `fun (u, v) -> u +^ v` on a ground type.
+    fn add_lambda(&mut self, ty: &Ty) -> ExprId {
+        let params = self.b.params(&[(ty.clone(), "u"), (ty.clone(), "v")]);
         self.b.begin();
-        let e = self.b.bin_vals(P::Add, params[0], params[1]);
+        let r = self.add_vals(params[0], params[1]);
+        let e = self.b.use_val(r);
         let body = self.b.end(e);
         self.b.lambda(&params, body)
+    }
+
+    /// `fun (g, s) -> g * s`, scaling a value of a ground type by a real.
+    fn scale_lambda(&mut self, ty: &Ty) -> ExprId {
+        let params = self.b.params(&[(ty.clone(), "g"), (Ty::Real, "s")]);
+        self.b.begin();
+        let r = self.scale_vals(params[0], params[1]);
+        let e = self.b.use_val(r);
+        let body = self.b.end(e);
+        self.b.lambda(&params, body)
+    }
+
+    /// `v * s` for a value v of a ground type and a real s.
+    fn scale_vals(&mut self, v: ValId, s: ValId) -> ValId {
+        match self.b.ty(v).clone() {
+            Ty::Real => {
+                let e = self.b.bin_vals(P::Mul, v, s);
+                self.b.bind(e, "d")
+            }
+            Ty::Array(_, elem) => {
+                let params = self.b.params(&[((*elem).clone(), "u")]);
+                self.b.begin();
+                let r = self.scale_vals(params[0], s);
+                let e = self.b.use_val(r);
+                let body = self.b.end(e);
+                let lam = self.b.lambda(&params, body);
+                let ty = self.b.ty(v).clone();
+                let operands = vec![lam, self.b.use_val(v)];
+                let e = self.b.prim(P::Map, operands, ty);
+                self.b.bind(e, "d")
+            }
+            Ty::Tuple(_) => {
+                let parts = self.b.unpack(v, "d");
+                let scaled: Vec<ValId> = parts.iter().map(|&p| self.scale_vals(p, s)).collect();
+                let items = scaled.iter().map(|&x| self.b.use_val(x)).collect();
+                let ty = self.b.ty(v).clone();
+                let e = self.b.node(Expr::Tuple(items), ty);
+                self.b.bind(e, "d")
+            }
+            Ty::Int | Ty::Bool | Ty::Func(..) => v,
+        }
     }
 
     /// The array of the contributions of each element of a `map`/`map2` to
@@ -320,19 +365,24 @@ impl Raise<'_> {
             }
             a => self.materialize(a)?,
         };
+        let dty = self.b.ty(d).clone();
         let e = self.b.use_val(d);
         let lbody = self.b.end(e);
         let lam = self.b.lambda(&params, lbody);
         let second = if one_array { z } else { arrays[1] };
+        let gty = match &aty {
+            Ty::Array(size, _) => Ty::Array(size.clone(), Box::new(dty.clone())),
+            other => other.clone(),
+        };
         let operands = vec![lam, self.b.use_val(arrays[0]), self.b.use_val(second)];
-        let e = self.b.prim(P::Map2, operands, aty.clone());
+        let e = self.b.prim(P::Map2, operands, gty.clone());
         let g = self.b.bind(e, "g");
         if one_array {
             return Ok(Some(g));
         }
-        let mul = self.mul_lambda(None);
-        let operands = vec![mul, self.b.use_val(g), self.b.use_val(z)];
-        let e = self.b.prim(P::Map2, operands, aty);
+        let scale = self.scale_lambda(&dty);
+        let operands = vec![scale, self.b.use_val(g), self.b.use_val(z)];
+        let e = self.b.prim(P::Map2, operands, gty);
         Ok(Some(self.b.bind(e, "g")))
     }
 

@@ -2,6 +2,8 @@
 //! evaluator of the Target programs `raise` writes.
 #![allow(dead_code)]
 
+pub mod programs;
+
 use std::collections::HashMap;
 use syntax::{Def, Expr, ExprId, Module, Name, Param, Pat, Prim, Size, SourceFile, Span, Ty};
 
@@ -45,6 +47,19 @@ impl B {
         self.add(
             Expr::Let {
                 pat: Pat::Var(Name::new(x)),
+                ty: None,
+                value,
+                body,
+            },
+            ty,
+        )
+    }
+    pub fn let_tuple(&mut self, xs: &[&str], value: ExprId, body: ExprId) -> ExprId {
+        let ty = self.m.types[body.index()].clone();
+        let pat = Pat::Tuple(xs.iter().map(|x| Name::new(*x)).collect());
+        self.add(
+            Expr::Let {
+                pat,
                 ty: None,
                 value,
                 body,

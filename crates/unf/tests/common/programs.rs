@@ -30,7 +30,7 @@ pub fn recipe() -> impl Strategy<Value = Recipe> {
         (0usize..8).prop_map(Recipe::Var),
         (-2.0f64..2.0).prop_map(|c| Recipe::Const((c * 4.0).round() / 4.0)),
     ];
-    leaf.prop_recursive(5, 40, 3, |inner| {
+    leaf.prop_recursive(6, 64, 4, |inner| {
         let un = prop_oneof![
             Just(Prim::Sin),
             Just(Prim::Cos),

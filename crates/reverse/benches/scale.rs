@@ -6,31 +6,6 @@
 mod common;
 
 use std::time::Instant;
-use syntax::{Prim, Ty};
-
-/// `def chain (a : R) (x : R) : R = let x1 = x * a + sin x in ... in x_n`.
-fn chain(n: usize) -> syntax::Module {
-    let mut b = common::B::new();
-    let mut values = Vec::new();
-    for i in 1..=n {
-        let prev = if i == 1 {
-            "x".to_string()
-        } else {
-            format!("x{}", i - 1)
-        };
-        let p1 = b.var(&prev, Ty::Real);
-        let a = b.var("a", Ty::Real);
-        let m = b.op(Prim::Mul, vec![p1, a]);
-        let p2 = b.var(&prev, Ty::Real);
-        let s = b.op(Prim::Sin, vec![p2]);
-        values.push(b.op(Prim::Add, vec![m, s]));
-    }
-    let mut body = b.var(&format!("x{n}"), Ty::Real);
-    for i in (1..=n).rev() {
-        body = b.let_(&format!("x{i}"), values[i - 1], body);
-    }
-    b.def("chain", &[("a", Ty::Real), ("x", Ty::Real)], body)
-}
 
 fn main() {
     println!(
@@ -38,7 +13,7 @@ fn main() {
         "lets", "lower", "reverse", "raise", "ron", "src-unf B", "tgt-unf B", "target B"
     );
     for n in [5_000, 10_000, 20_000, 40_000] {
-        let m = chain(n);
+        let m = common::chain(n);
         let def = m.defs.last().expect("a definition").clone();
         let t0 = Instant::now();
         let s = unf::lower(&m, &def).expect("lower");

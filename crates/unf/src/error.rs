@@ -52,12 +52,15 @@ impl fmt::Display for VerifyError {
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum Error {
     /// A Source construct reverse mode does not handle (yet).
-    #[error("not supported yet by reverse mode: `{construct}`")]
+    #[error("not supported yet by reverse mode: `{construct}`{detail}")]
     Unsupported {
         /// The construct in the program text.
         span: Span,
-        /// What it is, as written (`if`, `foldl`, ...).
+        /// What it is, as written (`if`, `foldl`, `reduce`, ...).
         construct: String,
+        /// What about it, when the construct alone is supported (starts
+        /// with a space, or is empty).
+        detail: String,
     },
     /// The Source program is not one `lower` accepts (not first order, not
     /// in core form, ill-typed).

@@ -55,7 +55,13 @@ pub fn lower(m: &syntax::Module, entry: &Def) -> Result<Module, Error> {
     for p in &entry.params {
         let ty = match &p.ty {
             Some(ty) if ty.is_ground() => ty,
-            Some(_) => return Err(unsupported(p.span, "a parameter of function type")),
+            Some(_) => {
+                return Err(unsupported_with(
+                    p.span,
+                    "->",
+                    " in the type of a parameter",
+                ));
+            }
             None => {
                 return Err(Error::Shape {
                     span: p.span,
@@ -87,9 +93,14 @@ pub fn lower(m: &syntax::Module, entry: &Def) -> Result<Module, Error> {
 }
 
 fn unsupported(span: Span, construct: &str) -> Error {
+    unsupported_with(span, construct, "")
+}
+
+fn unsupported_with(span: Span, construct: &str, detail: &str) -> Error {
     Error::Unsupported {
         span,
         construct: construct.to_string(),
+        detail: detail.to_string(),
     }
 }
 
@@ -175,11 +186,15 @@ impl Lower<'_> {
         let real = self.t.ground(&Ty::Real);
         match self.m.expr(e) {
             Expr::Real(c) => Ok(self.prim(Prim::Op(gamma, Op::Const(*c)), span)),
-            Expr::Int(_) => Err(unsupported(span, "an integer constant")),
-            Expr::Bool(_) => Err(unsupported(span, "a boolean constant")),
+            Expr::Int(_) => Err(unsupported_with(span, "Int", " constants")),
+            Expr::Bool(_) => Err(unsupported_with(span, "Bool", " constants")),
             Expr::Var(x) => match env.get(x) {
                 Some(&index) => Ok(self.prim(Prim::Var(gamma, index), span)),
-                None => Err(unsupported(span, x.as_str())),
+                None => Err(unsupported_with(
+                    span,
+                    x.as_str(),
+                    " (a name that is not a variable in scope)",
+                )),
             },
             Expr::Let {
                 pat, value, body, ..
@@ -229,10 +244,10 @@ impl Lower<'_> {
             Expr::Prim { op, args } => self.prim_app(e, *op, args, gamma, env, real),
             Expr::If { .. } => Err(unsupported(span, "if")),
             Expr::Lambda { .. } => Err(unsupported(span, "fun")),
-            Expr::App { .. } => Err(unsupported(span, "a function application")),
+            Expr::App { .. } => Err(unsupported(span, "application")),
             Expr::Section(p) => Err(unsupported(span, p.symbol())),
-            Expr::Array(_) => Err(unsupported(span, "an array literal")),
-            Expr::Index { .. } => Err(unsupported(span, "indexing")),
+            Expr::Array(_) => Err(unsupported(span, "[...]")),
+            Expr::Index { .. } => Err(unsupported(span, "a[i]")),
         }
     }
 
@@ -317,9 +332,10 @@ impl Lower<'_> {
         let all_real =
             args.iter().all(|&a| *self.src_ty(a) == Ty::Real) && *self.src_ty(e) == Ty::Real;
         if (is_unary(op) || is_binary(op)) && !all_real {
-            return Err(unsupported(
+            return Err(unsupported_with(
                 span,
-                &format!("`{}` on values that are not reals", op.symbol()),
+                op.symbol(),
+                " on values that are not reals",
             ));
         }
         if is_unary(op) {
@@ -340,10 +356,10 @@ impl Lower<'_> {
             P::Map | P::Map2 => {
                 let arrays = &args[1..];
                 for &a in arrays {
-                    self.check_real_array(a)?;
+                    self.check_real_array(op, a)?;
                 }
-                self.check_real_array(e)?;
-                let fun = self.fun(args[0], arrays.len(), env, gamma, false)?;
+                self.check_real_array(op, e)?;
+                let fun = self.fun(op, args[0], arrays.len(), env, gamma, false)?;
                 let (ops, tys) = self.operands(arrays, gamma, env, span)?;
                 let ret = self.ty_of(e);
                 let map = self.prim(
@@ -360,17 +376,22 @@ impl Lower<'_> {
                 Ok(self.seq(s, h, false, span))
             }
             P::Reduce => {
-                self.check_real_array(args[2])?;
+                self.check_real_array(op, args[2])?;
                 if *self.src_ty(e) != Ty::Real {
-                    return Err(unsupported(span, "reduce over values that are not reals"));
+                    return Err(unsupported_with(
+                        span,
+                        "reduce",
+                        " over values that are not reals",
+                    ));
                 }
-                let fun = self.fun(args[0], 2, env, gamma, true)?;
+                let fun = self.fun(op, args[0], 2, env, gamma, true)?;
                 let init_span = self.m.spans[args[1].index()];
                 let fv = free_vars(self.m, args[1]);
                 if let Some(x) = fv.iter().next() {
-                    return Err(unsupported(
+                    return Err(unsupported_with(
                         init_span,
-                        &format!("an initial value of reduce that depends on `{x}`"),
+                        "reduce",
+                        &format!(" whose initial value depends on `{x}`"),
                     ));
                 }
                 let init = self.expr(args[1], CtxId::EMPTY, &Env::new())?;
@@ -394,12 +415,13 @@ impl Lower<'_> {
         }
     }
 
-    fn check_real_array(&self, e: ExprId) -> Result<(), Error> {
+    fn check_real_array(&self, op: syntax::Prim, e: ExprId) -> Result<(), Error> {
         match self.src_ty(e) {
             Ty::Array(_, elem) if **elem == Ty::Real => Ok(()),
-            _ => Err(unsupported(
+            _ => Err(unsupported_with(
                 self.m.spans[e.index()],
-                "an array operation over values that are not arrays of reals",
+                op.symbol(),
+                " over values that are not arrays of reals",
             )),
         }
     }
@@ -409,6 +431,7 @@ impl Lower<'_> {
     /// parameters' types.
     fn fun(
         &mut self,
+        op: syntax::Prim,
         f: ExprId,
         arity: usize,
         env: &Env,
@@ -417,9 +440,10 @@ impl Lower<'_> {
     ) -> Result<Fun, Error> {
         let span = self.m.spans[f.index()];
         let Expr::Lambda { params, body } = self.m.expr(f) else {
-            return Err(unsupported(
+            return Err(unsupported_with(
                 span,
-                "a function argument that is not a lambda",
+                op.symbol(),
+                " whose function is not a lambda",
             ));
         };
         if params.len() != arity {
@@ -434,23 +458,31 @@ impl Lower<'_> {
         if params.iter().any(|p| p.ty.as_ref() != Some(&Ty::Real))
             || *self.src_ty(*body) != Ty::Real
         {
-            return Err(unsupported(
+            return Err(unsupported_with(
                 span,
-                "a function over values that are not reals",
+                op.symbol(),
+                " whose function is not over reals",
             ));
         }
         let mut fv: Vec<(u32, Name)> = Vec::new();
         for x in free_vars(self.m, f) {
             match env.get(&x) {
                 Some(&pos) => fv.push((pos, x)),
-                None => return Err(unsupported(span, x.as_str())),
+                None => {
+                    return Err(unsupported_with(
+                        span,
+                        x.as_str(),
+                        " (a name that is not a variable in scope)",
+                    ));
+                }
             }
         }
         fv.sort();
         if closed && let Some((_, x)) = fv.first() {
-            return Err(unsupported(
+            return Err(unsupported_with(
                 span,
-                &format!("a function of reduce with the free variable `{x}`"),
+                "reduce",
+                &format!(" whose function has the free variable `{x}`"),
             ));
         }
         let mut ctx = CtxId::EMPTY;

@@ -300,3 +300,27 @@ fn prim(m: &Module, op: Prim, a: Vec<V>) -> V {
         other => panic!("unsupported prim {other:?}"),
     }
 }
+
+/// `def chain (a : R) (x : R) : R = let x1 = x * a + sin x in ... in x_n`.
+pub fn chain(n: usize) -> syntax::Module {
+    let mut b = B::new();
+    let mut values = Vec::new();
+    for i in 1..=n {
+        let prev = if i == 1 {
+            "x".to_string()
+        } else {
+            format!("x{}", i - 1)
+        };
+        let p1 = b.var(&prev, Ty::Real);
+        let a = b.var("a", Ty::Real);
+        let m = b.op(Prim::Mul, vec![p1, a]);
+        let p2 = b.var(&prev, Ty::Real);
+        let s = b.op(Prim::Sin, vec![p2]);
+        values.push(b.op(Prim::Add, vec![m, s]));
+    }
+    let mut body = b.var(&format!("x{n}"), Ty::Real);
+    for i in (1..=n).rev() {
+        body = b.let_(&format!("x{i}"), values[i - 1], body);
+    }
+    b.def("chain", &[("a", Ty::Real), ("x", Ty::Real)], body)
+}

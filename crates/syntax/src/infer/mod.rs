@@ -199,7 +199,7 @@ impl<'m> Cx<'m> {
         let mut param_vars = Vec::new();
         for p in &def.params {
             let v = match &p.ty {
-                Some(ty) => self.from_ann(ty, p.span),
+                Some(ty) => self.annotation(ty, p.span),
                 None => self.t.fresh(p.span, Class::Any),
             };
             self.binders.push(Binder {
@@ -213,7 +213,7 @@ impl<'m> Cx<'m> {
         }
         let body = self.expr(def.body, &env)?;
         if let Some(ret) = &def.ret {
-            let want = self.from_ann(ret, def.name_span);
+            let want = self.annotation(ret, def.name_span);
             self.expect(want, body, self.m.span(def.body))?;
         }
         self.finish()?;
@@ -333,23 +333,23 @@ impl<'m> Cx<'m> {
     }
 
     /// A type annotation as a type variable.
-    fn from_ann(&mut self, ty: &Ty, span: Span) -> TyVar {
+    fn annotation(&mut self, ty: &Ty, span: Span) -> TyVar {
         stack::guard(|| match ty {
             Ty::Real => self.t.known(Ctor::Real),
             Ty::Int => self.t.known(Ctor::Int),
             Ty::Bool => self.t.known(Ctor::Bool),
             Ty::Array(size, elem) => {
                 let s = self.size_ann(size, span);
-                let e = self.from_ann(elem, span);
+                let e = self.annotation(elem, span);
                 self.t.known(Ctor::Array(s, e))
             }
             Ty::Tuple(items) => {
-                let items = items.iter().map(|i| self.from_ann(i, span)).collect();
+                let items = items.iter().map(|i| self.annotation(i, span)).collect();
                 self.t.known(Ctor::Tuple(items))
             }
             Ty::Func(params, ret) => {
-                let params = params.iter().map(|p| self.from_ann(p, span)).collect();
-                let ret = self.from_ann(ret, span);
+                let params = params.iter().map(|p| self.annotation(p, span)).collect();
+                let ret = self.annotation(ret, span);
                 self.t.known(Ctor::Func(params, ret))
             }
         })
@@ -543,7 +543,7 @@ impl<'m> Cx<'m> {
                 let (value, body) = (*value, *body);
                 let tv = self.expr(value, env)?;
                 if let Some(ann) = ty {
-                    let want = self.from_ann(ann, span);
+                    let want = self.annotation(ann, span);
                     self.expect(want, tv, self.m.span(value))?;
                 }
                 let inner = match pat {
@@ -618,7 +618,7 @@ impl<'m> Cx<'m> {
                 let mut vars = Vec::new();
                 for (i, p) in params.iter().enumerate() {
                     let v = match &p.ty {
-                        Some(ty) => self.from_ann(ty, p.span),
+                        Some(ty) => self.annotation(ty, p.span),
                         None => self.t.fresh(p.span, Class::Any),
                     };
                     if let Some(want) = expected_params.and_then(|e| e.get(i))

@@ -32,18 +32,24 @@ fn messages(m: &Module) -> Vec<String> {
     }
 }
 
-/// The names a definition binds (parameters, lets, lambda parameters).
-fn binders(m: &Module) -> Vec<(ExprId, Name)> {
+/// The lets and lambdas that bind a name, with the definition they are in.
+fn binders(m: &Module) -> Vec<(usize, ExprId)> {
     let mut out = Vec::new();
-    for (i, e) in m.exprs.iter().enumerate() {
-        match e {
-            Expr::Let {
-                pat: Pat::Var(x), ..
-            } => out.push((ExprId(i as u32), x.clone())),
-            Expr::Lambda { params, .. } => {
-                out.extend(params.iter().map(|p| (ExprId(i as u32), p.name.clone())))
+    for (d, def) in m.defs.iter().enumerate() {
+        let mut stack = vec![def.body];
+        while let Some(id) = stack.pop() {
+            let e = m.expr(id);
+            if matches!(
+                e,
+                Expr::Let {
+                    pat: Pat::Var(_),
+                    ..
+                } | Expr::Lambda { .. }
+            ) && !matches!(e, Expr::Lambda { params, .. } if params.is_empty())
+            {
+                out.push((d, id));
             }
-            _ => {}
+            stack.extend(e.children());
         }
     }
     out
@@ -65,7 +71,7 @@ proptest! {
         let s = specialize(&m).expect("specialises");
         prop_assert!(messages(&s).is_empty(), "{text}\n{}\n{:?}", print::module(&s), messages(&s));
         let derivatives = s.exprs.iter().any(|e| matches!(e, Expr::Prim { op, .. } if op.is_derivative_construct()));
-        prop_assert_eq!(check_first_order(&s, &s.defs[0]).is_ok(), !derivatives, "{}", print::module(&s));
+        prop_assert_eq!(s.defs.iter().all(|d| check_first_order(&s, d).is_ok()), !derivatives, "{}", print::module(&s));
     }
 
     /// A child id moved forward (to its parent or beyond) is caught.
@@ -87,20 +93,24 @@ proptest! {
     fn duplicate_binders_are_caught(seed in any::<u64>(), depth in 2u32..6, pick in any::<usize>()) {
         let (text, mut m) = compiled(seed, depth, false);
         let bs = binders(&m);
-        let taken = Name::new("x");
+        // The name of the first parameter of the definition is taken.
+        let taken;
         if bs.is_empty() {
-            // No let or lambda: duplicate a parameter of the definition.
-            m.defs[0].params[1].name = taken;
+            // No let or lambda: duplicate a parameter of the entry.
+            let entry = m.defs.len() - 1;
+            taken = m.defs[entry].params[0].name.clone();
+            m.defs[entry].params[1].name = taken.clone();
         } else {
-            let (id, _) = bs[pick % bs.len()].clone();
+            let (d, id) = bs[pick % bs.len()];
+            taken = m.defs[d].params[0].name.clone();
             match &mut m.exprs[id.index()] {
-                Expr::Let { pat: Pat::Var(x), .. } => *x = taken,
-                Expr::Lambda { params, .. } => params[0].name = taken,
+                Expr::Let { pat: Pat::Var(x), .. } => *x = taken.clone(),
+                Expr::Lambda { params, .. } => params[0].name = taken.clone(),
                 _ => unreachable!("binders() returns lets and lambdas"),
             }
         }
         let ms = messages(&m);
-        prop_assert!(ms.iter().any(|s| s.contains("`x` is bound twice")), "{text}\n{ms:?}");
+        prop_assert!(ms.iter().any(|s| s.contains(&format!("`{taken}` is bound twice"))), "{text}\n{ms:?}");
     }
 
     /// A stored type that is not the inferred one is caught.

@@ -25,6 +25,8 @@ pub struct Gen {
     apps: bool,
     /// Whether to use `diff`.
     diffs: bool,
+    /// Whether a helper definition `g (a : R) (V : [m]R) : R` exists.
+    helper: bool,
 }
 
 impl Gen {
@@ -40,6 +42,7 @@ impl Gen {
             fresh: 0,
             apps,
             diffs,
+            helper: false,
         }
     }
 
@@ -122,7 +125,7 @@ impl Gen {
             _ => {}
         }
         match t {
-            T::R => match self.pick(9) {
+            T::R => match self.pick(10) {
                 0 => format!(
                     "({} + {})",
                     self.expr(T::R, env, d),
@@ -155,6 +158,11 @@ impl Gen {
                     env.truncate(env.len() - 2);
                     format!("(let ({u}, {v}) = {p} in {body})")
                 }
+                8 if self.helper => {
+                    let a = self.expr(T::R, env, d);
+                    let v = self.expr(T::A, env, d);
+                    format!("(g {a} {v})")
+                }
                 _ if self.diffs => {
                     let z = self.name("z");
                     let a = self.expr(T::R, env, d);
@@ -165,9 +173,23 @@ impl Gen {
                 }
                 _ => self.leaf(T::R, env),
             },
-            T::I => match self.pick(3) {
+            T::I => match self.pick(5) {
                 0 => format!("(length {})", self.expr(T::A, env, d)),
                 1 => format!("({} + 1)", self.expr(T::I, env, d)),
+                2 => format!(
+                    "({} * {})",
+                    self.expr(T::I, env, d),
+                    self.expr(T::I, env, d)
+                ),
+                3 => {
+                    let (s, i) = (self.name("s"), self.name("i"));
+                    let z = self.expr(T::I, env, d);
+                    env.push((s.clone(), T::I));
+                    env.push((i.clone(), T::I));
+                    let body = self.expr(T::I, env, d);
+                    env.truncate(env.len() - 2);
+                    format!("(ifold (fun ({s}, {i}) -> {body}) {z} 3)")
+                }
                 _ => self.leaf(T::I, env),
             },
             T::B => match self.pick(3) {
@@ -183,7 +205,15 @@ impl Gen {
                 ),
                 _ => format!("(not {})", self.expr(T::B, env, d)),
             },
-            T::A => match self.pick(5) {
+            T::A => match self.pick(6) {
+                5 => {
+                    let a = self.leaf(T::A, env);
+                    let i = self.name("i");
+                    env.push((i.clone(), T::I));
+                    let body = self.expr(T::R, env, d);
+                    env.pop();
+                    format!("(build (length {a}) (fun {i} -> {a}[{i}] + {body}))")
+                }
                 0 => {
                     let x = self.name("x");
                     let a = self.expr(T::A, env, d);
@@ -207,6 +237,14 @@ impl Gen {
 
     /// A definition `f (x : R) (k : Int) (A : [n]R) (B : [n]R) (p : (R, R))`.
     pub fn program(&mut self, depth: u32) -> String {
+        // Sometimes a helper definition first, which the entry may call.
+        let mut helper = String::new();
+        if self.pick(2) == 0 {
+            let mut env = vec![("a".to_string(), T::R), ("V".to_string(), T::A)];
+            let body = self.expr(T::R, &mut env, depth.min(3));
+            helper = format!("def g (a : R) (V : [m]R) : R =\n  {body}\n");
+            self.helper = true;
+        }
         let ret = [T::R, T::I, T::B, T::A, T::P][self.pick(5)];
         let mut env = vec![
             ("x".to_string(), T::R),
@@ -224,7 +262,7 @@ impl Gen {
             T::P => "(R, R)",
         };
         format!(
-            "def f (x : R) (k : Int) (A : [n]R) (B : [n]R) (p : (R, R)) : {ret_ty} =\n  {body}\n"
+            "{helper}def f (x : R) (k : Int) (A : [n]R) (B : [n]R) (p : (R, R)) : {ret_ty} =\n  {body}\n"
         )
     }
 }

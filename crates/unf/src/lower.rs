@@ -38,6 +38,7 @@ type Env = HashTrieMap<Name, u32>;
 /// indexing, free variables in the function of `reduce`, ...) are refused
 /// with [`Error::Unsupported`] naming the construct and its span.
 pub fn lower(m: &syntax::Module, entry: &Def) -> Result<Module, Error> {
+    syntax::check_first_order(m, entry)?;
     if !m.is_typed() {
         return Err(Error::Shape {
             span: entry.name_span,

@@ -140,6 +140,12 @@ pub fn raise(m: &Module) -> Result<syntax::Module, Error> {
         body,
     });
     out.compact();
+    // Types were filled as nodes were made; inference recomputes them the
+    // way every other stage sees them (sizes included).
+    syntax::infer(&mut out).map_err(|e| Error::Shape {
+        span: e.span(),
+        message: format!("internal error after pass 'raise': {e}"),
+    })?;
     Ok(out)
 }
 

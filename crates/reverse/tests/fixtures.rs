@@ -42,7 +42,9 @@ fn literal(s: &str) -> V {
 }
 
 /// The `-- at`, `-- value` and `-- grad` lines.
-fn expectations(text: &str) -> (Vec<(String, V)>, Option<V>, Vec<(String, V)>) {
+type Named = Vec<(String, V)>;
+
+fn expectations(text: &str) -> (Named, Option<V>, Named) {
     let (mut at, mut value, mut grad) = (Vec::new(), None, Vec::new());
     for line in text.lines() {
         let Some(rest) = line.strip_prefix("-- ") else {

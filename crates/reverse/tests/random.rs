@@ -39,6 +39,7 @@ proptest! {
         let back = unf::from_ron(&text, unf::Kind::Target).expect("read back");
         prop_assert_eq!(unf::to_ron(&back), text);
         let g = unf::raise(&t).expect("raise");
+        prop_assert!(syntax::verify(&g).is_ok(), "{:?}", syntax::verify(&g));
         let out = run(&g, &args(&flat));
         let V::T(items) = out else { panic!("not a tuple") };
         let f = |x: &[f64]| run(&m, &args(x)).r();

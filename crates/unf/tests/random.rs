@@ -37,6 +37,7 @@ proptest! {
         let args = [V::R(x1), V::R(x2), reals(&a), reals(&b)];
         let direct = run(&m, &args).r();
         let raised = unf::raise(&s).expect("raise");
+        prop_assert!(syntax::verify(&raised).is_ok(), "{:?}", syntax::verify(&raised));
         let anf = run(&raised, &args).r();
         prop_assert!(close(direct, anf), "{} vs {}", direct, anf);
     }

@@ -3,7 +3,7 @@
 #[path = "../../unf/tests/common/mod.rs"]
 mod common;
 
-use common::{B, arr};
+use common::{B, Value, arr};
 use reverse::{Config, reverse};
 use syntax::{Prim, Ty};
 
@@ -38,12 +38,10 @@ fn a_subset_of_the_parameters() {
     let t = reverse(&s, &wrt(&["s"])).expect("reverse");
     assert_eq!(t.wrt, vec![2]);
     let g = unf::raise(&t).expect("raise");
-    let a = common::V::A(vec![common::V::R(1.0), common::V::R(2.0)]);
-    let out = common::run(&g, &[a, common::V::R(3.0)]);
-    assert_eq!(
-        out,
-        common::V::T(vec![common::V::R(9.0), common::V::R(3.0)])
-    );
+    let a = Value::reals(&[1.0, 2.0]);
+    let out = common::run(&g, &[a, Value::Real(3.0)]);
+    let expected = Value::tuple(vec![Value::Real(9.0), Value::Real(3.0)]);
+    assert!(out.approx_eq_default(&expected), "{out}");
 }
 
 #[test]

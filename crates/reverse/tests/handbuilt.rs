@@ -3,10 +3,10 @@
 #[path = "../../unf/tests/common/mod.rs"]
 mod common;
 
-use common::{B, V, arr, run};
+use common::{B, Value, arr, items, run};
 use syntax::{Prim, Ty};
 
-fn grad(m: &syntax::Module, args: &[V]) -> V {
+fn grad(m: &syntax::Module, args: &[Value]) -> Value {
     let def = m.defs.last().expect("a definition");
     let s = unf::lower(m, def).expect("lower");
     unf::verify(&s).expect("source unf verifies");
@@ -19,8 +19,18 @@ fn grad(m: &syntax::Module, args: &[V]) -> V {
     let g = unf::raise(&t).expect("raise target");
     eprintln!("{}", syntax::print::module(&g));
     let out = run(&g, args);
-    let V::T(items) = &out else { panic!("{out:?}") };
-    assert_eq!(items[0], plain);
+    assert!(items(&out)[0].approx_eq_default(&plain), "{out} vs {plain}");
+    // The Target UNF module itself evaluates to the same tuple.
+    let inputs: Vec<(String, Value)> = def
+        .params
+        .iter()
+        .zip(args)
+        .map(|(p, a)| (p.name.to_string(), a.clone()))
+        .collect();
+    let direct = semantics::eval_unf(&t, &inputs).expect("eval target-unf");
+    assert!(direct.approx_eq_default(&out), "{direct} vs {out}");
+    let source = semantics::eval_unf(&s, &inputs).expect("eval source-unf");
+    assert!(source.approx_eq_default(&plain), "{source} vs {plain}");
     out
 }
 
@@ -41,10 +51,15 @@ fn ex1_1() {
         &[("x1", Ty::Real), ("x2", Ty::Real), ("x3", Ty::Real)],
         body,
     );
-    let out = grad(&m, &[V::R(2.0), V::R(3.0), V::R(5.0)]);
-    assert_eq!(
-        out,
-        V::T(vec![V::R(12.0), V::R(12.0), V::R(4.0), V::R(0.0)])
+    let out = grad(&m, &[Value::Real(2.0), Value::Real(3.0), Value::Real(5.0)]);
+    assert!(
+        out.approx_eq_default(&Value::tuple(vec![
+            Value::Real(12.0),
+            Value::Real(12.0),
+            Value::Real(4.0),
+            Value::Real(0.0)
+        ])),
+        "{out}"
     );
 }
 
@@ -59,13 +74,28 @@ fn prod_with_zero() {
     let a = b.var("A", arr());
     let body = b.op(Prim::Reduce, vec![f, one, a]);
     let m = b.def("prod_", &[("A", arr())], body);
-    let reals = |xs: &[f64]| V::A(xs.iter().map(|&x| V::R(x)).collect());
+    let reals = Value::reals;
     let out = grad(&m, &[reals(&[1.0, 2.0, 3.0, 4.0])]);
-    assert_eq!(out, V::T(vec![V::R(24.0), reals(&[24.0, 12.0, 8.0, 6.0])]));
+    assert!(
+        out.approx_eq_default(&Value::tuple(vec![
+            Value::Real(24.0),
+            reals(&[24.0, 12.0, 8.0, 6.0])
+        ])),
+        "{out}"
+    );
     let out = grad(&m, &[reals(&[1.0, 0.0, 3.0, 4.0])]);
-    assert_eq!(out, V::T(vec![V::R(0.0), reals(&[0.0, 12.0, 0.0, 0.0])]));
+    assert!(
+        out.approx_eq_default(&Value::tuple(vec![
+            Value::Real(0.0),
+            reals(&[0.0, 12.0, 0.0, 0.0])
+        ])),
+        "{out}"
+    );
     let out = grad(&m, &[reals(&[])]);
-    assert_eq!(out, V::T(vec![V::R(1.0), reals(&[])]));
+    assert!(
+        out.approx_eq_default(&Value::tuple(vec![Value::Real(1.0), reals(&[])])),
+        "{out}"
+    );
 }
 
 #[test]
@@ -85,17 +115,17 @@ fn dot() {
     let m2 = b.prim(Prim::Map2, vec![times, a, bb], arr());
     let body = b.op(Prim::Reduce, vec![plus, zero, m2]);
     let m = b.def("dot_", &[("A", arr()), ("B", arr())], body);
-    let reals = |xs: &[f64]| V::A(xs.iter().map(|&x| V::R(x)).collect());
+    let reals = Value::reals;
     let out = grad(
         &m,
         &[reals(&[1.0, 2.0, 3.0, 4.0]), reals(&[5.0, 6.0, 7.0, 8.0])],
     );
-    assert_eq!(
-        out,
-        V::T(vec![
-            V::R(70.0),
+    assert!(
+        out.approx_eq_default(&Value::tuple(vec![
+            Value::Real(70.0),
             reals(&[5.0, 6.0, 7.0, 8.0]),
             reals(&[1.0, 2.0, 3.0, 4.0])
-        ])
+        ])),
+        "{out}"
     );
 }

@@ -98,3 +98,16 @@ fn an_ill_typed_input() {
         "{err}"
     );
 }
+
+#[test]
+fn the_whole_chain_in_one_call() {
+    let mut b = B::new();
+    let body = sum_times(&mut b);
+    let m = b.def("f", &[("A", arr()), ("s", Ty::Real)], body);
+    let g = reverse::gradient(&m, m.defs.last().expect("a definition"), &wrt(&["A"]))
+        .expect("gradient");
+    assert_eq!(g.defs[0].name.as_str(), "f_grad");
+    let out = common::run(&g, &[Value::reals(&[1.0, 2.0]), Value::Real(3.0)]);
+    let expected = Value::tuple(vec![Value::Real(9.0), Value::reals(&[3.0, 3.0])]);
+    assert!(out.approx_eq_default(&expected), "{out}");
+}

@@ -1,0 +1,57 @@
+//! Rendering errors for people: `file:line:col`, the line, a caret.
+//!
+//! Every user-facing failure of the command line becomes a [`CliError`]
+//! here, already rendered, so that `main` only prints and picks the exit
+//! status. Library crates never render; they return spans.
+
+use codespan_reporting::diagnostic::{Diagnostic, Label};
+use codespan_reporting::files::SimpleFile;
+use codespan_reporting::term;
+use syntax::{SourceFile, Span};
+
+/// A failure of a command, rendered for the terminal.
+#[derive(Debug)]
+pub enum CliError {
+    /// The user's input is wrong (exit status 1).
+    User(String),
+    /// A stage produced something its verifier refuses: a compiler bug
+    /// (exit status 2).
+    Internal(String),
+}
+
+impl CliError {
+    /// A user error with a plain message (no program position).
+    pub fn user(message: impl Into<String>) -> CliError {
+        CliError::User(format!("error: {}\n", message.into()))
+    }
+}
+
+/// Renders one diagnostic about `span` in `file`. Spans outside the text
+/// (generated nodes, or a RON file whose text and spans disagree) render
+/// without a snippet rather than failing.
+pub fn render(file: &SourceFile, span: Span, message: &str, note: Option<&str>) -> String {
+    let mut diag = Diagnostic::error().with_message(message);
+    let len = file.text.len();
+    if !span.is_generated() && (span.lo as usize) <= len && (span.hi as usize) <= len && span.lo <= span.hi {
+        let (lo, hi) = (span.lo as usize, span.hi as usize);
+        if file.text.is_char_boundary(lo) && file.text.is_char_boundary(hi) {
+            diag = diag.with_labels(vec![Label::primary((), lo..hi)]);
+        }
+    }
+    if let Some(note) = note {
+        diag = diag.with_notes(vec![note.to_string()]);
+    }
+    let name = if file.name.is_empty() { "<input>" } else { file.name.as_str() };
+    let files = SimpleFile::new(name, file.text.as_str());
+    let mut out = String::new();
+    let config = term::Config::default();
+    match term::emit_to_string(&mut out, &config, &files, &diag) {
+        Ok(()) => out,
+        Err(_) => format!("error: {message}\n  --> {name}\n"),
+    }
+}
+
+/// A user error at a program position.
+pub fn at(file: &SourceFile, span: Span, message: &str) -> CliError {
+    CliError::User(render(file, span, message, None))
+}

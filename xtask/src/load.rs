@@ -1,0 +1,102 @@
+//! Reading the user's files: program text or any IR file, verified on the
+//! way in (the stage contract: every stage verifies its input).
+
+use crate::diag::{self, CliError};
+use std::path::Path;
+use syntax::{EnvelopeError, Module, SourceFile};
+
+/// A program read from disk, in whichever IR the file holds.
+#[derive(Debug)]
+pub enum Program {
+    /// A typed Source program (from `.ad` text or a `source` RON file).
+    Source(Module),
+    /// A Target program.
+    Target(Module),
+}
+
+impl Program {
+    /// The term-language module, whichever side of the pipeline it is on.
+    pub fn module(&self) -> &Module {
+        match self {
+            Program::Source(m) | Program::Target(m) => m,
+        }
+    }
+}
+
+/// Reads a file as text, with an error naming it.
+pub fn read_text(path: &Path) -> Result<String, CliError> {
+    std::fs::read(path)
+        .map_err(|e| CliError::user(format!("cannot read `{}`: {e}", path.display())))
+        .and_then(|bytes| {
+            String::from_utf8(bytes).map_err(|e| {
+                CliError::user(format!(
+                    "`{}` is not UTF-8 text (invalid byte at offset {})",
+                    path.display(),
+                    e.utf8_error().valid_up_to()
+                ))
+            })
+        })
+}
+
+/// Writes a file, with an error naming it.
+pub fn write_text(path: &Path, text: &str) -> Result<(), CliError> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| CliError::user(format!("cannot create `{}`: {e}", dir.display())))?;
+    }
+    std::fs::write(path, text).map_err(|e| CliError::user(format!("cannot write `{}`: {e}", path.display())))
+}
+
+/// Parses and elaborates program text into a typed Source module.
+pub fn compile_text(name: &str, text: String) -> Result<Module, CliError> {
+    let file = SourceFile { name: name.to_string(), text };
+    syntax::compile(file.clone()).map_err(|e| diag::at(&file, e.span(), &e.to_string()))
+}
+
+/// Explains a RON reading failure, naming the file.
+pub fn envelope_error(path: &Path, err: EnvelopeError) -> CliError {
+    match err {
+        EnvelopeError::Malformed { line, col, message } => CliError::user(format!(
+            "`{}` is not a valid IR file: {}:{line}:{col}: {message}",
+            path.display(),
+            path.display()
+        )),
+        other => CliError::user(format!("`{}`: {other}", path.display())),
+    }
+}
+
+/// Checks a term-language module read from a RON file with the verifier.
+pub fn verify_input(path: &Path, m: &Module) -> Result<(), CliError> {
+    syntax::verify(m).map_err(|errors| {
+        let mut out = format!("error: `{}` does not pass the verifier:\n", path.display());
+        for e in errors.iter().take(10) {
+            out.push_str(&diag::render(&m.file, e.span, &e.to_string(), None));
+        }
+        if errors.len() > 10 {
+            out.push_str(&format!("... and {} more\n", errors.len() - 10));
+        }
+        CliError::User(out)
+    })
+}
+
+/// Loads a program: `.ad` text is compiled; anything else must be an IR
+/// file whose envelope says which IR it holds.
+pub fn load(path: &Path) -> Result<Program, CliError> {
+    let text = read_text(path)?;
+    if path.extension().is_some_and(|e| e == "ad") {
+        return Ok(Program::Source(compile_text(&path.display().to_string(), text)?));
+    }
+    let header = syntax::read_header(&text).map_err(|e| envelope_error(path, e))?;
+    match header.ir.as_str() {
+        syntax::SOURCE_IR | syntax::TARGET_IR => {
+            let m: Module = syntax::from_ron(&header.ir, syntax::FORMAT_VERSION, &text)
+                .map_err(|e| envelope_error(path, e))?;
+            verify_input(path, &m)?;
+            Ok(if header.ir == syntax::SOURCE_IR { Program::Source(m) } else { Program::Target(m) })
+        }
+        other => Err(CliError::user(format!(
+            "`{}` holds the `{other}` IR, which this command does not take",
+            path.display()
+        ))),
+    }
+}

@@ -1,0 +1,131 @@
+//! `cargo xtask`: the user's command line.
+//!
+//! Every subcommand is a thin shell over the library crates: it reads
+//! files, calls the same pure stage functions the tests call, verifies
+//! what goes in and out, and writes files. Exit status: 0 on success, 1
+//! for any error in the user's input (with a rendered diagnostic on
+//! stderr), 2 for an internal error (a stage's output failed its verifier).
+
+mod diag;
+mod inputs;
+mod load;
+
+use clap::{Parser, Subcommand};
+use diag::CliError;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(name = "cargo xtask", about = "Differentiate array programs: run the stages of the compiler")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Parse and type a `.ad` program; write the typed Source program as RON.
+    Parse {
+        /// The program text.
+        file: PathBuf,
+        /// Where to write the Source RON file.
+        #[arg(short, long)]
+        output: PathBuf,
+    },
+    /// Type-check a program (text or IR file) and print its entry's type.
+    Check {
+        /// A `.ad` program or an IR file.
+        file: PathBuf,
+        /// The definition to report (default: the last).
+        #[arg(long)]
+        entry: Option<String>,
+    },
+    /// Print any IR file in readable notation.
+    Print {
+        /// An IR file (`.ron`) or a `.ad` program.
+        file: PathBuf,
+    },
+    /// Evaluate a program's entry at the given inputs.
+    Eval {
+        /// A `.ad` program or an IR file.
+        file: PathBuf,
+        /// The definition to run (default: the last).
+        #[arg(long)]
+        entry: Option<String>,
+        /// An input, `NAME=VALUE` in literal syntax; repeat for each
+        /// parameter. Without any, the file's `-- at` comments are used.
+        #[arg(long = "at", value_name = "NAME=VALUE")]
+        at: Vec<String>,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    // Programs nest deeply; every pass guards its recursion, but start on
+    // a roomy stack anyway so shallow frames never hit the guard's limit.
+    let result = std::thread::Builder::new()
+        .stack_size(64 * 1024 * 1024)
+        .spawn(move || run(cli.command))
+        .map_err(|e| CliError::Internal(format!("cannot start the worker thread: {e}\n")))
+        .and_then(|handle| {
+            handle.join().unwrap_or_else(|_| Err(CliError::Internal("the compiler panicked (a bug)\n".into())))
+        });
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(CliError::User(msg)) => {
+            eprint!("{msg}");
+            ExitCode::from(1)
+        }
+        Err(CliError::Internal(msg)) => {
+            eprint!("internal error: {msg}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run(command: Command) -> Result<(), CliError> {
+    match command {
+        Command::Parse { file, output } => parse(&file, &output),
+        Command::Check { file, entry } => check(&file, entry.as_deref()),
+        Command::Print { file } => print(&file),
+        Command::Eval { file, entry, at } => eval(&file, entry.as_deref(), &at),
+    }
+}
+
+fn parse(file: &Path, output: &Path) -> Result<(), CliError> {
+    let text = load::read_text(file)?;
+    let module = load::compile_text(&file.display().to_string(), text)?;
+    load::write_text(output, &syntax::to_ron(syntax::SOURCE_IR, syntax::FORMAT_VERSION, &module))
+}
+
+fn check(file: &Path, entry: Option<&str>) -> Result<(), CliError> {
+    let program = load::load(file)?;
+    let m = program.module();
+    let def = inputs::entry(m, entry)?;
+    let params: Vec<String> = def
+        .params
+        .iter()
+        .map(|p| p.ty.as_ref().map_or_else(|| "?".to_string(), syntax::print::ty))
+        .collect();
+    let ret = def.ret.as_ref().map_or_else(|| "?".to_string(), syntax::print::ty);
+    let ty = if params.is_empty() { ret } else { format!("{} -> {ret}", params.join(" -> ")) };
+    println!("{} : {ty}", def.name);
+    Ok(())
+}
+
+fn print(file: &Path) -> Result<(), CliError> {
+    let program = load::load(file)?;
+    print!("{}", syntax::print::module(program.module()));
+    Ok(())
+}
+
+fn eval(file: &Path, entry: Option<&str>, at: &[String]) -> Result<(), CliError> {
+    let program = load::load(file)?;
+    let m = program.module();
+    let def = inputs::entry(m, entry)?;
+    let args = inputs::entry_inputs(m, def, at)?;
+    let value = semantics::eval_entry(m, Some(def.name.as_str()), &args)
+        .map_err(|e| diag::at(&m.file, e.span(), &e.to_string()))?;
+    println!("{value}");
+    Ok(())
+}

@@ -51,6 +51,7 @@ pub(crate) fn expand_module(m: &Module, cfg: &Config) -> Res<Module> {
     }
     let mut out = ex.cx.m;
     out.compact();
+    crate::program::retype(&mut out)?;
     Ok(out)
 }
 

@@ -103,7 +103,19 @@ fn finish(cx: Ctx, name: String, like: &Def, params: Vec<Param>, body: ExprId) -
         body,
     }];
     m.compact();
+    retype(&mut m)?;
     Ok(m)
+}
+
+/// Recomputes every type with the front end's inference, so that the
+/// output's types are exactly the ones `syntax::verify` expects (sizes the
+/// builder left unknown are related again, `Int` literals of type `R`
+/// normalised).
+pub(crate) fn retype(m: &mut Module) -> Res<()> {
+    syntax::infer(m).map_err(|e| Error::Internal {
+        span: e.span(),
+        message: format!("the transformed program does not type-check: {e}"),
+    })
 }
 
 /// The entry as a lambda `fun (x1, ..., xn) -> body`, a node outside the

@@ -186,3 +186,86 @@ fn unknown_parameters_and_non_real_results_are_errors() {
     let e = forward::grad_program(&m, &m.defs[0], Some(&["z".to_string()])).expect_err("no z");
     assert!(matches!(e, forward::Error::NotFound { .. }), "{e}");
 }
+
+const STRUCTURED: &str = "def f (p : (R, [2]R)) (A : [2](R, R)) (M : [2][3]R) (k : Int) : R =
+  let q = map (fun (t : (R, R)) -> t.1 * sin t.2) A in
+  let s = reduce (+) 0 (map (fun (row : [3]R) -> reduce (*) 1 row) M) in
+  p.1 * (p.2)[k] + reduce (+) 0 q * s + (M[1])[k] * (A[0]).2
+";
+
+#[test]
+fn gradients_of_tuples_arrays_of_tuples_and_nested_arrays() {
+    let m = compile(STRUCTURED);
+    let at = inputs(
+        &m,
+        None,
+        &[
+            ("p", "(1.5, [0.5, -2])"),
+            ("A", "[(0.25, 1), (-1.5, 0.75)]"),
+            ("M", "[[1, 2, -0.5], [0.25, 3, 1.5]]"),
+            ("k", "1"),
+        ],
+    );
+    let mut outs = Vec::new();
+    for cfg in [Config::default(), vectorised()] {
+        let g = forward::grad_program_with(&m, &m.defs[0], None, &cfg).expect("grad");
+        verified(&g);
+        let out = eval(&g, &at);
+        let items = out.as_tuple().expect("(value, gp, gA, gM, gk)").to_vec();
+        assert_eq!(items.len(), 5);
+        assert_eq!(
+            items[4].as_int(),
+            Some(0),
+            "the gradient slot of an Int is 0"
+        );
+        for (slot, name) in [(1, "p"), (2, "A"), (3, "M")] {
+            let got = reals(&items[slot]);
+            let rows = central(&m, &at, name);
+            assert_eq!(got.len(), rows.len());
+            for (c, row) in rows.iter().enumerate() {
+                assert!(
+                    fd_close(got[c], row[0]),
+                    "{name}[{c}]: {} vs {}",
+                    got[c],
+                    row[0]
+                );
+            }
+        }
+        outs.push(out);
+    }
+    assert!(outs[0].approx_eq_default(&outs[1]));
+    // jvp with structured tangents: along (p, A, M) = (gp, gA, gM) the
+    // tangent is the squared norm of the gradient.
+    let j = forward::jvp(&m, &m.defs[0]).expect("jvp");
+    verified(&j);
+    let items = outs[0].as_tuple().expect("a tuple").to_vec();
+    let names: Vec<String> = j.defs[0]
+        .params
+        .iter()
+        .map(|p| p.name.to_string())
+        .collect();
+    assert_eq!(names[4..], ["dp", "dA", "dM", "dk"]);
+    let mut jin = at.clone();
+    for (i, name) in names[4..].iter().enumerate() {
+        jin.push((name.clone(), items[1 + i].clone()));
+    }
+    let out = reals(&eval(&j, &jin));
+    let norm2: f64 = items[1..4].iter().flat_map(reals).map(|g| g * g).sum();
+    assert!(common::close(out[1], norm2), "{} vs {norm2}", out[1]);
+    // And the Hessian's diagonal block for p has the shape of p with each
+    // real replaced by a p: ((R, [2]R), [2](R, [2]R)).
+    let h = forward::hessian_program(&m, &m.defs[0], Some(&["p".to_string()]), &vectorised())
+        .expect("hessian");
+    verified(&h);
+    let out = eval(&h, &at);
+    let items = out.as_tuple().expect("(value, g, H)").to_vec();
+    assert_eq!(items.len(), 3);
+    // f is linear in p.1 and in p.2[k]: the only non-zero entries are the
+    // mixed ones, ∂²f/∂p.1∂p.2[1] = 1.
+    let flat = reals(&items[2]);
+    assert_eq!(flat.len(), 9);
+    let expect = [0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0];
+    for (a, b) in flat.iter().zip(expect) {
+        assert!(common::close(*a, b), "{flat:?}");
+    }
+}

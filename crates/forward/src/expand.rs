@@ -23,8 +23,24 @@ use crate::dual::{Binding, Macro, Rep, Scope};
 use crate::shape::{self, let_atom};
 use crate::{Config, Error, Mode};
 
-/// Expands every construct of `m`.
+/// Expands every construct of `m`. When a construct's function uses a
+/// function-typed variable whose definition is not known where the
+/// construct is (a parameter of a lambda that is called elsewhere), the
+/// module is first specialised to first order (`syntax::specialize`
+/// inlines every function value, so the construct's function becomes a
+/// lambda) and expanded again; if that is impossible too, the original
+/// error stands.
 pub(crate) fn expand_module(m: &Module, cfg: &Config) -> Res<Module> {
+    match expand_once(m, cfg) {
+        Err(e @ Error::FunctionFreeVariable { .. }) => match syntax::specialize(m) {
+            Ok(first_order) => expand_once(&first_order, cfg),
+            Err(_) => Err(e),
+        },
+        other => other,
+    }
+}
+
+fn expand_once(m: &Module, cfg: &Config) -> Res<Module> {
     let has_construct = m
         .exprs
         .iter()

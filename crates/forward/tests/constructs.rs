@@ -200,8 +200,24 @@ fn a_lambda_passed_to_a_lambda_that_differentiates_it() {
 }
 
 #[test]
-fn a_function_parameter_that_is_only_known_at_run_time_is_an_error() {
-    let text = "def f (x : R) : R =\n  let k = fun (h : R -> R) -> diff h x in\n  k (fun (u : R) -> u * u)\n";
+fn a_function_parameter_reaching_a_construct_is_specialised_away() {
+    // `h` is a parameter of a lambda called twice elsewhere: its code is
+    // not known where `diff` is, so the module is specialised first.
+    let f = expanded(
+        "def f (x : R) : R =\n  let k = fun (h : R -> R) -> diff h x in\n  k (fun (u : R) -> u * u) + k (fun (u : R) -> sin u)\n",
+        &Config::default(),
+    );
+    for x in [-1.5f64, 0.5, 2.0] {
+        let got = reals(&run(&f, None, &[("x", &format!("{x}"))]))[0];
+        assert!(common::close(got, 2.0 * x + x.cos()), "{got} at {x}");
+    }
+}
+
+#[test]
+fn a_function_only_known_at_run_time_is_an_error() {
+    // The function reaching `diff` through `h` is chosen by a run-time
+    // test: neither its definition nor a specialisation is available.
+    let text = "def f (x : R) : R =\n  let k = fun (h : R -> R) -> diff h x in\n  k (if x > 0 then (fun (u : R) -> u * u) else (fun (u : R) -> u))\n";
     let m = compile(text);
     match forward::expand(&m) {
         Err(Error::FunctionFreeVariable { span, name }) => {
@@ -211,6 +227,20 @@ fn a_function_parameter_that_is_only_known_at_run_time_is_an_error() {
         }
         other => panic!("expected a function free variable error, got {other:?}"),
     }
+    // A function chosen at run time and bound by a let is fine: D applies
+    // to the conditional itself.
+    let f = expanded(
+        "def f (x : R) : R =\n  let g = if x > 0 then (fun (u : R) -> u * u) else (fun (u : R) -> u) in\n  diff g x\n",
+        &Config::default(),
+    );
+    assert!(common::close(
+        reals(&run(&f, None, &[("x", "1.5")]))[0],
+        3.0
+    ));
+    assert!(common::close(
+        reals(&run(&f, None, &[("x", "-1.5")]))[0],
+        1.0
+    ));
 }
 
 #[test]

@@ -78,7 +78,7 @@ impl Gen {
             };
         }
         let d = d - 1;
-        match self.pick(27) {
+        match self.pick(28) {
             0 | 1 => {
                 let op = ["+", "-", "*"][self.pick(3)];
                 format!(
@@ -240,6 +240,17 @@ impl Gen {
                 format!(
                     "(reduce (+) 0 (grad (fun ({w} : [3]R) -> reduce (+) 0 (map (fun {v} -> {body}) {w})) {}))",
                     self.array(d, reals, arrays)
+                )
+            }
+            25 => {
+                // A construct on a lambda parameter: specialised away.
+                let k = self.name("k");
+                let h = self.name("h");
+                let u = self.name("u");
+                let at = self.real(d, reals, arrays);
+                let body = self.real(d, &with(reals, &u), arrays);
+                format!(
+                    "(let {k} = fun ({h} : R -> R) -> diff {h} ({at}) in {k} (fun {u} -> {body}))"
                 )
             }
             _ => {

@@ -92,17 +92,6 @@ pub enum Tok {
 }
 
 impl Tok {
-    /// How the token is named in an error message: its text in backticks,
-    /// or "end of input".
-    pub fn describe(&self) -> String {
-        match self {
-            Tok::Ident(s) | Tok::Int(s) => format!("`{s}`"),
-            Tok::Real(x) => format!("`{}`", crate::print::real(*x)),
-            Tok::Eof => "end of input".to_string(),
-            other => format!("`{}`", other.symbol()),
-        }
-    }
-
     /// The fixed text of a keyword or punctuation token ("" for the others).
     pub fn symbol(&self) -> &'static str {
         match self {
@@ -185,7 +174,8 @@ fn is_ident_continue(b: u8) -> bool {
 pub fn lex(text: &str) -> Result<Vec<Token>, Error> {
     let bytes = text.as_bytes();
     let mut out: Vec<Token> = Vec::new();
-    let mut pos = 0;
+    // A byte-order mark some editors write is not part of the program.
+    let mut pos = if text.starts_with('\u{feff}') { 3 } else { 0 };
     let mut space_before = true;
     while pos < bytes.len() {
         let b = bytes[pos];

@@ -22,7 +22,9 @@
 //! `stack::guard`, so deep programs do not overflow the stack.
 
 use crate::error::Error;
-use crate::ir::{Def, Expr, ExprId, Module, Param, Pat, Prim, Size, SourceFile, Span, Ty};
+use crate::ir::{
+    Def, Expr, ExprId, Fixity, Module, Name, Param, Pat, Prim, Size, SourceFile, Span, Ty,
+};
 use crate::lexer::{Tok, Token, lex};
 use crate::stack::{self, MAX_DEPTH};
 
@@ -37,7 +39,7 @@ pub const MAX_TYPE_DEPTH: usize = 16;
 /// Parses a whole program: one or more definitions.
 pub fn parse(file: SourceFile) -> Result<Module, Error> {
     let tokens = lex(&file.text)?;
-    let mut p = Parser::new(tokens);
+    let mut p = Parser::new(&file.text, tokens);
     p.program()?;
     let mut module = p.module;
     module.file = file;
@@ -47,13 +49,15 @@ pub fn parse(file: SourceFile) -> Result<Module, Error> {
 /// Parses the text of a type alone, for example `[n]R -> R`.
 pub fn parse_ty(text: &str) -> Result<Ty, Error> {
     let tokens = lex(text)?;
-    let mut p = Parser::new(tokens);
+    let mut p = Parser::new(text, tokens);
     let ty = p.ty()?;
     p.expect(&Tok::Eof, "end of input after the type")?;
     Ok(ty)
 }
 
-struct Parser {
+struct Parser<'t> {
+    /// The text, for quoting tokens in messages.
+    text: &'t str,
     tokens: Vec<Token>,
     pos: usize,
     module: Module,
@@ -88,7 +92,7 @@ fn infix(tok: &Tok) -> Option<Prim> {
 
 fn binding_power(op: Prim) -> u8 {
     match op.fixity() {
-        crate::ir::Fixity::Infix(bp) => bp,
+        Fixity::Infix(bp) => bp,
         _ => u8::MAX,
     }
 }
@@ -110,9 +114,10 @@ fn starts_atom(tok: &Tok) -> bool {
     )
 }
 
-impl Parser {
-    fn new(tokens: Vec<Token>) -> Parser {
+impl<'t> Parser<'t> {
+    fn new(text: &'t str, tokens: Vec<Token>) -> Parser<'t> {
         Parser {
+            text,
             tokens,
             pos: 0,
             module: Module::default(),
@@ -154,12 +159,24 @@ impl Parser {
         }
     }
 
+    /// How a token is named in a message: its text in backticks, or "end
+    /// of input".
+    fn describe(&self, t: &Token) -> String {
+        match (
+            &t.tok,
+            self.text.get(t.span.lo as usize..t.span.hi as usize),
+        ) {
+            (Tok::Eof, _) | (_, None) => "end of input".to_string(),
+            (_, Some(text)) => format!("`{text}`"),
+        }
+    }
+
     /// An error "expected {what}, found {the next token}" at the next token.
     fn unexpected(&self, what: &str) -> Error {
         let t = self.peek();
         Error::Syntax {
             span: t.span,
-            message: format!("expected {what}, found {}", t.tok.describe()),
+            message: format!("expected {what}, found {}", self.describe(t)),
         }
     }
 
@@ -172,10 +189,10 @@ impl Parser {
         }
     }
 
-    fn ident(&mut self, what: &str) -> Res<(crate::ir::Name, Span)> {
+    fn ident(&mut self, what: &str) -> Res<(Name, Span)> {
         match &self.peek().tok {
             Tok::Ident(s) => {
-                let name = crate::ir::Name::new(s.clone());
+                let name = Name::new(s.clone());
                 let span = self.bump().span;
                 Ok((name, span))
             }
@@ -186,7 +203,7 @@ impl Parser {
     // ---- Depth --------------------------------------------------------
 
     /// Runs `f` one level deeper, refusing to go past `MAX_DEPTH`.
-    fn nested<R>(&mut self, f: impl FnOnce(&mut Parser) -> Res<R>) -> Res<R> {
+    fn nested<R>(&mut self, f: impl FnOnce(&mut Self) -> Res<R>) -> Res<R> {
         if self.depth >= MAX_DEPTH {
             return Err(Error::TooDeep {
                 span: self.peek().span,
@@ -491,7 +508,7 @@ impl Parser {
         match t.tok {
             Tok::Ident(name) => {
                 self.bump();
-                self.add(Expr::Var(crate::ir::Name(name)), t.span)
+                self.add(Expr::Var(Name(name)), t.span)
             }
             Tok::Int(digits) => match digits.parse::<i64>() {
                 Ok(n) => {
@@ -568,7 +585,7 @@ impl Parser {
     // ---- Types --------------------------------------------------------
 
     /// Runs `f` one type level deeper, refusing to go past `MAX_TYPE_DEPTH`.
-    fn ty_nested<R>(&mut self, f: impl FnOnce(&mut Parser) -> Res<R>) -> Res<R> {
+    fn ty_nested<R>(&mut self, f: impl FnOnce(&mut Self) -> Res<R>) -> Res<R> {
         if self.ty_depth >= MAX_TYPE_DEPTH {
             return Err(Error::TooDeep {
                 span: self.peek().span,
@@ -663,7 +680,7 @@ impl Parser {
                 let sign: i128 = match self.peek().tok {
                     Tok::Plus => 1,
                     Tok::Minus => -1,
-                    _ => return Ok(Size::Var(crate::ir::Name::new(name.clone()), 0)),
+                    _ => return Ok(Size::Var(Name::new(name.clone()), 0)),
                 };
                 self.bump();
                 let k = self.peek().clone();
@@ -681,7 +698,7 @@ impl Parser {
                     });
                 };
                 self.bump();
-                Ok(Size::Var(crate::ir::Name::new(name.clone()), offset))
+                Ok(Size::Var(Name::new(name.clone()), offset))
             }
             Tok::Int(digits) => match digits.parse::<u64>() {
                 Ok(n) => {

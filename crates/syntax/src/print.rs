@@ -14,7 +14,9 @@
 //!   position ("tail position");
 //! - a definition is `def name params : T =` and its body on the next line,
 //!   indented by two spaces; a chain of `let`s in a body puts one
-//!   `let ... in` per line; everything else stays on one line;
+//!   `let ... in` per line, and so does a `let` chain that is the body of a
+//!   `fun`, indented one step further (up to a fixed depth); everything
+//!   else stays on one line;
 //! - reals print in the shortest text that reads back to the same f64
 //!   ([`real`]); negative constants print `(-2)`, non-finite ones
 //!   `(1 / 0)`, `(-1 / 0)`, `(0 / 0)`;
@@ -50,7 +52,8 @@ pub fn module(m: &Module) -> String {
             let _ = write!(p.out, " : {t}");
         }
         p.out.push_str(" =\n  ");
-        p.block(def.body, None, 1);
+        p.indent = 1;
+        p.block(def.body, None, true);
         p.out.push('\n');
     }
     p.out
@@ -60,7 +63,7 @@ pub fn module(m: &Module) -> String {
 /// indentation zero (a `let` chain takes one line per `let`).
 pub fn expr(m: &Module, id: ExprId) -> String {
     let mut p = Printer::new(m);
-    p.block(id, None, 0);
+    p.block(id, None, true);
     p.out
 }
 
@@ -136,9 +139,15 @@ const APP: u8 = 7;
 const POSTFIX: u8 = 8;
 const ATOM: u8 = 9;
 
+/// How many levels of indentation nested `let` chains get; deeper ones
+/// stay on one line, so the output grows linearly with the program.
+const MAX_INDENT: usize = 12;
+
 struct Printer<'a> {
     m: &'a Module,
     out: String,
+    /// The indentation of the current line, in steps of two spaces.
+    indent: usize,
 }
 
 impl<'a> Printer<'a> {
@@ -146,6 +155,7 @@ impl<'a> Printer<'a> {
         Printer {
             m,
             out: String::new(),
+            indent: 0,
         }
     }
 
@@ -161,8 +171,8 @@ impl<'a> Printer<'a> {
     }
 
     /// Prints `id` in a body position: a `let` chain one binding per line
-    /// at `indent` levels of two spaces, iteratively.
-    fn block(&mut self, mut id: ExprId, mut parent: Option<ExprId>, indent: usize) {
+    /// at the current indentation, iteratively; `tail` as in `expr`.
+    fn block(&mut self, mut id: ExprId, mut parent: Option<ExprId>, tail: bool) {
         loop {
             match self.node(id, parent) {
                 Some(Expr::Let {
@@ -173,15 +183,21 @@ impl<'a> Printer<'a> {
                 }) => {
                     self.let_header(pat, ty.as_ref());
                     self.expr(*value, Some(id), OPEN, true);
-                    self.out.push_str(" in\n");
-                    for _ in 0..indent {
-                        self.out.push_str("  ");
-                    }
+                    self.out.push_str(" in");
+                    self.newline();
                     parent = Some(id);
                     id = *body;
                 }
-                _ => return self.expr(id, parent, OPEN, true),
+                _ => return self.expr(id, parent, OPEN, tail),
             }
+        }
+    }
+
+    /// A line break followed by the current indentation.
+    fn newline(&mut self) {
+        self.out.push('\n');
+        for _ in 0..self.indent {
+            self.out.push_str("  ");
         }
     }
 
@@ -321,8 +337,18 @@ impl<'a> Printer<'a> {
             Expr::Lambda { params, body } => {
                 self.out.push_str("fun ");
                 self.lambda_params(params);
-                self.out.push_str(" -> ");
-                self.expr(*body, me, OPEN, tail);
+                let chain = matches!(self.node(*body, me), Some(Expr::Let { .. }));
+                if chain && self.indent < MAX_INDENT {
+                    // A body that is a `let` chain goes on its own lines.
+                    self.out.push_str(" ->");
+                    self.indent += 1;
+                    self.newline();
+                    self.block(*body, me, tail);
+                    self.indent -= 1;
+                } else {
+                    self.out.push_str(" -> ");
+                    self.expr(*body, me, OPEN, tail);
+                }
             }
             Expr::Proj { tuple, index } => {
                 // `3.1` would read back as a real: parenthesize numbers.

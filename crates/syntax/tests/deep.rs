@@ -73,6 +73,18 @@ fn let_chain_inside_a_tuple_prints_inline() {
 }
 
 #[test]
+fn nested_lambdas_with_let_bodies_indent_a_bounded_amount() {
+    let text = format!("def f = {}x", "fun x -> let y = x in ".repeat(N));
+    let m = parse_ok(&text);
+    let printed = print::module(&m);
+    // Indentation stops growing after a few levels, so the output stays
+    // linear in the size of the program.
+    assert!(printed.len() < 2 * text.len(), "{} bytes", printed.len());
+    assert_eq!(same_module(&m, &parse_ok(&printed)), Ok(()));
+    assert_same(&print::module(&parse_ok(&printed)), &printed);
+}
+
+#[test]
 fn nested_parentheses_20000_deep() {
     let text = format!("def f = {}x{}", "(".repeat(N), ")".repeat(N));
     let m = parse_ok(&text);

@@ -434,6 +434,11 @@ fn syntax_errors_have_exact_messages_and_spans() {
             "1",
         ),
         (
+            "def f = let x 1.0e0 in x",
+            "expected `=` after the pattern of `let`, found `1.0e0`",
+            "1.0e0",
+        ),
+        (
             "def 1 = 2",
             "expected a definition name after `def`, found `1`",
             "1",
@@ -525,4 +530,12 @@ fn parse_keeps_the_source_file() {
         parse("def f = -x").map(|m| m.exprs.last().cloned()),
         Ok(Some(Expr::Prim { op: Prim::Neg, .. }))
     ));
+}
+
+#[test]
+fn a_byte_order_mark_is_skipped() {
+    let text = "\u{feff}def f = x";
+    let m = parse_ok(text);
+    assert_eq!(span_text(text, m.defs[0].name_span), "f");
+    assert_eq!(span_text(text, m.span(m.defs[0].body)), "x");
 }

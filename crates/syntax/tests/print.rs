@@ -139,13 +139,22 @@ fn expressions_print_with_minimal_parentheses() {
 
 #[test]
 fn let_chains_take_one_line_per_binding() {
-    let text = "def f (x : R) (ys : [n]R) : R =\n  let a = x * 2 in\n  let (b, c) : (R, R) = (a, a) in\n  let g = fun (y : R) -> let z = y in z in\n  b + c\n\ndef h =\n  f 1 [2]\n";
+    let text = "def f (x : R) (ys : [n]R) : R =\n  let a = x * 2 in\n  let (b, c) : (R, R) = (a, a) in\n  let g = fun (y : R) ->\n    let z = y in\n    z in\n  b + c\n\ndef h =\n  f 1 [2]\n";
     let m = parse_ok(text);
     assert_eq!(print::module(&m), text);
     assert_eq!(
         print::expr(&m, m.defs[0].body),
-        "let a = x * 2 in\nlet (b, c) : (R, R) = (a, a) in\nlet g = fun (y : R) -> let z = y in z in\nb + c"
+        "let a = x * 2 in\nlet (b, c) : (R, R) = (a, a) in\nlet g = fun (y : R) ->\n  let z = y in\n  z in\nb + c"
     );
+}
+
+#[test]
+fn let_chains_in_lambdas_are_indented() {
+    let text = "def f (A : [n]R) =\n  map (fun x ->\n    let a = x * x in\n    let b = a + 1 in\n    \
+                a * b) A\n\ndef g =\n  fun y ->\n    let h = fun z ->\n      let w = z in\n      \
+                w in\n    h y\n";
+    let m = parse_ok(text);
+    assert_eq!(print::module(&m), text);
 }
 
 /// A tiny builder for core-form modules.

@@ -19,14 +19,24 @@ fn fixtures() -> Vec<PathBuf> {
         .filter(|p| p.join("program.ad").is_file())
         .collect();
     out.sort();
-    assert!(out.len() >= 14, "expected the example fixtures, found {}", out.len());
+    assert!(
+        out.len() >= 14,
+        "expected the example fixtures, found {}",
+        out.len()
+    );
     out
 }
 
 fn compile(dir: &Path) -> Module {
-    let case = dir.file_name().expect("a fixture directory has a name").to_string_lossy();
+    let case = dir
+        .file_name()
+        .expect("a fixture directory has a name")
+        .to_string_lossy();
     let text = std::fs::read_to_string(dir.join("program.ad")).expect("program.ad is readable");
-    let file = SourceFile { name: format!("fixtures/{case}/program.ad"), text };
+    let file = SourceFile {
+        name: format!("fixtures/{case}/program.ad"),
+        text,
+    };
     match syntax::compile(file) {
         Ok(m) => m,
         Err(e) => panic!("fixture {case} does not compile: {e:?}"),
@@ -46,13 +56,24 @@ fn every_program_compiles_to_its_source_snapshot() {
 fn every_source_snapshot_reads_back_verified_and_equal() {
     for dir in fixtures() {
         let path = dir.join("10.source.ron");
-        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let text =
+            std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         let back: Module = syntax::from_ron(SOURCE_IR, FORMAT_VERSION, &text)
             .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         if let Err(errors) = syntax::verify(&back) {
             panic!("{} fails the verifier: {errors:?}", path.display());
         }
-        assert_eq!(back, compile(&dir), "{} is stale: run `cargo xtask bless`", path.display());
-        assert_eq!(syntax::to_ron(SOURCE_IR, FORMAT_VERSION, &back), text, "{} is not byte-stable", path.display());
+        assert_eq!(
+            back,
+            compile(&dir),
+            "{} is stale: run `cargo xtask bless`",
+            path.display()
+        );
+        assert_eq!(
+            syntax::to_ron(SOURCE_IR, FORMAT_VERSION, &back),
+            text,
+            "{} is not byte-stable",
+            path.display()
+        );
     }
 }

@@ -123,6 +123,9 @@ enum Command {
         #[arg(long = "at", value_name = "NAME=VALUE")]
         at: Vec<String>,
     },
+    /// Rewrite every snapshot (fixtures' stage boundaries, diagnostics) from
+    /// what the code produces now; review the result with `git diff`.
+    Bless,
     /// Stage: Source → Target by the forward macro; the output's entry takes
     /// the parameters, then one tangent per parameter, and returns
     /// `(value, tangent)`.
@@ -261,4 +264,29 @@ fn forward_stage(input: &Path, output: &Path, entry: Option<&str>) -> Result<(),
         output,
         &syntax::to_ron(syntax::TARGET_IR, syntax::FORMAT_VERSION, &out),
     )
+}
+
+fn bless() -> Result<(), CliError> {
+    // The snapshot tests rewrite their files when UPDATE_EXPECT is set
+    // (expect-test); running the whole suite once regenerates everything.
+    let nextest = std::process::Command::new("cargo")
+        .args(["nextest", "--version"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    let args: &[&str] = if nextest {
+        &["nextest", "run", "--workspace", "--no-fail-fast"]
+    } else {
+        &["test", "--workspace", "--no-fail-fast"]
+    };
+    let status = std::process::Command::new("cargo")
+        .args(args)
+        .env("UPDATE_EXPECT", "1")
+        .status()
+        .map_err(|e| CliError::user(format!("cannot run cargo: {e}")))?;
+    if status.success() {
+        println!("snapshots blessed; review them with `git diff fixtures/`");
+        Ok(())
+    } else {
+        Err(CliError::user("some tests still fail after blessing (see above)"))
+    }
 }

@@ -173,6 +173,7 @@ fn run(command: Command) -> Result<(), CliError> {
         Command::Check { file, entry } => check(&file, entry.as_deref()),
         Command::Print { file } => print(&file),
         Command::Eval { file, entry, at } => eval(&file, entry.as_deref(), &at),
+        Command::Bless => bless(),
         Command::Grad {
             file,
             entry,
@@ -287,6 +288,8 @@ fn bless() -> Result<(), CliError> {
         println!("snapshots blessed; review them with `git diff fixtures/`");
         Ok(())
     } else {
-        Err(CliError::user("some tests still fail after blessing (see above)"))
+        Err(CliError::user(
+            "some tests still fail after blessing (see above)",
+        ))
     }
 }

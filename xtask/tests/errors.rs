@@ -12,8 +12,14 @@ use std::path::PathBuf;
 fn cases() -> Vec<PathBuf> {
     let mut out = Vec::new();
     let root = workspace().join("fixtures/err");
-    for stage in std::fs::read_dir(&root).expect("fixtures/err exists").filter_map(|e| e.ok()) {
-        for case in std::fs::read_dir(stage.path()).expect("a stage directory").filter_map(|e| e.ok()) {
+    for stage in std::fs::read_dir(&root)
+        .expect("fixtures/err exists")
+        .filter_map(|e| e.ok())
+    {
+        for case in std::fs::read_dir(stage.path())
+            .expect("a stage directory")
+            .filter_map(|e| e.ok())
+        {
             if case.path().join("cmd").is_file() {
                 out.push(case.path());
             }
@@ -29,13 +35,23 @@ fn every_bad_input_gives_its_diagnostic_and_exit_status_1() {
     assert!(cases.len() >= 20, "only {} negative fixtures", cases.len());
     let mut failures = Vec::new();
     for dir in cases {
-        let rel = dir.strip_prefix(workspace()).expect("under the workspace").to_string_lossy().replace('\\', "/");
+        let rel = dir
+            .strip_prefix(workspace())
+            .expect("under the workspace")
+            .to_string_lossy()
+            .replace('\\', "/");
         let cmd = std::fs::read_to_string(dir.join("cmd")).expect("cmd is readable");
-        let args: Vec<String> = cmd.split_whitespace().map(|a| a.replace("{dir}", &rel)).collect();
+        let args: Vec<String> = cmd
+            .split_whitespace()
+            .map(|a| a.replace("{dir}", &rel))
+            .collect();
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let run = xtask(&args);
         if run.code != Some(1) {
-            failures.push(format!("{rel}: exit status {:?}, expected 1\n{}", run.code, run.stderr));
+            failures.push(format!(
+                "{rel}: exit status {:?}, expected 1\n{}",
+                run.code, run.stderr
+            ));
             continue;
         }
         if !run.stdout.is_empty() {

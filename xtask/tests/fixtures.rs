@@ -12,12 +12,17 @@ use syntax::{Module, SourceFile};
 fn compile(case: &str) -> (Module, Expectations) {
     let path = format!("{case}/program.ad");
     let text = std::fs::read_to_string(workspace().join(&path)).expect("program.ad is readable");
-    let m = syntax::compile(SourceFile { name: path, text: text.clone() }).expect("fixtures compile");
+    let m = syntax::compile(SourceFile {
+        name: path,
+        text: text.clone(),
+    })
+    .expect("fixtures compile");
     (m, Expectations::parse(&text))
 }
 
 fn close(printed: &str, expected: &Value, ty: &syntax::Ty) -> Result<(), String> {
-    let got = semantics::parse_value(printed, ty).map_err(|e| format!("cannot read `{printed}` back: {e}"))?;
+    let got = semantics::parse_value(printed, ty)
+        .map_err(|e| format!("cannot read `{printed}` back: {e}"))?;
     if got.approx_eq(expected, semantics::REL_TOL, semantics::ABS_TOL) {
         Ok(())
     } else {
@@ -32,7 +37,9 @@ fn eval_prints_every_fixture_value() {
     for case in fixtures() {
         let (m, exp) = compile(&case);
         let entry = m.defs.last().expect("a fixture has a definition");
-        let Some(expected) = exp.value(&m, entry) else { continue };
+        let Some(expected) = exp.value(&m, entry) else {
+            continue;
+        };
         checked += 1;
         let expected = expected.expect("the -- value line reads");
         let run = xtask(&["eval", &format!("{case}/program.ad")]);
@@ -71,7 +78,9 @@ fn check_route(route: &str, skip: &[&str]) -> Vec<String> {
         }
         let mut lines = run.stdout.lines();
         let value_line = lines.next().unwrap_or_default();
-        if let (Some(v), Some(expected)) = (value_line.strip_prefix("value = "), exp.value(&m, entry)) {
+        if let (Some(v), Some(expected)) =
+            (value_line.strip_prefix("value = "), exp.value(&m, entry))
+        {
             let ty = entry.ret.as_ref().expect("typed");
             if let Err(e) = close(v, &expected.expect("value reads"), ty) {
                 failures.push(format!("{case}: value: {e}"));
@@ -82,7 +91,10 @@ fn check_route(route: &str, skip: &[&str]) -> Vec<String> {
         for p in &entry.params {
             let line = lines.next().unwrap_or_default();
             let Some(printed) = line.strip_prefix(&format!("grad {} = ", p.name)) else {
-                failures.push(format!("{case}: expected `grad {} = ...`, got `{line}`", p.name));
+                failures.push(format!(
+                    "{case}: expected `grad {} = ...`, got `{line}`",
+                    p.name
+                ));
                 continue;
             };
             if let Some(expected) = exp.grad(entry, p.name.as_str()) {

@@ -18,9 +18,9 @@ fn round_trip_is_byte_identical() {
 fn other_ir_and_version_are_refused() {
     let m = Module::default();
     let text = to_ron("target", 1, &m);
-    let err = from_ron::<Module>("source", 1, &text).unwrap_err();
+    let err = from_ron::<Module>("source", 1, &text).expect_err("another IR is refused");
     assert!(matches!(err, EnvelopeError::WrongIr { .. }), "{err}");
-    let err = from_ron::<Module>("target", 2, &text).unwrap_err();
+    let err = from_ron::<Module>("target", 2, &text).expect_err("another version is refused");
     assert!(
         matches!(err, EnvelopeError::WrongVersion { found: 1, .. }),
         "{err}"

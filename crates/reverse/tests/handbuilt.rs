@@ -17,6 +17,12 @@ fn grad(m: &syntax::Module, args: &[Value]) -> Value {
     unf::verify(&t).expect("target unf verifies");
     eprintln!("{}", unf::print(&t));
     let g = unf::raise(&t).expect("raise target");
+    if let Err(errs) = syntax::verify(&g) {
+        panic!(
+            "the gradient program does not verify: {errs:?}\n{}",
+            syntax::print::module(&g)
+        );
+    }
     eprintln!("{}", syntax::print::module(&g));
     let out = run(&g, args);
     assert!(items(&out)[0].approx_eq_default(&plain), "{out} vs {plain}");
@@ -128,4 +134,25 @@ fn dot() {
         ])),
         "{out}"
     );
+}
+
+#[test]
+fn tuple_free_variable_in_a_map_body() {
+    // def f (A : [n]R) (x : R) : R =
+    //   let p = (A, x) in reduce (+) 0 (map (fun y -> y * p.2 + sin (p.2)) p.1)
+    let src = "def f (A : [n]R) (x : R) : R =\n  let p = (A, x) in\n  reduce (+) 0 (map (fun y -> y * p.2 + sin (p.2)) p.1)\n";
+    let m = syntax::compile(syntax::SourceFile {
+        name: "t.ad".into(),
+        text: src.into(),
+    })
+    .expect("compile");
+    let a = Value::reals(&[1.0, -2.0, 0.5]);
+    let out = grad(&m, &[a, Value::Real(0.7)]);
+    // f = x * sum A + n sin x: df/dA_i = x, df/dx = sum A + n cos x.
+    let expected = Value::tuple(vec![
+        Value::Real(0.7 * -0.5 + 3.0 * 0.7f64.sin()),
+        Value::reals(&[0.7, 0.7, 0.7]),
+        Value::Real(-0.5 + 3.0 * 0.7f64.cos()),
+    ]);
+    assert!(out.approx_eq_default(&expected), "{out}");
 }

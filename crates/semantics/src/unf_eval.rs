@@ -309,12 +309,11 @@ impl Eval<'_> {
                 let n = self.len(*ctx);
                 let v = match op {
                     Op::Const(c) => Value::Real(*c),
-                    Op::Unary(o) => Value::Real(unary(*o, self.real(&s, n, span)?)),
-                    Op::Binary(o) => Value::Real(binary(
-                        *o,
-                        self.real(&s, n, span)?,
-                        self.real(&s, n + 1, span)?,
-                    )),
+                    Op::Unary(o) => Value::Real(scalar(*o, unary(*o, self.real(&s, n, span)?))?),
+                    Op::Binary(o) => {
+                        let (x, y) = (self.real(&s, n, span)?, self.real(&s, n + 1, span)?);
+                        Value::Real(scalar(*o, binary(*o, x, y))?)
+                    }
                     Op::Proj { index, .. } => {
                         let t = self.value(&s, n)?;
                         t.as_tuple()
@@ -417,15 +416,15 @@ impl Eval<'_> {
                         let zr = z
                             .as_real()
                             .ok_or_else(|| internal("a cotangent of a real that is not a real"))?;
-                        let d = d_unary(*o, self.real(pr, n, span)?);
+                        let d = scalar(*o, d_unary(*o, self.real(pr, n, span)?))?;
                         self.add_at(&mut s, n, &Value::Real(d * zr))?;
                     }
                     Op::Binary(o) => {
                         let zr = z
                             .as_real()
                             .ok_or_else(|| internal("a cotangent of a real that is not a real"))?;
-                        let (dx, dy) =
-                            d_binary(*o, self.real(pr, n, span)?, self.real(pr, n + 1, span)?);
+                        let (x, y) = (self.real(pr, n, span)?, self.real(pr, n + 1, span)?);
+                        let (dx, dy) = scalar(*o, d_binary(*o, x, y))?;
                         self.add_at(&mut s, n, &Value::Real(dx * zr))?;
                         self.add_at(&mut s, n + 1, &Value::Real(dy * zr))?;
                     }
@@ -547,6 +546,12 @@ impl Eval<'_> {
     }
 }
 
+/// The result of a scalar rule, or an error for an operator without one
+/// (the verifier admits none).
+fn scalar<T>(op: P, r: Option<T>) -> Result<T, Error> {
+    r.ok_or_else(|| internal(&format!("no rule for `{}`", op.symbol())))
+}
+
 /// `0_G` of the shape of a value.
 fn zeros_like(v: &Value) -> Value {
     match v {
@@ -587,8 +592,8 @@ fn add(a: &Value, b: &Value) -> Result<Value, Error> {
     })
 }
 
-fn unary(op: P, x: f64) -> f64 {
-    match op {
+fn unary(op: P, x: f64) -> Option<f64> {
+    Some(match op {
         P::Neg => -x,
         P::Sin => x.sin(),
         P::Cos => x.cos(),
@@ -598,12 +603,12 @@ fn unary(op: P, x: f64) -> f64 {
         P::Sqrt => x.sqrt(),
         P::Tanh => x.tanh(),
         P::Abs => x.abs(),
-        _ => f64::NAN,
-    }
+        _ => return None,
+    })
 }
 
-fn binary(op: P, x: f64, y: f64) -> f64 {
-    match op {
+fn binary(op: P, x: f64, y: f64) -> Option<f64> {
+    Some(match op {
         P::Add => x + y,
         P::Sub => x - y,
         P::Mul => x * y,
@@ -611,14 +616,14 @@ fn binary(op: P, x: f64, y: f64) -> f64 {
         P::Pow => x.powf(y),
         P::Max => x.max(y),
         P::Min => x.min(y),
-        _ => f64::NAN,
-    }
+        _ => return None,
+    })
 }
 
 /// The derivative of a unary operator (docs/unf.md, "Derivatives of the
 /// scalar operators"; the same choices at non-differentiable points).
-fn d_unary(op: P, x: f64) -> f64 {
-    match op {
+fn d_unary(op: P, x: f64) -> Option<f64> {
+    Some(match op {
         P::Neg => -1.0,
         P::Sin => x.cos(),
         P::Cos => -x.sin(),
@@ -636,13 +641,13 @@ fn d_unary(op: P, x: f64) -> f64 {
                 0.0
             }
         }
-        _ => f64::NAN,
-    }
+        _ => return None,
+    })
 }
 
 /// The partial derivatives of a binary operator.
-fn d_binary(op: P, x: f64, y: f64) -> (f64, f64) {
-    match op {
+fn d_binary(op: P, x: f64, y: f64) -> Option<(f64, f64)> {
+    Some(match op {
         P::Add => (1.0, 1.0),
         P::Sub => (1.0, -1.0),
         P::Mul => (y, x),
@@ -665,6 +670,6 @@ fn d_binary(op: P, x: f64, y: f64) -> (f64, f64) {
                 (0.0, 1.0)
             }
         }
-        _ => (f64::NAN, f64::NAN),
-    }
+        _ => return None,
+    })
 }

@@ -59,7 +59,10 @@ pub fn gradient_program(
 ) -> Result<Module, CliError> {
     match via {
         Via::Unf => {
-            let opts = crate::pipeline::Options { entry: Some(entry.name.to_string()), wrt: wrt.map(|w| w.join(",")) };
+            let opts = crate::pipeline::Options {
+                entry: Some(entry.name.to_string()),
+                wrt: wrt.map(|w| w.join(",")),
+            };
             let s = crate::pipeline::lower(m, &opts)?;
             let t = crate::pipeline::reverse(&s, &opts)?;
             crate::pipeline::raise(&t)

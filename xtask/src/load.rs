@@ -113,7 +113,11 @@ pub fn load(path: &Path) -> Result<Program, CliError> {
             })
         }
         unf::SOURCE_UNF_IR | unf::TARGET_UNF_IR => {
-            let kind = if header.ir == unf::SOURCE_UNF_IR { unf::Kind::Source } else { unf::Kind::Target };
+            let kind = if header.ir == unf::SOURCE_UNF_IR {
+                unf::Kind::Source
+            } else {
+                unf::Kind::Target
+            };
             let m = unf::from_ron(&text, kind).map_err(|e| match e {
                 unf::Error::Envelope { source } => envelope_error(path, source),
                 other => CliError::user(format!("`{}`: {other}", path.display())),
@@ -131,7 +135,11 @@ pub fn load(path: &Path) -> Result<Program, CliError> {
 /// Checks a UNF module read from a RON file with its verifier.
 pub fn verify_unf(path: &Path, m: &unf::Module) -> Result<(), CliError> {
     unf::verify(m).map_err(|errors| {
-        let mut out = format!("error: `{}` does not pass the {} verifier:\n", path.display(), m.kind.ir_name());
+        let mut out = format!(
+            "error: `{}` does not pass the {} verifier:\n",
+            path.display(),
+            m.kind.ir_name()
+        );
         for e in errors.iter().take(10) {
             out.push_str(&diag::render(&m.source.file, e.span, &e.to_string(), None));
         }

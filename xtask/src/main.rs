@@ -173,6 +173,17 @@ enum Command {
         #[arg(long, value_name = "A,B,...")]
         wrt: Option<String>,
     },
+    /// Run one built-in stage with positional paths, `STAGE IN OUT`: the
+    /// calling convention of `pipeline --replace`, so a replacement can be
+    /// a script that calls back into the built-in stages.
+    Stage {
+        /// parse, unf, reverse or unf-inverse.
+        stage: String,
+        /// The input file.
+        input: PathBuf,
+        /// The output file.
+        output: PathBuf,
+    },
     /// Rewrite every snapshot (fixtures' stage boundaries, diagnostics) from
     /// what the code produces now; review the result with `git diff`.
     Bless,
@@ -224,7 +235,19 @@ fn run(command: Command) -> Result<(), CliError> {
         Command::Print { file } => print(&file),
         Command::Eval { file, entry, at } => eval(&file, entry.as_deref(), &at),
         Command::Bless => bless(),
-        Command::Unf { input, output, entry } => pipeline::run_stage(
+        Command::Stage {
+            stage,
+            input,
+            output,
+        } => {
+            let (stage, _) = pipeline::parse_replacement(&format!("{stage}=builtin"))?;
+            pipeline::run_stage(stage, &input, &output, &pipeline::Options::default())
+        }
+        Command::Unf {
+            input,
+            output,
+            entry,
+        } => pipeline::run_stage(
             pipeline::Stage::Unf,
             &input,
             &output,
@@ -242,9 +265,13 @@ fn run(command: Command) -> Result<(), CliError> {
             &output,
             &pipeline::Options::default(),
         ),
-        Command::Pipeline { file, dump, replace, entry, wrt } => {
-            pipeline::pipeline(&file, &dump, &replace, &pipeline::Options { entry, wrt })
-        }
+        Command::Pipeline {
+            file,
+            dump,
+            replace,
+            entry,
+            wrt,
+        } => pipeline::pipeline(&file, &dump, &replace, &pipeline::Options { entry, wrt }),
         Command::Grad {
             file,
             entry,
@@ -313,7 +340,9 @@ fn check(file: &Path, entry: Option<&str>) -> Result<(), CliError> {
 
 fn print(file: &Path) -> Result<(), CliError> {
     match load::load(file)? {
-        load::Program::Source(m) | load::Program::Target(m) => print!("{}", syntax::print::module(&m)),
+        load::Program::Source(m) | load::Program::Target(m) => {
+            print!("{}", syntax::print::module(&m))
+        }
         load::Program::Unf(m) => print!("{}", unf::print(&m)),
     }
     Ok(())
@@ -325,9 +354,14 @@ fn eval(file: &Path, entry: Option<&str>, at: &[String]) -> Result<(), CliError>
         // A UNF module is run as it stands, on the inputs of its entry.
         let def = inputs::entry(&u.source, Some(u.entry.as_str()))?;
         let args = inputs::entry_args(&u.source, def, at)?;
-        let named: Vec<(String, semantics::Value)> =
-            def.params.iter().map(|p| p.name.to_string()).zip(args).collect();
-        let value = semantics::eval_unf(u, &named).map_err(|e| diag::at(&u.source.file, e.span(), &e.to_string()))?;
+        let named: Vec<(String, semantics::Value)> = def
+            .params
+            .iter()
+            .map(|p| p.name.to_string())
+            .zip(args)
+            .collect();
+        let value = semantics::eval_unf(u, &named)
+            .map_err(|e| diag::at(&u.source.file, e.span(), &e.to_string()))?;
         println!("{value}");
         return Ok(());
     }

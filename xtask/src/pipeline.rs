@@ -73,7 +73,10 @@ fn verified_unf(stage: &str, m: unf::Module) -> Result<unf::Module, CliError> {
     match unf::verify(&m) {
         Ok(()) => Ok(m),
         Err(errors) => {
-            let mut out = format!("after stage `{stage}`, the output fails the {} verifier:\n", m.kind.ir_name());
+            let mut out = format!(
+                "after stage `{stage}`, the output fails the {} verifier:\n",
+                m.kind.ir_name()
+            );
             for e in errors.iter().take(5) {
                 out.push_str(&format!("  {e}\n"));
             }
@@ -82,9 +85,32 @@ fn verified_unf(stage: &str, m: unf::Module) -> Result<unf::Module, CliError> {
     }
 }
 
-/// Source → Source UNF for the chosen entry.
+/// Source → Source UNF for the chosen entry. A program that is
+/// higher-order only on the surface (a lambda applied or passed to a
+/// lambda, as in seeds/002 Example 182.9) is first specialised to first
+/// order by inlining; if that does not make it first-order, the error is
+/// the first-order check's, pointing at the construct.
 pub fn lower(m: &Module, opts: &Options) -> Result<unf::Module, CliError> {
     let entry = inputs::entry(m, opts.entry.as_deref())?;
+    let first_order = syntax::check_first_order(m, entry);
+    let specialized;
+    let (m, entry) = match first_order {
+        Ok(()) => (m, entry),
+        Err(original) => {
+            let name = entry.name.clone();
+            specialized = syntax::specialize(m)
+                .ok()
+                .filter(|s| {
+                    s.def(name.as_str())
+                        .is_some_and(|d| syntax::check_first_order(s, d).is_ok())
+                })
+                .ok_or_else(|| diag::at(&m.file, original.span(), &original.to_string()))?;
+            let entry = specialized
+                .def(name.as_str())
+                .expect("invariant: checked just above");
+            (&specialized, entry)
+        }
+    };
     let out = unf::lower(m, entry).map_err(|e| unf_error(&m.file, &e))?;
     verified_unf("unf", out)
 }
@@ -93,7 +119,8 @@ pub fn lower(m: &Module, opts: &Options) -> Result<unf::Module, CliError> {
 pub fn reverse(m: &unf::Module, opts: &Options) -> Result<unf::Module, CliError> {
     let entry = inputs::entry(&m.source, Some(m.entry.as_str()))?;
     let wrt = inputs::wrt_list(entry, opts.wrt.as_deref())?;
-    let out = reverse::reverse(m, &reverse::Config { wrt }).map_err(|e| reverse_error(&m.source.file, &e))?;
+    let out = reverse::reverse(m, &reverse::Config { wrt })
+        .map_err(|e| reverse_error(&m.source.file, &e))?;
     verified_unf("reverse", out)
 }
 
@@ -106,14 +133,24 @@ pub fn raise(m: &unf::Module) -> Result<Module, CliError> {
 fn source_of(path: &Path, stage: Stage) -> Result<Module, CliError> {
     match load::load(path)? {
         Program::Source(m) => Ok(m),
-        other => Err(wrong_input(path, stage, &other, "a `.ad` program or a `source` file")),
+        other => Err(wrong_input(
+            path,
+            stage,
+            &other,
+            "a `.ad` program or a `source` file",
+        )),
     }
 }
 
 fn unf_of(path: &Path, stage: Stage, kind: unf::Kind) -> Result<unf::Module, CliError> {
     match load::load(path)? {
         Program::Unf(m) if m.kind == kind => Ok(m),
-        other => Err(wrong_input(path, stage, &other, &format!("a `{}` file", kind.ir_name()))),
+        other => Err(wrong_input(
+            path,
+            stage,
+            &other,
+            &format!("a `{}` file", kind.ir_name()),
+        )),
     }
 }
 
@@ -131,7 +168,12 @@ fn wrong_input(path: &Path, stage: Stage, got: &Program, wanted: &str) -> CliErr
 }
 
 /// Runs one built-in stage from file to file.
-pub fn run_stage(stage: Stage, input: &Path, output: &Path, opts: &Options) -> Result<(), CliError> {
+pub fn run_stage(
+    stage: Stage,
+    input: &Path,
+    output: &Path,
+    opts: &Options,
+) -> Result<(), CliError> {
     let text = match stage {
         Stage::Parse => {
             let text = load::read_text(input)?;
@@ -154,8 +196,14 @@ pub fn parse_replacement(arg: &str) -> Result<(Stage, String), CliError> {
         .split_once('=')
         .ok_or_else(|| CliError::user(format!("--replace takes STAGE=COMMAND, not `{arg}`")))?;
     let stage = Stage::from_name(name.trim()).ok_or_else(|| {
-        let names: Vec<_> = Stage::ALL.iter().map(|s| format!("`{}`", s.name())).collect();
-        CliError::user(format!("no stage named `{name}` (the stages: {})", names.join(", ")))
+        let names: Vec<_> = Stage::ALL
+            .iter()
+            .map(|s| format!("`{}`", s.name()))
+            .collect();
+        CliError::user(format!(
+            "no stage named `{name}` (the stages: {})",
+            names.join(", ")
+        ))
     })?;
     if command.trim().is_empty() {
         return Err(CliError::user(format!("--replace {name}= needs a command")));
@@ -167,13 +215,20 @@ pub fn parse_replacement(arg: &str) -> Result<(Stage, String), CliError> {
 /// output is then read and verified like a built-in stage's.
 fn run_external(stage: Stage, command: &str, input: &Path, output: &Path) -> Result<(), CliError> {
     let mut words = command.split_whitespace();
-    let program = words.next().ok_or_else(|| CliError::user("an empty --replace command"))?;
+    let program = words
+        .next()
+        .ok_or_else(|| CliError::user("an empty --replace command"))?;
     let status = std::process::Command::new(program)
         .args(words)
         .arg(input)
         .arg(output)
         .status()
-        .map_err(|e| CliError::user(format!("cannot run `{command}` for stage `{}`: {e}", stage.name())))?;
+        .map_err(|e| {
+            CliError::user(format!(
+                "cannot run `{command}` for stage `{}`: {e}",
+                stage.name()
+            ))
+        })?;
     if !status.success() {
         return Err(CliError::user(format!(
             "the replacement of stage `{}` (`{command}`) failed with {status}",
@@ -211,9 +266,18 @@ fn run_external(stage: Stage, command: &str, input: &Path, output: &Path) -> Res
 
 /// `cargo xtask pipeline`: every stage from the program text to Target,
 /// each boundary written into `dir`.
-pub fn pipeline(file: &Path, dir: &Path, replace: &[String], opts: &Options) -> Result<(), CliError> {
-    let replacements: Vec<(Stage, String)> = replace.iter().map(|r| parse_replacement(r)).collect::<Result<_, _>>()?;
-    std::fs::create_dir_all(dir).map_err(|e| CliError::user(format!("cannot create `{}`: {e}", dir.display())))?;
+pub fn pipeline(
+    file: &Path,
+    dir: &Path,
+    replace: &[String],
+    opts: &Options,
+) -> Result<(), CliError> {
+    let replacements: Vec<(Stage, String)> = replace
+        .iter()
+        .map(|r| parse_replacement(r))
+        .collect::<Result<_, _>>()?;
+    std::fs::create_dir_all(dir)
+        .map_err(|e| CliError::user(format!("cannot create `{}`: {e}", dir.display())))?;
     let mut input: PathBuf = file.to_path_buf();
     for stage in Stage::ALL {
         let output = dir.join(stage.output_file());

@@ -35,10 +35,8 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::OnceLock;
 
-use rpds::HashTrieMap;
-
 use crate::error::Error;
-use crate::infer::{self, infer, infer_def};
+use crate::infer::{self, Scope, infer, infer_def};
 use crate::ir::{
     Def, Expr, ExprId, Module, Name, NameGen, Param, Pat, Prim, Size, SourceFile, Span, Ty,
 };
@@ -85,6 +83,7 @@ fn elaborate_with(m: &Module, prelude: &Module) -> Result<Module, Error> {
         names,
         visible: HashMap::new(),
         used: HashSet::new(),
+        env: Env::default(),
     };
     for def in &prelude.defs {
         let done = el.def(prelude, def, &HashMap::new(), true)?;
@@ -189,7 +188,7 @@ fn for_each_size_name(ty: &Ty, f: &mut dyn FnMut(&Name)) {
 }
 
 /// Source name → output name.
-type Env = HashTrieMap<Name, Name>;
+type Env = Scope<Name>;
 
 struct Elab {
     out: Module,
@@ -199,6 +198,8 @@ struct Elab {
     visible: HashMap<String, (Def, bool)>,
     /// The binder names used in the current definition.
     used: HashSet<Name>,
+    /// The source names in scope, and what they are called in the output.
+    env: Env,
 }
 
 /// The surface module a definition is read from, and what it may not call.
@@ -240,20 +241,20 @@ impl Elab {
             ));
         }
         self.used.clear();
+        self.env = Env::default();
         let src = Src { m, def, later };
-        let mut env = Env::new();
         let mut params = Vec::new();
         check_distinct(def.params.iter().map(|p| (&p.name, p.span)), "parameter")?;
         for p in &def.params {
             let x = self.binder(&p.name);
-            env = env.insert(p.name.clone(), x.clone());
+            self.env.push(p.name.clone(), x.clone());
             params.push(Param {
                 name: x,
                 ty: p.ty.clone(),
                 span: p.span,
             });
         }
-        let body = self.expr(&src, def.body, &env)?;
+        let body = self.expr(&src, def.body)?;
         let mut out = Def {
             name: def.name.clone(),
             name_span: def.name_span,
@@ -298,19 +299,19 @@ impl Elab {
         self.out.add(e, span)
     }
 
-    fn expr(&mut self, src: &Src, id: ExprId, env: &Env) -> Result<ExprId, Error> {
-        stack::guard(|| self.expr_inner(src, id, env))
+    fn expr(&mut self, src: &Src, id: ExprId) -> Result<ExprId, Error> {
+        stack::guard(|| self.expr_inner(src, id))
     }
 
-    fn exprs(&mut self, src: &Src, ids: &[ExprId], env: &Env) -> Result<Vec<ExprId>, Error> {
-        ids.iter().map(|&i| self.expr(src, i, env)).collect()
+    fn exprs(&mut self, src: &Src, ids: &[ExprId]) -> Result<Vec<ExprId>, Error> {
+        ids.iter().map(|&i| self.expr(src, i)).collect()
     }
 
-    fn expr_inner(&mut self, src: &Src, id: ExprId, env: &Env) -> Result<ExprId, Error> {
+    fn expr_inner(&mut self, src: &Src, id: ExprId) -> Result<ExprId, Error> {
         let span = src.m.span(id);
         let e = src.m.expr(id);
         match e {
-            Expr::Var(x) => self.reference(src, x, span, env),
+            Expr::Var(x) => self.reference(src, x, span),
             Expr::Real(_) | Expr::Int(_) | Expr::Bool(_) => Ok(self.add(e.clone(), span)),
             Expr::Let {
                 pat,
@@ -318,26 +319,26 @@ impl Elab {
                 value,
                 body,
             } => {
-                let v = self.expr(src, *value, env)?;
-                let mut inner = env.clone();
-                let pat = match pat {
-                    Pat::Var(x) => {
-                        let x2 = self.binder(x);
-                        inner = inner.insert(x.clone(), x2.clone());
-                        Pat::Var(x2)
-                    }
+                let v = self.expr(src, *value)?;
+                let names: Vec<&Name> = match pat {
+                    Pat::Var(x) => vec![x],
                     Pat::Tuple(xs) => {
                         check_distinct(xs.iter().map(|x| (x, span)), "name in this pattern")?;
-                        let mut out = Vec::new();
-                        for x in xs {
-                            let x2 = self.binder(x);
-                            inner = inner.insert(x.clone(), x2.clone());
-                            out.push(x2);
-                        }
-                        Pat::Tuple(out)
+                        xs.iter().collect()
                     }
                 };
-                let b = self.expr(src, *body, &inner)?;
+                let mut out = Vec::new();
+                for &x in &names {
+                    let x2 = self.binder(x);
+                    self.env.push(x.clone(), x2.clone());
+                    out.push(x2);
+                }
+                let b = self.expr(src, *body)?;
+                names.iter().for_each(|x| self.env.pop(x));
+                let pat = match pat {
+                    Pat::Var(_) => Pat::Var(out.remove(0)),
+                    Pat::Tuple(_) => Pat::Tuple(out),
+                };
                 Ok(self.add(
                     Expr::Let {
                         pat,
@@ -350,18 +351,18 @@ impl Elab {
             }
             Expr::Lambda { params, body } => {
                 check_distinct(params.iter().map(|p| (&p.name, p.span)), "parameter")?;
-                let mut inner = env.clone();
                 let mut out = Vec::new();
                 for p in params {
                     let x = self.binder(&p.name);
-                    inner = inner.insert(p.name.clone(), x.clone());
+                    self.env.push(p.name.clone(), x.clone());
                     out.push(Param {
                         name: x,
                         ty: p.ty.clone(),
                         span: p.span,
                     });
                 }
-                let b = self.expr(src, *body, &inner)?;
+                let b = self.expr(src, *body)?;
+                params.iter().for_each(|p| self.env.pop(&p.name));
                 Ok(self.add(
                     Expr::Lambda {
                         params: out,
@@ -370,7 +371,7 @@ impl Elab {
                     span,
                 ))
             }
-            Expr::App { func, args } => self.call(src, *func, args, span, env),
+            Expr::App { func, args } => self.call(src, *func, args, span),
             Expr::Section(op) => Ok(self.section(*op, span)),
             Expr::Tuple(_)
             | Expr::Proj { .. }
@@ -378,7 +379,7 @@ impl Elab {
             | Expr::Prim { .. }
             | Expr::Array(_)
             | Expr::Index { .. } => {
-                let children = self.exprs(src, &e.children(), env)?;
+                let children = self.exprs(src, &e.children())?;
                 let mut it = children.into_iter();
                 let node = e.map_children(|_| it.next().expect("invariant: one new id per child"));
                 Ok(self.add(node, span))
@@ -387,8 +388,8 @@ impl Elab {
     }
 
     /// A name used as a value, not in call position.
-    fn reference(&mut self, src: &Src, x: &Name, span: Span, env: &Env) -> Result<ExprId, Error> {
-        if let Some(x2) = env.get(x) {
+    fn reference(&mut self, src: &Src, x: &Name, span: Span) -> Result<ExprId, Error> {
+        if let Some(x2) = self.env.get(x) {
             return Ok(self.add(Expr::Var(x2.clone()), span));
         }
         if let Some(index) = projection(x.as_str()) {
@@ -409,14 +410,14 @@ impl Elab {
         }
         let def = self.definition(src, x, span)?;
         if def.params.is_empty() {
-            return self.copy_body(&def, span, &mut HashMap::new(), Env::new());
+            return self.copy_body(&def, span, &mut HashMap::new(), Env::default());
         }
         let mut sizes = HashMap::new();
-        let mut inner = Env::new();
+        let mut inner = Env::default();
         let mut params = Vec::new();
         for p in &def.params {
             let x2 = self.binder(&p.name);
-            inner = inner.insert(p.name.clone(), x2.clone());
+            inner.push(p.name.clone(), x2.clone());
             let ty = p.ty.as_ref().map(|t| self.rename_sizes(t, &mut sizes));
             params.push((x2, ty));
         }
@@ -462,10 +463,9 @@ impl Elab {
         func: ExprId,
         args: &[ExprId],
         span: Span,
-        env: &Env,
     ) -> Result<ExprId, Error> {
         match src.m.expr(func) {
-            Expr::Var(x) if env.get(x).is_none() => {
+            Expr::Var(x) if self.env.get(x).is_none() => {
                 if let Some(index) = projection(x.as_str()) {
                     if args.len() != 1 {
                         return Err(Error::Type {
@@ -473,7 +473,7 @@ impl Elab {
                             message: args_message(x.as_str(), 1, args.len()),
                         });
                     }
-                    let t = self.expr(src, args[0], env)?;
+                    let t = self.expr(src, args[0])?;
                     return Ok(self.add(Expr::Proj { tuple: t, index }, span));
                 }
                 if let Some(op) = Prim::from_name(x.as_str()) {
@@ -483,14 +483,14 @@ impl Elab {
                             message: args_message(x.as_str(), op.arity(), args.len()),
                         });
                     }
-                    let args = self.exprs(src, args, env)?;
+                    let args = self.exprs(src, args)?;
                     return Ok(self.add(Expr::Prim { op, args }, span));
                 }
                 let fspan = src.m.span(func);
                 let def = self.definition(src, x, fspan)?;
-                let args = self.exprs(src, args, env)?;
+                let args = self.exprs(src, args)?;
                 if def.params.is_empty() {
-                    let f = self.copy_body(&def, fspan, &mut HashMap::new(), Env::new())?;
+                    let f = self.copy_body(&def, fspan, &mut HashMap::new(), Env::default())?;
                     return Ok(self.add(Expr::App { func: f, args }, span));
                 }
                 if def.params.len() != args.len() {
@@ -502,12 +502,12 @@ impl Elab {
                 self.inline(&def, args, span)
             }
             Expr::Section(op) if args.len() == op.arity() => {
-                let args = self.exprs(src, args, env)?;
+                let args = self.exprs(src, args)?;
                 Ok(self.add(Expr::Prim { op: *op, args }, span))
             }
             _ => {
-                let f = self.expr(src, func, env)?;
-                let args = self.exprs(src, args, env)?;
+                let f = self.expr(src, func)?;
+                let args = self.exprs(src, args)?;
                 Ok(self.add(Expr::App { func: f, args }, span))
             }
         }
@@ -530,11 +530,11 @@ impl Elab {
     /// `let x1 = a1 in ... let xk = ak in body` for a call of `def`.
     fn inline(&mut self, def: &Def, args: Vec<ExprId>, span: Span) -> Result<ExprId, Error> {
         let mut sizes = HashMap::new();
-        let mut env = Env::new();
+        let mut env = Env::default();
         let mut lets = Vec::new();
         for (p, a) in def.params.iter().zip(args) {
             let x = self.binder(&p.name);
-            env = env.insert(p.name.clone(), x.clone());
+            env.push(p.name.clone(), x.clone());
             let ty = p.ty.as_ref().map(|t| self.rename_sizes(t, &mut sizes));
             lets.push((x, ty, a));
         }
@@ -562,20 +562,20 @@ impl Elab {
         def: &Def,
         span: Span,
         sizes: &mut HashMap<Name, Name>,
-        env: Env,
+        mut env: Env,
     ) -> Result<ExprId, Error> {
         let from_prelude = self
             .visible
             .get(def.name.as_str())
             .is_some_and(|(_, prelude)| *prelude);
         let at = from_prelude.then_some(span);
-        Ok(self.copy(def.body, &env, sizes, at))
+        Ok(self.copy(def.body, &mut env, sizes, at))
     }
 
     fn copy(
         &mut self,
         id: ExprId,
-        env: &Env,
+        env: &mut Env,
         sizes: &mut HashMap<Name, Name>,
         at: Option<Span>,
     ) -> ExprId {
@@ -591,25 +591,23 @@ impl Elab {
                     body,
                 } => {
                     let v = self.copy(value, env, sizes, at);
-                    let mut inner = env.clone();
+                    let names: Vec<Name> = match &pat {
+                        Pat::Var(x) => vec![x.clone()],
+                        Pat::Tuple(xs) => xs.clone(),
+                    };
+                    let mut out = Vec::new();
+                    for x in &names {
+                        let x2 = self.binder(x);
+                        env.push(x.clone(), x2.clone());
+                        out.push(x2);
+                    }
                     let pat = match pat {
-                        Pat::Var(x) => {
-                            let x2 = self.binder(&x);
-                            inner = inner.insert(x, x2.clone());
-                            Pat::Var(x2)
-                        }
-                        Pat::Tuple(xs) => Pat::Tuple(
-                            xs.into_iter()
-                                .map(|x| {
-                                    let x2 = self.binder(&x);
-                                    inner = inner.insert(x, x2.clone());
-                                    x2
-                                })
-                                .collect(),
-                        ),
+                        Pat::Var(_) => Pat::Var(out.remove(0)),
+                        Pat::Tuple(_) => Pat::Tuple(out),
                     };
                     let ty = ty.map(|t| self.rename_sizes(&t, sizes));
-                    let b = self.copy(body, &inner, sizes, at);
+                    let b = self.copy(body, env, sizes, at);
+                    names.iter().for_each(|x| env.pop(x));
                     Expr::Let {
                         pat,
                         ty,
@@ -618,21 +616,22 @@ impl Elab {
                     }
                 }
                 Expr::Lambda { params, body } => {
-                    let mut inner = env.clone();
-                    let params = params
-                        .into_iter()
-                        .map(|p| {
-                            let x2 = self.binder(&p.name);
-                            inner = inner.insert(p.name, x2.clone());
-                            Param {
-                                name: x2,
-                                ty: p.ty.map(|t| self.rename_sizes(&t, sizes)),
-                                span: at.unwrap_or(p.span),
-                            }
-                        })
-                        .collect();
-                    let b = self.copy(body, &inner, sizes, at);
-                    Expr::Lambda { params, body: b }
+                    let mut new_params = Vec::new();
+                    for p in &params {
+                        let x2 = self.binder(&p.name);
+                        env.push(p.name.clone(), x2.clone());
+                        new_params.push(Param {
+                            name: x2,
+                            ty: p.ty.as_ref().map(|t| self.rename_sizes(t, sizes)),
+                            span: at.unwrap_or(p.span),
+                        });
+                    }
+                    let b = self.copy(body, env, sizes, at);
+                    params.iter().for_each(|p| env.pop(&p.name));
+                    Expr::Lambda {
+                        params: new_params,
+                        body: b,
+                    }
                 }
                 other => {
                     let children: Vec<ExprId> = other

@@ -76,8 +76,8 @@ pub fn check_first_order(m: &Module, def: &Def) -> Result<(), Error> {
         }
         e.for_each_child(|c| stack.push(c));
     }
-    // Report the first offence in program order, derivative constructs
-    // first (they explain the lambdas they take).
+    // Report the first offence in program order, derivative constructs and
+    // applications first (they explain the lambdas they take).
     nodes.sort();
     if let Some(&id) = nodes
         .iter()
@@ -94,47 +94,47 @@ pub fn check_first_order(m: &Module, def: &Def) -> Result<(), Error> {
             ),
         ));
     }
+    if let Some(&id) = nodes
+        .iter()
+        .find(|&&id| matches!(m.expr(id), Expr::App { .. }))
+    {
+        return Err(not_fo(
+            m.span(id),
+            "a function application is not first-order: reverse mode needs every function inlined (`specialize`)".into(),
+        ));
+    }
     for id in nodes {
         let span = m.span(id);
-        match m.expr(id) {
-            Expr::App { .. } => {
+        if let Expr::Lambda { params, body } = m.expr(id) {
+            if !allowed.contains(&id) {
                 return Err(not_fo(
                     span,
-                    "a function application is not first-order: reverse mode needs every function inlined (`specialize`)".into(),
+                    format!(
+                        "a function value is not first-order: reverse mode needs lambdas only as the function argument of {ARRAY_BUILTINS}"
+                    ),
                 ));
             }
-            Expr::Lambda { params, body } => {
-                if !allowed.contains(&id) {
+            for p in params {
+                if !p.ty.as_ref().is_some_and(Ty::is_ground) {
                     return Err(not_fo(
-                        span,
+                        p.span,
                         format!(
-                            "a function value is not first-order: reverse mode needs lambdas only as the function argument of {ARRAY_BUILTINS}"
-                        ),
-                    ));
-                }
-                for p in params {
-                    if !p.ty.as_ref().is_some_and(Ty::is_ground) {
-                        return Err(not_fo(
-                            p.span,
-                            format!(
-                                "parameter `{}` {} is not first-order: reverse mode needs lambda parameters of ground type",
-                                p.name,
-                                describe(p.ty.as_ref())
-                            ),
-                        ));
-                    }
-                }
-                if !node_ty(m, *body).is_some_and(Ty::is_ground) {
-                    return Err(not_fo(
-                        m.span(*body),
-                        format!(
-                            "a lambda body {} is not first-order: reverse mode needs a result of ground type",
-                            describe(node_ty(m, *body))
+                            "parameter `{}` {} is not first-order: reverse mode needs lambda parameters of ground type",
+                            p.name,
+                            describe(p.ty.as_ref())
                         ),
                     ));
                 }
             }
-            _ => {}
+            if !node_ty(m, *body).is_some_and(Ty::is_ground) {
+                return Err(not_fo(
+                    m.span(*body),
+                    format!(
+                        "a lambda body {} is not first-order: reverse mode needs a result of ground type",
+                        describe(node_ty(m, *body))
+                    ),
+                ));
+            }
         }
     }
     Ok(())

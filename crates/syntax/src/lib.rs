@@ -4,7 +4,8 @@
 //! form: every builtin resolved to a [`Prim`], calls of earlier definitions
 //! inlined, binders unique, every node typed. The crate also owns the
 //! printer back to text, the verifier of the term IR, the first-order check
-//! that reverse mode relies on, and the RON envelope of every IR file.
+//! that reverse mode relies on, the specialiser of higher-order programs to
+//! first order, and the RON envelope of every IR file (docs/types.md).
 //!
 //! Invariants of a core-form module (checked by `verify`):
 //! - every child id is smaller than its parent's, and every node has one parent;

@@ -29,8 +29,6 @@ mod table;
 
 use std::collections::HashMap;
 
-use rpds::HashTrieMap;
-
 use crate::error::Error;
 use crate::ir::{Def, Expr, ExprId, Module, Name, Pat, Size, Span, Ty};
 use crate::stack;
@@ -127,8 +125,40 @@ struct Solution {
     ret: Ty,
 }
 
-/// A lexical environment: a persistent map, so that scopes nest for free.
-type Env = HashTrieMap<Name, TyVar>;
+/// A lexical environment: every name maps to the stack of its bindings,
+/// innermost last. The walks that use it enter and leave scopes in tree
+/// order, so a binding is pushed when its scope is entered and popped when
+/// it is left (cheaper than a persistent map on long `let` chains).
+pub(crate) struct Scope<V> {
+    map: HashMap<Name, Vec<V>>,
+}
+
+impl<V> Default for Scope<V> {
+    fn default() -> Scope<V> {
+        Scope {
+            map: HashMap::new(),
+        }
+    }
+}
+
+impl<V> Scope<V> {
+    /// The innermost binding of `name`.
+    pub(crate) fn get(&self, name: &Name) -> Option<&V> {
+        self.map.get(name).and_then(|vs| vs.last())
+    }
+
+    /// Enters the scope of a binding.
+    pub(crate) fn push(&mut self, name: Name, v: V) {
+        self.map.entry(name).or_default().push(v);
+    }
+
+    /// Leaves the scope of the innermost binding of `name`.
+    pub(crate) fn pop(&mut self, name: &Name) {
+        if let Some(vs) = self.map.get_mut(name) {
+            vs.pop();
+        }
+    }
+}
 
 /// A projection from a tuple whose type was unknown when it was met.
 struct PendingProj {
@@ -153,6 +183,8 @@ struct Cx<'m> {
     ground: Vec<(TyVar, Span)>,
     /// Size names: rigid (from the signature) or flexible, one variable each.
     size_names: HashMap<Name, SizeTerm>,
+    /// The variables in scope.
+    env: Scope<TyVar>,
 }
 
 struct Binder {
@@ -174,6 +206,7 @@ impl<'m> Cx<'m> {
             pending: Vec::new(),
             ground: Vec::new(),
             size_names: HashMap::new(),
+            env: Scope::default(),
         }
     }
 
@@ -195,11 +228,10 @@ impl<'m> Cx<'m> {
             let term = self.t.known_size(SizeVal::Rigid(idx, 0));
             self.size_names.insert(name, term);
         }
-        let mut env = Env::new();
         let mut param_vars = Vec::new();
         for p in &def.params {
             let v = match &p.ty {
-                Some(ty) => self.from_ann(ty, p.span),
+                Some(ty) => self.annotation(ty, p.span),
                 None => self.t.fresh(p.span, Class::Any),
             };
             self.binders.push(Binder {
@@ -209,11 +241,11 @@ impl<'m> Cx<'m> {
                 lambda: None,
             });
             param_vars.push(v);
-            env = env.insert(p.name.clone(), v);
+            self.env.push(p.name.clone(), v);
         }
-        let body = self.expr(def.body, &env)?;
+        let body = self.expr(def.body)?;
         if let Some(ret) = &def.ret {
-            let want = self.from_ann(ret, def.name_span);
+            let want = self.annotation(ret, def.name_span);
             self.expect(want, body, self.m.span(def.body))?;
         }
         self.finish()?;
@@ -333,23 +365,23 @@ impl<'m> Cx<'m> {
     }
 
     /// A type annotation as a type variable.
-    fn from_ann(&mut self, ty: &Ty, span: Span) -> TyVar {
+    fn annotation(&mut self, ty: &Ty, span: Span) -> TyVar {
         stack::guard(|| match ty {
             Ty::Real => self.t.known(Ctor::Real),
             Ty::Int => self.t.known(Ctor::Int),
             Ty::Bool => self.t.known(Ctor::Bool),
             Ty::Array(size, elem) => {
                 let s = self.size_ann(size, span);
-                let e = self.from_ann(elem, span);
+                let e = self.annotation(elem, span);
                 self.t.known(Ctor::Array(s, e))
             }
             Ty::Tuple(items) => {
-                let items = items.iter().map(|i| self.from_ann(i, span)).collect();
+                let items = items.iter().map(|i| self.annotation(i, span)).collect();
                 self.t.known(Ctor::Tuple(items))
             }
             Ty::Func(params, ret) => {
-                let params = params.iter().map(|p| self.from_ann(p, span)).collect();
-                let ret = self.from_ann(ret, span);
+                let params = params.iter().map(|p| self.annotation(p, span)).collect();
+                let ret = self.annotation(ret, span);
                 self.t.known(Ctor::Func(params, ret))
             }
         })
@@ -488,19 +520,19 @@ impl<'m> Cx<'m> {
         }
     }
 
-    fn bind_name(&mut self, env: &Env, name: &Name, ty: TyVar, span: Span) -> Env {
+    fn bind_name(&mut self, name: &Name, ty: TyVar, span: Span) {
         self.binders.push(Binder {
             name: name.clone(),
             ty,
             span,
             lambda: None,
         });
-        env.insert(name.clone(), ty)
+        self.env.push(name.clone(), ty);
     }
 
-    fn expr(&mut self, id: ExprId, env: &Env) -> Result<TyVar, Error> {
+    fn expr(&mut self, id: ExprId) -> Result<TyVar, Error> {
         stack::guard(|| {
-            let v = self.expr_inner(id, env, None)?;
+            let v = self.expr_inner(id, None)?;
             self.expr_ty.push((id, v));
             Ok(v)
         })
@@ -508,9 +540,9 @@ impl<'m> Cx<'m> {
 
     /// Infers a function argument, telling a lambda its parameter types
     /// first (so that its body is checked knowing them).
-    fn expr_fun(&mut self, id: ExprId, env: &Env, params: &[TyVar]) -> Result<TyVar, Error> {
+    fn expr_fun(&mut self, id: ExprId, params: &[TyVar]) -> Result<TyVar, Error> {
         stack::guard(|| {
-            let v = self.expr_inner(id, env, Some(params))?;
+            let v = self.expr_inner(id, Some(params))?;
             self.expr_ty.push((id, v));
             Ok(v)
         })
@@ -519,12 +551,11 @@ impl<'m> Cx<'m> {
     fn expr_inner(
         &mut self,
         id: ExprId,
-        env: &Env,
         expected_params: Option<&[TyVar]>,
     ) -> Result<TyVar, Error> {
         let span = self.m.span(id);
         match self.m.expr(id) {
-            Expr::Var(name) => match env.get(name) {
+            Expr::Var(name) => match self.env.get(name) {
                 Some(&v) => Ok(v),
                 None => Err(Error::Scope {
                     span,
@@ -541,13 +572,13 @@ impl<'m> Cx<'m> {
                 body,
             } => {
                 let (value, body) = (*value, *body);
-                let tv = self.expr(value, env)?;
+                let tv = self.expr(value)?;
                 if let Some(ann) = ty {
-                    let want = self.from_ann(ann, span);
+                    let want = self.annotation(ann, span);
                     self.expect(want, tv, self.m.span(value))?;
                 }
-                let inner = match pat {
-                    Pat::Var(x) => self.bind_name(env, x, tv, span),
+                match pat {
+                    Pat::Var(x) => self.bind_name(x, tv, span),
                     Pat::Tuple(names) => {
                         let items: Vec<TyVar> = names
                             .iter()
@@ -569,24 +600,27 @@ impl<'m> Cx<'m> {
                         }
                         let want = self.t.known(Ctor::Tuple(items.clone()));
                         self.expect(want, tv, self.m.span(value))?;
-                        let mut inner = env.clone();
                         for (x, it) in names.iter().zip(items) {
-                            inner = self.bind_name(&inner, x, it, span);
+                            self.bind_name(x, it, span);
                         }
-                        inner
                     }
-                };
-                self.expr(body, &inner)
+                }
+                let res = self.expr(body)?;
+                match pat {
+                    Pat::Var(x) => self.env.pop(x),
+                    Pat::Tuple(names) => names.iter().for_each(|x| self.env.pop(x)),
+                }
+                Ok(res)
             }
             Expr::Tuple(items) => {
                 let items = items
                     .iter()
-                    .map(|&i| self.expr(i, env))
+                    .map(|&i| self.expr(i))
                     .collect::<Result<_, _>>()?;
                 Ok(self.t.known(Ctor::Tuple(items)))
             }
             Expr::Proj { tuple, index } => {
-                let tt = self.expr(*tuple, env)?;
+                let tt = self.expr(*tuple)?;
                 if self.t.ctor(tt).is_some() {
                     self.project(tt, *index, span)
                 } else {
@@ -605,20 +639,19 @@ impl<'m> Cx<'m> {
                 then_branch,
                 else_branch,
             } => {
-                let tc = self.expr(*cond, env)?;
+                let tc = self.expr(*cond)?;
                 let b = self.t.known(Ctor::Bool);
                 self.expect(b, tc, self.m.span(*cond))?;
-                let tt = self.expr(*then_branch, env)?;
-                let te = self.expr(*else_branch, env)?;
+                let tt = self.expr(*then_branch)?;
+                let te = self.expr(*else_branch)?;
                 self.expect(tt, te, self.m.span(*else_branch))?;
                 Ok(tt)
             }
             Expr::Lambda { params, body } => {
-                let mut inner = env.clone();
                 let mut vars = Vec::new();
                 for (i, p) in params.iter().enumerate() {
                     let v = match &p.ty {
-                        Some(ty) => self.from_ann(ty, p.span),
+                        Some(ty) => self.annotation(ty, p.span),
                         None => self.t.fresh(p.span, Class::Any),
                     };
                     if let Some(want) = expected_params.and_then(|e| e.get(i))
@@ -632,17 +665,18 @@ impl<'m> Cx<'m> {
                         span: p.span,
                         lambda: Some((id, i)),
                     });
-                    inner = inner.insert(p.name.clone(), v);
+                    self.env.push(p.name.clone(), v);
                     vars.push(v);
                 }
-                let tb = self.expr(*body, &inner)?;
+                let tb = self.expr(*body)?;
+                params.iter().for_each(|p| self.env.pop(&p.name));
                 Ok(self.t.known(Ctor::Func(vars, tb)))
             }
             Expr::App { func, args } => {
-                let tf = self.expr(*func, env)?;
+                let tf = self.expr(*func)?;
                 let targs = args
                     .iter()
-                    .map(|&a| self.expr(a, env))
+                    .map(|&a| self.expr(a))
                     .collect::<Result<Vec<_>, _>>()?;
                 let (params, ret) = match self.t.ctor(tf) {
                     Some(Ctor::Func(params, _)) if params.len() != args.len() => {
@@ -663,7 +697,7 @@ impl<'m> Cx<'m> {
                 }
                 Ok(ret)
             }
-            Expr::Prim { op, args } => self.prim(*op, args, env, span),
+            Expr::Prim { op, args } => self.prim(*op, args, span),
             Expr::Section(op) => Err(Error::Scope {
                 span,
                 message: format!(
@@ -673,16 +707,16 @@ impl<'m> Cx<'m> {
             Expr::Array(items) => {
                 let elem = self.t.fresh(span, Class::Any);
                 for &i in items {
-                    let ti = self.expr(i, env)?;
+                    let ti = self.expr(i)?;
                     self.expect(elem, ti, self.m.span(i))?;
                 }
                 let size = self.t.known_size(SizeVal::Lit(items.len() as i64));
                 Ok(self.t.known(Ctor::Array(size, elem)))
             }
             Expr::Index { array, index } => {
-                let ta = self.expr(*array, env)?;
+                let ta = self.expr(*array)?;
                 let (_, elem) = self.array_of(ta, self.m.span(*array))?;
-                let ti = self.expr(*index, env)?;
+                let ti = self.expr(*index)?;
                 let int = self.t.known(Ctor::Int);
                 self.expect(int, ti, self.m.span(*index))?;
                 Ok(elem)

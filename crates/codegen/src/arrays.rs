@@ -101,11 +101,15 @@ impl Ctx<'_> {
             }
             Prim::Shift1L | Prim::Shift1R => {
                 let a = array(&vals[0], span)?;
-                let a = self.random_access(a)?;
+                // A stream read upwards may lose its last element, one
+                // read downwards its first: the reads stay aligned.
+                let aligned = matches!(
+                    (op, order(&a)),
+                    (_, Order::Any) | (Prim::Shift1R, Order::Up) | (Prim::Shift1L, Order::Down)
+                );
+                let a = if aligned { a } else { self.random_access(a)? };
                 let n = a.len().to_string();
-                let len = self.fresh("n");
-                self.w
-                    .line(format!("const int64_t {len} = {n} > 0 ? {n} - 1 : 0;"));
+                let len = self.len_minus_one(&n);
                 let off = if op == Prim::Shift1L { 1 } else { 0 };
                 Ok(match a {
                     Arr::Manifest(m) => Val::Array(Arr::Manifest(Manifest {
@@ -156,6 +160,36 @@ impl Ctx<'_> {
                     .map(|m| Val::Array(Arr::Manifest(m)))
             }
             _ => self.scalar_prim(op, &vals, span),
+        }
+    }
+
+    /// The length `n + 1`, remembered as an offset of `n`'s base.
+    pub fn len_plus_one(&mut self, n: &str) -> String {
+        let (base, off) = self.lens.get(n).cloned().unwrap_or((n.to_string(), 0));
+        let len = self.fresh("n");
+        self.w.line(format!("const int64_t {len} = {n} + 1;"));
+        self.lens.insert(len.clone(), (base, off + 1));
+        len
+    }
+
+    /// The length `max(n - 1, 0)` (a shift): when `n` is known to be a
+    /// length plus at least one, that length plus one less, so that
+    /// `shift1L (scanl f z A)` has the length of `A` itself (and its loops
+    /// fuse with those over `A`).
+    pub fn len_minus_one(&mut self, n: &str) -> String {
+        match self.lens.get(n).cloned() {
+            Some((base, 1)) => base,
+            Some((base, off)) if off > 1 => {
+                let len = self.fresh("n");
+                self.w.line(format!("const int64_t {len} = {base} + {};", off - 1));
+                self.lens.insert(len.clone(), (base, off - 1));
+                len
+            }
+            _ => {
+                let len = self.fresh("n");
+                self.w.line(format!("const int64_t {len} = {n} > 0 ? {n} - 1 : 0;"));
+                len
+            }
         }
     }
 
@@ -914,8 +948,7 @@ impl Ctx<'_> {
             },
         )?;
         let n = a.len().to_string();
-        let len = self.fresh("n");
-        self.w.line(format!("const int64_t {len} = {n} + 1;"));
+        let len = self.len_plus_one(&n);
         let first = if op == Prim::Scanl {
             "0".to_string()
         } else {

@@ -81,6 +81,9 @@ pub(crate) struct Ctx<'a> {
     pub frames: Vec<Flags>,
     /// How many loops enclose the code being written.
     pub loop_depth: usize,
+    /// Length variables known to be another length plus a constant
+    /// (`n + 1` of a scan), for shifts to undo exactly.
+    pub lens: std::collections::HashMap<String, (String, i64)>,
     fresh: usize,
 }
 
@@ -94,6 +97,7 @@ impl<'a> Ctx<'a> {
             sites,
             frames: Vec::new(),
             loop_depth: 0,
+            lens: std::collections::HashMap::new(),
             fresh: 0,
         }
     }

@@ -138,9 +138,8 @@ impl Ctx<'_> {
             Dir::Down
         };
         let src = self.readable(a.clone(), dir)?;
-        let len = self.fresh("n");
-        self.w
-            .line(format!("const int64_t {len} = {} + 1;", src.len()));
+        let n = src.len().to_string();
+        let len = self.len_plus_one(&n);
         Ok(Some(Val::Array(Arr::Delayed(Rc::new(Delayed {
             len,
             ty: ty.clone(),

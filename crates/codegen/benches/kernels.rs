@@ -40,13 +40,35 @@ fn main() {
     cfg.only = list("ADREV_BENCH_KERNELS");
     cfg.codegen.native = std::env::var("ADREV_BENCH_NATIVE").is_ok_and(|v| v == "1");
     cfg.dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/adrev-bench");
-    let kernels = match codegen::bench::kernels() {
+    let mut kernels = match codegen::bench::kernels() {
         Ok(k) => k,
         Err(e) => {
             eprintln!("error: {e}");
             std::process::exit(1);
         }
     };
+    // The gradient programs reverse mode produces today (no optimizer
+    // yet), timed as a variant of each kernel.
+    for k in &mut kernels {
+        let Some(def) = k.primal.def(&k.primal_entry) else {
+            continue;
+        };
+        match reverse::gradient(&k.primal, def, &reverse::Config::default()) {
+            Ok(g) => {
+                let entry = g
+                    .entry(None)
+                    .map(|d| d.name.to_string())
+                    .unwrap_or_default();
+                k.variants.push((
+                    "adrev-c-reverse".to_string(),
+                    "reverse mode as it stands (UNF, D_rho, UNF^-1), not optimized".to_string(),
+                    g,
+                    entry,
+                ));
+            }
+            Err(e) => eprintln!("{}: reverse mode refused it: {e}", k.name),
+        }
+    }
     let report = match codegen::bench::run(&kernels, &cfg, &mut |line| eprintln!("{line}")) {
         Ok(r) => r,
         Err(e) => {

@@ -181,13 +181,15 @@ impl Ctx<'_> {
             Some((base, 1)) => base,
             Some((base, off)) if off > 1 => {
                 let len = self.fresh("n");
-                self.w.line(format!("const int64_t {len} = {base} + {};", off - 1));
+                self.w
+                    .line(format!("const int64_t {len} = {base} + {};", off - 1));
                 self.lens.insert(len.clone(), (base, off - 1));
                 len
             }
             _ => {
                 let len = self.fresh("n");
-                self.w.line(format!("const int64_t {len} = {n} > 0 ? {n} - 1 : 0;"));
+                self.w
+                    .line(format!("const int64_t {len} = {n} > 0 ? {n} - 1 : 0;"));
                 len
             }
         }

@@ -45,6 +45,11 @@ pub struct Kernel {
     pub arrays: usize,
     /// Where the gradient program comes from, for the report.
     pub grad_origin: String,
+    /// Other gradient programs to time as well (single thread, default
+    /// configuration), each as a tool of its own: (tool name, where the
+    /// program comes from, module, definition). `cargo xtask bench` adds
+    /// the pipeline's output here.
+    pub variants: Vec<(String, String, Module, String)>,
 }
 
 /// The built-in kernels: the programs in `benches/programs/`, whose
@@ -105,6 +110,7 @@ pub fn kernels() -> Result<Vec<Kernel>, Error> {
                 grad_entry: grad.to_string(),
                 arrays: *arrays,
                 grad_origin: "hand-written first-order Target".to_string(),
+                variants: Vec::new(),
             })
         })
         .collect()
@@ -284,6 +290,18 @@ pub fn run(
             ..cfg.codegen.clone()
         };
         let fast = build_pair(k, &dir.join("fast"), &fast_cfg)?;
+        let mut variants = Vec::new();
+        for (tool, origin, module, entry) in &k.variants {
+            report
+                .origins
+                .push((format!("{} ({tool})", k.name), origin.clone()));
+            let built = crate::build(
+                &crate::emit(module, &cfg.codegen)?,
+                &dir.join(tool),
+                &cfg.codegen,
+            )?;
+            variants.push((tool.clone(), built, entry.clone()));
+        }
         let par = if cfg.threads.is_empty() {
             None
         } else {
@@ -308,6 +326,15 @@ pub fn run(
                 log(&format!("{} n={n}: round {}", k.name, round + 1));
                 add("adrev-c", ours(&seq, &input, reps, &[])?, false);
                 add("adrev-c-reassoc", ours(&fast, &input, reps, &[])?, false);
+                for (tool, built, entry) in &variants {
+                    let pair = Pair {
+                        primal: seq.primal.clone(),
+                        grad: built.clone(),
+                        primal_entry: seq.primal_entry.clone(),
+                        grad_entry: entry.clone(),
+                    };
+                    add(tool, ours(&pair, &input, reps, &[])?, false);
+                }
                 add(
                     "baseline-c",
                     run_baseline(&baseline, k, &input, reps)?,

@@ -97,7 +97,7 @@ impl Report {
         );
         let _ = writeln!(s, "- Python peers: {}.", self.peers);
         for (k, o) in &self.origins {
-            let _ = writeln!(s, "- `{k}`: gradient program from {o}.");
+            let _ = writeln!(s, "- `{k}`: gradient program: {o}.");
         }
         let _ = writeln!(
             s,

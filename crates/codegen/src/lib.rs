@@ -260,6 +260,52 @@ pub fn emit(m: &Module, cfg: &Config) -> Result<CProgram, Error> {
     })
 }
 
+/// Emits, builds (in `dir`) and runs a module's entry (`None`: the last
+/// definition) on inputs by parameter name: the C backend's counterpart
+/// of `semantics::eval_entry`, for `eval --backend c` / `grad --backend c`.
+/// The value prints (`Display`) exactly as the evaluator's does, and is
+/// bit-identical to it in the default configuration.
+pub fn eval_entry(
+    m: &Module,
+    entry: Option<&str>,
+    inputs: &[(String, semantics::Value)],
+    cfg: &Config,
+    dir: &std::path::Path,
+) -> Result<semantics::Value, Error> {
+    let name = match entry {
+        Some(n) => n.to_string(),
+        None => m
+            .defs
+            .last()
+            .map(|d| d.name.to_string())
+            .ok_or(Error::NoSuchEntry {
+                span: syntax::Span::GENERATED,
+                name: None,
+            })?,
+    };
+    if m.def(&name).is_none() {
+        return Err(Error::NoSuchEntry {
+            span: syntax::Span::GENERATED,
+            name: Some(name),
+        });
+    }
+    let c = emit(m, cfg)?;
+    let built = build(&c, dir, cfg)?;
+    run_entry(&built, Some(&name), inputs)
+}
+
+/// Writes the C source and header of a program as `<dir>/<name>.c` and
+/// `<dir>/<name>.h` without compiling them (`cargo xtask codegen`);
+/// returns the two paths.
+pub fn write_sources(c: &CProgram, dir: &std::path::Path) -> Result<(PathBuf, PathBuf), Error> {
+    std::fs::create_dir_all(dir).map_err(|e| Error::io("create", dir, e))?;
+    let source = dir.join(format!("{}.c", c.name));
+    let header = dir.join(format!("{}.h", c.name));
+    std::fs::write(&source, &c.source).map_err(|e| Error::io("write", &source, e))?;
+    std::fs::write(&header, &c.header).map_err(|e| Error::io("write", &header, e))?;
+    Ok((source, header))
+}
+
 /// The header: the context API and one prototype per entry.
 fn header(name: &str, file: &str, entries: &[Entry]) -> String {
     let guard = format!("ADREV_{}_H", name.to_ascii_uppercase());

@@ -335,3 +335,34 @@ fn reassociated_reductions_agree_with_the_evaluator() {
         agree(&m, &built, "f", &a).unwrap_or_else(|e| panic!("n = {n}: {e}"));
     }
 }
+
+#[test]
+fn eval_entry_prints_what_the_evaluator_prints() {
+    let text = "def f (A : [n]R) (x : R) : (R, [n]R) =\n  (reduce (+) 0 (map (fun a -> a * x) A), map (fun a -> a / 3) A)\n";
+    let m = module("eval.ad", text);
+    let inputs = vec![
+        (
+            "A".to_string(),
+            semantics::Value::reals(&[0.1, 0.2, 1e-300, -7.5]),
+        ),
+        ("x".to_string(), semantics::Value::Real(0.3)),
+    ];
+    let want = semantics::eval_entry(&m, None, &inputs).expect("evaluates");
+    let got = codegen::eval_entry(
+        &m,
+        None,
+        &inputs,
+        &Config::default(),
+        &common::dir("eval-entry"),
+    )
+    .expect("runs");
+    assert_eq!(got.to_string(), want.to_string());
+    let missing = codegen::eval_entry(
+        &m,
+        Some("g"),
+        &inputs,
+        &Config::default(),
+        &common::dir("eval-entry"),
+    );
+    assert!(matches!(missing, Err(codegen::Error::NoSuchEntry { .. })));
+}

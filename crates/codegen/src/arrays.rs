@@ -662,7 +662,19 @@ impl Ctx<'_> {
             Source::Array(a) => order(a) == Order::Any,
             Source::Count(_) => true,
         };
-        if op == Prim::Reduce && self.cfg.reassociate && random && !flags.sequential {
+        let reassociate = op == Prim::Reduce && self.cfg.reassociate && random && !flags.sequential;
+        let simd = match (accs.as_slice(), simple_op(self.m, f)) {
+            ([acc], Some(sym)) if reassociate && !flags.fails && !flags.allocs => {
+                Some((acc.clone(), sym))
+            }
+            _ => None,
+        };
+        if let Some((acc, sym)) = simd {
+            // A vectorizable reduction (note [reassociation]).
+            self.w
+                .line(format!("AD_PRAGMA(omp simd reduction({sym}:{acc}))"));
+            self.write_loop(&i, &n, Dir::Up, lines, flags, false, None);
+        } else if reassociate {
             self.lanes_reduce(f, &z, &accs, &kinds, &acc_val, &n, span, &step)?;
         } else {
             self.write_loop(&i, &n, Dir::Up, lines, flags, false, None);
@@ -1091,6 +1103,48 @@ impl Ctx<'_> {
 /// Writes one step of a fold: the context, the accumulator value, its
 /// variables, the index.
 type Step<'s> = dyn Fn(&mut Ctx<'_>, &Val, &[String], &str) -> Result<(), Error> + 's;
+
+/// The C operator of a reduction's function when it is `fun (a, b) -> a +
+/// b` or `a * b` (also as `let v = a op b in v`, reverse mode's form),
+/// which OpenMP can reduce in vector lanes.
+fn simple_op(m: &syntax::Module, f: &Func) -> Option<&'static str> {
+    use syntax::Expr;
+    let Expr::Lambda { params, body } = m.expr(f.lambda) else {
+        return None;
+    };
+    let [a, b] = params.as_slice() else {
+        return None;
+    };
+    let mut e = m.expr(*body);
+    if let Expr::Let {
+        pat: syntax::Pat::Var(v),
+        value,
+        body,
+        ..
+    } = e
+        && matches!(m.expr(*body), Expr::Var(w) if w == v)
+    {
+        e = m.expr(*value);
+    }
+    let Expr::Prim { op, args } = e else {
+        return None;
+    };
+    let names: Vec<&syntax::Name> = args
+        .iter()
+        .filter_map(|x| match m.expr(*x) {
+            Expr::Var(n) => Some(n),
+            _ => None,
+        })
+        .collect();
+    let operands = names.len() == 2
+        && ((names[0] == &a.name && names[1] == &b.name)
+            || (names[0] == &b.name && names[1] == &a.name));
+    match op {
+        Prim::Add if operands => Some("+"),
+        Prim::Mul if operands => Some("*"),
+        _ => None,
+    }
+}
 
 /// What a fold runs over.
 enum Source {

@@ -287,6 +287,8 @@ pub fn run(
         let seq = build_pair(k, &dir.join("seq"), &cfg.codegen)?;
         let fast_cfg = Config {
             reassociate: true,
+            vector_math: true,
+            native: true,
             ..cfg.codegen.clone()
         };
         let fast = build_pair(k, &dir.join("fast"), &fast_cfg)?;
@@ -325,7 +327,7 @@ pub fn run(
             for round in 0..cfg.rounds.max(1) {
                 log(&format!("{} n={n}: round {}", k.name, round + 1));
                 add("adrev-c", ours(&seq, &input, reps, &[])?, false);
-                add("adrev-c-reassoc", ours(&fast, &input, reps, &[])?, false);
+                add("adrev-c-fast", ours(&fast, &input, reps, &[])?, false);
                 for (tool, built, entry) in &variants {
                     let pair = Pair {
                         primal: seq.primal.clone(),

@@ -44,8 +44,8 @@ pub fn build(c: &CProgram, dir: &Path, cfg: &Config) -> Result<Built, Error> {
         path_str(&driver),
         path_str(&source),
         path_str(&driver_c),
-        "-lm".into(),
     ]);
+    args.extend(cfg.libs());
     commands.push(compile(&cfg.cc, &args)?);
     let shared_library = if cfg.shared_library {
         let lib = dir.join(format!("lib{}.so", c.name));
@@ -56,8 +56,8 @@ pub fn build(c: &CProgram, dir: &Path, cfg: &Config) -> Result<Built, Error> {
             "-o".into(),
             path_str(&lib),
             path_str(&source),
-            "-lm".into(),
         ]);
+        args.extend(cfg.libs());
         commands.push(compile(&cfg.cc, &args)?);
         Some(lib)
     } else {

@@ -190,7 +190,7 @@ fn try_fuse_at(nodes: &mut Vec<Node>, k: usize) -> bool {
     let Some((i2, range2)) = loop_header(h2) else {
         return false;
     };
-    if range1 != range2 || pragma1 != pragma2 {
+    if range1 != range2 {
         return false;
     }
     let between: Vec<String> = nodes[k + 1..j]
@@ -217,6 +217,25 @@ fn try_fuse_at(nodes: &mut Vec<Node>, k: usize) -> bool {
             return false;
         }
     }
+    // A vectorized reduction (`omp simd`) takes in a loop only if that
+    // loop may run in vector lanes too.
+    let pragma = match (&pragma1, &pragma2) {
+        (a, b) if a == b => a.clone(),
+        (Some(p), None) if is_simd(p) && simd_safe(&b2, &i1) => Some(p.clone()),
+        (None, Some(q)) if is_simd(q) && simd_safe(b1, &i1) => Some(q.clone()),
+        (Some(p), Some(q)) if is_simd(p) && is_simd(q) => {
+            // `omp simd reduction(+:a)` and `omp simd reduction(+:b)`.
+            let inner = |x: &str| -> String {
+                x.strip_prefix("AD_PRAGMA(")
+                    .and_then(|x| x.strip_suffix(')'))
+                    .unwrap_or("")
+                    .to_string()
+            };
+            let q_clauses = inner(q).trim_start_matches("omp simd").to_string();
+            Some(format!("AD_PRAGMA({}{q_clauses})", inner(p)))
+        }
+        _ => return false,
+    };
     // Fuse: the statements in between go first, then one loop.
     let mut body = b1.clone();
     body.extend(b2);
@@ -227,12 +246,46 @@ fn try_fuse_at(nodes: &mut Vec<Node>, k: usize) -> bool {
     };
     let mut replacement: Vec<Node> = between.into_iter().map(Node::Line).collect();
     let start = if pragma1.is_some() { k - 1 } else { k };
-    if let Some(p) = pragma1 {
+    if let Some(p) = pragma {
         replacement.push(Node::Line(p));
     }
     replacement.push(fused);
     nodes.splice(start..=j, replacement);
     true
+}
+
+fn is_simd(pragma: &str) -> bool {
+    pragma.starts_with("AD_PRAGMA(omp simd")
+}
+
+/// Whether a loop body may run in vector lanes: it neither leaves the loop
+/// nor allocates, and everything it writes is either its own local or an
+/// element `v[i]` of its own iteration.
+fn simd_safe(body: &[Node], i: &str) -> bool {
+    let mut ok = true;
+    let mut declared = BTreeSet::new();
+    visit_lines(body, &mut |l| {
+        if l.contains("return ") || l.contains("ad_alloc") || l.contains("ad_mark") {
+            ok = false;
+        }
+        for stmt in l.split(';') {
+            let t = stmt.trim();
+            const TYPES: [&str; 5] = ["const ", "double ", "int64_t ", "bool ", "int "];
+            if TYPES.iter().any(|ty| t.starts_with(ty))
+                && let Some((_, id)) = identifiers(t).into_iter().next()
+            {
+                declared.insert(id);
+            }
+        }
+    });
+    if !ok {
+        return false;
+    }
+    let (written, _) = effects(body);
+    written
+        .iter()
+        .filter(|v| !declared.contains(*v))
+        .all(|v| indexed_only(body, v, i))
 }
 
 fn pragma_before(nodes: &[Node], k: usize) -> Option<String> {
@@ -428,6 +481,25 @@ mod tests {
         assert!(out.contains("t4_buf[t2_i] = t6_x;"), "{out}");
         let alloc = out.find("ad_alloc").unwrap_or(usize::MAX);
         assert!(alloc < out.find("for (").unwrap_or(0), "{out}");
+    }
+
+    #[test]
+    fn a_vector_reduction_takes_in_maps_but_not_scalar_loops() {
+        let map = "AD_PRAGMA(omp simd reduction(+:t1_acc))\nfor (int64_t t2_i = 0; t2_i < n; t2_i++) {\nt1_acc = t1_acc + a[t2_i];\n}\nfor (int64_t t5_i = 0; t5_i < n; t5_i++) {\nconst double t6_x = a[t5_i];\nt4_buf[t5_i] = t6_x;\n}\n";
+        let out = fuse(map);
+        assert_eq!(out.matches("for (").count(), 1, "{out}");
+        assert!(
+            out.starts_with("AD_PRAGMA(omp simd reduction(+:t1_acc))"),
+            "{out}"
+        );
+        let two = "AD_PRAGMA(omp simd reduction(+:t1_acc))\nfor (int64_t t2_i = 0; t2_i < n; t2_i++) {\nt1_acc = t1_acc + a[t2_i];\n}\nAD_PRAGMA(omp simd reduction(*:t7_acc))\nfor (int64_t t5_i = 0; t5_i < n; t5_i++) {\nt7_acc = t7_acc * a[t5_i];\n}\n";
+        let out = fuse(two);
+        assert!(
+            out.contains("AD_PRAGMA(omp simd reduction(+:t1_acc) reduction(*:t7_acc))"),
+            "{out}"
+        );
+        let scalar = "AD_PRAGMA(omp simd reduction(+:t1_acc))\nfor (int64_t t2_i = 0; t2_i < n; t2_i++) {\nt1_acc = t1_acc + a[t2_i];\n}\nfor (int64_t t5_i = 0; t5_i < n; t5_i++) {\nt7_acc = fmax(t7_acc, a[t5_i]);\n}\n";
+        assert_eq!(fuse(scalar).matches("for (").count(), 2);
     }
 
     #[test]

@@ -22,6 +22,20 @@ pub const PRELUDE: &str = r#"#include <math.h>
 
 #define AD_PRAGMA(x) _Pragma(#x)
 
+#ifdef AD_VECTOR_MATH
+/* Config::vector_math: glibc's libmvec has vector versions of these, which
+ * the vectorizer calls when the function is declared `simd`. glibc declares
+ * them so only under -ffast-math, which we do not use (it would also allow
+ * contraction and reassociation everywhere). */
+#define AD_SIMD __attribute__((__simd__("notinbranch")))
+AD_SIMD extern double sin(double);
+AD_SIMD extern double cos(double);
+AD_SIMD extern double tan(double);
+AD_SIMD extern double exp(double);
+AD_SIMD extern double log(double);
+AD_SIMD extern double tanh(double);
+#endif
+
 #ifdef _OPENMP
 #include <omp.h>
 static int ad_max_threads(void) { return omp_get_max_threads(); }

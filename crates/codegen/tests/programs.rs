@@ -366,3 +366,29 @@ fn eval_entry_prints_what_the_evaluator_prints() {
     );
     assert!(matches!(missing, Err(codegen::Error::NoSuchEntry { .. })));
 }
+
+#[test]
+fn vector_math_and_vector_reductions_agree_with_the_evaluator() {
+    let m = module(
+        "vector.ad",
+        "def f (A : [n]R) : (R, [n]R, R) =\n  (reduce (+) 0 (map (fun x -> sin x * exp x) A),\n   map (fun x -> cos x * exp x + sin x * exp x) A,\n   reduce (*) 1 (map (fun x -> 1 + tanh x * 0.001) A))\n",
+    );
+    let cfg = Config {
+        reassociate: true,
+        vector_math: true,
+        native: true,
+        ..Config::default()
+    };
+    let c = codegen::emit(&m, &cfg).expect("emits");
+    assert!(
+        c.source.contains("omp simd reduction(+:"),
+        "no vector reduction"
+    );
+    let built = codegen::build(&c, &common::dir("vector"), &cfg).expect("builds with libmvec");
+    assert!(built.commands[0].contains("-lmvec"));
+    let xs: Vec<f64> = (0..1003).map(|i| ((i as f64) * 0.37).sin()).collect();
+    for n in [0, 1, 7, 1003] {
+        let a = vec![semantics::Value::reals(&xs[..n])];
+        agree(&m, &built, "f", &a).unwrap_or_else(|e| panic!("n = {n}: {e}"));
+    }
+}

@@ -58,7 +58,11 @@ pub fn agree(m: &Module, built: &Built, entry: &str, args: &[Value]) -> Result<V
             if w.approx_eq(&g, REL, ABS) {
                 Ok(g)
             } else {
-                Err(format!("`{entry}`: evaluator {w}, C backend {g}"))
+                Err(format!(
+                    "`{entry}`: evaluator {}, C backend {}",
+                    short(&w.to_string()),
+                    short(&g.to_string())
+                ))
             }
         }
         (Err(w), Err(codegen::Error::Eval(g))) if w == g => Err(format!("both failed: {w}")),
@@ -67,6 +71,19 @@ pub fn agree(m: &Module, built: &Built, entry: &str, args: &[Value]) -> Result<V
             w.map(|v| v.to_string()),
             g.map(|v| v.to_string())
         )),
+    }
+}
+
+/// At most 400 characters of a printed value.
+fn short(s: &str) -> String {
+    if s.len() <= 400 {
+        s.to_string()
+    } else {
+        let cut = (0..=400)
+            .rev()
+            .find(|&i| s.is_char_boundary(i))
+            .unwrap_or(0);
+        format!("{}...", &s[..cut])
     }
 }
 

@@ -26,8 +26,11 @@ pub const PRELUDE: &str = r#"#include <math.h>
 /* Config::vector_math: glibc's libmvec has vector versions of these, which
  * the vectorizer calls when the function is declared `simd`. glibc declares
  * them so only under -ffast-math, which we do not use (it would also allow
- * contraction and reassociation everywhere). */
-#define AD_SIMD __attribute__((__simd__("notinbranch")))
+ * contraction and reassociation everywhere). `const` keeps calls on one
+ * argument shared although sin and cos are then not builtins (built with
+ * -fno-builtin-sin -fno-builtin-cos, so that gcc does not merge them into a
+ * scalar sincos, which would stop the loop from being vectorized). */
+#define AD_SIMD __attribute__((__simd__("notinbranch"), __const__))
 AD_SIMD extern double sin(double);
 AD_SIMD extern double cos(double);
 AD_SIMD extern double tan(double);

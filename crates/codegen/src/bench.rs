@@ -148,7 +148,7 @@ impl Default for BenchConfig {
             rounds: 3,
             dir: std::env::temp_dir().join("adrev-bench"),
             codegen: Config::default(),
-            threads: vec![2],
+            threads: vec![1, 2],
             python: std::env::var_os("ADREV_PEERS_PYTHON").map(PathBuf::from),
             only: Vec::new(),
         }

@@ -256,7 +256,11 @@ impl Report {
     }
 
     fn parallel(&self) -> String {
-        let tools: Vec<String> = self.tools().into_iter().filter(|t| t.starts_with("adrev-c-par")).collect();
+        let tools: Vec<String> = self
+            .tools()
+            .into_iter()
+            .filter(|t| t.starts_with("adrev-c-par"))
+            .collect();
         if tools.is_empty() {
             return String::new();
         }
@@ -265,11 +269,15 @@ impl Report {
         );
         for n in self.sizes() {
             for k in self.kernels() {
-                let Some(o) = self.row(&k, n, OURS) else { continue };
+                let Some(o) = self.row(&k, n, OURS) else {
+                    continue;
+                };
                 let one = self.row(&k, n, "adrev-c-par1");
                 for t in tools.iter().filter(|t| t.as_str() != "adrev-c-par1") {
                     if let Some(p) = self.row(&k, n, t) {
-                        let vs1 = |a: Option<f64>, b: f64| a.map_or(String::new(), |a| format!("{:.2}", a / b));
+                        let vs1 = |a: Option<f64>, b: f64| {
+                            a.map_or(String::new(), |a| format!("{:.2}", a / b))
+                        };
                         let _ = writeln!(
                             s,
                             "| {k} | {} | {t} | {} | {} | {:.2} | {:.2} |",

@@ -302,7 +302,7 @@ impl Report {
         let kernels = self.kernels();
         let tools: Vec<String> = self.tools();
         let colors = [
-            "#1b6ca8", "#888888", "#e07b39", "#5a9e4b", "#9d4edd", "#c9184a",
+            "#1b6ca8", "#6cb4e4", "#a0a0a0", "#333333", "#e07b39", "#f2b880", "#5a9e4b", "#c9184a",
         ];
         let panel_w = 80.0 + kernels.len() as f64 * (tools.len() as f64 * 14.0 + 24.0);
         let panel_h = 220.0;

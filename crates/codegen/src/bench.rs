@@ -344,10 +344,7 @@ pub fn run(
                 );
                 if let Some(par) = &par {
                     for &t in &cfg.threads {
-                        let env = [
-                            ("OMP_NUM_THREADS", t.to_string()),
-                            ("OMP_PROC_BIND", "true".to_string()),
-                        ];
+                        let env = [("OMP_NUM_THREADS", t.to_string())];
                         add(
                             &format!("adrev-c-par{t}"),
                             ours(par, &input, reps, &env)?,

@@ -102,14 +102,14 @@ fn check(file: &Path, entry: Option<&str>) -> Result<(), CliError> {
     let program = load::load(file)?;
     let m = program.module();
     let def = inputs::entry(m, entry)?;
-    let params: Vec<String> = def
-        .params
-        .iter()
-        .map(|p| p.ty.as_ref().map_or_else(|| "?".to_string(), syntax::print::ty))
-        .collect();
-    let ret = def.ret.as_ref().map_or_else(|| "?".to_string(), syntax::print::ty);
-    let ty = if params.is_empty() { ret } else { format!("{} -> {ret}", params.join(" -> ")) };
-    println!("{} : {ty}", def.name);
+    let unknown = || "?".to_string();
+    let mut line = format!("def {}", def.name);
+    for p in &def.params {
+        let ty = p.ty.as_ref().map_or_else(unknown, syntax::print::ty);
+        line.push_str(&format!(" ({} : {ty})", p.name));
+    }
+    line.push_str(&format!(" : {}", def.ret.as_ref().map_or_else(unknown, syntax::print::ty)));
+    println!("{line}");
     Ok(())
 }
 

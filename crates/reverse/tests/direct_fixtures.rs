@@ -62,7 +62,11 @@ fn direct_gradients_match_the_fixtures_and_the_unf_path() {
         assert_eq!(got.len(), def.params.len() + 1, "{name}");
         if let Some(v) = exp.value(&m, &def) {
             let v = v.expect("value reads");
-            assert!(got[0].approx_eq_default(&v), "{name}: value {} vs {v}", got[0]);
+            assert!(
+                got[0].approx_eq_default(&v),
+                "{name}: value {} vs {v}",
+                got[0]
+            );
         }
         for (i, p) in def.params.iter().enumerate() {
             if let Some(g) = exp.grad(&def, p.name.as_str()) {
@@ -81,11 +85,26 @@ fn direct_gradients_match_the_fixtures_and_the_unf_path() {
         let via_unf = unf::raise(&t).expect("raise");
         let other = run(&via_unf, &inputs);
         for (a, b) in got.iter().zip(&other) {
-            assert!(a.approx_eq(b, 1e-12, 1e-12), "{name}: direct {a} vs unf {b}");
+            assert!(
+                a.approx_eq(b, 1e-12, 1e-12),
+                "{name}: direct {a} vs unf {b}"
+            );
         }
         checked.push(name);
     }
-    for must in ["dot", "ex1_1", "exp_cos", "logsumexp", "pair_chain", "prod", "sin_exp", "sum"] {
-        assert!(checked.iter().any(|c| c == must), "{must} was not differentiated: {checked:?}");
+    for must in [
+        "dot",
+        "ex1_1",
+        "exp_cos",
+        "logsumexp",
+        "pair_chain",
+        "prod",
+        "sin_exp",
+        "sum",
+    ] {
+        assert!(
+            checked.iter().any(|c| c == must),
+            "{must} was not differentiated: {checked:?}"
+        );
     }
 }

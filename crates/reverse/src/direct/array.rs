@@ -339,7 +339,11 @@ impl Direct<'_> {
         let whos = frees
             .iter()
             .map(|n| (Who::Free(n.clone()), n.clone()))
-            .chain(outs.iter().enumerate().map(|(i, n)| (Who::Param(i), n.clone())));
+            .chain(
+                outs.iter()
+                    .enumerate()
+                    .map(|(i, n)| (Who::Param(i), n.clone())),
+            );
         for (who, name) in whos {
             let c = x.remove(&name).unwrap_or(Cot::Zero);
             if c.is_zero() {

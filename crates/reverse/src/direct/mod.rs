@@ -322,10 +322,7 @@ impl Direct<'_> {
                     (Atom::Var(out), k)
                 }
                 Expr::Let {
-                    pat,
-                    value,
-                    body,
-                    ..
+                    pat, value, body, ..
                 } => self.d_let(b, pat, *value, *body, env, y, hint),
                 Expr::Tuple(items) => self.d_tuple(b, e, items, env, y, hint),
                 // D(π_i e) = let x, Y1 = D(e) in <π_i x, fun (X, z) -> Y1(X, [i]z)>

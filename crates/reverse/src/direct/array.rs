@@ -375,11 +375,7 @@ impl Direct<'_> {
         while let Some(e) = stack.pop() {
             let expr = self.m.expr(e);
             match expr {
-                Expr::Var(n) => {
-                    if seen.insert(n.clone()) {
-                        used.push(n.clone());
-                    }
-                }
+                Expr::Var(n) if seen.insert(n.clone()) => used.push(n.clone()),
                 Expr::Let { pat, .. } => match pat {
                     Pat::Var(n) => {
                         bound.insert(n.clone());

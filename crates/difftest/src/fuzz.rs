@@ -289,9 +289,14 @@ pub fn fuzz(cases: u64, seed: u64, mut on_progress: impl FnMut(u64, &FuzzReport)
         report.cases += 1;
         let mut rng = Rng::for_case(seed, case);
         let feat = features(&mut rng);
-        let size = 3 + rng.below(45);
-        let p = gen_program(&mut rng, size, &feat);
-        let Some((inputs, _)) = admissible_inputs(&mut rng, &p, 20) else {
+        // A program with admissible inputs: up to five programs, twenty
+        // draws of inputs each.
+        let found = (0..5).find_map(|_| {
+            let size = 3 + rng.below(45);
+            let p = gen_program(&mut rng, size, &feat);
+            admissible_inputs(&mut rng, &p, 20).map(|(inputs, _)| (p, inputs))
+        });
+        let Some((p, inputs)) = found else {
             report.rejected += 1;
             on_progress(case + 1, &report);
             continue;

@@ -142,7 +142,7 @@ impl Gen<'_> {
             if size >= 4 { 14 } else { 0 },  // let
             if size >= 5 { 4 } else { 0 },   // let tuple
             if size >= 3 { 5 } else { 0 },   // proj
-            if can_reduce { 16 } else { 0 }, // reduce
+            if can_reduce { 16 + 14 * nao } else { 0 }, // reduce, likelier in bodies
         ];
         match self.rng.weighted(&w) {
             0 => {

@@ -174,6 +174,20 @@ pub fn reverse(m: &Module, cfg: &Config) -> Result<Module, Error> {
     Ok(out)
 }
 
+/// The whole chain for a Source definition: UNF (Fig. 9), D_ρ (Fig. 8) and
+/// UNF^-1 (Fig. 10). The result is the Target program of docs/unf.md: one
+/// definition `<entry>_grad` with the entry's parameters, returning
+/// `(value, g_1, ..., g_k)`.
+pub fn gradient(
+    m: &syntax::Module,
+    entry: &syntax::Def,
+    cfg: &Config,
+) -> Result<syntax::Module, Error> {
+    let s = unf::lower(m, entry)?;
+    let t = reverse(&s, cfg)?;
+    Ok(unf::raise(&t)?)
+}
+
 /// The 1-based positions of the `wrt` parameters.
 fn wrt_positions(def: &syntax::Def, cfg: &Config) -> Result<Vec<u32>, Error> {
     let Some(names) = &cfg.wrt else {

@@ -3,7 +3,7 @@
 #[path = "../../unf/tests/common/mod.rs"]
 mod common;
 
-use common::{B, arr};
+use common::{B, Value, arr};
 use reverse::{Config, reverse};
 use syntax::{Prim, Ty};
 
@@ -38,12 +38,10 @@ fn a_subset_of_the_parameters() {
     let t = reverse(&s, &wrt(&["s"])).expect("reverse");
     assert_eq!(t.wrt, vec![2]);
     let g = unf::raise(&t).expect("raise");
-    let a = common::V::A(vec![common::V::R(1.0), common::V::R(2.0)]);
-    let out = common::run(&g, &[a, common::V::R(3.0)]);
-    assert_eq!(
-        out,
-        common::V::T(vec![common::V::R(9.0), common::V::R(3.0)])
-    );
+    let a = Value::reals(&[1.0, 2.0]);
+    let out = common::run(&g, &[a, Value::Real(3.0)]);
+    let expected = Value::tuple(vec![Value::Real(9.0), Value::Real(3.0)]);
+    assert!(out.approx_eq_default(&expected), "{out}");
 }
 
 #[test]
@@ -99,4 +97,17 @@ fn an_ill_typed_input() {
             .starts_with("ill-formed source-unf module: "),
         "{err}"
     );
+}
+
+#[test]
+fn the_whole_chain_in_one_call() {
+    let mut b = B::new();
+    let body = sum_times(&mut b);
+    let m = b.def("f", &[("A", arr()), ("s", Ty::Real)], body);
+    let g = reverse::gradient(&m, m.defs.last().expect("a definition"), &wrt(&["A"]))
+        .expect("gradient");
+    assert_eq!(g.defs[0].name.as_str(), "f_grad");
+    let out = common::run(&g, &[Value::reals(&[1.0, 2.0]), Value::Real(3.0)]);
+    let expected = Value::tuple(vec![Value::Real(9.0), Value::reals(&[3.0, 3.0])]);
+    assert!(out.approx_eq_default(&expected), "{out}");
 }

@@ -1,13 +1,16 @@
 //! Every first-order fixture: the gradient computed through
-//! compile → lower → reverse → raise matches the `-- grad` lines of the
-//! program, each stage's output passes its verifier, and the RON files
-//! round-trip byte for byte. The constructs reverse mode does not support
-//! yet are refused with their name and span.
+//! compile → lower → reverse → raise → evaluator matches the `-- grad`
+//! lines of the program and central finite differences at random points;
+//! each stage's output passes its verifier; the RON files round-trip byte
+//! for byte; the Source UNF and Target UNF boundaries, evaluated directly,
+//! agree with the Source program. The constructs reverse mode does not
+//! support yet are refused with their name and span.
 
 #[path = "../../unf/tests/common/mod.rs"]
 mod common;
 
-use common::{V, run};
+use common::{Value, items, r, reals_of};
+use semantics::Expectations;
 use std::path::PathBuf;
 
 fn fixture(name: &str) -> (String, syntax::Module) {
@@ -16,57 +19,12 @@ fn fixture(name: &str) -> (String, syntax::Module) {
         .join(name)
         .join("program.ad");
     let text = std::fs::read_to_string(&path).expect("fixture exists");
-    let m = syntax::compile(syntax::SourceFile {
+    let file = syntax::SourceFile {
         name: path.display().to_string(),
         text: text.clone(),
-    })
-    .expect("fixture compiles");
+    };
+    let m = syntax::compile(file).expect("fixture compiles");
     (text, m)
-}
-
-/// A literal: a real or an array of reals.
-fn literal(s: &str) -> V {
-    let s = s.trim();
-    if let Some(inner) = s.strip_prefix('[').and_then(|r| r.strip_suffix(']')) {
-        if inner.trim().is_empty() {
-            return V::A(Vec::new());
-        }
-        return V::A(
-            inner
-                .split(',')
-                .map(|x| V::R(x.trim().parse().expect("a real")))
-                .collect(),
-        );
-    }
-    V::R(s.parse().expect("a real"))
-}
-
-/// The `-- at`, `-- value` and `-- grad` lines.
-fn expectations(text: &str) -> (Vec<(String, V)>, Option<V>, Vec<(String, V)>) {
-    let (mut at, mut value, mut grad) = (Vec::new(), None, Vec::new());
-    for line in text.lines() {
-        let Some(rest) = line.strip_prefix("-- ") else {
-            continue;
-        };
-        if let Some(r) = rest.strip_prefix("at ") {
-            let (n, v) = r.split_once('=').expect("name = value");
-            at.push((n.trim().to_string(), literal(v)));
-        } else if let Some(r) = rest.strip_prefix("value =") {
-            value = Some(literal(r));
-        } else if let Some(r) = rest.strip_prefix("grad ") {
-            let (n, v) = r.split_once('=').expect("name = value");
-            grad.push((n.trim().to_string(), literal(v)));
-        }
-    }
-    (at, value, grad)
-}
-
-fn close(a: &V, b: &V) -> bool {
-    match (a, b) {
-        (V::R(x), V::R(y)) => (x - y).abs() <= 1e-9 * x.abs().max(y.abs()) + 1e-12,
-        (V::A(xs), V::A(ys)) => xs.len() == ys.len() && xs.iter().zip(ys).all(|(x, y)| close(x, y)),
-        _ => false,
-    }
 }
 
 fn check(name: &str, specialise: bool) {
@@ -75,20 +33,17 @@ fn check(name: &str, specialise: bool) {
         m = syntax::specialize(&m).expect("specialise");
     }
     let def = m.defs.last().expect("an entry").clone();
+    // The three stages, each output verified and round-tripped.
     let s = unf::lower(&m, &def).expect("lower");
     unf::verify(&s).expect("source-unf verifies");
     let s_text = unf::to_ron(&s);
-    assert_eq!(
-        unf::to_ron(&unf::from_ron(&s_text, unf::Kind::Source).expect("read")),
-        s_text
-    );
+    let s_back = unf::from_ron(&s_text, unf::Kind::Source).expect("read");
+    assert_eq!(unf::to_ron(&s_back), s_text);
     let t = reverse::reverse(&s, &reverse::Config::default()).expect("reverse");
     unf::verify(&t).expect("target-unf verifies");
     let t_text = unf::to_ron(&t);
-    assert_eq!(
-        unf::to_ron(&unf::from_ron(&t_text, unf::Kind::Target).expect("read")),
-        t_text
-    );
+    let t_back = unf::from_ron(&t_text, unf::Kind::Target).expect("read");
+    assert_eq!(unf::to_ron(&t_back), t_text);
     let g = unf::raise(&t).expect("raise");
     if let Err(errs) = syntax::verify(&g) {
         panic!(
@@ -96,42 +51,112 @@ fn check(name: &str, specialise: bool) {
             syntax::print::module(&g)
         );
     }
-    let (at, value, grads) = expectations(&text);
-    let args: Vec<V> = def
-        .params
-        .iter()
-        .map(|p| {
-            at.iter()
-                .find(|(n, _)| n == p.name.as_str())
-                .expect("an input per parameter")
-                .1
-                .clone()
-        })
-        .collect();
-    let out = run(&g, &args);
-    let V::T(items) = out else {
-        panic!("{name}: not a tuple")
-    };
-    finite_differences(name, &m, &g, &args);
-    if let Some(v) = value {
+    // The expected value and gradients.
+    let exp = Expectations::parse(&text);
+    let inputs = exp.inputs(&def).expect("inputs");
+    let out = semantics::eval_entry(&g, None, &inputs).expect("run the gradient");
+    let out = items(&out);
+    if let Some(v) = exp.value(&m, &def) {
+        let v = v.expect("value");
         assert!(
-            close(&items[0], &v),
-            "{name}: value {:?}, expected {v:?}",
-            items[0]
+            out[0].approx_eq_default(&v),
+            "{name}: value {}, expected {v}",
+            out[0]
         );
     }
-    assert!(!grads.is_empty(), "{name}: no grad lines");
-    for (p, expected) in grads {
+    assert!(!exp.grads.is_empty(), "{name}: no grad lines");
+    for (p, _) in &exp.grads {
+        let expected = exp.grad(&def, p).expect("a grad line").expect("typed");
         let i = def
             .params
             .iter()
             .position(|q| q.name.as_str() == p)
             .expect("a parameter");
         assert!(
-            close(&items[i + 1], &expected),
-            "{name}: grad {p} = {:?}, expected {expected:?}",
-            items[i + 1]
+            out[i + 1].approx_eq_default(&expected),
+            "{name}: grad {p} = {}, expected {expected}",
+            out[i + 1]
         );
+    }
+    // Every boundary computes the Source program's value.
+    let value = semantics::eval_entry(&m, None, &inputs).expect("run the source");
+    let at_s = semantics::eval_unf(&s, &inputs).expect("run source-unf");
+    assert!(
+        at_s.approx_eq_default(&value),
+        "{name}: source-unf gives {at_s}, source {value}"
+    );
+    let at_t = items(&semantics::eval_unf(&t, &inputs).expect("run target-unf"));
+    for (a, b) in at_t.iter().zip(&out) {
+        assert!(
+            a.approx_eq_default(b),
+            "{name}: target-unf gives {a}, the gradient program {b}"
+        );
+    }
+    let anf = unf::raise(&s).expect("raise source-unf");
+    syntax::verify(&anf).expect("the ANF program verifies");
+    let at_anf = semantics::eval_entry(&anf, None, &inputs).expect("run the ANF program");
+    assert!(
+        at_anf.approx_eq_default(&value),
+        "{name}: the ANF program gives {at_anf}"
+    );
+    let shape: Vec<Value> = inputs.iter().map(|(_, v)| v.clone()).collect();
+    let names: Vec<String> = inputs.iter().map(|(n, _)| n.clone()).collect();
+    finite_differences(name, &m, &g, &names, &shape);
+}
+
+/// Rebuilds values of the shapes of `shape` from a flat vector of reals.
+fn unflatten(shape: &[Value], flat: &[f64]) -> Vec<Value> {
+    let mut i = 0;
+    shape
+        .iter()
+        .map(|v| {
+            let k = reals_of(v).len();
+            i += k;
+            match v.as_array() {
+                Some(_) => Value::reals(&flat[i - k..i]),
+                None => Value::Real(flat[i - 1]),
+            }
+        })
+        .collect()
+}
+
+/// At a few pseudo-random points near the fixture's inputs, the gradient
+/// agrees with central finite differences of the Source program.
+fn finite_differences(
+    name: &str,
+    m: &syntax::Module,
+    g: &syntax::Module,
+    names: &[String],
+    shape: &[Value],
+) {
+    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = move || {
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ((seed >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
+    };
+    let base: Vec<f64> = shape.iter().flat_map(reals_of).collect();
+    let at = |x: &[f64]| -> Vec<(String, Value)> {
+        names.iter().cloned().zip(unflatten(shape, x)).collect()
+    };
+    for _ in 0..5 {
+        let x: Vec<f64> = base.iter().map(|b| b + 0.5 * next()).collect();
+        let f = |x: &[f64]| r(&semantics::eval_entry(m, None, &at(x)).expect("run the source"));
+        let out = items(&semantics::eval_entry(g, None, &at(&x)).expect("run the gradient"));
+        let grad: Vec<f64> = out[1..].iter().flat_map(reals_of).collect();
+        for i in 0..x.len() {
+            let h = 1e-6 * x[i].abs().max(1.0);
+            let (mut up, mut down) = (x.clone(), x.clone());
+            up[i] += h;
+            down[i] -= h;
+            let fd = (f(&up) - f(&down)) / (2.0 * h);
+            assert!(
+                (grad[i] - fd).abs() <= 1e-5 * (1.0 + fd.abs()),
+                "{name}: component {i} at {x:?}: reverse {} vs finite differences {fd}",
+                grad[i]
+            );
+        }
     }
 }
 
@@ -176,60 +201,26 @@ fn higher_order_182_9() {
     check("higher_order_182_9", true);
 }
 
-/// Flattens the reals of some values, and rebuilds values of the same
-/// shapes from a flat vector.
-fn flatten(vs: &[V]) -> Vec<f64> {
-    vs.iter().flat_map(|v| v.reals()).collect()
-}
-
-fn unflatten(shape: &[V], flat: &[f64]) -> Vec<V> {
-    let mut i = 0;
-    shape
-        .iter()
-        .map(|v| match v {
-            V::R(_) => {
-                i += 1;
-                V::R(flat[i - 1])
-            }
-            V::A(xs) => {
-                i += xs.len();
-                V::A(flat[i - xs.len()..i].iter().map(|&x| V::R(x)).collect())
-            }
-            other => panic!("unexpected input {other:?}"),
-        })
-        .collect()
-}
-
-/// At a few pseudo-random points near the fixture's inputs, the gradient
-/// agrees with central finite differences of the Source program.
-fn finite_differences(name: &str, m: &syntax::Module, g: &syntax::Module, shape: &[V]) {
-    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
-    let mut next = move || {
-        seed = seed
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        ((seed >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
-    };
-    let base = flatten(shape);
-    for _ in 0..5 {
-        let x: Vec<f64> = base.iter().map(|b| b + 0.5 * next()).collect();
-        let f = |x: &[f64]| run(m, &unflatten(shape, x)).r();
-        let V::T(items) = run(g, &unflatten(shape, &x)) else {
-            panic!("{name}: not a tuple")
-        };
-        let grad = flatten(&items[1..]);
-        for i in 0..x.len() {
-            let h = 1e-6 * x[i].abs().max(1.0);
-            let (mut up, mut down) = (x.clone(), x.clone());
-            up[i] += h;
-            down[i] -= h;
-            let fd = (f(&up) - f(&down)) / (2.0 * h);
-            assert!(
-                (grad[i] - fd).abs() <= 1e-5 * (1.0 + fd.abs()),
-                "{name}: component {i} at {x:?}: reverse {} vs finite differences {fd}",
-                grad[i]
-            );
-        }
+#[test]
+fn prod_with_zeros_is_exact() {
+    // The scan-based J^T reduce divides by nothing: zeros give the exact
+    // gradient, never NaN.
+    let (_, m) = fixture("prod");
+    let def = m.defs.last().expect("an entry");
+    let s = unf::lower(&m, def).expect("lower");
+    let t = reverse::reverse(&s, &reverse::Config::default()).expect("reverse");
+    let g = unf::raise(&t).expect("raise");
+    for (a, grad) in [
+        (vec![1.0, 0.0, 3.0, 4.0], vec![0.0, 12.0, 0.0, 0.0]),
+        (vec![0.0, 2.0, 0.0, 4.0], vec![0.0, 0.0, 0.0, 0.0]),
+        (vec![0.0], vec![1.0]),
+        (vec![], vec![]),
+    ] {
+        let inputs = vec![("A".to_string(), Value::reals(&a))];
+        let out = items(&semantics::eval_entry(&g, None, &inputs).expect("run"));
+        assert_eq!(reals_of(&out[1]), grad, "at {a:?}");
+        let direct = items(&semantics::eval_unf(&t, &inputs).expect("run target-unf"));
+        assert_eq!(reals_of(&direct[1]), grad, "target-unf at {a:?}");
     }
 }
 

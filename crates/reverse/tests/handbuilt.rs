@@ -3,10 +3,10 @@
 #[path = "../../unf/tests/common/mod.rs"]
 mod common;
 
-use common::{B, V, arr, run};
+use common::{B, Value, arr, items, run};
 use syntax::{Prim, Ty};
 
-fn grad(m: &syntax::Module, args: &[V]) -> V {
+fn grad(m: &syntax::Module, args: &[Value]) -> Value {
     let def = m.defs.last().expect("a definition");
     let s = unf::lower(m, def).expect("lower");
     unf::verify(&s).expect("source unf verifies");
@@ -17,10 +17,26 @@ fn grad(m: &syntax::Module, args: &[V]) -> V {
     unf::verify(&t).expect("target unf verifies");
     eprintln!("{}", unf::print(&t));
     let g = unf::raise(&t).expect("raise target");
+    if let Err(errs) = syntax::verify(&g) {
+        panic!(
+            "the gradient program does not verify: {errs:?}\n{}",
+            syntax::print::module(&g)
+        );
+    }
     eprintln!("{}", syntax::print::module(&g));
     let out = run(&g, args);
-    let V::T(items) = &out else { panic!("{out:?}") };
-    assert_eq!(items[0], plain);
+    assert!(items(&out)[0].approx_eq_default(&plain), "{out} vs {plain}");
+    // The Target UNF module itself evaluates to the same tuple.
+    let inputs: Vec<(String, Value)> = def
+        .params
+        .iter()
+        .zip(args)
+        .map(|(p, a)| (p.name.to_string(), a.clone()))
+        .collect();
+    let direct = semantics::eval_unf(&t, &inputs).expect("eval target-unf");
+    assert!(direct.approx_eq_default(&out), "{direct} vs {out}");
+    let source = semantics::eval_unf(&s, &inputs).expect("eval source-unf");
+    assert!(source.approx_eq_default(&plain), "{source} vs {plain}");
     out
 }
 
@@ -41,10 +57,15 @@ fn ex1_1() {
         &[("x1", Ty::Real), ("x2", Ty::Real), ("x3", Ty::Real)],
         body,
     );
-    let out = grad(&m, &[V::R(2.0), V::R(3.0), V::R(5.0)]);
-    assert_eq!(
-        out,
-        V::T(vec![V::R(12.0), V::R(12.0), V::R(4.0), V::R(0.0)])
+    let out = grad(&m, &[Value::Real(2.0), Value::Real(3.0), Value::Real(5.0)]);
+    assert!(
+        out.approx_eq_default(&Value::tuple(vec![
+            Value::Real(12.0),
+            Value::Real(12.0),
+            Value::Real(4.0),
+            Value::Real(0.0)
+        ])),
+        "{out}"
     );
 }
 
@@ -59,13 +80,28 @@ fn prod_with_zero() {
     let a = b.var("A", arr());
     let body = b.op(Prim::Reduce, vec![f, one, a]);
     let m = b.def("prod_", &[("A", arr())], body);
-    let reals = |xs: &[f64]| V::A(xs.iter().map(|&x| V::R(x)).collect());
+    let reals = Value::reals;
     let out = grad(&m, &[reals(&[1.0, 2.0, 3.0, 4.0])]);
-    assert_eq!(out, V::T(vec![V::R(24.0), reals(&[24.0, 12.0, 8.0, 6.0])]));
+    assert!(
+        out.approx_eq_default(&Value::tuple(vec![
+            Value::Real(24.0),
+            reals(&[24.0, 12.0, 8.0, 6.0])
+        ])),
+        "{out}"
+    );
     let out = grad(&m, &[reals(&[1.0, 0.0, 3.0, 4.0])]);
-    assert_eq!(out, V::T(vec![V::R(0.0), reals(&[0.0, 12.0, 0.0, 0.0])]));
+    assert!(
+        out.approx_eq_default(&Value::tuple(vec![
+            Value::Real(0.0),
+            reals(&[0.0, 12.0, 0.0, 0.0])
+        ])),
+        "{out}"
+    );
     let out = grad(&m, &[reals(&[])]);
-    assert_eq!(out, V::T(vec![V::R(1.0), reals(&[])]));
+    assert!(
+        out.approx_eq_default(&Value::tuple(vec![Value::Real(1.0), reals(&[])])),
+        "{out}"
+    );
 }
 
 #[test]
@@ -85,17 +121,38 @@ fn dot() {
     let m2 = b.prim(Prim::Map2, vec![times, a, bb], arr());
     let body = b.op(Prim::Reduce, vec![plus, zero, m2]);
     let m = b.def("dot_", &[("A", arr()), ("B", arr())], body);
-    let reals = |xs: &[f64]| V::A(xs.iter().map(|&x| V::R(x)).collect());
+    let reals = Value::reals;
     let out = grad(
         &m,
         &[reals(&[1.0, 2.0, 3.0, 4.0]), reals(&[5.0, 6.0, 7.0, 8.0])],
     );
-    assert_eq!(
-        out,
-        V::T(vec![
-            V::R(70.0),
+    assert!(
+        out.approx_eq_default(&Value::tuple(vec![
+            Value::Real(70.0),
             reals(&[5.0, 6.0, 7.0, 8.0]),
             reals(&[1.0, 2.0, 3.0, 4.0])
-        ])
+        ])),
+        "{out}"
     );
+}
+
+#[test]
+fn tuple_free_variable_in_a_map_body() {
+    // def f (A : [n]R) (x : R) : R =
+    //   let p = (A, x) in reduce (+) 0 (map (fun y -> y * p.2 + sin (p.2)) p.1)
+    let src = "def f (A : [n]R) (x : R) : R =\n  let p = (A, x) in\n  reduce (+) 0 (map (fun y -> y * p.2 + sin (p.2)) p.1)\n";
+    let m = syntax::compile(syntax::SourceFile {
+        name: "t.ad".into(),
+        text: src.into(),
+    })
+    .expect("compile");
+    let a = Value::reals(&[1.0, -2.0, 0.5]);
+    let out = grad(&m, &[a, Value::Real(0.7)]);
+    // f = x * sum A + n sin x: df/dA_i = x, df/dx = sum A + n cos x.
+    let expected = Value::tuple(vec![
+        Value::Real(0.7 * -0.5 + 3.0 * 0.7f64.sin()),
+        Value::reals(&[0.7, 0.7, 0.7]),
+        Value::Real(-0.5 + 3.0 * 0.7f64.cos()),
+    ]);
+    assert!(out.approx_eq_default(&expected), "{out}");
 }

@@ -6,20 +6,16 @@
 mod common;
 
 use common::programs::{build, recipe};
-use common::{V, run};
+use common::{Value, items, r, reals_of, run};
 use proptest::prelude::*;
 
-fn reals(xs: &[f64]) -> V {
-    V::A(xs.iter().map(|&x| V::R(x)).collect())
-}
-
 /// The inputs as a flat vector and back.
-fn args(flat: &[f64]) -> Vec<V> {
+fn args(flat: &[f64]) -> Vec<Value> {
     vec![
-        V::R(flat[0]),
-        V::R(flat[1]),
-        reals(&flat[2..5]),
-        reals(&flat[5..8]),
+        Value::Real(flat[0]),
+        Value::Real(flat[1]),
+        Value::reals(&flat[2..5]),
+        Value::reals(&flat[5..8]),
     ]
 }
 
@@ -27,10 +23,10 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(200))]
     #[test]
     fn gradient_matches_finite_differences(
-        r in recipe(),
+        recipe_ in recipe(),
         flat in proptest::collection::vec(-2.0f64..2.0, 8),
     ) {
-        let m = build(&r);
+        let m = build(&recipe_);
         let def = m.defs.last().expect("a definition");
         let s = unf::lower(&m, def).expect("lower");
         let t = reverse::reverse(&s, &reverse::Config::default()).expect("reverse");
@@ -39,12 +35,20 @@ proptest! {
         let back = unf::from_ron(&text, unf::Kind::Target).expect("read back");
         prop_assert_eq!(unf::to_ron(&back), text);
         let g = unf::raise(&t).expect("raise");
-        let out = run(&g, &args(&flat));
-        let V::T(items) = out else { panic!("not a tuple") };
-        let f = |x: &[f64]| run(&m, &args(x)).r();
+        prop_assert!(syntax::verify(&g).is_ok(), "{:?}", syntax::verify(&g));
+        let out = items(&run(&g, &args(&flat)));
+        let f = |x: &[f64]| r(&run(&m, &args(x)));
         let value = f(&flat);
-        prop_assert!((items[0].r() - value).abs() <= 1e-9 * value.abs() + 1e-12);
-        let grad: Vec<f64> = items[1..].iter().flat_map(|v| v.reals()).collect();
+        prop_assert!((r(&out[0]) - value).abs() <= 1e-9 * value.abs() + 1e-12);
+        let grad: Vec<f64> = out[1..].iter().flat_map(reals_of).collect();
+        // The Target UNF module, evaluated directly, agrees.
+        let names = ["x1", "x2", "A", "B"];
+        let inputs: Vec<(String, Value)> = names.iter().map(|n| n.to_string()).zip(args(&flat)).collect();
+        let direct = semantics::eval_unf(&t, &inputs).expect("eval target-unf");
+        let direct: Vec<f64> = items(&direct)[1..].iter().flat_map(reals_of).collect();
+        for (a, b) in direct.iter().zip(&grad) {
+            prop_assert!((a - b).abs() <= 1e-9 * a.abs().max(b.abs()) + 1e-12, "eval_unf {} vs raise {}", a, b);
+        }
         prop_assert_eq!(grad.len(), 8);
         for i in 0..8 {
             let h = 1e-6 * flat[i].abs().max(1.0);

@@ -10,7 +10,8 @@
 //! - [`literal`]: reading values in that syntax, typed by the expected type;
 //! - [`eval`]: the call-by-value reference evaluator (seeds/000 Appendix A.1);
 //! - [`expect`]: the expectation comments (`-- at`, `-- value`, `-- grad`)
-//!   of example and fixture files.
+//!   of example and fixture files;
+//! - [`unf_eval`]: evaluation of Source UNF and Target UNF modules.
 //!
 //! Invariants: nothing here panics on any module or input; every run-time
 //! failure is an [`Error`] with a span. The chosen meaning of every builtin
@@ -19,6 +20,7 @@
 pub mod eval;
 pub mod expect;
 pub mod literal;
+pub mod unf_eval;
 pub mod value;
 
 mod env;
@@ -31,4 +33,5 @@ pub use eval::{Config, MAX_NESTING, eval_def, eval_def_with, eval_entry, eval_en
 pub use expect::Expectations;
 pub use literal::{parse_input, parse_value};
 pub use shape::{SizeEnv, ValueError, describe};
+pub use unf_eval::eval_unf;
 pub use value::{ABS_TOL, Closure, REL_TOL, Value, format_real, reals_close};

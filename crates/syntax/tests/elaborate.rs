@@ -141,7 +141,7 @@ fn builtins_sections_and_projections() {
         "def f (A : [n]R) (p : (R, Bool)) = (map sin A, fst p, not (snd p), reduce (+) 0 A, (*) 2 3)",
         expect![[r#"
             def f (A : [n]R) (p : (R, Bool)) : ([n]R, R, Bool, R, R) =
-              (map (fun (x_9 : R) -> sin x_9) A, p.1, not p.2, reduce (fun (a_10 : R, b_11 : R) -> a_10 + b_11) 0 A, 2 * 3)
+              (map sin A, p.1, not p.2, reduce (+) 0 A, 2 * 3)
         "#]],
     );
     check(
@@ -210,7 +210,7 @@ fn the_prelude_is_in_scope_and_may_be_shadowed() {
         "def f (A : [n]R) (B : [n]R) = (sum A, prod A, dot A B, zeros_like A, ones_like B)",
         expect![[r#"
             def f (A : [n]R) (B : [n]R) : (R, R, R, [n]R, [n]R) =
-              (let A_9 : [n]R = A in reduce (fun (a_1 : R, b_2 : R) -> a_1 + b_2) 0 A_9, let A_11 : [n]R = A in reduce (fun (a_3 : R, b_4 : R) -> a_3 * b_4) 1 A_11, let A_13 : [n]R = A in let B_15 : [n]R = B in reduce (fun (a_5 : R, b_6 : R) -> a_5 + b_6) 0 (map2 (fun (a_7 : R, b_8 : R) -> a_7 * b_8) A_13 B_15), let A_16 : [n]R = A in map (fun (x : R) -> 0) A_16, let A_18 : [n]R = B in map (fun (x_20 : R) -> 1) A_18)
+              (let A_9 : [n]R = A in reduce (+) 0 A_9, let A_11 : [n]R = A in reduce (*) 1 A_11, let A_13 : [n]R = A in let B_15 : [n]R = B in reduce (+) 0 (map2 (*) A_13 B_15), let A_16 : [n]R = A in map (fun (x : R) -> 0) A_16, let A_18 : [n]R = B in map (fun (x_20 : R) -> 1) A_18)
         "#]],
     );
     // The user's `sum` shadows the prelude's, from its definition on.

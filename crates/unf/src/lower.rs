@@ -78,7 +78,7 @@ pub fn lower(m: &syntax::Module, entry: &Def) -> Result<Module, Error> {
     let b = cx.ty_of(entry.body);
     let output = cx.t.snoc(gamma, b);
     let (tys, ctxs) = cx.t.into_parts();
-    Ok(Module {
+    let out = Module {
         kind: Kind::Source,
         source: m.clone(),
         entry: entry.name.clone(),
@@ -90,7 +90,16 @@ pub fn lower(m: &syntax::Module, entry: &Def) -> Result<Module, Error> {
         input: gamma,
         output,
         wrt: Vec::new(),
-    })
+    };
+    // Lemma 4.4: the output is well typed; a failure is a bug of this pass.
+    crate::verify(&out).map_err(|errors| Error::Shape {
+        span: entry.name_span,
+        message: format!(
+            "internal error after pass 'unf': {}",
+            errors.first().map(|e| e.to_string()).unwrap_or_default()
+        ),
+    })?;
+    Ok(out)
 }
 
 fn unsupported(span: Span, construct: &str) -> Error {

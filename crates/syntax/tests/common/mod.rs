@@ -80,10 +80,6 @@ pub fn sexp(m: &Module, id: ExprId) -> String {
     };
     match m.expr(id) {
         Expr::Var(n) => n.to_string(),
-        // The printer writes an integral real as digits, which read back as
-        // an integer literal (type inference turns it into a real again), so
-        // the two spell the same literal here.
-        Expr::Real(x) if x.fract() == 0.0 && x.abs() < 9.0e18 => format!("{}i", *x as i64),
         Expr::Real(x) => format!("{x:?}r"),
         Expr::Int(n) => format!("{n}i"),
         Expr::Bool(b) => b.to_string(),

@@ -268,7 +268,7 @@ impl Raise<'_> {
         let params = self.b.params(&[(Ty::Real, "u"), (Ty::Real, "v")]);
         self.b.begin();
         let mut e = self.b.bin_vals(P::Mul, params[0], params[1]);
-        if let Some(z) = z {
+        if let Some(z) = z.filter(|&z| !self.b.is_const(z, 1.0)) {
             let zz = self.b.use_val(z);
             e = self.b.bin(P::Mul, e, zz);
         }

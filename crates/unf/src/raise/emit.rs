@@ -9,6 +9,7 @@
 //! chain of `let`s around its result. Nodes are typed as they are made, so
 //! the module leaves here in core form.
 
+use std::collections::HashSet;
 use syntax::ir::NameGen;
 use syntax::{Expr, ExprId, Name, Param, Pat, Prim, Size, Span, Ty};
 
@@ -121,8 +122,17 @@ impl Builder {
         self.node(Expr::Real(c), Ty::Real)
     }
 
-    /// Binds a node to a fresh variable in the current block.
+    /// Binds a node to a fresh variable in the current block (a variable or
+    /// a constant is not bound again: it is its own value).
     pub fn bind(&mut self, value: ExprId, base: &str) -> ValId {
+        match &self.out.exprs[value.index()] {
+            Expr::Var(n) => {
+                let (n, ty) = (n.clone(), self.node_ty(value).clone());
+                return self.push_val(ValKind::Var(n), ty);
+            }
+            Expr::Real(c) => return self.real(*c),
+            _ => {}
+        }
         let name = self.fresh(base);
         let ty = self.node_ty(value).clone();
         let span = self.span;
@@ -169,6 +179,7 @@ impl Builder {
     }
 
     /// Closes the current block around its result: `let ... in result`.
+    /// Bindings whose names nothing uses are dropped (the language is pure).
     pub fn end(&mut self, result: ExprId) -> ExprId {
         let block = self
             .blocks
@@ -176,8 +187,21 @@ impl Builder {
             .expect("invariant: begin and end are paired");
         let ty = self.node_ty(result).clone();
         let saved = self.span;
-        let mut body = result;
+        let mut used = HashSet::new();
+        self.uses(result, &mut used);
+        let mut live = Vec::with_capacity(block.len());
         for b in block.into_iter().rev() {
+            let needed = match &b.pat {
+                Pat::Var(x) => used.contains(x),
+                Pat::Tuple(xs) => xs.iter().any(|x| used.contains(x)),
+            };
+            if needed {
+                self.uses(b.value, &mut used);
+                live.push(b);
+            }
+        }
+        let mut body = result;
+        for b in live {
             self.span = b.span;
             body = self.node(
                 Expr::Let {
@@ -191,6 +215,18 @@ impl Builder {
         }
         self.span = saved;
         body
+    }
+
+    /// Adds the variables a node's subtree refers to.
+    fn uses(&self, e: ExprId, out: &mut HashSet<Name>) {
+        let mut stack = vec![e];
+        while let Some(e) = stack.pop() {
+            let expr = &self.out.exprs[e.index()];
+            if let Expr::Var(x) = expr {
+                out.insert(x.clone());
+            }
+            expr.for_each_child(|c| stack.push(c));
+        }
     }
 
     /// Drops the current block (its nodes stay in the arena, unreachable,

@@ -139,13 +139,11 @@ pub fn raise(m: &Module) -> Result<syntax::Module, Error> {
         ret: Some(ret),
         body,
     });
+    // Every node was typed as it was made, exactly as `syntax::infer`
+    // types it (`syntax::verify`, run on raise's output by the tests,
+    // checks that inference reproduces the stored types), so inference is
+    // not run again here: on long programs it would double raise's time.
     out.compact();
-    // Types were filled as nodes were made; inference recomputes them the
-    // way every other stage sees them (sizes included).
-    syntax::infer(&mut out).map_err(|e| Error::Shape {
-        span: e.span(),
-        message: format!("internal error after pass 'raise': {e}"),
-    })?;
     Ok(out)
 }
 

@@ -68,12 +68,14 @@ pub enum GExpr {
     Reduce(String, String, Box<GExpr>, Box<GExpr>, Box<GExpr>),
 }
 
-/// A generated program: one definition `f` returning a real.
+/// A generated program: one definition `f`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Program {
     /// The parameters.
     pub params: Vec<(String, GTy)>,
-    /// The body, of type `R`.
+    /// The result type: `R`, or an array for the dot-product test.
+    pub ret: GTy,
+    /// The body.
     pub body: GExpr,
 }
 
@@ -270,7 +272,7 @@ impl Program {
         for (name, ty) in &self.params {
             let _ = write!(out, " ({name} : {})", ty.text());
         }
-        out.push_str(" : R =\n  ");
+        let _ = write!(out, " : {} =\n  ", self.ret.text());
         out.push_str(&self.body.text());
         out.push('\n');
         out

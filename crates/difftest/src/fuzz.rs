@@ -11,10 +11,10 @@
 //! the matching part of the whole gradient.
 
 use crate::ast::{GExpr, GVal, Program};
-use crate::generate::{Features, admissible_inputs, gen_program, value_at};
+use crate::generate::{Features, admissible_inputs, gen_program, gen_vector_program, value_at};
 use crate::paths::{
-    ad_agree, direct_program, fd_agree, finite_differences, run_gradient, source_value,
-    unf_program,
+    ad_agree, direct_program, fd_agree, finite_differences, flat, forward_program,
+    run_gradient, source_value, unf_program,
 };
 use crate::rng::Rng;
 use semantics::Value;
@@ -113,6 +113,14 @@ pub fn check_case(p: &Program, inputs: &[GVal], subset: bool) -> Result<CaseInfo
         d.expected = Some(gd.grads.clone());
         return Err(d);
     }
+    let fwd = forward_program(&m, &def, None).map_err(|e| fail("forward", e))?;
+    let gf = run_gradient(&fwd, &named).map_err(|e| fail("forward evaluation", e))?;
+    close_value("forward value vs source", gf.value, v)?;
+    if let Err(e) = ad_agree(&gd.grads, &gf.grads) {
+        let mut d = fail("reverse (direct) vs forward", e);
+        d.expected = Some(fd.grads.clone());
+        return Err(d);
+    }
     if subset && def.params.len() >= 2 {
         let names: Vec<String> = def
             .params
@@ -134,6 +142,95 @@ pub fn check_case(p: &Program, inputs: &[GVal], subset: bool) -> Result<CaseInfo
         }
     }
     Ok(info)
+}
+
+/// The dot-product identity `<ybar, J v> = <J^T ybar, v>` on a program
+/// `q` returning an array: `J v` from forward mode's jvp, `J^T ybar` from
+/// reverse mode (direct, and UNF when it takes the program) applied to
+/// `<ybar, q(x)>`, for random tangents `v` and cotangents `ybar`.
+pub fn check_dot(q: &Program, inputs: &[GVal], rng: &mut Rng) -> Result<CaseInfo, Disagreement> {
+    let m = q
+        .compile()
+        .map_err(|e| fail("front end", format!("a generated program does not compile: {e}")))?;
+    let def = m.defs.last().ok_or_else(|| fail("front end", "no definition"))?.clone();
+    let named = q.named_inputs(inputs);
+    let args: Vec<Value> = named.iter().map(|(_, v)| v.clone()).collect();
+    let y = semantics::eval_def(&m, &def, &args).map_err(|e| fail("source evaluation", e.to_string()))?;
+    let jm = forward::jvp(&m, &def).map_err(|e| fail("forward jvp", e.to_string()))?;
+    syntax::verify(&jm).map_err(|es| fail("forward jvp", format!("output does not verify: {}", es[0])))?;
+    let tangents: Vec<Value> = args.iter().map(|a| random_like(a, rng)).collect();
+    let mut jargs = args.clone();
+    jargs.extend(tangents.iter().cloned());
+    let jdef = jm.defs.last().ok_or_else(|| fail("forward jvp", "no definition"))?;
+    let out = semantics::eval_def(&jm, jdef, &jargs).map_err(|e| fail("forward jvp evaluation", e.to_string()))?;
+    let parts = out.as_tuple().ok_or_else(|| fail("forward jvp", "not a pair"))?;
+    if !parts[0].approx_eq(&y, 1e-9, 1e-12) {
+        return Err(fail("jvp value vs source", format!("{} vs {y}", parts[0])));
+    }
+    let jv = flat(&parts[1..2]);
+    let ybar_val = random_like(&y, rng);
+    let ybar = flat(std::slice::from_ref(&ybar_val));
+    // <ybar, q(x)> as a program of the same parameters and ybar.
+    let (s, t, u, w, yb) = ("s0", "t0", "u0", "w0", "ybar0");
+    let var = |n: &str| Box::new(GExpr::Var(n.to_string()));
+    let mut wrapped = q.clone();
+    wrapped.params.push((yb.to_string(), crate::ast::GTy::Array(0)));
+    wrapped.ret = crate::ast::GTy::Real;
+    wrapped.body = GExpr::Reduce(
+        s.to_string(),
+        t.to_string(),
+        Box::new(GExpr::Op2(syntax::Prim::Add, var(s), var(t))),
+        Box::new(GExpr::Const(0.0)),
+        Box::new(GExpr::Map2(
+            u.to_string(),
+            w.to_string(),
+            Box::new(GExpr::Op2(syntax::Prim::Mul, var(u), var(w))),
+            var(yb),
+            Box::new(q.body.clone()),
+        )),
+    );
+    let wm = wrapped
+        .compile()
+        .map_err(|e| fail("front end", format!("the wrapped program does not compile: {e}")))?;
+    let wdef = wm.defs.last().ok_or_else(|| fail("front end", "no definition"))?.clone();
+    let cfg = reverse::Config {
+        wrt: Some(q.params.iter().map(|(n, _)| n.clone()).collect()),
+    };
+    let mut wnamed = named.clone();
+    wnamed.push((yb.to_string(), ybar_val));
+    let lhs: f64 = ybar.iter().zip(&jv).map(|(a, b)| a * b).sum();
+    let lhs_scale: f64 = ybar.iter().zip(&jv).map(|(a, b)| (a * b).abs()).sum();
+    let v = flat(&tangents);
+    let mut paths = vec![("direct", direct_program(&wm, &wdef, &cfg))];
+    let mut info = CaseInfo::default();
+    if !has_open_reduce(&q.body) {
+        paths.push(("unf", unf_program(&wm, &wdef, &cfg)));
+        info.unf = true;
+    }
+    for (name, prog) in paths {
+        let g = prog.map_err(|e| fail(name, e))?;
+        let gr = run_gradient(&g, &wnamed).map_err(|e| fail(name, e))?;
+        let jt = flat(&gr.grads);
+        let rhs: f64 = jt.iter().zip(&v).map(|(a, b)| a * b).sum();
+        let rhs_scale: f64 = jt.iter().zip(&v).map(|(a, b)| (a * b).abs()).sum();
+        let tol = 1e-8 * lhs_scale.max(rhs_scale) + 1e-12;
+        if (lhs - rhs).abs() > tol || lhs.is_nan() != rhs.is_nan() {
+            return Err(fail(
+                "dot product <ybar, J v> = <J^T ybar, v>",
+                format!("forward jvp gives {lhs}, {name} vjp gives {rhs}"),
+            ));
+        }
+    }
+    Ok(info)
+}
+
+/// A value shaped like `v` with reals uniform in [-1, 1].
+fn random_like(v: &Value, rng: &mut Rng) -> Value {
+    let xs: Vec<f64> = flat(std::slice::from_ref(v))
+        .iter()
+        .map(|_| rng.range(-1.0, 1.0))
+        .collect();
+    crate::paths::unflatten(v, &xs, &mut 0)
 }
 
 fn close_value(check: &str, a: f64, b: f64) -> Result<(), Disagreement> {
@@ -212,6 +309,9 @@ pub struct FuzzReport {
     pub passed: u64,
     /// Of those, the ones the UNF path also took.
     pub unf_cases: u64,
+    /// Cases that also checked the dot-product identity on a program
+    /// returning an array.
+    pub dot_cases: u64,
     /// Cases for which no admissible inputs were found (not run).
     pub rejected: u64,
     /// How often each construct occurs in the programs that were run.
@@ -233,12 +333,13 @@ impl FuzzReport {
     /// The report as the `fuzz-diff` command prints it.
     pub fn render(&self) -> String {
         let mut out = format!(
-            "fuzz-diff: seed {}, {} cases in {:.1} s: {} passed ({} also through UNF), {} without admissible inputs\n",
+            "fuzz-diff: seed {}, {} cases in {:.1} s: {} passed ({} also through UNF, {} with a dot-product test), {} without admissible inputs\n",
             self.seed,
             self.cases,
             self.elapsed.as_secs_f64(),
             self.passed,
             self.unf_cases,
+            self.dot_cases,
             self.rejected
         );
         out.push_str("coverage (occurrences in the programs run):\n");
@@ -307,8 +408,19 @@ pub fn fuzz(cases: u64, seed: u64, mut on_progress: impl FnMut(u64, &FuzzReport)
         }
         report.nao[depth] += 1;
         let subset = rng.chance(0.25);
-        match check_case(&p, &inputs, subset) {
-            Ok(info) => {
+        let mut outcome = check_case(&p, &inputs, subset).map(|info| (p.clone(), inputs.clone(), info));
+        if outcome.is_ok() && rng.chance(0.3) {
+            let size = 3 + rng.below(30);
+            let q = gen_vector_program(&mut rng, size, &feat);
+            if let Some((qin, _)) = admissible_inputs(&mut rng, &q, 20) {
+                q.body.count(&mut report.coverage);
+                report.dot_cases += 1;
+                let mut dot_rng = rng.clone();
+                outcome = check_dot(&q, &qin, &mut dot_rng).map(|info| (q, qin, info));
+            }
+        }
+        match outcome {
+            Ok((_, _, info)) => {
                 report.passed += 1;
                 report.unf_cases += u64::from(info.unf);
             }

@@ -322,7 +322,29 @@ pub fn gen_program(rng: &mut Rng, size: usize, features: &Features) -> Program {
     }
     let env = params.clone();
     let body = g.expr(&GTy::Real, size.max(2), &env, 0);
-    Program { params, body }
+    Program {
+        params,
+        ret: GTy::Real,
+        body,
+    }
+}
+
+/// A random program of about `size` nodes returning an array `[n]R` (for
+/// the dot-product test between forward and reverse mode).
+pub fn gen_vector_program(rng: &mut Rng, size: usize, features: &Features) -> Program {
+    let mut p = gen_program(rng, size, features);
+    if !p.params.iter().any(|(_, t)| *t == GTy::Array(0)) {
+        p.params.push(("A0".to_string(), GTy::Array(0)));
+    }
+    let mut g = Gen {
+        rng,
+        feat: features,
+        next: 1000,
+    };
+    let env = p.params.clone();
+    p.ret = GTy::Array(0);
+    p.body = g.expr(&GTy::Array(0), size.max(3), &env, 0);
+    p
 }
 
 /// Random inputs for the parameters: reals in [-2, 2], arrays of 0 to 4
@@ -356,7 +378,8 @@ pub fn admissible_inputs(rng: &mut Rng, p: &Program, tries: usize) -> Option<(Ve
     None
 }
 
-/// The value of `p` at `inputs` if they are admissible.
+/// The value of `p` at `inputs` if they are admissible (for a program
+/// returning an array, the sum of its elements).
 pub fn value_at(p: &Program, inputs: &[GVal]) -> Option<f64> {
     let mut env: Vec<(String, GVal)> = p
         .params
@@ -366,6 +389,7 @@ pub fn value_at(p: &Program, inputs: &[GVal]) -> Option<f64> {
         .collect();
     match eval(&p.body, &mut env) {
         Ok(GVal::Real(v)) => Some(v),
+        Ok(GVal::Array(xs)) => Some(xs.iter().sum()),
         _ => None,
     }
 }

@@ -3,6 +3,7 @@
 //!
 //! - `direct`: the direct macro of Fig. 5 (`reverse::reverse_direct`);
 //! - `unf`: UNF → D_ρ → UNF^-1 (`unf::lower`, `reverse::reverse`, `unf::raise`);
+//! - `forward`: forward mode (`forward::grad_program`);
 //! - `fd`: central finite differences of the Source program under the
 //!   reference evaluator, at two step sizes, whose difference estimates the
 //!   error of the quotient (so the tolerance follows the conditioning of the
@@ -63,6 +64,13 @@ pub fn unf_program(m: &Module, def: &Def, cfg: &reverse::Config) -> Result<Modul
     let t = reverse::reverse(&s, cfg).map_err(|e| e.to_string())?;
     let g = unf::raise(&t).map_err(|e| e.to_string())?;
     syntax::verify(&g).map_err(|es| format!("UNF output does not verify: {}", es[0]))?;
+    Ok(g)
+}
+
+/// The gradient program of forward mode (one pass per input direction).
+pub fn forward_program(m: &Module, def: &Def, wrt: Option<&[String]>) -> Result<Module, String> {
+    let g = forward::grad_program(m, def, wrt).map_err(|e| e.to_string())?;
+    syntax::verify(&g).map_err(|es| format!("forward output does not verify: {}", es[0]))?;
     Ok(g)
 }
 

@@ -101,6 +101,7 @@ fn candidates(p: &Program, inputs: &[GVal]) -> Vec<(Program, Vec<GVal>)> {
             out.push((
                 Program {
                     params: p.params.clone(),
+                    ret: p.ret.clone(),
                     body,
                 },
                 inputs.to_vec(),

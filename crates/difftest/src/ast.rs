@@ -245,9 +245,9 @@ impl GExpr {
             .max()
             .unwrap_or(0);
         let (body_nao, is_array_op) = match self {
-            GExpr::Map(_, body, _) | GExpr::Map2(_, _, body, _, _) | GExpr::Reduce(_, _, body, _, _) => {
-                (body.count(&mut BTreeMap::new()), true)
-            }
+            GExpr::Map(_, body, _)
+            | GExpr::Map2(_, _, body, _, _)
+            | GExpr::Reduce(_, _, body, _, _) => (body.count(&mut BTreeMap::new()), true),
             _ => (0, false),
         };
         if is_array_op {
@@ -342,9 +342,12 @@ pub fn eval(e: &GExpr, env: &mut Vec<(String, GVal)>) -> Result<GVal, Singular> 
             env.truncate(env.len() - k);
             r?
         }
-        GExpr::Tuple(items) => {
-            GVal::Tuple(items.iter().map(|i| eval(i, env)).collect::<Result<_, _>>()?)
-        }
+        GExpr::Tuple(items) => GVal::Tuple(
+            items
+                .iter()
+                .map(|i| eval(i, env))
+                .collect::<Result<_, _>>()?,
+        ),
         GExpr::Proj(t, i) => match eval(t, env)? {
             GVal::Tuple(mut vs) if *i >= 1 && *i <= vs.len() => vs.swap_remove(*i - 1),
             _ => return Err(Singular("bad projection".to_string())),
@@ -407,7 +410,12 @@ fn bounded(x: f64, what: &str) -> Result<f64, Singular> {
 }
 
 fn op1(op: Prim, x: f64) -> Result<f64, Singular> {
-    let near = |what: &str| Err(Singular(format!("{} applied at {x}, near {what}", op.symbol())));
+    let near = |what: &str| {
+        Err(Singular(format!(
+            "{} applied at {x}, near {what}",
+            op.symbol()
+        )))
+    };
     let r = match op {
         Prim::Neg => -x,
         Prim::Sin => x.sin(),

@@ -8,8 +8,8 @@
 //! an AD path differs from finite differences beyond their estimated error.
 
 use crate::paths::{
-    Gradient, ad_agree, direct_program, fd_agree, finite_differences, max_rel_diff,
-    run_gradient, source_value, unf_program, unflatten, flat,
+    Gradient, ad_agree, direct_program, fd_agree, finite_differences, flat, max_rel_diff,
+    run_gradient, source_value, unf_program, unflatten,
 };
 use crate::rng::Rng;
 use semantics::Value;
@@ -82,8 +82,16 @@ impl CheckReport {
     pub fn render(&self) -> String {
         let mut out = String::new();
         for (i, pt) in self.points.iter().enumerate() {
-            let at: Vec<String> = pt.inputs.iter().map(|(n, v)| format!("{n} = {v}")).collect();
-            let which = if i == 0 { "at".to_string() } else { format!("nearby point {i}:") };
+            let at: Vec<String> = pt
+                .inputs
+                .iter()
+                .map(|(n, v)| format!("{n} = {v}"))
+                .collect();
+            let which = if i == 0 {
+                "at".to_string()
+            } else {
+                format!("nearby point {i}:")
+            };
             out.push_str(&format!("{} {which} {}\n", self.entry, at.join(", ")));
             let mut header = vec!["path".to_string(), "value".to_string()];
             header.extend(self.wrt.iter().map(|w| format!("grad {w}")));
@@ -106,13 +114,21 @@ impl CheckReport {
                     .iter()
                     .map(|(p, x)| format!("{p} {x:.1e}"))
                     .collect();
-                out.push_str(&format!("  largest relative difference to {}: {}\n", self.reference(pt), d.join(", ")));
+                out.push_str(&format!(
+                    "  largest relative difference to {}: {}\n",
+                    self.reference(pt),
+                    d.join(", ")
+                ));
             }
             for p in &pt.problems {
                 out.push_str(&format!("  DISAGREE: {p}\n"));
             }
         }
-        out.push_str(if self.ok() { "all paths agree\n" } else { "the paths disagree\n" });
+        out.push_str(if self.ok() {
+            "all paths agree\n"
+        } else {
+            "the paths disagree\n"
+        });
         out
     }
 
@@ -128,7 +144,13 @@ impl CheckReport {
 fn table(rows: &[Vec<String>]) -> String {
     let cols = rows.iter().map(Vec::len).max().unwrap_or(0);
     let widths: Vec<usize> = (0..cols)
-        .map(|c| rows.iter().filter_map(|r| r.get(c)).map(String::len).max().unwrap_or(0))
+        .map(|c| {
+            rows.iter()
+                .filter_map(|r| r.get(c))
+                .map(String::len)
+                .max()
+                .unwrap_or(0)
+        })
         .collect();
     let mut out = String::new();
     for r in rows {
@@ -178,7 +200,10 @@ pub fn check_grad(
             .iter()
             .filter_map(|(n, p)| p.as_ref().err().map(|e| format!("{n}: {e}")))
             .collect();
-        return Err(format!("no reverse-mode path takes this program ({})", why.join("; ")));
+        return Err(format!(
+            "no reverse-mode path takes this program ({})",
+            why.join("; ")
+        ));
     }
     let mut rng = Rng::new(cfg.seed);
     let mut points = vec![at.to_vec()];
@@ -208,7 +233,10 @@ pub fn check_grad(
             if let Ok(g) = &outcome
                 && (g.value - value).abs() > 1e-9 * g.value.abs().max(value.abs()) + 1e-12
             {
-                problems.push(format!("{name} computes the value {} but the program's is {value}", g.value));
+                problems.push(format!(
+                    "{name} computes the value {} but the program's is {value}",
+                    g.value
+                ));
             }
             paths.push(PathResult {
                 path: name.to_string(),
@@ -223,13 +251,19 @@ pub fn check_grad(
         let mut diffs = Vec::new();
         if let Some((ref_name, reference)) = ad.first() {
             for (name, g) in &ad[1..] {
-                diffs.push((name.clone(), max_rel_diff(&g.grads, &reference.grads, 1e-12)));
+                diffs.push((
+                    name.clone(),
+                    max_rel_diff(&g.grads, &reference.grads, 1e-12),
+                ));
                 if let Err(e) = ad_agree(&g.grads, &reference.grads) {
                     problems.push(format!("{name} vs {ref_name}: {e}"));
                 }
             }
             if let Ok(fd) = &fd {
-                diffs.push(("fd".to_string(), max_rel_diff(&fd.grads, &reference.grads, 1e-12)));
+                diffs.push((
+                    "fd".to_string(),
+                    max_rel_diff(&fd.grads, &reference.grads, 1e-12),
+                ));
                 for (name, g) in &ad {
                     if let Err(e) = fd_agree(&g.grads, fd) {
                         problems.push(format!("{name} vs finite differences: {e}"));
@@ -254,7 +288,10 @@ pub fn check_grad(
     }
     Ok(CheckReport {
         entry: def.name.to_string(),
-        wrt: wrt.iter().map(|&i| def.params[i - 1].name.to_string()).collect(),
+        wrt: wrt
+            .iter()
+            .map(|&i| def.params[i - 1].name.to_string())
+            .collect(),
         points: reports,
     })
 }

@@ -13,8 +13,8 @@
 use crate::ast::{GExpr, GVal, Program};
 use crate::generate::{Features, admissible_inputs, gen_program, gen_vector_program, value_at};
 use crate::paths::{
-    ad_agree, direct_program, fd_agree, finite_differences, flat, forward_program,
-    run_gradient, source_value, unf_program,
+    ad_agree, direct_program, fd_agree, finite_differences, flat, forward_program, run_gradient,
+    source_value, unf_program,
 };
 use crate::rng::Rng;
 use semantics::Value;
@@ -32,12 +32,19 @@ pub struct Disagreement {
     pub expected: Option<Vec<Value>>,
 }
 
-fn fail(check: &str, detail: impl Into<String>) -> Disagreement {
-    Disagreement {
-        check: check.to_string(),
-        detail: detail.into(),
-        expected: None,
+impl Disagreement {
+    /// A disagreement found by `check`, with no expected gradient.
+    pub fn new(check: &str, detail: impl Into<String>) -> Disagreement {
+        Disagreement {
+            check: check.to_string(),
+            detail: detail.into(),
+            expected: None,
+        }
     }
+}
+
+fn fail(check: &str, detail: impl Into<String>) -> Disagreement {
+    Disagreement::new(check, detail)
 }
 
 /// What one passing case exercised.
@@ -50,9 +57,12 @@ pub struct CaseInfo {
 /// Runs every check on `p` at `inputs`; `subset` also checks a gradient
 /// with respect to a subset of the parameters (every other one).
 pub fn check_case(p: &Program, inputs: &[GVal], subset: bool) -> Result<CaseInfo, Disagreement> {
-    let m = p
-        .compile()
-        .map_err(|e| fail("front end", format!("a generated program does not compile: {e}")))?;
+    let m = p.compile().map_err(|e| {
+        fail(
+            "front end",
+            format!("a generated program does not compile: {e}"),
+        )
+    })?;
     let def = m
         .defs
         .last()
@@ -68,7 +78,8 @@ pub fn check_case(p: &Program, inputs: &[GVal], subset: bool) -> Result<CaseInfo
     let gd = run_gradient(&direct, &named).map_err(|e| fail("direct evaluation", e))?;
     close_value("direct value vs source", gd.value, v)?;
     let wrt: Vec<usize> = (1..=def.params.len()).collect();
-    let fd = finite_differences(&m, &def, &named, &wrt).map_err(|e| fail("finite differences", e))?;
+    let fd =
+        finite_differences(&m, &def, &named, &wrt).map_err(|e| fail("finite differences", e))?;
     let mut info = CaseInfo::default();
     let unf = match unf::lower(&m, &def) {
         Err(unf::Error::Unsupported { .. }) if has_open_reduce(&p.body) => None,
@@ -149,21 +160,36 @@ pub fn check_case(p: &Program, inputs: &[GVal], subset: bool) -> Result<CaseInfo
 /// reverse mode (direct, and UNF when it takes the program) applied to
 /// `<ybar, q(x)>`, for random tangents `v` and cotangents `ybar`.
 pub fn check_dot(q: &Program, inputs: &[GVal], rng: &mut Rng) -> Result<CaseInfo, Disagreement> {
-    let m = q
-        .compile()
-        .map_err(|e| fail("front end", format!("a generated program does not compile: {e}")))?;
-    let def = m.defs.last().ok_or_else(|| fail("front end", "no definition"))?.clone();
+    let m = q.compile().map_err(|e| {
+        fail(
+            "front end",
+            format!("a generated program does not compile: {e}"),
+        )
+    })?;
+    let def = m
+        .defs
+        .last()
+        .ok_or_else(|| fail("front end", "no definition"))?
+        .clone();
     let named = q.named_inputs(inputs);
     let args: Vec<Value> = named.iter().map(|(_, v)| v.clone()).collect();
-    let y = semantics::eval_def(&m, &def, &args).map_err(|e| fail("source evaluation", e.to_string()))?;
+    let y = semantics::eval_def(&m, &def, &args)
+        .map_err(|e| fail("source evaluation", e.to_string()))?;
     let jm = forward::jvp(&m, &def).map_err(|e| fail("forward jvp", e.to_string()))?;
-    syntax::verify(&jm).map_err(|es| fail("forward jvp", format!("output does not verify: {}", es[0])))?;
+    syntax::verify(&jm)
+        .map_err(|es| fail("forward jvp", format!("output does not verify: {}", es[0])))?;
     let tangents: Vec<Value> = args.iter().map(|a| random_like(a, rng)).collect();
     let mut jargs = args.clone();
     jargs.extend(tangents.iter().cloned());
-    let jdef = jm.defs.last().ok_or_else(|| fail("forward jvp", "no definition"))?;
-    let out = semantics::eval_def(&jm, jdef, &jargs).map_err(|e| fail("forward jvp evaluation", e.to_string()))?;
-    let parts = out.as_tuple().ok_or_else(|| fail("forward jvp", "not a pair"))?;
+    let jdef = jm
+        .defs
+        .last()
+        .ok_or_else(|| fail("forward jvp", "no definition"))?;
+    let out = semantics::eval_def(&jm, jdef, &jargs)
+        .map_err(|e| fail("forward jvp evaluation", e.to_string()))?;
+    let parts = out
+        .as_tuple()
+        .ok_or_else(|| fail("forward jvp", "not a pair"))?;
     if !parts[0].approx_eq(&y, 1e-9, 1e-12) {
         return Err(fail("jvp value vs source", format!("{} vs {y}", parts[0])));
     }
@@ -174,7 +200,9 @@ pub fn check_dot(q: &Program, inputs: &[GVal], rng: &mut Rng) -> Result<CaseInfo
     let (s, t, u, w, yb) = ("s0", "t0", "u0", "w0", "ybar0");
     let var = |n: &str| Box::new(GExpr::Var(n.to_string()));
     let mut wrapped = q.clone();
-    wrapped.params.push((yb.to_string(), crate::ast::GTy::Array(0)));
+    wrapped
+        .params
+        .push((yb.to_string(), crate::ast::GTy::Array(0)));
     wrapped.ret = crate::ast::GTy::Real;
     wrapped.body = GExpr::Reduce(
         s.to_string(),
@@ -189,10 +217,17 @@ pub fn check_dot(q: &Program, inputs: &[GVal], rng: &mut Rng) -> Result<CaseInfo
             Box::new(q.body.clone()),
         )),
     );
-    let wm = wrapped
-        .compile()
-        .map_err(|e| fail("front end", format!("the wrapped program does not compile: {e}")))?;
-    let wdef = wm.defs.last().ok_or_else(|| fail("front end", "no definition"))?.clone();
+    let wm = wrapped.compile().map_err(|e| {
+        fail(
+            "front end",
+            format!("the wrapped program does not compile: {e}"),
+        )
+    })?;
+    let wdef = wm
+        .defs
+        .last()
+        .ok_or_else(|| fail("front end", "no definition"))?
+        .clone();
     let cfg = reverse::Config {
         wrt: Some(q.params.iter().map(|(n, _)| n.clone()).collect()),
     };
@@ -408,7 +443,8 @@ pub fn fuzz(cases: u64, seed: u64, mut on_progress: impl FnMut(u64, &FuzzReport)
         }
         report.nao[depth] += 1;
         let subset = rng.chance(0.25);
-        let mut outcome = check_case(&p, &inputs, subset).map(|info| (p.clone(), inputs.clone(), info));
+        let mut outcome =
+            check_case(&p, &inputs, subset).map(|info| (p.clone(), inputs.clone(), info));
         if outcome.is_ok() && rng.chance(0.3) {
             let size = 3 + rng.below(30);
             let q = gen_vector_program(&mut rng, size, &feat);
@@ -445,7 +481,13 @@ pub fn fuzz(cases: u64, seed: u64, mut on_progress: impl FnMut(u64, &FuzzReport)
 
 /// A program file for a failing case: `-- at` lines, the Source value and
 /// the best available gradient as `-- grad` lines.
-pub fn fixture_text(p: &Program, inputs: &[GVal], d: &Disagreement, seed: u64, case: u64) -> String {
+pub fn fixture_text(
+    p: &Program,
+    inputs: &[GVal],
+    d: &Disagreement,
+    seed: u64,
+    case: u64,
+) -> String {
     let mut out = format!(
         "-- Found by `cargo xtask fuzz-diff --seed {seed}` (case {case}), shrunk:\n-- {}: {}\n",
         d.check, d.detail

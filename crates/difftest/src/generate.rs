@@ -90,7 +90,11 @@ impl Gen<'_> {
     /// A type for a `let` or a tuple component, buildable in `env`.
     fn some_ty(&mut self, env: &Env, depth: u32) -> GTy {
         let arrays = self.arrays(env);
-        let choice = self.rng.weighted(&[6, if arrays.is_empty() { 0 } else { 3 }, if depth < 1 { 2 } else { 0 }]);
+        let choice = self.rng.weighted(&[
+            6,
+            if arrays.is_empty() { 0 } else { 3 },
+            if depth < 1 { 2 } else { 0 },
+        ]);
         match choice {
             0 => GTy::Real,
             1 => GTy::Array(arrays[self.rng.below(arrays.len())]),
@@ -137,11 +141,11 @@ impl Gen<'_> {
         let arrays = self.arrays(env);
         let can_reduce = nao < self.feat.max_nao && !arrays.is_empty() && size >= 4;
         let w = [
-            30,                              // op2
-            16,                              // op1
-            if size >= 4 { 14 } else { 0 },  // let
-            if size >= 5 { 4 } else { 0 },   // let tuple
-            if size >= 3 { 5 } else { 0 },   // proj
+            30,                                         // op2
+            16,                                         // op1
+            if size >= 4 { 14 } else { 0 },             // let
+            if size >= 5 { 4 } else { 0 },              // let tuple
+            if size >= 3 { 5 } else { 0 },              // proj
             if can_reduce { 16 + 14 * nao } else { 0 }, // reduce, likelier in bodies
         ];
         match self.rng.weighted(&w) {
@@ -155,7 +159,11 @@ impl Gen<'_> {
                 } else {
                     b
                 };
-                let a = if matches!(op, Prim::Pow) { positive(a) } else { a };
+                let a = if matches!(op, Prim::Pow) {
+                    positive(a)
+                } else {
+                    a
+                };
                 let b = if matches!(op, Prim::Pow) && self.rng.chance(0.5) {
                     self.constant()
                 } else {
@@ -187,7 +195,11 @@ impl Gen<'_> {
                 let s = arrays[self.rng.below(arrays.len())];
                 let (x, y) = (self.fresh("a"), self.fresh("b"));
                 let body_size = 3 + self.rng.below(size / 2 + 1);
-                let mut body_env: Env = if self.feat.open_reduce { env.clone() } else { Vec::new() };
+                let mut body_env: Env = if self.feat.open_reduce {
+                    env.clone()
+                } else {
+                    Vec::new()
+                };
                 body_env.push((x.clone(), GTy::Real));
                 body_env.push((y.clone(), GTy::Real));
                 let body = self.expr(&GTy::Real, body_size, &body_env, nao + 1);
@@ -313,11 +325,19 @@ pub fn gen_program(rng: &mut Rng, size: usize, features: &Features) -> Program {
             1 => GTy::Array(0),
             2 => GTy::Array(1),
             _ => {
-                let second = if g.rng.chance(0.5) { GTy::Array(0) } else { GTy::Real };
+                let second = if g.rng.chance(0.5) {
+                    GTy::Array(0)
+                } else {
+                    GTy::Real
+                };
                 GTy::Tuple(vec![GTy::Real, second])
             }
         };
-        let name = g.fresh(if matches!(ty, GTy::Array(_)) { "A" } else { "x" });
+        let name = g.fresh(if matches!(ty, GTy::Array(_)) {
+            "A"
+        } else {
+            "x"
+        });
         params.push((name, ty));
     }
     let env = params.clone();
@@ -351,7 +371,11 @@ pub fn gen_vector_program(rng: &mut Rng, size: usize, features: &Features) -> Pr
 /// elements (one length per size variable).
 pub fn gen_inputs(rng: &mut Rng, p: &Program) -> Vec<GVal> {
     let sizes = [
-        if rng.chance(0.08) { 0 } else { 1 + rng.below(4) },
+        if rng.chance(0.08) {
+            0
+        } else {
+            1 + rng.below(4)
+        },
         1 + rng.below(3),
     ];
     fn val(rng: &mut Rng, t: &GTy, sizes: &[usize; 2]) -> GVal {

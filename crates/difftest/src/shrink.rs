@@ -12,12 +12,24 @@ use crate::generate::value_at;
 /// How many candidates one shrink may try.
 const BUDGET: usize = 4000;
 
-/// A smaller program and inputs failing the same check as `d`.
+/// A smaller program and inputs failing the same check of [`check_case`]
+/// as `d`.
 pub fn shrink(
+    p: Program,
+    inputs: Vec<GVal>,
+    d: Disagreement,
+    subset: bool,
+) -> (Program, Vec<GVal>, Disagreement) {
+    shrink_with(p, inputs, d, |p, i| check_case(p, i, subset).err())
+}
+
+/// A smaller program and inputs on which `failing` still reports the same
+/// check as `d` (`failing` returns the disagreement, or `None` on success).
+pub fn shrink_with(
     mut p: Program,
     mut inputs: Vec<GVal>,
     mut d: Disagreement,
-    subset: bool,
+    mut failing: impl FnMut(&Program, &[GVal]) -> Option<Disagreement>,
 ) -> (Program, Vec<GVal>, Disagreement) {
     let mut tried = 0;
     'outer: loop {
@@ -29,7 +41,7 @@ pub fn shrink(
             if cp.compile().is_err() || value_at(&cp, &ci).is_none() {
                 continue;
             }
-            if let Err(nd) = check_case(&cp, &ci, subset)
+            if let Some(nd) = failing(&cp, &ci)
                 && nd.check == d.check
             {
                 p = cp;

@@ -154,7 +154,7 @@ fn table(rows: &[Vec<String>]) -> String {
         .collect();
     let mut out = String::new();
     for r in rows {
-        out.push_str(" ");
+        out.push(' ');
         for (c, cell) in r.iter().enumerate() {
             out.push_str(&format!(" {cell:<w$}", w = widths[c]));
         }

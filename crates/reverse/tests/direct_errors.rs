@@ -171,3 +171,27 @@ fn open_reduce_and_tuple_parameters_are_differentiated() {
         assert!((ga[i].as_real().expect("real") - want).abs() < 1e-6);
     }
 }
+
+#[test]
+fn maps_over_arrays_of_arrays_are_differentiated() {
+    // f M = Σ_r Σ_c M[r][c]^2 * w, gradient 2 M w and Σ M^2.
+    let text = "def f (M : [n][m]R) (w : R) : R =
+      reduce (+) 0 (map (fun r -> reduce (+) 0 (map (fun x -> x * x * w) r)) M)";
+    let g = direct(text, None).expect("direct");
+    let rows = [[1.0, -2.0], [0.5, 3.0]];
+    let m = Value::array(rows.iter().map(|r| Value::reals(r)).collect());
+    let at = vec![("M".to_string(), m), ("w".to_string(), Value::Real(0.5))];
+    let out = semantics::eval_entry(&g, None, &at).expect("runs");
+    let out = out.as_tuple().expect("tuple");
+    let want_m = Value::array(
+        rows.iter()
+            .map(|r| Value::reals(&r.map(|x| 2.0 * x * 0.5)))
+            .collect(),
+    );
+    assert!(out[1].approx_eq_default(&want_m), "{}", out[1]);
+    assert!(
+        out[2].approx_eq_default(&Value::Real(1.0 + 4.0 + 0.25 + 9.0)),
+        "{}",
+        out[2]
+    );
+}

@@ -8,8 +8,8 @@
 //! an AD path differs from finite differences beyond their estimated error.
 
 use crate::paths::{
-    Gradient, ad_agree, direct_program, fd_agree, finite_differences, flat, max_rel_diff,
-    run_gradient, source_value, unf_program, unflatten,
+    FiniteDiff, Gradient, ad_agree, direct_program, fd_agree, finite_differences, flat,
+    inconclusive, max_rel_diff, run_gradient, source_value, unf_program, unflatten,
 };
 use crate::rng::Rng;
 use semantics::Value;
@@ -57,6 +57,8 @@ pub struct PointReport {
     /// The largest relative difference of each path's gradient to the
     /// first AD path's.
     pub diffs: Vec<(String, f64)>,
+    /// Remarks that are no disagreement (inconclusive finite differences).
+    pub notes: Vec<String>,
     /// What disagrees (empty when all agree).
     pub problems: Vec<String>,
 }
@@ -120,6 +122,9 @@ impl CheckReport {
                     d.join(", ")
                 ));
             }
+            for n in &pt.notes {
+                out.push_str(&format!("  note: {n}\n"));
+            }
             for p in &pt.problems {
                 out.push_str(&format!("  DISAGREE: {p}\n"));
             }
@@ -139,6 +144,23 @@ impl CheckReport {
             .map(|r| r.path.clone())
             .unwrap_or_default()
     }
+}
+
+/// The finite-difference gradient with inconclusive components as NaN.
+fn conclusive(fd: &FiniteDiff) -> Vec<Value> {
+    fd.grads
+        .iter()
+        .zip(&fd.errors)
+        .map(|(g, e)| {
+            let (gs, es) = (flat(std::slice::from_ref(g)), flat(std::slice::from_ref(e)));
+            let xs: Vec<f64> = gs
+                .iter()
+                .zip(&es)
+                .map(|(g, e)| if e.is_finite() { *g } else { f64::NAN })
+                .collect();
+            unflatten(g, &xs, &mut 0)
+        })
+        .collect()
 }
 
 fn table(rows: &[Vec<String>]) -> String {
@@ -249,6 +271,7 @@ pub fn check_grad(
             .filter_map(|r| r.outcome.clone().ok().map(|g| (r.path.clone(), g)))
             .collect();
         let mut diffs = Vec::new();
+        let mut notes = Vec::new();
         if let Some((ref_name, reference)) = ad.first() {
             for (name, g) in &ad[1..] {
                 diffs.push((
@@ -262,8 +285,14 @@ pub fn check_grad(
             if let Ok(fd) = &fd {
                 diffs.push((
                     "fd".to_string(),
-                    max_rel_diff(&fd.grads, &reference.grads, 1e-12),
+                    max_rel_diff(&conclusive(fd), &reference.grads, 1e-12),
                 ));
+                let n = inconclusive(fd);
+                if n > 0 {
+                    notes.push(format!(
+                        "fd: {n} component(s) too ill-conditioned for finite differences (shown as nan)"
+                    ));
+                }
                 for (name, g) in &ad {
                     if let Err(e) = fd_agree(&g.grads, fd) {
                         problems.push(format!("{name} vs finite differences: {e}"));
@@ -275,7 +304,7 @@ pub fn check_grad(
             path: "fd".to_string(),
             outcome: fd.map(|fd| Gradient {
                 value,
-                grads: fd.grads,
+                grads: conclusive(&fd),
             }),
         });
         reports.push(PointReport {
@@ -283,6 +312,7 @@ pub fn check_grad(
             value,
             paths,
             diffs,
+            notes,
             problems,
         });
     }

@@ -13,8 +13,8 @@
 use crate::ast::{GExpr, GVal, Program};
 use crate::generate::{Features, admissible_inputs, gen_program, gen_vector_program, value_at};
 use crate::paths::{
-    ad_agree, direct_program, fd_agree, finite_differences, flat, forward_program, run_gradient,
-    source_value, unf_program,
+    ad_agree, direct_program, fd_agree, finite_differences, flat, forward_program, inconclusive,
+    run_gradient, source_value, unf_program,
 };
 use crate::rng::Rng;
 use semantics::Value;
@@ -52,6 +52,9 @@ fn fail(check: &str, detail: impl Into<String>) -> Disagreement {
 pub struct CaseInfo {
     /// Whether the UNF path took the program (it refuses open `reduce`).
     pub unf: bool,
+    /// Gradient components too ill-conditioned for finite differences at
+    /// the point (compared between the AD paths only).
+    pub fd_inconclusive: usize,
 }
 
 /// Runs every check on `p` at `inputs`; `subset` also checks a gradient
@@ -80,7 +83,10 @@ pub fn check_case(p: &Program, inputs: &[GVal], subset: bool) -> Result<CaseInfo
     let wrt: Vec<usize> = (1..=def.params.len()).collect();
     let fd =
         finite_differences(&m, &def, &named, &wrt).map_err(|e| fail("finite differences", e))?;
-    let mut info = CaseInfo::default();
+    let mut info = CaseInfo {
+        fd_inconclusive: inconclusive(&fd),
+        ..CaseInfo::default()
+    };
     let unf = match unf::lower(&m, &def) {
         Err(unf::Error::Unsupported { .. }) if has_open_reduce(&p.body) => None,
         Err(e) => return Err(fail("unf lower", e.to_string())),
@@ -349,6 +355,9 @@ pub struct FuzzReport {
     pub dot_cases: u64,
     /// Cases for which no admissible inputs were found (not run).
     pub rejected: u64,
+    /// Gradient components too ill-conditioned for finite differences
+    /// (compared between the AD paths only).
+    pub fd_inconclusive: u64,
     /// How often each construct occurs in the programs that were run.
     pub coverage: BTreeMap<String, u64>,
     /// Programs by their depth of nested array operations (NAO), index = depth.
@@ -377,6 +386,10 @@ impl FuzzReport {
             self.dot_cases,
             self.rejected
         );
+        out.push_str(&format!(
+            "{} gradient components too ill-conditioned for finite differences (compared between AD paths only)\n",
+            self.fd_inconclusive
+        ));
         out.push_str("coverage (occurrences in the programs run):\n");
         for (name, count) in &self.coverage {
             out.push_str(&format!("  {name:<10} {count}\n"));
@@ -445,20 +458,29 @@ pub fn fuzz(cases: u64, seed: u64, mut on_progress: impl FnMut(u64, &FuzzReport)
         let subset = rng.chance(0.25);
         let mut outcome =
             check_case(&p, &inputs, subset).map(|info| (p.clone(), inputs.clone(), info));
-        if outcome.is_ok() && rng.chance(0.3) {
+        if let Ok((_, _, first)) = outcome.clone()
+            && rng.chance(0.3)
+        {
             let size = 3 + rng.below(30);
             let q = gen_vector_program(&mut rng, size, &feat);
             if let Some((qin, _)) = admissible_inputs(&mut rng, &q, 20) {
                 q.body.count(&mut report.coverage);
                 report.dot_cases += 1;
                 let mut dot_rng = rng.clone();
-                outcome = check_dot(&q, &qin, &mut dot_rng).map(|info| (q, qin, info));
+                outcome = check_dot(&q, &qin, &mut dot_rng).map(|_| {
+                    let info = CaseInfo {
+                        unf: first.unf,
+                        fd_inconclusive: first.fd_inconclusive,
+                    };
+                    (q, qin, info)
+                });
             }
         }
         match outcome {
             Ok((_, _, info)) => {
                 report.passed += 1;
                 report.unf_cases += u64::from(info.unf);
+                report.fd_inconclusive += info.fd_inconclusive as u64;
             }
             Err(d) => {
                 let original = p.body.size();

@@ -113,8 +113,9 @@ fn ordered(def: &Def, inputs: &[(String, Value)]) -> Result<Vec<Value>, String> 
 /// Central finite differences: the estimate and its error bound per
 /// differentiated parameter, shaped like the parameter. The step starts at
 /// 1e-3 (relative) and is divided by 4 until two successive quotients
-/// agree to 1e-7; the closest pair gives the Richardson-extrapolated
-/// estimate and, as their difference, the error estimate.
+/// agree to 1e-7; that pair gives the Richardson-extrapolated estimate and,
+/// as their difference, the error estimate. A component for which no two
+/// successive quotients agree in 16 steps is inconclusive (infinite error).
 #[derive(Debug, Clone, PartialEq)]
 pub struct FiniteDiff {
     /// The Richardson-extrapolated quotients.
@@ -155,27 +156,25 @@ pub fn finite_differences(
                 Ok((at(h)? - at(-h)?) / (2.0 * h))
             };
             // Shrink the step by 4 until two successive quotients agree;
-            // keep the closest pair (the error estimate follows the
-            // curvature: an ill-conditioned point gets a smaller step).
+            // the error estimate follows the curvature, so an
+            // ill-conditioned point gets a smaller step. When no two agree
+            // (the step needed is below what f64 resolves) the component is
+            // inconclusive: its error is infinite and no AD value fails it.
             let mut h = 1e-3 * xs[j].abs().max(1.0);
             let mut prev = quotient(h)?;
-            let mut best: Option<(f64, f64)> = None;
-            for _ in 0..10 {
+            let mut found = (prev, f64::INFINITY);
+            for _ in 0..16 {
                 h /= 4.0;
                 let q = quotient(h)?;
                 let err = (q - prev).abs() + 1e-13 * f0.abs().max(1.0) / h;
-                let estimate = (16.0 * q - prev) / 15.0;
-                if best.is_none_or(|(_, e)| err < e) {
-                    best = Some((estimate, err));
-                }
                 if err <= 1e-7 * (1.0 + q.abs()) {
+                    found = ((16.0 * q - prev) / 15.0, err);
                     break;
                 }
                 prev = q;
             }
-            let (estimate, err) = best.unwrap_or((prev, f64::INFINITY));
-            g.push(estimate);
-            e.push(err);
+            g.push(found.0);
+            e.push(found.1);
         }
         grads.push(unflatten(template, &g, &mut 0));
         errors.push(unflatten(template, &e, &mut 0));
@@ -184,8 +183,9 @@ pub fn finite_differences(
 }
 
 /// The largest relative difference `|a - b| / max(|a|, |b|)` between two
-/// lists of values of the same shapes (0 where both are below `tiny`);
-/// infinite when the shapes differ.
+/// lists of values of the same shapes (0 where both are below `tiny`;
+/// components where either side is NaN are left out: `ad_agree` and
+/// `fd_agree` judge those); infinite when the shapes differ.
 pub fn max_rel_diff(a: &[Value], b: &[Value], tiny: f64) -> f64 {
     let (xs, ys) = (flat(a), flat(b));
     if xs.len() != ys.len() || a.len() != b.len() {
@@ -195,15 +195,17 @@ pub fn max_rel_diff(a: &[Value], b: &[Value], tiny: f64) -> f64 {
         .zip(&ys)
         .map(|(x, y)| {
             let scale = x.abs().max(y.abs());
-            if scale <= tiny {
+            if x.is_nan() && y.is_nan() {
                 0.0
             } else if x.is_nan() || y.is_nan() {
-                f64::INFINITY
+                f64::NAN
+            } else if scale <= tiny {
+                0.0
             } else {
                 (x - y).abs() / scale
             }
         })
-        .fold(0.0, f64::max)
+        .fold(0.0, |m, d| if d.is_nan() { m } else { m.max(d) })
 }
 
 /// Whether two AD paths agree: relative 1e-8, absolute 1e-10 scaled by the
@@ -224,8 +226,14 @@ pub fn ad_agree(a: &[Value], b: &[Value]) -> Result<(), String> {
     Ok(())
 }
 
+/// How many components of a finite-difference gradient are inconclusive.
+pub fn inconclusive(fd: &FiniteDiff) -> usize {
+    flat(&fd.errors).iter().filter(|e| e.is_infinite()).count()
+}
+
 /// Whether an AD gradient agrees with finite differences within ten times
-/// the estimated error of the quotients plus 1e-6 relative.
+/// the estimated error of the quotients plus 1e-6 relative (inconclusive
+/// components agree with anything).
 pub fn fd_agree(ad: &[Value], fd: &FiniteDiff) -> Result<(), String> {
     let (xs, ys, es) = (flat(ad), flat(&fd.grads), flat(&fd.errors));
     if xs.len() != ys.len() {
@@ -233,7 +241,7 @@ pub fn fd_agree(ad: &[Value], fd: &FiniteDiff) -> Result<(), String> {
     }
     for (i, ((x, y), e)) in xs.iter().zip(&ys).zip(&es).enumerate() {
         let tol = 10.0 * e + 1e-6 * (1.0 + x.abs().max(y.abs()));
-        if (x - y).abs() > tol || x.is_nan() {
+        if e.is_finite() && ((x - y).abs() > tol || x.is_nan()) {
             return Err(format!(
                 "component {i}: {x} vs finite differences {y} (tolerance {tol:.3e})"
             ));

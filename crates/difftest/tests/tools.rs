@@ -185,3 +185,27 @@ fn check_grad_agrees_on_every_fixture_reverse_mode_takes() {
     }
     assert!(checked >= 9, "only {checked} fixtures checked");
 }
+
+#[test]
+fn check_grad_marks_ill_conditioned_finite_differences() {
+    // The argument of tan moves by 1.5e6 per unit of x1: no step settles.
+    let m = compile("def f (x1 : R) : R = tan (let v = x1 + 1 in pow (v * v) (v * x1 + 1))");
+    let at = vec![("x1".to_string(), Value::Real(1.765))];
+    let cfg = CheckConfig {
+        nearby: 0,
+        ..CheckConfig::default()
+    };
+    let report = check_grad(&m, None, &at, &cfg).expect("runs");
+    assert!(report.ok(), "{}", report.render());
+    assert!(
+        report.render().contains("too ill-conditioned"),
+        "{}",
+        report.render()
+    );
+    let direct = report.points[0].paths[0]
+        .outcome
+        .as_ref()
+        .expect("direct runs");
+    let g = direct.grads[0].as_real().expect("a real");
+    assert!((g - 6027559.147462848).abs() < 1e-3, "{g}");
+}

@@ -194,6 +194,52 @@ enum Command {
         #[arg(long, value_delimiter = ',', default_value = "5000,10000,20000")]
         sizes: Vec<usize>,
     },
+    /// Stage: Source → Target by the direct reverse macro (Fig. 5).
+    ReverseDirect {
+        /// A Source IR file (or a `.ad` program).
+        input: PathBuf,
+        /// Where to write the Target RON file.
+        #[arg(short, long)]
+        output: PathBuf,
+        /// The definition to differentiate (default: the last).
+        #[arg(long)]
+        entry: Option<String>,
+        /// The parameters to differentiate with respect to (default: all).
+        #[arg(long, value_name = "A,B,...")]
+        wrt: Option<String>,
+    },
+    /// Run every gradient route on one program at one point (and nearby
+    /// points), print their gradients and largest relative differences, and
+    /// exit 1 where they disagree (JAX's check_grads).
+    CheckGrad {
+        /// A `.ad` program or a Source IR file.
+        file: PathBuf,
+        /// The definition to check (default: the last).
+        #[arg(long)]
+        entry: Option<String>,
+        /// The parameters to differentiate with respect to (default: all).
+        #[arg(long, value_name = "A,B,...")]
+        wrt: Option<String>,
+        /// An input, `NAME=VALUE`; without any, the file's `-- at` comments.
+        #[arg(long = "at", value_name = "NAME=VALUE")]
+        at: Vec<String>,
+        /// How many random points near the given one to check too.
+        #[arg(long, default_value_t = 3)]
+        nearby: usize,
+        /// The seed of the nearby points.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+    },
+    /// Differential fuzzing: random programs through every route; stops at
+    /// the first disagreement and prints it as a fixture.
+    FuzzDiff {
+        /// How many programs to generate.
+        #[arg(long, default_value_t = 1000)]
+        cases: u64,
+        /// The seed of the run.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+    },
     /// Rewrite every snapshot (fixtures' stage boundaries, diagnostics) from
     /// what the code produces now; review the result with `git diff`.
     Bless,
@@ -245,6 +291,21 @@ fn run(command: Command) -> Result<(), CliError> {
         Command::Print { file } => print(&file),
         Command::Eval { file, entry, at } => eval(&file, entry.as_deref(), &at),
         Command::Bless => bless(),
+        Command::ReverseDirect {
+            input,
+            output,
+            entry,
+            wrt,
+        } => reverse_direct(&input, &output, entry.as_deref(), wrt.as_deref()),
+        Command::CheckGrad {
+            file,
+            entry,
+            wrt,
+            at,
+            nearby,
+            seed,
+        } => derive::check_grad(&file, entry.as_deref(), wrt.as_deref(), &at, nearby, seed),
+        Command::FuzzDiff { cases, seed } => fuzz_diff(cases, seed),
         Command::Bench { which, sizes } => match which.as_str() {
             "scale" => bench::scale(&sizes),
             other => Err(CliError::user(format!(
@@ -433,5 +494,41 @@ fn bless() -> Result<(), CliError> {
         Err(CliError::user(
             "some tests still fail after blessing (see above)",
         ))
+    }
+}
+
+fn reverse_direct(
+    input: &Path,
+    output: &Path,
+    entry: Option<&str>,
+    wrt: Option<&str>,
+) -> Result<(), CliError> {
+    let m = derive::load_source(input, "reverse-direct")?;
+    let def = inputs::entry(&m, entry)?;
+    let wrt = inputs::wrt_list(def, wrt)?;
+    let out = derive::direct(&m, def, wrt.as_deref())?;
+    load::write_text(
+        output,
+        &syntax::to_ron(syntax::TARGET_IR, syntax::FORMAT_VERSION, &out),
+    )
+}
+
+fn fuzz_diff(cases: u64, seed: u64) -> Result<(), CliError> {
+    let step = (cases / 20).max(1);
+    let report = difftest::fuzz(cases, seed, |done, r| {
+        if done % step == 0 {
+            eprintln!(
+                "fuzz-diff: {done}/{cases} cases, {} passed, {:.1} s",
+                r.passed,
+                r.elapsed.as_secs_f64()
+            );
+        }
+    });
+    print!("{}", report.render());
+    match report.failure {
+        None => Ok(()),
+        Some(_) => Err(CliError::user(
+            "fuzz-diff found a disagreement (printed above as a fixture)",
+        )),
     }
 }

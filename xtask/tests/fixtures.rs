@@ -142,3 +142,9 @@ fn unsupported_constructs_are_refused_by_name_not_miscomputed() {
         );
     }
 }
+
+#[test]
+fn grad_via_direct_prints_every_first_order_fixture_gradient() {
+    let failures = check_route("direct", &["horner", "relu_sum"]);
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

@@ -34,6 +34,8 @@ pub struct GradRequest<'a> {
     pub at: &'a [String],
     /// The route.
     pub via: Via,
+    /// Where the gradient program runs.
+    pub backend: crate::native::Backend,
 }
 
 /// Loads a Source program with its derivative constructs expanded.
@@ -84,7 +86,12 @@ pub fn grad(req: &GradRequest<'_>) -> Result<(), CliError> {
     let wrt = inputs::wrt_list(entry, req.wrt)?;
     let args = inputs::entry_args(&m, entry, req.at)?;
     let program = gradient_program(&m, entry, wrt.as_deref(), req.via)?;
-    let out = stage::run(&program, &format!("{}_grad", entry.name), &args)?;
+    let out = crate::native::run(
+        &program,
+        &format!("{}_grad", entry.name),
+        &args,
+        req.backend,
+    )?;
     let names = stage::wrt_names(entry, wrt.as_deref());
     let (value, grads) = stage::split_outputs(out, names.len())?;
     println!("value = {value}");

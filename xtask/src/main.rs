@@ -11,6 +11,7 @@ mod derive;
 mod diag;
 mod inputs;
 mod load;
+mod native;
 mod pipeline;
 mod stage;
 
@@ -63,6 +64,9 @@ enum Command {
         /// parameter. Without any, the file's `-- at` comments are used.
         #[arg(long = "at", value_name = "NAME=VALUE")]
         at: Vec<String>,
+        /// Where to run: the reference evaluator or generated C.
+        #[arg(long, value_enum, default_value = "eval")]
+        backend: native::Backend,
     },
     /// Print the gradient of a real-valued entry: `value = ...`, then
     /// `grad PARAM = ...` for each parameter.
@@ -82,6 +86,9 @@ enum Command {
         /// The route that computes the gradient.
         #[arg(long, value_enum, default_value = "unf")]
         via: derive::Via,
+        /// Where to run the gradient program: the evaluator or generated C.
+        #[arg(long, value_enum, default_value = "eval")]
+        backend: native::Backend,
     },
     /// Print the value and the directional derivative (forward mode).
     Jvp {
@@ -240,6 +247,29 @@ enum Command {
         #[arg(long, default_value_t = 0)]
         seed: u64,
     },
+    /// Write the C source (and header) of a program: `OUT.c`, `OUT.h`.
+    Codegen {
+        /// A Target or Source IR file, or a `.ad` program.
+        input: PathBuf,
+        /// The C file to write.
+        #[arg(short, long)]
+        output: PathBuf,
+    },
+    /// Generate C for a program (or its gradient) and build the driver and
+    /// the shared library into DIR with the system C compiler.
+    Compile {
+        /// A `.ad` program or a Source IR file.
+        file: PathBuf,
+        /// Compile the gradient program (reverse mode through UNF).
+        #[arg(long)]
+        grad: bool,
+        /// The definition to differentiate (default: the last).
+        #[arg(long)]
+        entry: Option<String>,
+        /// The directory for the C files and the binaries.
+        #[arg(short, long)]
+        output: PathBuf,
+    },
     /// Rewrite every snapshot (fixtures' stage boundaries, diagnostics) from
     /// what the code produces now; review the result with `git diff`.
     Bless,
@@ -289,8 +319,20 @@ fn run(command: Command) -> Result<(), CliError> {
         Command::Parse { file, output } => parse(&file, &output),
         Command::Check { file, entry } => check(&file, entry.as_deref()),
         Command::Print { file } => print(&file),
-        Command::Eval { file, entry, at } => eval(&file, entry.as_deref(), &at),
+        Command::Eval {
+            file,
+            entry,
+            at,
+            backend,
+        } => eval(&file, entry.as_deref(), &at, backend),
         Command::Bless => bless(),
+        Command::Codegen { input, output } => native::codegen_cmd(&input, &output),
+        Command::Compile {
+            file,
+            grad,
+            entry,
+            output,
+        } => native::compile(&file, grad, entry.as_deref(), &output),
         Command::ReverseDirect {
             input,
             output,
@@ -355,12 +397,14 @@ fn run(command: Command) -> Result<(), CliError> {
             wrt,
             at,
             via,
+            backend,
         } => derive::grad(&derive::GradRequest {
             file: &file,
             entry: entry.as_deref(),
             wrt: wrt.as_deref(),
             at: &at,
             via,
+            backend,
         }),
         Command::Jvp {
             file,
@@ -425,7 +469,12 @@ fn print(file: &Path) -> Result<(), CliError> {
     Ok(())
 }
 
-fn eval(file: &Path, entry: Option<&str>, at: &[String]) -> Result<(), CliError> {
+fn eval(
+    file: &Path,
+    entry: Option<&str>,
+    at: &[String],
+    backend: native::Backend,
+) -> Result<(), CliError> {
     let program = load::load(file)?;
     if let load::Program::Unf(u) = &program {
         // A UNF module is run as it stands, on the inputs of its entry.
@@ -445,7 +494,7 @@ fn eval(file: &Path, entry: Option<&str>, at: &[String]) -> Result<(), CliError>
     let m = stage::expanded(program.module("eval")?)?;
     let def = inputs::entry(&m, entry)?;
     let args = inputs::entry_args(&m, def, at)?;
-    let value = stage::run(&m, def.name.as_str(), &args)?;
+    let value = native::run(&m, def.name.as_str(), &args, backend)?;
     println!("{value}");
     Ok(())
 }

@@ -156,7 +156,9 @@ impl Config {
             f.push("-fopenmp-simd".into());
         }
         if self.vector_math {
-            f.extend(["-DAD_VECTOR_MATH", "-fno-builtin-sin", "-fno-builtin-cos"].map(String::from));
+            f.extend(
+                ["-DAD_VECTOR_MATH", "-fno-builtin-sin", "-fno-builtin-cos"].map(String::from),
+            );
         }
         f.extend(self.extra_flags.iter().cloned());
         f

@@ -278,6 +278,20 @@ impl Program {
         out
     }
 
+    /// The definition in the printer's layout (`syntax::print::module` of
+    /// the parsed text): how fixture files are written.
+    pub fn printed(&self) -> String {
+        let text = self.text(None);
+        let file = syntax::SourceFile {
+            name: "generated.ad".to_string(),
+            text: text.clone(),
+        };
+        match syntax::parse(file) {
+            Ok(m) => syntax::print::module(&m),
+            Err(_) => text,
+        }
+    }
+
     /// The program as a compiled core-form module.
     pub fn compile(&self) -> Result<syntax::Module, syntax::Error> {
         syntax::compile(syntax::SourceFile {

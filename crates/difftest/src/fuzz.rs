@@ -502,7 +502,8 @@ pub fn fuzz(cases: u64, seed: u64, mut on_progress: impl FnMut(u64, &FuzzReport)
 }
 
 /// A program file for a failing case: `-- at` lines, the Source value and
-/// the best available gradient as `-- grad` lines.
+/// the best available gradient as `-- grad` lines, then the definition in
+/// the printer's layout (as every fixture is written).
 pub fn fixture_text(
     p: &Program,
     inputs: &[GVal],
@@ -525,6 +526,6 @@ pub fn fixture_text(
             out.push_str(&format!("-- grad {name} = {g}\n"));
         }
     }
-    out.push_str(&p.text(None));
+    out.push_str(&p.printed());
     out
 }

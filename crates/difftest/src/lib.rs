@@ -26,7 +26,7 @@ pub mod shrink;
 
 pub use ast::{GExpr, GTy, GVal, Program};
 pub use check::{CheckConfig, CheckReport, check_grad};
-pub use fuzz::{Disagreement, Failure, FuzzReport, check_case, check_dot, fuzz};
+pub use fuzz::{Disagreement, Failure, FuzzReport, check_case, check_dot, fixture_text, fuzz};
 pub use generate::{Features, admissible_inputs, gen_inputs, gen_program, gen_vector_program};
 pub use rng::Rng;
 pub use shrink::{shrink, shrink_with};

@@ -209,3 +209,43 @@ fn check_grad_marks_ill_conditioned_finite_differences() {
     let g = direct.grads[0].as_real().expect("a real");
     assert!((g - 6027559.147462848).abs() < 1e-3, "{g}");
 }
+
+#[test]
+fn a_reported_failure_is_a_fixture_file() {
+    let feat = Features::default();
+    let mut rng = Rng::for_case(3, 1);
+    let p = gen_program(&mut rng, 25, &feat);
+    let (inputs, _) = admissible_inputs(&mut rng, &p, 50).expect("inputs");
+    let m = p.compile().expect("compiles");
+    let def = m.defs.last().expect("entry").clone();
+    let named = p.named_inputs(&inputs);
+    let g = reverse::reverse_direct(&m, &def, &reverse::Config::default()).expect("direct");
+    let out = semantics::eval_entry(&g, None, &named).expect("runs");
+    let mut d = Disagreement::new("example check", "what differed");
+    d.expected = Some(out.as_tuple().expect("tuple")[1..].to_vec());
+    let text = difftest::fixture_text(&p, &inputs, &d, 3, 1);
+    // It compiles, states its inputs, value and gradient, and is written
+    // in the printer's layout, as the fixtures are.
+    let fm = compile(&text);
+    let fdef = fm.defs.last().expect("entry").clone();
+    let exp = semantics::Expectations::parse(&text);
+    let at = exp.inputs(&fdef).expect("inputs read");
+    assert_eq!(at.len(), p.params.len());
+    let value = exp.value(&fm, &fdef).expect("a value line").expect("reads");
+    let got = semantics::eval_entry(&fm, None, &at).expect("runs");
+    assert!(got.approx_eq_default(&value), "{got} vs {value}");
+    for (name, _) in &p.params {
+        assert!(exp.grad(&fdef, name).expect("a grad line").is_ok());
+    }
+    let parsed = syntax::parse(syntax::SourceFile {
+        name: "f.ad".into(),
+        text: text.clone(),
+    })
+    .expect("parses");
+    let code: String = text
+        .lines()
+        .filter(|l| !l.trim_start().starts_with("--"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert_eq!(syntax::print::module(&parsed), code);
+}

@@ -224,29 +224,11 @@ fn prod_with_zeros_is_exact() {
     }
 }
 
-fn refused(name: &str, construct: &str) {
-    let (text, m) = fixture(name);
-    let def = m.defs.last().expect("an entry");
-    let err = unf::lower(&m, def).expect_err("not supported yet");
-    assert!(
-        err.to_string()
-            .starts_with(&format!("not supported yet by reverse mode: `{construct}`")),
-        "{name}: {err}"
-    );
-    let span = err.span();
-    assert!(!span.is_generated(), "{name}: no span");
-    let written = &text[span.lo as usize..span.hi as usize];
-    assert!(
-        written.contains(construct),
-        "{name}: the span shows `{written}`"
-    );
-}
-
 #[test]
-fn relu_sum_is_refused() {
-    refused("relu_sum", "if");
+fn relu_sum() {
+    check("relu_sum", false);
 }
 #[test]
-fn horner_is_refused() {
-    refused("horner", "foldl");
+fn horner() {
+    check("horner", false);
 }

@@ -6,6 +6,7 @@
 //! for any error in the user's input (with a rendered diagnostic on
 //! stderr), 2 for an internal error (a stage's output failed its verifier).
 
+mod bench;
 mod derive;
 mod diag;
 mod inputs;
@@ -184,6 +185,15 @@ enum Command {
         /// The output file.
         output: PathBuf,
     },
+    /// Benchmarks, reported as tables and ratios (never asserted).
+    Bench {
+        /// Which benchmark: `scale` (every stage on long `let` chains).
+        #[arg(default_value = "scale")]
+        which: String,
+        /// Chain lengths for `scale`.
+        #[arg(long, value_delimiter = ',', default_value = "5000,10000,20000")]
+        sizes: Vec<usize>,
+    },
     /// Rewrite every snapshot (fixtures' stage boundaries, diagnostics) from
     /// what the code produces now; review the result with `git diff`.
     Bless,
@@ -235,6 +245,12 @@ fn run(command: Command) -> Result<(), CliError> {
         Command::Print { file } => print(&file),
         Command::Eval { file, entry, at } => eval(&file, entry.as_deref(), &at),
         Command::Bless => bless(),
+        Command::Bench { which, sizes } => match which.as_str() {
+            "scale" => bench::scale(&sizes),
+            other => Err(CliError::user(format!(
+                "no benchmark named `{other}` (try `scale`)"
+            ))),
+        },
         Command::Stage {
             stage,
             input,

@@ -27,6 +27,10 @@
 //! every context and type keeps its id, so the Source UNF primitives are
 //! copied unchanged; the output is linear in the size of the input.
 
+pub mod direct;
+
+pub use direct::reverse_direct;
+
 use syntax::Span;
 use syntax::stack::guard;
 use unf::verify::{d_with, rho_of};

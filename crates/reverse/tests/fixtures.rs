@@ -109,7 +109,11 @@ fn check(name: &str, specialise: bool) {
             "{name}: component {i}: reverse {a}, forward {b}"
         );
     }
-    finite_differences(name, &m, &g, &fwd, &names, &shape);
+    // The fuzz fixtures are where finite differences are known not to
+    // resolve (their comments): forward mode is their oracle.
+    if !name.starts_with("fuzz_") {
+        finite_differences(name, &m, &g, &fwd, &names, &shape);
+    }
 }
 
 /// Rebuilds values of the shapes of `shape` from a flat vector of reals.
@@ -184,7 +188,10 @@ const CHECKED: &[&str] = &[
     "clip",
     "dot",
     "ex1_1",
+    "ex4_1",
     "exp_cos",
+    "fuzz_pow_tan",
+    "fuzz_tan_pole",
     "fwd_182_8",
     "higher_order_182_9",
     "horner",
@@ -322,4 +329,16 @@ fn kinks() {
 #[test]
 fn pow_negative_base() {
     check("pow_negative_base", false);
+}
+#[test]
+fn ex4_1() {
+    check("ex4_1", false);
+}
+#[test]
+fn fuzz_pow_tan() {
+    check("fuzz_pow_tan", false);
+}
+#[test]
+fn fuzz_tan_pole() {
+    check("fuzz_tan_pole", false);
 }

@@ -75,10 +75,26 @@ fn each_operator_at_its_kink() {
     check("def f (x : R) : R = abs x", &[0.0], &[0.0]);
     check("def f (x : R) : R = abs x", &[-3.0], &[-1.0]);
     // max and min on a tie: all to the second argument.
-    check("def f (x : R) (y : R) : R = max x y", &[2.0, 2.0], &[0.0, 1.0]);
-    check("def f (x : R) (y : R) : R = min x y", &[2.0, 2.0], &[0.0, 1.0]);
-    check("def f (x : R) (y : R) : R = max x y", &[3.0, 2.0], &[1.0, 0.0]);
-    check("def f (x : R) (y : R) : R = min x y", &[3.0, 2.0], &[0.0, 1.0]);
+    check(
+        "def f (x : R) (y : R) : R = max x y",
+        &[2.0, 2.0],
+        &[0.0, 1.0],
+    );
+    check(
+        "def f (x : R) (y : R) : R = min x y",
+        &[2.0, 2.0],
+        &[0.0, 1.0],
+    );
+    check(
+        "def f (x : R) (y : R) : R = max x y",
+        &[3.0, 2.0],
+        &[1.0, 0.0],
+    );
+    check(
+        "def f (x : R) (y : R) : R = min x y",
+        &[3.0, 2.0],
+        &[0.0, 1.0],
+    );
     // sqrt and log at 0: IEEE's 1 / 0.
     check("def f (x : R) : R = sqrt x", &[0.0], &[inf]);
     check("def f (x : R) : R = log x", &[0.0], &[inf]);
@@ -93,8 +109,16 @@ fn each_operator_at_its_kink() {
         &[nan, nan],
     );
     // pow: y x^(y-1) in x everywhere; in y, x^y log x where x > 0, else 0.
-    check("def f (x : R) (y : R) : R = pow x y", &[-2.0, 3.0], &[12.0, 0.0]);
-    check("def f (x : R) (y : R) : R = pow x y", &[0.0, 2.0], &[0.0, 0.0]);
+    check(
+        "def f (x : R) (y : R) : R = pow x y",
+        &[-2.0, 3.0],
+        &[12.0, 0.0],
+    );
+    check(
+        "def f (x : R) (y : R) : R = pow x y",
+        &[0.0, 2.0],
+        &[0.0, 0.0],
+    );
     // At 0^0 the partial in x is 0 * 0^(-1) = 0 * inf = NaN (IEEE), which
     // forward mode carries into the derivative in y too.
     check_routes(
@@ -110,7 +134,11 @@ fn each_operator_at_its_kink() {
     );
     // A comparison is not differentiated: the branch taken is.
     check("def f (x : R) : R = if x > 0 then x else 0", &[0.0], &[0.0]);
-    check("def f (x : R) : R = if x >= 0 then x else 0", &[0.0], &[1.0]);
+    check(
+        "def f (x : R) : R = if x >= 0 then x else 0",
+        &[0.0],
+        &[1.0],
+    );
 }
 
 #[test]

@@ -70,9 +70,9 @@ proptest! {
 /// derivative at kinks), with its Target UNF evaluated directly, and with
 /// central finite differences away from kinks.
 mod extended {
+    use super::args;
     use super::common::programs::{build, extended};
     use super::common::{Value, items, r, reals_of, run};
-    use super::args;
     use proptest::prelude::*;
 
     proptest! {

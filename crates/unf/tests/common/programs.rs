@@ -131,24 +131,45 @@ pub fn extended() -> impl Strategy<Value = Recipe> {
             Just(Prim::Ge)
         ];
         prop_oneof![
-            (prop_oneof![Just(Prim::Sin), Just(Prim::Tanh), Just(Prim::Neg)], inner.clone())
-                .prop_map(|(o, a)| Recipe::Un(o, Box::new(a))),
-            (bin, inner.clone(), inner.clone())
-                .prop_map(|(o, a, b)| Recipe::Bin(o, Box::new(a), Box::new(b))),
             (
-                prop_oneof![Just(Prim::Div), Just(Prim::Log), Just(Prim::Sqrt), Just(Prim::Pow)],
+                prop_oneof![Just(Prim::Sin), Just(Prim::Tanh), Just(Prim::Neg)],
+                inner.clone()
+            )
+                .prop_map(|(o, a)| Recipe::Un(o, Box::new(a))),
+            (bin, inner.clone(), inner.clone()).prop_map(|(o, a, b)| Recipe::Bin(
+                o,
+                Box::new(a),
+                Box::new(b)
+            )),
+            (
+                prop_oneof![
+                    Just(Prim::Div),
+                    Just(Prim::Log),
+                    Just(Prim::Sqrt),
+                    Just(Prim::Pow)
+                ],
                 inner.clone(),
                 inner.clone()
             )
                 .prop_map(|(o, a, b)| Recipe::Safe(o, Box::new(a), Box::new(b))),
             (inner.clone(), inner.clone()).prop_map(|(a, b)| Recipe::Let(Box::new(a), Box::new(b))),
-            (cmp, 0u8..4, [inner.clone(), inner.clone(), inner.clone(), inner.clone()])
+            (
+                cmp,
+                0u8..4,
+                [inner.clone(), inner.clone(), inner.clone(), inner.clone()]
+            )
                 .prop_map(|(c, k, rs)| Recipe::If(c, k, Box::new(rs))),
             inner.clone().prop_map(|a| Recipe::Abs(Box::new(a))),
-            (any::<bool>(), inner.clone(), inner.clone())
-                .prop_map(|(w, a, b)| Recipe::Foldl(w, Box::new(a), Box::new(b))),
-            (any::<bool>(), inner.clone(), inner.clone())
-                .prop_map(|(w, a, b)| Recipe::Scan(w, Box::new(a), Box::new(b))),
+            (any::<bool>(), inner.clone(), inner.clone()).prop_map(|(w, a, b)| Recipe::Foldl(
+                w,
+                Box::new(a),
+                Box::new(b)
+            )),
+            (any::<bool>(), inner.clone(), inner.clone()).prop_map(|(w, a, b)| Recipe::Scan(
+                w,
+                Box::new(a),
+                Box::new(b)
+            )),
             inner.clone().prop_map(|a| Recipe::Build(Box::new(a))),
             (inner.clone(), inner.clone())
                 .prop_map(|(a, b)| Recipe::Ifold(Box::new(a), Box::new(b))),
@@ -454,7 +475,9 @@ impl Gen<'_> {
                 let (a, bb) = (self.b.var("A", arr()), self.b.var("B", arr()));
                 let sa = self.b.prim(Prim::Shift1L, vec![a], sized(-1, Ty::Real));
                 let sb = self.b.prim(Prim::Shift1R, vec![bb], sized(-1, Ty::Real));
-                let m = self.b.prim(Prim::Map2, vec![lam, sa, sb], sized(-1, Ty::Real));
+                let m = self
+                    .b
+                    .prim(Prim::Map2, vec![lam, sa, sb], sized(-1, Ty::Real));
                 self.sum(m)
             }
             Recipe::ReduceFree(w) => {

@@ -193,6 +193,7 @@ const CHECKED: &[&str] = &[
     "fuzz_pow_tan",
     "fuzz_tan_pole",
     "fwd_182_8",
+    "gmm",
     "higher_order_182_9",
     "horner",
     "kinks",
@@ -341,4 +342,8 @@ fn fuzz_pow_tan() {
 #[test]
 fn fuzz_tan_pole() {
     check("fuzz_tan_pole", false);
+}
+#[test]
+fn gmm() {
+    check("gmm", false);
 }

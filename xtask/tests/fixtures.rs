@@ -132,3 +132,34 @@ fn the_branch_not_taken_does_not_reach_the_gradient() {
     assert_eq!(run.code, Some(0), "{}", run.stderr);
     assert_eq!(run.stdout, "value = 4\ngrad x = -4\n");
 }
+
+#[test]
+fn grad_via_direct_prints_every_first_order_fixture_gradient() {
+    let failures = check_route("direct", &["horner", "relu_sum"]);
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn the_c_backend_prints_exactly_what_the_evaluator_prints() {
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    for case in fixtures() {
+        let file = format!("{case}/program.ad");
+        for command in ["eval", "grad"] {
+            let reference = xtask(&[command, &file]);
+            if reference.code != Some(0) {
+                continue; // Refused by the route (see the other tests).
+            }
+            let c = xtask(&[command, &file, "--backend", "c"]);
+            checked += 1;
+            if c.code != Some(0) || c.stdout != reference.stdout {
+                failures.push(format!(
+                    "{case} {command}: evaluator printed\n{}C backend (exit {:?}) printed\n{}{}",
+                    reference.stdout, c.code, c.stdout, c.stderr
+                ));
+            }
+        }
+    }
+    assert!(checked >= 20, "only {checked} runs compared");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

@@ -1,0 +1,159 @@
+//! Occurrence analysis: how often, and where, each bound name of a
+//! definition is used. Computed once per round, before the simplifier
+//! runs, in one pass over the definition's tree.
+//!
+//! Binders are unique within a definition (core form), so one map from
+//! names to [`Occ`] describes every binder at once. The simplifier only
+//! ever *removes* occurrences of names it read here, or moves them out of
+//! lambdas (beta-reduction), so the counts stay upper bounds of the true
+//! counts during the round; names it makes up itself have no entry and are
+//! treated as used many times, under a lambda.
+
+use std::collections::HashMap;
+
+use syntax::{Expr, ExprId, Module, Name, Pat, stack};
+
+/// What the census knows of one name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) struct Occ {
+    /// The number of occurrences.
+    pub count: u32,
+    /// Whether some occurrence is inside a lambda that is inside the
+    /// binder's scope (moving a value there may evaluate it many times).
+    pub under_lambda: bool,
+    /// Occurrences as the function of a call, or as the function argument
+    /// of a builtin: the uses a lambda can be inlined into.
+    pub calls: u32,
+    /// Occurrences as the tuple of a projection.
+    pub projections: u32,
+    /// Occurrences as a non-function argument of a builtin.
+    pub prim_args: u32,
+}
+
+impl Occ {
+    /// The entry of a name the census did not see: used many times.
+    pub const UNKNOWN: Occ = Occ {
+        count: u32::MAX,
+        under_lambda: true,
+        calls: 0,
+        projections: 0,
+        prim_args: 0,
+    };
+}
+
+/// The position of a node in its parent, as far as the census cares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ctx {
+    Call,
+    Proj,
+    PrimArg,
+    Other,
+}
+
+/// The name under which the census counts the uses of `x.index`.
+pub(crate) fn component(x: &Name, index: u32) -> Name {
+    Name::new(format!("{x}.{index}"))
+}
+
+/// The occurrences of every name bound in the tree under `root`.
+pub(crate) fn census(m: &Module, root: ExprId) -> HashMap<Name, Occ> {
+    let mut c = Census {
+        m,
+        occ: HashMap::new(),
+        depth_of: HashMap::new(),
+    };
+    c.walk(root, 0, Ctx::Other);
+    c.occ
+}
+
+struct Census<'m> {
+    m: &'m Module,
+    occ: HashMap<Name, Occ>,
+    /// The lambda depth at which each name is bound.
+    depth_of: HashMap<Name, u32>,
+}
+
+impl Census<'_> {
+    fn bind(&mut self, name: &Name, depth: u32) {
+        self.depth_of.insert(name.clone(), depth);
+        self.occ.entry(name.clone()).or_default();
+    }
+
+    fn record(&mut self, x: &Name, depth: u32, ctx: Ctx) {
+        // Free names (definition parameters) get an entry too; the
+        // simplifier never asks about them.
+        let bound_at = self
+            .depth_of
+            .get(x)
+            .or_else(|| {
+                x.as_str()
+                    .rsplit_once('.')
+                    .and_then(|(t, _)| self.depth_of.get(&Name::new(t)))
+            })
+            .copied()
+            .unwrap_or(0);
+        let o = self.occ.entry(x.clone()).or_default();
+        o.count = o.count.saturating_add(1);
+        o.under_lambda |= depth > bound_at;
+        match ctx {
+            Ctx::Call => o.calls += 1,
+            Ctx::Proj => o.projections += 1,
+            Ctx::PrimArg => o.prim_args += 1,
+            Ctx::Other => {}
+        }
+    }
+
+    fn walk(&mut self, id: ExprId, depth: u32, ctx: Ctx) {
+        stack::guard(|| match self.m.expr(id) {
+            Expr::Var(x) => self.record(x, depth, ctx),
+            Expr::Real(_) | Expr::Int(_) | Expr::Bool(_) | Expr::Section(_) => {}
+            Expr::Let {
+                pat, value, body, ..
+            } => {
+                match pat {
+                    Pat::Var(x) => self.bind(x, depth),
+                    Pat::Tuple(xs) => xs.iter().for_each(|x| self.bind(x, depth)),
+                }
+                self.walk(*value, depth, Ctx::Other);
+                self.walk(*body, depth, Ctx::Other);
+            }
+            Expr::Lambda { params, body } => {
+                for p in params {
+                    self.bind(&p.name, depth + 1);
+                }
+                self.walk(*body, depth + 1, Ctx::Other);
+            }
+            Expr::App { func, args } => {
+                self.walk(*func, depth, Ctx::Call);
+                for &a in args {
+                    self.walk(a, depth, Ctx::Other);
+                }
+            }
+            Expr::Prim { op, args } => {
+                let fun_pos = op.function_arg();
+                for (i, &a) in args.iter().enumerate() {
+                    let ctx = if Some(i) == fun_pos {
+                        Ctx::Call
+                    } else {
+                        Ctx::PrimArg
+                    };
+                    self.walk(a, depth, ctx);
+                }
+            }
+            Expr::Proj { tuple, index } => {
+                // A projection of a variable also counts as a use of the
+                // component, under the name `x.i` (no real name has a dot).
+                if let Expr::Var(x) = self.m.expr(*tuple) {
+                    self.record(&component(x, *index), depth, ctx);
+                }
+                self.walk(*tuple, depth, Ctx::Proj)
+            }
+            other => {
+                let children = other.children();
+                for c in children {
+                    self.walk(c, depth, Ctx::Other);
+                }
+            }
+        })
+    }
+}

@@ -1,0 +1,898 @@
+//! One round of the simplifier: a single pass over every definition that
+//! rebuilds its tree, firing the rules of `rules.rs` on the way.
+//!
+//! The pass is the classic "simplifier with a substitution" (GHC's
+//! simplifier, Peyton Jones & Marlow, *Secrets of the GHC inliner*):
+//! - the census (`census.rs`) says how often each name is used;
+//! - an environment ([`Env`], a persistent `rpds` map, so that closures can
+//!   keep a snapshot for free) maps a bound name to what replaces it: a
+//!   leaf to copy (forward substitution), an unsimplified expression with
+//!   its own environment to simplify at the single use (inlining of a
+//!   lambda used once, Lemma 5.1), or an already simplified expression to
+//!   put at the single use (an argument of a beta-reduction);
+//! - `let`s float: a `let` met in an evaluation context (the value of a
+//!   `let`, an argument) is pushed onto the current *block*, the list of
+//!   bindings that is wrapped around the expression at the nearest lambda
+//!   body, `if` branch or definition body. This is let normalisation, done
+//!   once per binding instead of once per level.
+//!
+//! Every node is visited a bounded number of times per round (a lambda is
+//! simplified where it is used, never before; copies are made only of
+//! leaves, or of lambdas under [`crate::Config::inline_budget`]), so a round
+//! is linear in the size of the program.
+//!
+//! The new nodes are appended to the same arena as the old ones; the old
+//! ones become unreachable and `Module::compact` drops them at the end of the
+//! round. Each new node gets its type at creation: the type of the node it
+//! replaces (rewrites preserve meaning, hence types), or the type built from
+//! its parts.
+//!
+//! Invariants kept: every child id is smaller than its parent's, every node
+//! has one parent (an already built node is used once, leaves are copied),
+//! and binders stay unique within a definition: a binder that is built a
+//! second time (a copied lambda) gets a fresh name.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use rpds::HashTrieMap;
+use syntax::ir::NameGen;
+use syntax::{Expr, ExprId, Module, Name, Param, Pat, Span, Ty, stack};
+
+use crate::Config;
+use crate::census::{Occ, census, component};
+use crate::rules::{RuleName, RuleSet};
+
+/// What replaces a bound name.
+#[derive(Debug, Clone)]
+pub(crate) enum Subst {
+    /// A copy of this leaf (a variable or a literal) at every use.
+    Leaf(Expr, Ty),
+    /// This unsimplified expression, simplified in its own environment at
+    /// the use (a lambda used once, or an array used once).
+    Susp(ExprId, Env),
+    /// This already simplified expression, at the single use.
+    Done(ExprId),
+    /// A tuple split into components, bound to these names; the tuple is
+    /// only ever projected.
+    Tuple(Vec<Name>),
+}
+
+/// The substitution in force, persistent so that snapshots are free.
+pub(crate) type Env = HashTrieMap<Name, Subst>;
+
+/// Where an expression sits, for let normalisation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Pos {
+    /// The expression a block evaluates to: `let`s here are simply bindings.
+    Root,
+    /// The value of a `let`: a `let` here floats out by `let-let`.
+    LetValue,
+    /// An argument of a call, builtin, tuple or projection: a `let` here
+    /// floats out by `let-float`.
+    Arg,
+}
+
+/// A binding waiting to be wrapped around the result of its block.
+#[derive(Debug, Clone)]
+pub(crate) struct Bind {
+    pub pat: Pat,
+    pub ann: Option<Ty>,
+    pub value: ExprId,
+    pub span: Span,
+}
+
+/// What is known of a `let`-bound array, for the array rules.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct Fact {
+    /// The array is `map (fun _ -> c) B` with this literal `c`, and
+    /// `size_src` is `B`.
+    pub const_elem: Option<(Expr, Ty)>,
+    /// A variable bound to an array of the same length, cheaper to walk.
+    pub size_src: Option<(Name, Ty)>,
+}
+
+/// The state of one round.
+pub(crate) struct Round<'c> {
+    /// The arena: the old nodes, then the new ones.
+    pub m: Module,
+    /// The census of the definition being simplified.
+    occ: HashMap<Name, Occ>,
+    /// Censuses of output subtrees being simplified again (innermost last).
+    overlays: Vec<HashMap<Name, Occ>>,
+    /// Facts about output names.
+    pub facts: HashMap<Name, Fact>,
+    /// The binders already built in this definition.
+    emitted: HashSet<Name>,
+    /// The `Subst::Done` nodes already placed.
+    done_used: HashSet<ExprId>,
+    pub names: NameGen,
+    cfg: &'c Config,
+    /// How often each rule fired.
+    pub fired: BTreeMap<RuleName, usize>,
+}
+
+/// Runs one round over every definition and compacts the result.
+pub(crate) fn round(m: &Module, cfg: &Config) -> (Module, BTreeMap<RuleName, usize>) {
+    let mut r = Round {
+        m: m.clone(),
+        occ: HashMap::new(),
+        overlays: Vec::new(),
+        facts: HashMap::new(),
+        emitted: HashSet::new(),
+        done_used: HashSet::new(),
+        names: m.name_gen(),
+        cfg,
+        fired: BTreeMap::new(),
+    };
+    for i in 0..r.m.defs.len() {
+        let root = r.m.defs[i].body;
+        r.occ = census(&r.m, root);
+        r.facts.clear();
+        r.emitted = r.m.defs[i].params.iter().map(|p| p.name.clone()).collect();
+        let body = r.block(root, &Env::new());
+        r.m.defs[i].body = body;
+    }
+    r.m.compact();
+    (r.m, r.fired)
+}
+
+impl Round<'_> {
+    // ----- bookkeeping -------------------------------------------------
+
+    /// Whether `rule` may fire.
+    pub(crate) fn on(&self, rule: RuleName) -> bool {
+        self.cfg.rules.contains(rule)
+    }
+
+    /// Records a firing of `rule`.
+    pub(crate) fn fire(&mut self, rule: RuleName) {
+        *self.fired.entry(rule).or_insert(0) += 1;
+    }
+
+    /// Appends a node with its type.
+    pub(crate) fn add(&mut self, e: Expr, ty: Ty, span: Span) -> ExprId {
+        let id = self.m.add(e, span);
+        self.m.types.push(ty);
+        id
+    }
+
+    /// The type of a node.
+    pub(crate) fn ty(&self, id: ExprId) -> Ty {
+        self.m.types[id.index()].clone()
+    }
+
+    /// The node behind an id, cloned.
+    pub(crate) fn node(&self, id: ExprId) -> Expr {
+        self.m.expr(id).clone()
+    }
+
+    /// The node as a leaf (variable or literal), with its type.
+    pub(crate) fn leaf(&self, id: ExprId) -> Option<(Expr, Ty)> {
+        match self.m.expr(id) {
+            e @ (Expr::Var(_) | Expr::Real(_) | Expr::Int(_) | Expr::Bool(_)) => {
+                Some((e.clone(), self.ty(id)))
+            }
+            _ => None,
+        }
+    }
+
+    /// A fresh copy of a leaf node.
+    pub(crate) fn copy_leaf(&mut self, id: ExprId) -> ExprId {
+        let (e, t) = self.leaf(id).expect("invariant: only leaves are copied");
+        let span = self.m.span(id);
+        self.add(e, t, span)
+    }
+
+    fn occ(&self, x: &Name) -> Occ {
+        for o in self.overlays.iter().rev() {
+            if let Some(v) = o.get(x) {
+                return *v;
+            }
+        }
+        self.occ.get(x).copied().unwrap_or(Occ::UNKNOWN)
+    }
+
+    /// The name a binder gets in the output: its own the first time,
+    /// a fresh one when the binder is built again (a copy).
+    pub(crate) fn binder(&mut self, x: &Name) -> (Name, bool) {
+        if self.emitted.insert(x.clone()) {
+            (x.clone(), false)
+        } else {
+            let n = self.names.fresh(x.as_str());
+            self.emitted.insert(n.clone());
+            (n, true)
+        }
+    }
+
+    /// A fresh binder name derived from `base`.
+    pub(crate) fn fresh(&mut self, base: &str) -> Name {
+        let n = self.names.fresh(base);
+        self.emitted.insert(n.clone());
+        n
+    }
+
+    fn float_ok(&self, pos: Pos) -> bool {
+        match pos {
+            Pos::Root => true,
+            Pos::LetValue => self.on(RuleName::LetLet),
+            Pos::Arg => self.on(RuleName::LetFloat),
+        }
+    }
+
+    fn push(&mut self, blk: &mut Vec<Bind>, bind: Bind, pos: Pos) {
+        match pos {
+            Pos::Root => {}
+            Pos::LetValue => self.fire(RuleName::LetLet),
+            Pos::Arg => self.fire(RuleName::LetFloat),
+        }
+        blk.push(bind);
+    }
+
+    /// Simplifies `id` as a block: its `let`s are wrapped around it here.
+    pub(crate) fn block(&mut self, id: ExprId, env: &Env) -> ExprId {
+        let mut blk = Vec::new();
+        let r = self.simplify(id, env, &mut blk, Pos::Root);
+        self.wrap(blk, r)
+    }
+
+    fn wrap(&mut self, blk: Vec<Bind>, mut r: ExprId) -> ExprId {
+        for b in blk.into_iter().rev() {
+            let t = self.ty(r);
+            r = self.add(
+                Expr::Let {
+                    pat: b.pat,
+                    ty: b.ann,
+                    value: b.value,
+                    body: r,
+                },
+                t,
+                b.span,
+            );
+        }
+        r
+    }
+
+    /// Simplifies an output subtree again (a lambda built before its call
+    /// was known), with a census of that subtree in force.
+    fn resimplify(&mut self, id: ExprId, env: &Env, blk: &mut Vec<Bind>, pos: Pos) -> ExprId {
+        let local = census(&self.m, id);
+        self.overlays.push(local);
+        let r = self.simplify(id, env, blk, pos);
+        self.overlays.pop();
+        r
+    }
+
+    // ----- the traversal -----------------------------------------------
+
+    /// Simplifies `id` under `env`, pushing floated bindings onto `blk`.
+    pub(crate) fn simplify(
+        &mut self,
+        id: ExprId,
+        env: &Env,
+        blk: &mut Vec<Bind>,
+        pos: Pos,
+    ) -> ExprId {
+        stack::guard(|| {
+            let span = self.m.span(id);
+            let ty = self.ty(id);
+            match self.node(id) {
+                Expr::Var(x) => self.var(&x, env, blk, pos, span, ty),
+                e @ (Expr::Real(_) | Expr::Int(_) | Expr::Bool(_) | Expr::Section(_)) => {
+                    self.add(e, ty, span)
+                }
+                Expr::Let { .. } => self.let_chain(id, env, blk, pos),
+                Expr::Tuple(items) => {
+                    let items = self.args(&items, env, blk);
+                    self.add(Expr::Tuple(items), ty, span)
+                }
+                Expr::Array(items) => {
+                    let items = self.args(&items, env, blk);
+                    self.add(Expr::Array(items), ty, span)
+                }
+                Expr::Index { array, index } => {
+                    let array = self.simplify(array, env, blk, Pos::Arg);
+                    let index = self.simplify(index, env, blk, Pos::Arg);
+                    self.add(Expr::Index { array, index }, ty, span)
+                }
+                Expr::Proj { tuple, index } => self.proj(tuple, index, env, blk, pos, span, ty),
+                Expr::If {
+                    cond,
+                    then_branch,
+                    else_branch,
+                } => self.if_(cond, then_branch, else_branch, env, blk, pos, span, ty),
+                Expr::Lambda { params, body } => self.lambda(&params, body, env, span, ty),
+                Expr::App { func, args } => self.app(func, &args, env, blk, pos, span, ty),
+                Expr::Prim { op, args } => {
+                    let args = self.args(&args, env, blk);
+                    let node = self.add(Expr::Prim { op, args }, ty, span);
+                    self.rewrite(node)
+                }
+            }
+        })
+    }
+
+    fn args(&mut self, ids: &[ExprId], env: &Env, blk: &mut Vec<Bind>) -> Vec<ExprId> {
+        ids.iter()
+            .map(|&a| self.simplify(a, env, blk, Pos::Arg))
+            .collect()
+    }
+
+    fn var(
+        &mut self,
+        x: &Name,
+        env: &Env,
+        blk: &mut Vec<Bind>,
+        pos: Pos,
+        span: Span,
+        ty: Ty,
+    ) -> ExprId {
+        match env.get(x).cloned() {
+            Some(Subst::Leaf(e, t)) => self.add(e, t, span),
+            Some(Subst::Susp(e, senv)) => self.simplify(e, &senv, blk, pos),
+            Some(Subst::Done(v)) => {
+                if self.done_used.insert(v) {
+                    v
+                } else {
+                    // The census promised one use; a second one gets a copy
+                    // rather than a node with two parents.
+                    self.resimplify(v, &Env::new(), blk, pos)
+                }
+            }
+            Some(Subst::Tuple(names)) => {
+                let items: Vec<ExprId> = names
+                    .iter()
+                    .map(|n| {
+                        let t = self.component_ty(&ty, n, &names);
+                        self.var(n, env, blk, Pos::Arg, span, t)
+                    })
+                    .collect();
+                self.add(Expr::Tuple(items), ty, span)
+            }
+            None => self.add(Expr::Var(x.clone()), ty, span),
+        }
+    }
+
+    fn component_ty(&self, tuple_ty: &Ty, n: &Name, names: &[Name]) -> Ty {
+        let i = names.iter().position(|m| m == n).unwrap_or(0);
+        match tuple_ty {
+            Ty::Tuple(ts) => ts.get(i).cloned().unwrap_or(Ty::Tuple(Vec::new())),
+            _ => Ty::Tuple(Vec::new()),
+        }
+    }
+
+    /// A chain of `let`s: each binding is processed, then the body, in a loop
+    /// (chains are as long as programs).
+    fn let_chain(&mut self, id: ExprId, env: &Env, blk: &mut Vec<Bind>, pos: Pos) -> ExprId {
+        if !self.float_ok(pos) {
+            // The rule that would float this `let` is off: keep it here.
+            return self.block(id, env);
+        }
+        let mut env = env.clone();
+        let mut cur = id;
+        while let Expr::Let {
+            pat,
+            ty: ann,
+            value,
+            body,
+        } = self.node(cur)
+        {
+            let span = self.m.span(cur);
+            env = self.bind_pattern(&pat, ann, value, &env, blk, pos, span);
+            cur = body;
+        }
+        self.simplify(cur, &env, blk, pos)
+    }
+
+    /// Peels the `let`s off the front of a `let` value (`let-let`),
+    /// returning the unsimplified tail and the environment it sees.
+    fn peel(&mut self, mut value: ExprId, env: &Env, blk: &mut Vec<Bind>) -> (ExprId, Env) {
+        let mut env = env.clone();
+        if !self.on(RuleName::LetLet) {
+            return (value, env);
+        }
+        while let Expr::Let {
+            pat,
+            ty: ann,
+            value: v,
+            body,
+        } = self.node(value)
+        {
+            let span = self.m.span(value);
+            env = self.bind_pattern(&pat, ann, v, &env, blk, Pos::LetValue, span);
+            value = body;
+        }
+        (value, env)
+    }
+
+    /// Processes the binding `let pat = value` at `pos`, returning the
+    /// environment of its body.
+    #[allow(clippy::too_many_arguments)]
+    fn bind_pattern(
+        &mut self,
+        pat: &Pat,
+        ann: Option<Ty>,
+        value: ExprId,
+        env: &Env,
+        blk: &mut Vec<Bind>,
+        pos: Pos,
+        span: Span,
+    ) -> Env {
+        match pat {
+            Pat::Var(x) => {
+                let occ = self.occ(x);
+                self.bind_var_input(x, occ, ann, value, env, blk, pos, span)
+            }
+            Pat::Tuple(xs) => {
+                let occs: Vec<Occ> = xs.iter().map(|x| self.occ(x)).collect();
+                if occs.iter().all(|o| o.count == 0) && self.on(RuleName::DeadLet) {
+                    self.fire(RuleName::DeadLet);
+                    return env.clone();
+                }
+                let (tail, tenv) = self.peel(value, env, blk);
+                if let Expr::Tuple(items) = self.node(tail)
+                    && items.len() == xs.len()
+                    && self.on(RuleName::TupleLet)
+                {
+                    self.fire(RuleName::TupleLet);
+                    let mut env = tenv;
+                    for ((x, o), item) in xs.iter().zip(occs).zip(items) {
+                        env = self.bind_var_input(x, o, None, item, &env, blk, pos, span);
+                    }
+                    return env;
+                }
+                let v = self.simplify(tail, &tenv, blk, Pos::LetValue);
+                self.bind_tuple_output(xs, &occs, ann, v, &tenv, blk, pos, span)
+            }
+        }
+    }
+
+    /// `let x = value` with `value` not yet simplified.
+    #[allow(clippy::too_many_arguments)]
+    fn bind_var_input(
+        &mut self,
+        x: &Name,
+        occ: Occ,
+        ann: Option<Ty>,
+        value: ExprId,
+        env: &Env,
+        blk: &mut Vec<Bind>,
+        pos: Pos,
+        span: Span,
+    ) -> Env {
+        if occ.count == 0 && self.on(RuleName::DeadLet) {
+            self.fire(RuleName::DeadLet);
+            return env.clone();
+        }
+        let (value, env) = self.peel(value, env, blk);
+        match self.node(value) {
+            Expr::Lambda { .. }
+                if self.on(RuleName::InlineLambda)
+                    && (occ.count == 1 || self.copyable(&occ, value)) =>
+            {
+                self.fire(RuleName::InlineLambda);
+                return env.insert(x.clone(), Subst::Susp(value, env.clone()));
+            }
+            Expr::Tuple(items)
+                if self.on(RuleName::SplitTuple)
+                    && occ.count == occ.projections
+                    && occ.count != u32::MAX =>
+            {
+                self.fire(RuleName::SplitTuple);
+                let mut env = env.clone();
+                let mut names = Vec::new();
+                for (i, item) in items.iter().enumerate() {
+                    let key = component(x, i as u32 + 1);
+                    let pocc = self.occ(&key);
+                    let n = self.fresh(x.as_str());
+                    env = self.bind_var_input_named(&n, pocc, None, *item, &env, blk, pos, span);
+                    names.push(n);
+                }
+                return env.insert(x.clone(), Subst::Tuple(names));
+            }
+            _ => {}
+        }
+        if occ.count == 1
+            && !occ.under_lambda
+            && occ.prim_args == 1
+            && matches!(self.ty(value), Ty::Array(..))
+            && self.on(RuleName::InlineArray)
+        {
+            self.fire(RuleName::InlineArray);
+            return env.insert(x.clone(), Subst::Susp(value, env.clone()));
+        }
+        let v = self.simplify(value, &env, blk, Pos::LetValue);
+        self.bind_var_output(x, occ, ann, v, &env, blk, pos, span)
+    }
+
+    /// Like `bind_var_input`, for a binder the pass made up (already fresh).
+    #[allow(clippy::too_many_arguments)]
+    fn bind_var_input_named(
+        &mut self,
+        n: &Name,
+        occ: Occ,
+        ann: Option<Ty>,
+        value: ExprId,
+        env: &Env,
+        blk: &mut Vec<Bind>,
+        pos: Pos,
+        span: Span,
+    ) -> Env {
+        // The fresh name is already taken by `fresh`; release it so that the
+        // binding below keeps it.
+        self.emitted.remove(n);
+        self.bind_var_input(n, occ, ann, value, env, blk, pos, span)
+    }
+
+    /// `let x = v` with `v` already simplified.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn bind_var_output(
+        &mut self,
+        x: &Name,
+        occ: Occ,
+        ann: Option<Ty>,
+        v: ExprId,
+        env: &Env,
+        blk: &mut Vec<Bind>,
+        pos: Pos,
+        span: Span,
+    ) -> Env {
+        let vty = self.ty(v);
+        match self.node(v) {
+            e @ Expr::Var(_) if self.on(RuleName::ForwardVar) => {
+                self.fire(RuleName::ForwardVar);
+                return env.insert(x.clone(), Subst::Leaf(e, vty));
+            }
+            e @ (Expr::Real(_) | Expr::Int(_) | Expr::Bool(_))
+                if self.on(RuleName::ForwardConst) =>
+            {
+                self.fire(RuleName::ForwardConst);
+                return env.insert(x.clone(), Subst::Leaf(e, vty));
+            }
+            Expr::Lambda { .. } if occ.count == 1 && self.on(RuleName::InlineLambda) => {
+                self.fire(RuleName::InlineLambda);
+                return env.insert(x.clone(), Subst::Done(v));
+            }
+            Expr::Tuple(items)
+                if self.on(RuleName::SplitTuple)
+                    && occ.count == occ.projections
+                    && occ.count != u32::MAX =>
+            {
+                self.fire(RuleName::SplitTuple);
+                let mut env = env.clone();
+                let mut names = Vec::new();
+                for (i, item) in items.iter().enumerate() {
+                    let key = component(x, i as u32 + 1);
+                    let pocc = self.occ(&key);
+                    let n = self.fresh(x.as_str());
+                    self.emitted.remove(&n);
+                    env = self.bind_var_output(&n, pocc, None, *item, &env, blk, pos, span);
+                    names.push(n);
+                }
+                return env.insert(x.clone(), Subst::Tuple(names));
+            }
+            _ => {}
+        }
+        let (n, renamed) = self.binder(x);
+        self.record_fact(&n, v);
+        self.push(
+            blk,
+            Bind {
+                pat: Pat::Var(n.clone()),
+                ann,
+                value: v,
+                span,
+            },
+            pos,
+        );
+        if renamed {
+            env.insert(x.clone(), Subst::Leaf(Expr::Var(n), vty))
+        } else {
+            env.clone()
+        }
+    }
+
+    /// `let (x1, ..., xk) = v` with `v` already simplified.
+    #[allow(clippy::too_many_arguments)]
+    fn bind_tuple_output(
+        &mut self,
+        xs: &[Name],
+        occs: &[Occ],
+        ann: Option<Ty>,
+        v: ExprId,
+        env: &Env,
+        blk: &mut Vec<Bind>,
+        pos: Pos,
+        span: Span,
+    ) -> Env {
+        if let Expr::Tuple(items) = self.node(v)
+            && items.len() == xs.len()
+            && self.on(RuleName::TupleLet)
+        {
+            self.fire(RuleName::TupleLet);
+            let mut env = env.clone();
+            for ((x, o), item) in xs.iter().zip(occs).zip(items) {
+                if o.count == 0 && self.on(RuleName::DeadLet) {
+                    self.fire(RuleName::DeadLet);
+                    continue;
+                }
+                env = self.bind_var_output(x, *o, None, item, &env, blk, pos, span);
+            }
+            return env;
+        }
+        let vty = self.ty(v);
+        let mut env = env.clone();
+        let mut names = Vec::new();
+        for (i, x) in xs.iter().enumerate() {
+            let (n, renamed) = self.binder(x);
+            if renamed {
+                let t = match &vty {
+                    Ty::Tuple(ts) => ts.get(i).cloned().unwrap_or(Ty::Tuple(Vec::new())),
+                    _ => Ty::Tuple(Vec::new()),
+                };
+                env = env.insert(x.clone(), Subst::Leaf(Expr::Var(n.clone()), t));
+            }
+            names.push(n);
+        }
+        self.push(
+            blk,
+            Bind {
+                pat: Pat::Tuple(names),
+                ann,
+                value: v,
+                span,
+            },
+            pos,
+        );
+        env
+    }
+
+    /// Whether a lambda used several times may be copied into each use.
+    fn copyable(&self, occ: &Occ, lambda: ExprId) -> bool {
+        occ.count != u32::MAX
+            && occ.calls == occ.count
+            && (occ.count as usize).saturating_mul(size(&self.m, lambda)) <= self.cfg.inline_budget
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn proj(
+        &mut self,
+        tuple: ExprId,
+        index: u32,
+        env: &Env,
+        blk: &mut Vec<Bind>,
+        pos: Pos,
+        span: Span,
+        ty: Ty,
+    ) -> ExprId {
+        if let Expr::Var(x) = self.m.expr(tuple)
+            && let Some(Subst::Tuple(names)) = env.get(x)
+            && let Some(n) = names.get(index as usize - 1)
+        {
+            let n = n.clone();
+            return self.var(&n, env, blk, pos, span, ty);
+        }
+        let t = self.simplify(tuple, env, blk, Pos::Arg);
+        self.proj_node(t, index, span, ty)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn if_(
+        &mut self,
+        cond: ExprId,
+        then_branch: ExprId,
+        else_branch: ExprId,
+        env: &Env,
+        blk: &mut Vec<Bind>,
+        pos: Pos,
+        span: Span,
+        ty: Ty,
+    ) -> ExprId {
+        let c = self.simplify(cond, env, blk, Pos::Arg);
+        if let Expr::Bool(b) = *self.m.expr(c)
+            && self.on(RuleName::IfConst)
+        {
+            self.fire(RuleName::IfConst);
+            let taken = if b { then_branch } else { else_branch };
+            return self.simplify(taken, env, blk, pos);
+        }
+        let a = self.block(then_branch, env);
+        let b = self.block(else_branch, env);
+        self.if_node(c, a, b, span, ty)
+    }
+
+    fn lambda(&mut self, params: &[Param], body: ExprId, env: &Env, span: Span, ty: Ty) -> ExprId {
+        let mut env = env.clone();
+        let mut ps = Vec::with_capacity(params.len());
+        for p in params {
+            let (n, renamed) = self.binder(&p.name);
+            if renamed {
+                let t = p.ty.clone().unwrap_or(Ty::Tuple(Vec::new()));
+                env = env.insert(p.name.clone(), Subst::Leaf(Expr::Var(n.clone()), t));
+            }
+            ps.push(Param {
+                name: n,
+                ty: p.ty.clone(),
+                span: p.span,
+            });
+        }
+        let body = self.block(body, &env);
+        self.add(Expr::Lambda { params: ps, body }, ty, span)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn app(
+        &mut self,
+        func: ExprId,
+        args: &[ExprId],
+        env: &Env,
+        blk: &mut Vec<Bind>,
+        pos: Pos,
+        span: Span,
+        ty: Ty,
+    ) -> ExprId {
+        if self.on(RuleName::Beta) {
+            let callee = match self.node(func) {
+                Expr::Lambda { .. } => Some((func, env.clone())),
+                Expr::Var(f) => match env.get(&f) {
+                    Some(Subst::Susp(e, senv))
+                        if matches!(self.m.expr(*e), Expr::Lambda { .. }) =>
+                    {
+                        Some((*e, senv.clone()))
+                    }
+                    _ => None,
+                },
+                _ => None,
+            };
+            if let Some((lam, lenv)) = callee {
+                self.fire(RuleName::Beta);
+                let args = self.args(args, env, blk);
+                return self.beta(lam, &lenv, args, blk, pos);
+            }
+        }
+        let f = self.simplify(func, env, blk, Pos::Arg);
+        let args = self.args(args, env, blk);
+        self.app_node(f, args, blk, pos, span, ty)
+    }
+
+    /// A call of an already simplified function: beta-reduces a lambda,
+    /// pushes a call of a conditional into its branches.
+    pub(crate) fn app_node(
+        &mut self,
+        f: ExprId,
+        args: Vec<ExprId>,
+        blk: &mut Vec<Bind>,
+        pos: Pos,
+        span: Span,
+        ty: Ty,
+    ) -> ExprId {
+        match self.node(f) {
+            Expr::Lambda { .. } if self.on(RuleName::Beta) => {
+                self.fire(RuleName::Beta);
+                let local = census(&self.m, f);
+                self.overlays.push(local);
+                let r = self.beta(f, &Env::new(), args, blk, pos);
+                self.overlays.pop();
+                r
+            }
+            Expr::If {
+                cond,
+                then_branch,
+                else_branch,
+            } if self.on(RuleName::IfFloat) => {
+                self.fire(RuleName::IfFloat);
+                // Arguments are evaluated once, before the branch.
+                let atoms: Vec<ExprId> = args
+                    .into_iter()
+                    .map(|a| self.atomize(a, blk, pos, span))
+                    .collect();
+                let copies: Vec<ExprId> = atoms.iter().map(|&a| self.copy_leaf(a)).collect();
+                let a = self.branch_call(then_branch, atoms, span, ty.clone());
+                let b = self.branch_call(else_branch, copies, span, ty.clone());
+                self.add(
+                    Expr::If {
+                        cond,
+                        then_branch: a,
+                        else_branch: b,
+                    },
+                    ty,
+                    span,
+                )
+            }
+            _ => self.add(Expr::App { func: f, args }, ty, span),
+        }
+    }
+
+    fn branch_call(&mut self, f: ExprId, args: Vec<ExprId>, span: Span, ty: Ty) -> ExprId {
+        let mut blk = Vec::new();
+        let r = self.app_node(f, args, &mut blk, Pos::Root, span, ty);
+        self.wrap(blk, r)
+    }
+
+    /// Binds a non-leaf expression to a fresh name, returning a leaf.
+    fn atomize(&mut self, a: ExprId, blk: &mut Vec<Bind>, pos: Pos, span: Span) -> ExprId {
+        if self.leaf(a).is_some() {
+            return a;
+        }
+        let n = self.fresh("a");
+        let t = self.ty(a);
+        self.push(
+            blk,
+            Bind {
+                pat: Pat::Var(n.clone()),
+                ann: None,
+                value: a,
+                span,
+            },
+            pos,
+        );
+        self.add(Expr::Var(n), t, span)
+    }
+
+    /// `(fun (x1, ..., xn) -> body)(a1, ..., an)` with the arguments
+    /// simplified: binds each parameter (by substitution when the argument
+    /// is a leaf or the parameter is used once outside lambdas) and
+    /// simplifies the body.
+    fn beta(
+        &mut self,
+        lam: ExprId,
+        lenv: &Env,
+        args: Vec<ExprId>,
+        blk: &mut Vec<Bind>,
+        pos: Pos,
+    ) -> ExprId {
+        let Expr::Lambda { params, body } = self.node(lam) else {
+            unreachable!("invariant: beta is called on lambdas")
+        };
+        let span = self.m.span(lam);
+        if self.float_ok(pos) {
+            let env = self.bind_params(&params, args, lenv, blk, pos, span);
+            self.simplify(body, &env, blk, pos)
+        } else {
+            let mut local = Vec::new();
+            let env = self.bind_params(&params, args, lenv, &mut local, Pos::Root, span);
+            let r = self.simplify(body, &env, &mut local, Pos::Root);
+            self.wrap(local, r)
+        }
+    }
+
+    fn bind_params(
+        &mut self,
+        params: &[Param],
+        args: Vec<ExprId>,
+        lenv: &Env,
+        blk: &mut Vec<Bind>,
+        pos: Pos,
+        span: Span,
+    ) -> Env {
+        let mut env = lenv.clone();
+        for (p, a) in params.iter().zip(args) {
+            let occ = self.occ(&p.name);
+            if occ.count == 0 && self.on(RuleName::DeadLet) {
+                self.fire(RuleName::DeadLet);
+                continue;
+            }
+            if occ.count == 1
+                && !occ.under_lambda
+                && self.leaf(a).is_none()
+                && self.on(RuleName::InlineArg)
+            {
+                self.fire(RuleName::InlineArg);
+                env = env.insert(p.name.clone(), Subst::Done(a));
+                continue;
+            }
+            env = self.bind_var_output(&p.name, occ, None, a, &env, blk, pos, span);
+        }
+        env
+    }
+}
+
+/// The number of nodes under `id`.
+pub(crate) fn size(m: &Module, id: ExprId) -> usize {
+    let mut n = 0;
+    let mut stack = vec![id];
+    while let Some(i) = stack.pop() {
+        n += 1;
+        m.expr(i).for_each_child(|c| stack.push(c));
+    }
+    n
+}

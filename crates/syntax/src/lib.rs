@@ -14,12 +14,16 @@
 
 pub mod envelope;
 pub mod ir;
+pub mod lexer;
+pub mod parser;
+pub mod print;
 pub mod stack;
 
 pub use envelope::{EnvelopeError, from_ron, read_header, to_ron};
 pub use ir::{
     Def, Expr, ExprId, Fixity, Module, Name, Param, Pat, Prim, Size, SourceFile, Span, Ty,
 };
+pub use parser::{parse, parse_ty};
 
 /// The envelope name of a typed Source program (the output of `parse`).
 pub const SOURCE_IR: &str = "source";

@@ -1,0 +1,157 @@
+//! Helpers shared by the parser and printer tests: a structural comparison
+//! of modules that ignores spans, and an S-expression dump that is an
+//! oracle independent of the printer.
+
+#![allow(dead_code)]
+
+use syntax::{Expr, ExprId, Module, Pat, SourceFile};
+
+/// Parses `text` as a file named `test.ad`.
+pub fn parse(text: &str) -> Result<Module, syntax::Error> {
+    syntax::parse(SourceFile {
+        name: "test.ad".into(),
+        text: text.into(),
+    })
+}
+
+/// Parses `text`, failing the test with the error if it does not parse.
+pub fn parse_ok(text: &str) -> Module {
+    match parse(text) {
+        Ok(m) => m,
+        Err(e) => panic!("{text:?} does not parse: {e:?}"),
+    }
+}
+
+/// A node with its children and spans blanked out.
+fn shape(e: &Expr) -> Expr {
+    let mut e = e.map_children(|_| ExprId(0));
+    if let Expr::Lambda { params, .. } = &mut e {
+        for p in params {
+            p.span = Default::default();
+        }
+    }
+    e
+}
+
+/// Whether two modules have the same definitions and trees, ignoring
+/// spans, arena numbering and the source text. Iterative, so it handles
+/// trees of any depth. On a difference, says where.
+pub fn same_module(a: &Module, b: &Module) -> Result<(), String> {
+    if a.defs.len() != b.defs.len() {
+        return Err(format!("{} defs vs {}", a.defs.len(), b.defs.len()));
+    }
+    for (da, db) in a.defs.iter().zip(&b.defs) {
+        let strip = |ps: &[syntax::Param]| {
+            ps.iter()
+                .map(|p| (p.name.clone(), p.ty.clone()))
+                .collect::<Vec<_>>()
+        };
+        if da.name != db.name || da.ret != db.ret || strip(&da.params) != strip(&db.params) {
+            return Err(format!("def headers differ: {da:?} vs {db:?}"));
+        }
+        let mut work = vec![(da.body, db.body)];
+        while let Some((x, y)) = work.pop() {
+            let (ex, ey) = (a.expr(x), b.expr(y));
+            if shape(ex) != shape(ey) {
+                return Err(format!("in def {}: {ex:?} vs {ey:?}", da.name));
+            }
+            work.extend(ex.children().into_iter().zip(ey.children()));
+        }
+    }
+    Ok(())
+}
+
+/// An S-expression of the tree at `id`: `(+ a (* b c))`, `(app f x y)`,
+/// `(let x 1 x)`, `(fun (x:R y) body)`.
+pub fn sexp(m: &Module, id: ExprId) -> String {
+    let kids = |ids: &[ExprId]| {
+        ids.iter()
+            .map(|&c| sexp(m, c))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    match m.expr(id) {
+        Expr::Var(n) => n.to_string(),
+        Expr::Real(x) => format!("{x:?}r"),
+        Expr::Int(n) => format!("{n}i"),
+        Expr::Bool(b) => b.to_string(),
+        Expr::Let {
+            pat,
+            ty,
+            value,
+            body,
+        } => {
+            let pat = match pat {
+                Pat::Var(n) => n.to_string(),
+                Pat::Tuple(ns) => format!(
+                    "<{}>",
+                    ns.iter()
+                        .map(|n| n.to_string())
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                ),
+            };
+            let ty = ty.as_ref().map(|t| format!(":{t}")).unwrap_or_default();
+            format!("(let {pat}{ty} {} {})", sexp(m, *value), sexp(m, *body))
+        }
+        Expr::Tuple(items) => format!("(tuple {})", kids(items)).replace(" )", ")"),
+        Expr::Array(items) => format!("(array {})", kids(items)).replace(" )", ")"),
+        Expr::Proj { tuple, index } => format!("(proj {} {index})", sexp(m, *tuple)),
+        Expr::If {
+            cond,
+            then_branch,
+            else_branch,
+        } => format!(
+            "(if {} {} {})",
+            sexp(m, *cond),
+            sexp(m, *then_branch),
+            sexp(m, *else_branch)
+        ),
+        Expr::Lambda { params, body } => {
+            let ps = params
+                .iter()
+                .map(|p| match &p.ty {
+                    Some(t) => format!("{}:{t}", p.name),
+                    None => p.name.to_string(),
+                })
+                .collect::<Vec<_>>()
+                .join(" ");
+            format!("(fun ({ps}) {})", sexp(m, *body))
+        }
+        Expr::App { func, args } => format!("(app {} {})", sexp(m, *func), kids(args)),
+        Expr::Prim { op, args } => {
+            let op = if *op == syntax::Prim::Neg {
+                "neg"
+            } else {
+                op.symbol()
+            };
+            format!("({op} {})", kids(args))
+        }
+        Expr::Section(op) => format!("(section {})", op.symbol()),
+        Expr::Index { array, index } => format!("(index {} {})", sexp(m, *array), sexp(m, *index)),
+    }
+}
+
+/// The S-expression of the body of the last definition of `text`.
+pub fn body(text: &str) -> String {
+    let m = parse_ok(text);
+    let def = m.defs.last().expect("a parsed module has a definition");
+    sexp(&m, def.body)
+}
+
+/// The S-expression of the expression `e` (parsed as `def t = e`).
+pub fn e(text: &str) -> String {
+    body(&format!("def t = {text}"))
+}
+
+/// The syntax error of `text`: its message and the text its span covers.
+pub fn err(text: &str) -> (String, String) {
+    match parse(text) {
+        Ok(m) => panic!("{text:?} parsed: {:?}", m.defs),
+        Err(syntax::Error::Syntax { span, message }) => (
+            message,
+            text[span.lo as usize..span.hi as usize].to_string(),
+        ),
+        Err(other) => panic!("{text:?}: expected a syntax error, got {other:?}"),
+    }
+}

@@ -17,6 +17,7 @@
 //! its type, and the output passes the same verifier as the input.
 
 mod census;
+pub mod cost;
 
 mod local;
 pub mod rules;

@@ -64,6 +64,7 @@ impl Round<'_> {
             Prim::Map2 => self.map2_rules(id, &args),
             Prim::Reduce | Prim::Foldl => self.reduce_const(&args),
             Prim::Shift1L | Prim::Shift1R => self.shift_const(id, op, &args),
+            Prim::Scanl | Prim::Scanr => self.scan_const(id, &args),
             _ => self.const_fold(id, op, &args),
         };
         res.or_else(|| self.if_float_prim(id, op, &args))
@@ -395,6 +396,13 @@ impl Round<'_> {
         if fact.size_src.is_none() {
             fact.size_src = self.size_src(v).and_then(|o| self.over_var(&o));
         }
+        if let Expr::Prim {
+            op: Prim::Shift1L | Prim::Shift1R,
+            args,
+        } = self.m.expr(v)
+        {
+            fact.longer = self.over_var(&Over::Node(args[0]));
+        }
         if fact != Fact::default() {
             self.facts.insert(name.clone(), fact);
         }
@@ -615,13 +623,11 @@ impl Round<'_> {
         (straight || swapped).then_some(*op)
     }
 
-    fn reduce_const(&mut self, args: &[ExprId]) -> Option<ExprId> {
-        if !self.on(RuleName::ReduceConst) {
-            return None;
-        }
-        let (f, z, a) = (args[0], args[1], args[2]);
+    /// The constant of the constant array `a` when it is the unit of the
+    /// operator `f` computes (`0` for `+`, `1` for `*`), with `a`'s source.
+    fn unit_array(&self, f: ExprId, a: ExprId) -> Option<Over> {
         let op = self.binop(f)?;
-        let (c, _, _) = self.const_array(a)?;
+        let (c, _, over) = self.const_array(a)?;
         let unit = match (op, c) {
             (Prim::Add, Expr::Real(x)) => x == 0.0,
             (Prim::Add, Expr::Int(x)) => x == 0,
@@ -629,11 +635,56 @@ impl Round<'_> {
             (Prim::Mul, Expr::Int(x)) => x == 1,
             _ => false,
         };
-        if !unit {
+        unit.then_some(over)
+    }
+
+    fn reduce_const(&mut self, args: &[ExprId]) -> Option<ExprId> {
+        if !self.on(RuleName::ReduceConst) {
             return None;
         }
+        let (f, z, a) = (args[0], args[1], args[2]);
+        self.unit_array(f, a)?;
         self.fire(RuleName::ReduceConst);
         Some(z)
+    }
+
+    /// A scan of the unit of its operator repeats its start `z`; its
+    /// length is one more than the scanned array's, which is known when
+    /// that array is a shift of `B` (non-empty, by the type of the shift).
+    fn scan_const(&mut self, id: ExprId, args: &[ExprId]) -> Option<ExprId> {
+        if !self.on(RuleName::ScanConst) {
+            return None;
+        }
+        let (f, z, a) = (args[0], args[1], args[2]);
+        let over = self.unit_array(f, a)?;
+        let (zc, zt) = self.leaf(z)?;
+        if matches!(zc, Expr::Var(_)) {
+            return None;
+        }
+        let longer = self.longer(&over)?;
+        self.fire(RuleName::ScanConst);
+        let (ty, span) = (self.ty(id), self.m.span(id));
+        let src = self.emit_over(longer, span);
+        let src_ty = self.ty(src);
+        let lam = self.const_lambda(zc, zt, &src_ty, span);
+        Some(self.map_node(lam, src, ty, span))
+    }
+
+    /// `B` when `over` is `shift1L B` or `shift1R B`: one element longer.
+    fn longer(&self, over: &Over) -> Option<Over> {
+        let v = match over {
+            Over::Node(id) => match self.m.expr(*id) {
+                Expr::Prim {
+                    op: Prim::Shift1L | Prim::Shift1R,
+                    args,
+                } => return Some(Over::Node(args[0])),
+                Expr::Var(v) => v,
+                _ => return None,
+            },
+            Over::Var(v, _) => v,
+        };
+        let (n, t) = self.facts.get(v)?.longer.clone()?;
+        Some(Over::Var(n, t))
     }
 
     fn shift_const(&mut self, id: ExprId, op: Prim, args: &[ExprId]) -> Option<ExprId> {

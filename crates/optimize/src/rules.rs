@@ -30,7 +30,8 @@ pub enum RuleName {
     ForwardVar,
     /// `let x = c in e ~> e[c/x]` for a literal `c`.
     ForwardConst,
-    /// `let x = e1 in e2 ~> e2[e1/x]` for an argument of a call used once.
+    /// `let x = e1 in e2 ~> e2[e1/x]` for an argument of a call (or a
+    /// component of a split tuple) used once.
     InlineArg,
     /// `let A = e1 in e2 ~> e2[e1/A]` for an array used once as a builtin's argument.
     InlineArray,
@@ -46,6 +47,8 @@ pub enum RuleName {
     LetLet,
     /// `f(let x = e1 in e2) ~> let x = e1 in f(e2)`.
     LetFloat,
+    /// `let x = e in x ~> e`.
+    LetVar,
     // Algebraic simplifications.
     /// `0 * e ~> 0`, `e * 0 ~> 0`.
     ZeroMul,
@@ -70,6 +73,8 @@ pub enum RuleName {
     ReduceConst,
     /// `shift1L K(A) ~> K(shift1L A)`, `shift1R K(A) ~> K(shift1R A)`.
     ShiftConst,
+    /// `scanr (*) z OnesLike(shift1L A) ~> map (fun _ -> z) A`, and `scanl`, `(+)` with `ZerosLike`, `shift1R`.
+    ScanConst,
     // Classic array simplifications.
     /// `map (x. e1) (map (y. e2) A) ~> map (y. let x = e2 in e1) A`, with `map2` on either side.
     MapFusion,
@@ -99,6 +104,7 @@ impl RuleName {
         RuleName::SplitTuple,
         RuleName::LetLet,
         RuleName::LetFloat,
+        RuleName::LetVar,
         RuleName::ZeroMul,
         RuleName::ZeroAdd,
         RuleName::OneMul,
@@ -110,6 +116,7 @@ impl RuleName {
         RuleName::ConstShape,
         RuleName::ReduceConst,
         RuleName::ShiftConst,
+        RuleName::ScanConst,
         RuleName::MapFusion,
         RuleName::IfSame,
         RuleName::IfConst,
@@ -137,6 +144,7 @@ impl RuleName {
             RuleName::SplitTuple => "split-tuple",
             RuleName::LetLet => "let-let",
             RuleName::LetFloat => "let-float",
+            RuleName::LetVar => "let-var",
             RuleName::ZeroMul => "zero-mul",
             RuleName::ZeroAdd => "zero-add",
             RuleName::OneMul => "one-mul",
@@ -148,6 +156,7 @@ impl RuleName {
             RuleName::ConstShape => "const-shape",
             RuleName::ReduceConst => "reduce-const",
             RuleName::ShiftConst => "shift-const",
+            RuleName::ScanConst => "scan-const",
             RuleName::MapFusion => "map-fusion",
             RuleName::IfSame => "if-same",
             RuleName::IfConst => "if-const",
@@ -169,7 +178,7 @@ impl RuleName {
             RuleName::ProjTuple | RuleName::TupleLet | RuleName::SplitTuple => {
                 "tuple partial evaluation"
             }
-            RuleName::LetLet | RuleName::LetFloat => "let normalisation",
+            RuleName::LetLet | RuleName::LetFloat | RuleName::LetVar => "let normalisation",
             RuleName::ZeroMul
             | RuleName::ZeroAdd
             | RuleName::OneMul
@@ -180,7 +189,8 @@ impl RuleName {
             | RuleName::MapIdentity
             | RuleName::ConstShape
             | RuleName::ReduceConst
-            | RuleName::ShiftConst => "array algebraic simplifications",
+            | RuleName::ShiftConst
+            | RuleName::ScanConst => "array algebraic simplifications",
             RuleName::MapFusion => "classic array simplifications",
             RuleName::IfSame | RuleName::IfConst | RuleName::IfFloat | RuleName::IfTuple => {
                 "conditionals"
@@ -201,7 +211,7 @@ impl RuleName {
             RuleName::ForwardVar => "let x1 = x2 in e ~> e[x2/x1]",
             RuleName::ForwardConst => "let x = c in e ~> e[c/x]  (c a literal: 0, 1, ...)",
             RuleName::InlineArg => {
-                "let x = e1 in e2 ~> e2[e1/x]  (x a parameter bound by beta, used once, not under a lambda)"
+                "let x = e1 in e2 ~> e2[e1/x]  (x a parameter bound by beta or a component of a split tuple, used once, not under a lambda)"
             }
             RuleName::InlineArray => {
                 "let A = e1 in e2 ~> e2[e1/A]  (A an array used once, as a builtin's argument, not under a lambda)"
@@ -217,6 +227,7 @@ impl RuleName {
                 "let x = (let y = e1 in e2) in e3 ~> let y = e1 in let x = e2 in e3"
             }
             RuleName::LetFloat => "f(let x = e1 in e2) ~> let x = e1 in f(e2)",
+            RuleName::LetVar => "let x = e in x ~> e",
             RuleName::ZeroMul => "0 * e ~> 0, e * 0 ~> 0",
             RuleName::ZeroAdd => "0 + e ~> e, e + 0 ~> e, e - 0 ~> e, 0 - e ~> -e",
             RuleName::OneMul => "1 * e ~> e, e * 1 ~> e, e / 1 ~> e",
@@ -237,6 +248,9 @@ impl RuleName {
             }
             RuleName::ShiftConst => {
                 "shift1L (map (fun _ -> c) A) ~> map (fun _ -> c) (shift1L A), and shift1R"
+            }
+            RuleName::ScanConst => {
+                "scanl f z (map (fun _ -> c) (shift1L A)) ~> map (fun _ -> z) A  (f = (+), c = 0 or f = (*), c = 1; z a literal; A non-empty, as shift1L : [n+1]T -> [n]T requires), and scanr, shift1R"
             }
             RuleName::MapFusion => {
                 "map (x. e1) (map (y. e2) A) ~> map (y. let x = e2 in e1) A, and with map2 inside or outside"

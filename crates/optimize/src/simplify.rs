@@ -40,7 +40,7 @@ use syntax::{Expr, ExprId, Module, Name, Param, Pat, Span, Ty, stack};
 
 use crate::Config;
 use crate::census::{Occ, census, component};
-use crate::rules::{RuleName, RuleSet};
+use crate::rules::RuleName;
 
 /// What replaces a bound name.
 #[derive(Debug, Clone)]
@@ -89,6 +89,8 @@ pub(crate) struct Fact {
     pub const_elem: Option<(Expr, Ty)>,
     /// A variable bound to an array of the same length, cheaper to walk.
     pub size_src: Option<(Name, Ty)>,
+    /// The array is `shift1L B` or `shift1R B`, and this is `B`.
+    pub longer: Option<(Name, Ty)>,
 }
 
 /// The state of one round.
@@ -235,7 +237,17 @@ impl Round<'_> {
         self.wrap(blk, r)
     }
 
-    fn wrap(&mut self, blk: Vec<Bind>, mut r: ExprId) -> ExprId {
+    fn wrap(&mut self, mut blk: Vec<Bind>, mut r: ExprId) -> ExprId {
+        // let x = e in x ~> e
+        while self.on(RuleName::LetVar)
+            && let Some(last) = blk.last()
+            && let (Pat::Var(x), Expr::Var(y)) = (&last.pat, self.m.expr(r))
+            && x == y
+        {
+            self.fire(RuleName::LetVar);
+            r = last.value;
+            blk.pop();
+        }
         for b in blk.into_iter().rev() {
             let t = self.ty(r);
             r = self.add(
@@ -484,7 +496,14 @@ impl Round<'_> {
                     let key = component(x, i as u32 + 1);
                     let pocc = self.occ(&key);
                     let n = self.fresh(x.as_str());
-                    env = self.bind_var_input_named(&n, pocc, None, *item, &env, blk, pos, span);
+                    if self.inline_once(&pocc) {
+                        // A component used once, like an argument: in place.
+                        self.fire(RuleName::InlineArg);
+                        env = env.insert(n.clone(), Subst::Susp(*item, env.clone()));
+                    } else {
+                        env =
+                            self.bind_var_input_named(&n, pocc, None, *item, &env, blk, pos, span);
+                    }
                     names.push(n);
                 }
                 return env.insert(x.clone(), Subst::Tuple(names));
@@ -564,8 +583,13 @@ impl Round<'_> {
                     let key = component(x, i as u32 + 1);
                     let pocc = self.occ(&key);
                     let n = self.fresh(x.as_str());
-                    self.emitted.remove(&n);
-                    env = self.bind_var_output(&n, pocc, None, *item, &env, blk, pos, span);
+                    if self.inline_once(&pocc) && self.leaf(*item).is_none() {
+                        self.fire(RuleName::InlineArg);
+                        env = env.insert(n.clone(), Subst::Done(*item));
+                    } else {
+                        self.emitted.remove(&n);
+                        env = self.bind_var_output(&n, pocc, None, *item, &env, blk, pos, span);
+                    }
                     names.push(n);
                 }
                 return env.insert(x.clone(), Subst::Tuple(names));
@@ -644,6 +668,12 @@ impl Round<'_> {
             pos,
         );
         env
+    }
+
+    /// Whether an argument-like binding (a parameter bound by beta, a
+    /// component of a split tuple) goes in place of its single use.
+    fn inline_once(&self, occ: &Occ) -> bool {
+        occ.count == 1 && !occ.under_lambda && self.on(RuleName::InlineArg)
     }
 
     /// Whether a lambda used several times may be copied into each use.
@@ -871,11 +901,7 @@ impl Round<'_> {
                 self.fire(RuleName::DeadLet);
                 continue;
             }
-            if occ.count == 1
-                && !occ.under_lambda
-                && self.leaf(a).is_none()
-                && self.on(RuleName::InlineArg)
-            {
+            if self.inline_once(&occ) && self.leaf(a).is_none() {
                 self.fire(RuleName::InlineArg);
                 env = env.insert(p.name.clone(), Subst::Done(a));
                 continue;

@@ -226,9 +226,8 @@ impl Round<'_> {
         }
         if self.on(RuleName::IfTuple)
             && self.leaf(c).is_some()
+            && self.splits_tuple(a, b)
             && let (Expr::Tuple(xs), Expr::Tuple(ys)) = (self.node(a), self.node(b))
-            && xs.len() == ys.len()
-            && xs.iter().any(|&x| !self.ty(x).is_ground())
         {
             self.fire(RuleName::IfTuple);
             let mut items = Vec::with_capacity(xs.len());
@@ -248,6 +247,17 @@ impl Round<'_> {
             ty,
             span,
         )
+    }
+
+    /// Whether `if _ then a else b` is split by `if-tuple`: both branches
+    /// tuples of one length, a component a function.
+    pub(crate) fn splits_tuple(&self, a: ExprId, b: ExprId) -> bool {
+        match (self.m.expr(a), self.m.expr(b)) {
+            (Expr::Tuple(xs), Expr::Tuple(ys)) => {
+                xs.len() == ys.len() && xs.iter().any(|&x| !self.ty(x).is_ground())
+            }
+            _ => false,
+        }
     }
 
     /// `op(.., if c then a else b, ..) ~> if c then op(.., a, ..) else op(.., b, ..)`

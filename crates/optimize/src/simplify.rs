@@ -727,6 +727,13 @@ impl Round<'_> {
         }
         let a = self.block(then_branch, env);
         let b = self.block(else_branch, env);
+        // `if-tuple` copies the condition into each component: make it a
+        // leaf first.
+        let c = if self.on(RuleName::IfTuple) && self.splits_tuple(a, b) {
+            self.atomize(c, blk, pos, span)
+        } else {
+            c
+        };
         self.if_node(c, a, b, span, ty)
     }
 

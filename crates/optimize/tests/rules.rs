@@ -27,11 +27,19 @@ use common::{compile, eval, expectations, same, verified};
 const CASES: u32 = 96;
 
 /// A generated program, compiled, with its inputs and value.
-fn generated(seed: u64) -> (String, syntax::Module, Vec<(String, semantics::Value)>, semantics::Value) {
+fn generated(
+    seed: u64,
+) -> (
+    String,
+    syntax::Module,
+    Vec<(String, semantics::Value)>,
+    semantics::Value,
+) {
     let text = Gen::new(seed).program();
     let m = compile(&text);
     let (inputs, _) = expectations(&text, &m);
-    let value = eval(&m, &inputs).unwrap_or_else(|e| panic!("generated program fails: {e}\n{text}"));
+    let value =
+        eval(&m, &inputs).unwrap_or_else(|e| panic!("generated program fails: {e}\n{text}"));
     (text, m, inputs, value)
 }
 

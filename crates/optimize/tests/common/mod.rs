@@ -32,7 +32,9 @@ pub fn expectations(text: &str, m: &Module) -> (Vec<(String, Value)>, Option<Val
     let ex = Expectations::parse(text);
     let def = m.entry(None).expect("a definition");
     let inputs = ex.inputs(def).expect("the `at` comments read");
-    let value = ex.value(m, def).map(|v| v.expect("the `value` comment reads"));
+    let value = ex
+        .value(m, def)
+        .map(|v| v.expect("the `value` comment reads"));
     (inputs, value)
 }
 

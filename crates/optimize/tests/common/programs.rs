@@ -124,7 +124,10 @@ impl Gen {
                 let mut inner = scope.clone();
                 inner.scalars.push(p.clone());
                 inner.scalars.push(q.clone());
-                format!("(let ({p}, {q}) = ({a}, {b}) in {})", self.scalar(&inner, d))
+                format!(
+                    "(let ({p}, {q}) = ({a}, {b}) in {})",
+                    self.scalar(&inner, d)
+                )
             }
             7 => {
                 let t = self.name("t");
@@ -175,7 +178,11 @@ impl Gen {
                 inner.scalars.push(w.clone());
                 let body = self.scalar(&inner, d);
                 let call = |g: &mut Gen| {
-                    format!("{f} {} {}", g.scalar(scope, d.min(1)), g.scalar(scope, d.min(1)))
+                    format!(
+                        "{f} {} {}",
+                        g.scalar(scope, d.min(1)),
+                        g.scalar(scope, d.min(1))
+                    )
                 };
                 let uses = if self.pick(2) == 0 {
                     call(self)
@@ -385,7 +392,9 @@ impl Gen {
             }
             _ => {
                 let a = self.array(scope, d);
-                format!("(map2 (fun (a : R, b : R) -> a * b) {a} (scanr (*) 1 (shift1L (ones_like {a}))))")
+                format!(
+                    "(map2 (fun (a : R, b : R) -> a * b) {a} (scanr (*) 1 (shift1L (ones_like {a}))))"
+                )
             }
         }
     }

@@ -11,7 +11,7 @@
 
 use std::collections::HashMap;
 
-use syntax::{Expr, ExprId, Module, Name, Pat, stack};
+use syntax::{Expr, ExprId, Module, Name, Pat};
 
 /// What the census knows of one name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -28,6 +28,8 @@ pub(crate) struct Occ {
     pub projections: u32,
     /// Occurrences as a non-function argument of a builtin.
     pub prim_args: u32,
+    /// The lambda depth of the binder (0 for free names).
+    pub depth: u32,
 }
 
 impl Occ {
@@ -38,6 +40,7 @@ impl Occ {
         calls: 0,
         projections: 0,
         prim_args: 0,
+        depth: 0,
     };
 }
 
@@ -60,7 +63,6 @@ pub(crate) fn census(m: &Module, root: ExprId) -> HashMap<Name, Occ> {
     let mut c = Census {
         m,
         occ: HashMap::new(),
-        depth_of: HashMap::new(),
     };
     c.walk(root, 0, Ctx::Other);
     c.occ
@@ -69,32 +71,40 @@ pub(crate) fn census(m: &Module, root: ExprId) -> HashMap<Name, Occ> {
 struct Census<'m> {
     m: &'m Module,
     occ: HashMap<Name, Occ>,
-    /// The lambda depth at which each name is bound.
-    depth_of: HashMap<Name, u32>,
 }
 
 impl Census<'_> {
     fn bind(&mut self, name: &Name, depth: u32) {
-        self.depth_of.insert(name.clone(), depth);
-        self.occ.entry(name.clone()).or_default();
+        self.occ.insert(
+            name.clone(),
+            Occ {
+                depth,
+                ..Occ::default()
+            },
+        );
     }
 
     fn record(&mut self, x: &Name, depth: u32, ctx: Ctx) {
         // Free names (definition parameters) get an entry too; the
-        // simplifier never asks about them.
-        let bound_at = self
-            .depth_of
-            .get(x)
-            .or_else(|| {
-                x.as_str()
-                    .rsplit_once('.')
-                    .and_then(|(t, _)| self.depth_of.get(&Name::new(t)))
-            })
-            .copied()
-            .unwrap_or(0);
-        let o = self.occ.entry(x.clone()).or_default();
+        // simplifier never asks about them. A component `t.i` is bound
+        // where `t` is.
+        if !self.occ.contains_key(x) {
+            let bound_at = x
+                .as_str()
+                .rsplit_once('.')
+                .and_then(|(t, _)| self.occ.get(&Name::new(t)))
+                .map_or(0, |o| o.depth);
+            self.occ.insert(
+                x.clone(),
+                Occ {
+                    depth: bound_at,
+                    ..Occ::default()
+                },
+            );
+        }
+        let o = self.occ.get_mut(x).expect("invariant: inserted above");
         o.count = o.count.saturating_add(1);
-        o.under_lambda |= depth > bound_at;
+        o.under_lambda |= depth > o.depth;
         match ctx {
             Ctx::Call => o.calls += 1,
             Ctx::Proj => o.projections += 1,
@@ -103,57 +113,58 @@ impl Census<'_> {
         }
     }
 
-    fn walk(&mut self, id: ExprId, depth: u32, ctx: Ctx) {
-        stack::guard(|| match self.m.expr(id) {
-            Expr::Var(x) => self.record(x, depth, ctx),
-            Expr::Real(_) | Expr::Int(_) | Expr::Bool(_) | Expr::Section(_) => {}
-            Expr::Let {
-                pat, value, body, ..
-            } => {
-                match pat {
-                    Pat::Var(x) => self.bind(x, depth),
-                    Pat::Tuple(xs) => xs.iter().for_each(|x| self.bind(x, depth)),
+    /// Visits the tree under `root` with an explicit stack (programs are
+    /// deeper than the call stack); a binder is recorded when its node is
+    /// visited, before any occurrence in its scope.
+    fn walk(&mut self, root: ExprId, depth: u32, ctx: Ctx) {
+        let mut todo = vec![(root, depth, ctx)];
+        while let Some((id, depth, ctx)) = todo.pop() {
+            match self.m.expr(id) {
+                Expr::Var(x) => self.record(x, depth, ctx),
+                Expr::Real(_) | Expr::Int(_) | Expr::Bool(_) | Expr::Section(_) => {}
+                Expr::Let {
+                    pat, value, body, ..
+                } => {
+                    match pat {
+                        Pat::Var(x) => self.bind(x, depth),
+                        Pat::Tuple(xs) => xs.iter().for_each(|x| self.bind(x, depth)),
+                    }
+                    todo.push((*body, depth, Ctx::Other));
+                    todo.push((*value, depth, Ctx::Other));
                 }
-                self.walk(*value, depth, Ctx::Other);
-                self.walk(*body, depth, Ctx::Other);
-            }
-            Expr::Lambda { params, body } => {
-                for p in params {
-                    self.bind(&p.name, depth + 1);
+                Expr::Lambda { params, body } => {
+                    for p in params {
+                        self.bind(&p.name, depth + 1);
+                    }
+                    todo.push((*body, depth + 1, Ctx::Other));
                 }
-                self.walk(*body, depth + 1, Ctx::Other);
-            }
-            Expr::App { func, args } => {
-                self.walk(*func, depth, Ctx::Call);
-                for &a in args {
-                    self.walk(a, depth, Ctx::Other);
+                Expr::App { func, args } => {
+                    for &a in args.iter().rev() {
+                        todo.push((a, depth, Ctx::Other));
+                    }
+                    todo.push((*func, depth, Ctx::Call));
                 }
-            }
-            Expr::Prim { op, args } => {
-                let fun_pos = op.function_arg();
-                for (i, &a) in args.iter().enumerate() {
-                    let ctx = if Some(i) == fun_pos {
-                        Ctx::Call
-                    } else {
-                        Ctx::PrimArg
-                    };
-                    self.walk(a, depth, ctx);
+                Expr::Prim { op, args } => {
+                    let fun_pos = op.function_arg();
+                    for (i, &a) in args.iter().enumerate().rev() {
+                        let ctx = if Some(i) == fun_pos {
+                            Ctx::Call
+                        } else {
+                            Ctx::PrimArg
+                        };
+                        todo.push((a, depth, ctx));
+                    }
                 }
-            }
-            Expr::Proj { tuple, index } => {
-                // A projection of a variable also counts as a use of the
-                // component, under the name `x.i` (no real name has a dot).
-                if let Expr::Var(x) = self.m.expr(*tuple) {
-                    self.record(&component(x, *index), depth, ctx);
+                Expr::Proj { tuple, index } => {
+                    // A projection of a variable also counts as a use of the
+                    // component, under the name `x.i` (no real name has a dot).
+                    if let Expr::Var(x) = self.m.expr(*tuple) {
+                        self.record(&component(x, *index), depth, ctx);
+                    }
+                    todo.push((*tuple, depth, Ctx::Proj));
                 }
-                self.walk(*tuple, depth, Ctx::Proj)
+                other => other.for_each_child(|c| todo.push((c, depth, Ctx::Other))),
             }
-            other => {
-                let children = other.children();
-                for c in children {
-                    self.walk(c, depth, Ctx::Other);
-                }
-            }
-        })
+        }
     }
 }

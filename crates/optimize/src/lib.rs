@@ -17,6 +17,7 @@
 //! its type, and the output passes the same verifier as the input.
 
 mod census;
+mod compact;
 pub mod cost;
 
 mod local;
@@ -101,11 +102,13 @@ pub fn optimize(m: &Module, cfg: &Config) -> Result<Module, Error> {
 pub fn optimize_report(m: &Module, cfg: &Config) -> Result<(Module, Report), Error> {
     check_input(m)?;
     let mut cur = m.clone();
+    let mut names = None;
     let mut report = Report::default();
     while report.rounds < cfg.max_rounds.max(1) {
-        let (next, fired) = simplify::round(&cur, cfg);
+        let (next, next_names, fired) = simplify::round(cur, names, cfg);
         report.rounds += 1;
         cur = next;
+        names = next_names;
         if fired.is_empty() {
             report.converged = true;
             break;
@@ -114,6 +117,7 @@ pub fn optimize_report(m: &Module, cfg: &Config) -> Result<(Module, Report), Err
             *report.fired.entry(rule).or_insert(0) += n;
         }
     }
+    compact::compact(&mut cur);
     Ok((cur, report))
 }
 
@@ -153,7 +157,8 @@ fn check_input(m: &Module) -> Result<(), Error> {
             }
             _ => {}
         }
-        let bad_child = e.children().iter().any(|c| c.index() >= i);
+        let mut bad_child = false;
+        e.for_each_child(|c| bad_child |= c.index() >= i);
         if bad_child {
             return Err(Error::NotCoreForm {
                 span,

@@ -595,7 +595,7 @@ impl Round<'_> {
                     let mut ps = params.clone();
                     ps[k] = gparams[0].clone();
                     let lam = self.lambda_with_let(ps, params[k].name.clone(), gbody, body, span);
-                    let mut arrays = vec![a, b];
+                    let mut arrays = [a, b];
                     arrays[k] = inner[1];
                     return Some(self.add(
                         Expr::Prim {

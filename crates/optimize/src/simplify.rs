@@ -22,8 +22,9 @@
 //! is linear in the size of the program.
 //!
 //! The new nodes are appended to the same arena as the old ones; the old
-//! ones become unreachable and `Module::compact` drops them at the end of the
-//! round. Each new node gets its type at creation: the type of the node it
+//! ones become unreachable, and `Module::compact` drops them once the last
+//! round is done (compacting after every round would cost as much as the
+//! round itself). Each new node gets its type at creation: the type of the node it
 //! replaces (rewrites preserve meaning, hence types), or the type built from
 //! its parts.
 //!
@@ -59,6 +60,21 @@ pub(crate) enum Subst {
 
 /// The substitution in force, persistent so that snapshots are free.
 pub(crate) type Env = HashTrieMap<Name, Subst>;
+
+/// An empty environment. The trie's degree is 16 rather than rpds' default
+/// 64: an insertion copies one node per level, and narrower nodes make the
+/// copies cheaper than the extra level costs (measured on the let-chain
+/// benchmark: a third of the time of a round went to insertions at 64).
+pub(crate) fn empty_env() -> Env {
+    HashTrieMap::new_with_degree(16)
+}
+
+/// The result of simplifying one node: done, or an expression in tail
+/// position left to simplify in its environment (see `Round::simplify`).
+pub(crate) enum Step {
+    Done(ExprId),
+    Tail(ExprId, Env),
+}
 
 /// Where an expression sits, for let normalisation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -107,22 +123,30 @@ pub(crate) struct Round<'c> {
     emitted: HashSet<Name>,
     /// The `Subst::Done` nodes already placed.
     done_used: HashSet<ExprId>,
-    pub names: NameGen,
+    /// Fresh names, made on first use (collecting every name of a large
+    /// module costs as much as a fifth of a round).
+    names: Option<NameGen>,
     cfg: &'c Config,
     /// How often each rule fired.
     pub fired: BTreeMap<RuleName, usize>,
 }
 
-/// Runs one round over every definition and compacts the result.
-pub(crate) fn round(m: &Module, cfg: &Config) -> (Module, BTreeMap<RuleName, usize>) {
+/// Runs one round over every definition of `m`, appending the new trees
+/// to its arena (the old ones stay, unreachable, until the caller
+/// compacts). `names` persists across rounds so that fresh names stay fresh.
+pub(crate) fn round(
+    m: Module,
+    names: Option<NameGen>,
+    cfg: &Config,
+) -> (Module, Option<NameGen>, BTreeMap<RuleName, usize>) {
     let mut r = Round {
-        m: m.clone(),
+        m,
         occ: HashMap::new(),
         overlays: Vec::new(),
         facts: HashMap::new(),
         emitted: HashSet::new(),
         done_used: HashSet::new(),
-        names: m.name_gen(),
+        names,
         cfg,
         fired: BTreeMap::new(),
     };
@@ -131,11 +155,10 @@ pub(crate) fn round(m: &Module, cfg: &Config) -> (Module, BTreeMap<RuleName, usi
         r.occ = census(&r.m, root);
         r.facts.clear();
         r.emitted = r.m.defs[i].params.iter().map(|p| p.name.clone()).collect();
-        let body = r.block(root, &Env::new());
+        let body = r.block(root, &empty_env());
         r.m.defs[i].body = body;
     }
-    r.m.compact();
-    (r.m, r.fired)
+    (r.m, r.names, r.fired)
 }
 
 impl Round<'_> {
@@ -200,15 +223,20 @@ impl Round<'_> {
         if self.emitted.insert(x.clone()) {
             (x.clone(), false)
         } else {
-            let n = self.names.fresh(x.as_str());
+            let n = self.name_gen().fresh(x.as_str());
             self.emitted.insert(n.clone());
             (n, true)
         }
     }
 
+    fn name_gen(&mut self) -> &mut NameGen {
+        // Every name of the arena: the input's, and the output's so far.
+        self.names.get_or_insert_with(|| self.m.name_gen())
+    }
+
     /// A fresh binder name derived from `base`.
     pub(crate) fn fresh(&mut self, base: &str) -> Name {
-        let n = self.names.fresh(base);
+        let n = self.name_gen().fresh(base);
         self.emitted.insert(n.clone());
         n
     }
@@ -277,6 +305,11 @@ impl Round<'_> {
     // ----- the traversal -----------------------------------------------
 
     /// Simplifies `id` under `env`, pushing floated bindings onto `blk`.
+    ///
+    /// A loop over tail positions (the body of a `let`, of a beta-reduced
+    /// lambda, an inlined lambda, the taken branch of an `if`): the
+    /// continuations of reverse mode call each other in tail position, and a
+    /// chain of 20,000 of them must not nest 20,000 calls deep.
     pub(crate) fn simplify(
         &mut self,
         id: ExprId,
@@ -285,40 +318,61 @@ impl Round<'_> {
         pos: Pos,
     ) -> ExprId {
         stack::guard(|| {
-            let span = self.m.span(id);
-            let ty = self.ty(id);
-            match self.node(id) {
-                Expr::Var(x) => self.var(&x, env, blk, pos, span, ty),
-                e @ (Expr::Real(_) | Expr::Int(_) | Expr::Bool(_) | Expr::Section(_)) => {
-                    self.add(e, ty, span)
+            let mut step = self.step(id, env, blk, pos);
+            loop {
+                match step {
+                    Step::Done(r) => return r,
+                    Step::Tail(next, env) => step = self.step(next, &env, blk, pos),
                 }
-                Expr::Let { .. } => self.let_chain(id, env, blk, pos),
-                Expr::Tuple(items) => {
-                    let items = self.args(&items, env, blk);
-                    self.add(Expr::Tuple(items), ty, span)
-                }
-                Expr::Array(items) => {
-                    let items = self.args(&items, env, blk);
-                    self.add(Expr::Array(items), ty, span)
-                }
-                Expr::Index { array, index } => {
-                    let array = self.simplify(array, env, blk, Pos::Arg);
-                    let index = self.simplify(index, env, blk, Pos::Arg);
-                    self.add(Expr::Index { array, index }, ty, span)
-                }
-                Expr::Proj { tuple, index } => self.proj(tuple, index, env, blk, pos, span, ty),
-                Expr::If {
-                    cond,
-                    then_branch,
-                    else_branch,
-                } => self.if_(cond, then_branch, else_branch, env, blk, pos, span, ty),
-                Expr::Lambda { params, body } => self.lambda(&params, body, env, span, ty),
-                Expr::App { func, args } => self.app(func, &args, env, blk, pos, span, ty),
-                Expr::Prim { op, args } => {
-                    let args = self.args(&args, env, blk);
-                    let node = self.add(Expr::Prim { op, args }, ty, span);
-                    self.rewrite(node)
-                }
+            }
+        })
+    }
+
+    /// Finishes a step: simplifies the tail it leaves, if any.
+    fn finish(&mut self, step: Step, blk: &mut Vec<Bind>, pos: Pos) -> ExprId {
+        match step {
+            Step::Done(r) => r,
+            Step::Tail(next, env) => self.simplify(next, &env, blk, pos),
+        }
+    }
+
+    /// One node: its result, or the tail expression left to simplify.
+    fn step(&mut self, id: ExprId, env: &Env, blk: &mut Vec<Bind>, pos: Pos) -> Step {
+        let span = self.m.span(id);
+        let ty = self.ty(id);
+        Step::Done(match self.node(id) {
+            Expr::Var(x) => return self.var(&x, env, blk, pos, span, ty),
+            e @ (Expr::Real(_) | Expr::Int(_) | Expr::Bool(_) | Expr::Section(_)) => {
+                self.add(e, ty, span)
+            }
+            Expr::Let { .. } => return self.let_chain(id, env, blk, pos),
+            Expr::Tuple(items) => {
+                let items = self.args(&items, env, blk);
+                self.add(Expr::Tuple(items), ty, span)
+            }
+            Expr::Array(items) => {
+                let items = self.args(&items, env, blk);
+                self.add(Expr::Array(items), ty, span)
+            }
+            Expr::Index { array, index } => {
+                let array = self.simplify(array, env, blk, Pos::Arg);
+                let index = self.simplify(index, env, blk, Pos::Arg);
+                self.add(Expr::Index { array, index }, ty, span)
+            }
+            Expr::Proj { tuple, index } => {
+                return self.proj(tuple, index, env, blk, pos, span, ty);
+            }
+            Expr::If {
+                cond,
+                then_branch,
+                else_branch,
+            } => return self.if_(cond, then_branch, else_branch, env, blk, pos, span, ty),
+            Expr::Lambda { params, body } => self.lambda(&params, body, env, span, ty),
+            Expr::App { func, args } => return self.app(func, &args, env, blk, pos, span, ty),
+            Expr::Prim { op, args } => {
+                let args = self.args(&args, env, blk);
+                let node = self.add(Expr::Prim { op, args }, ty, span);
+                self.rewrite(node)
             }
         })
     }
@@ -337,17 +391,17 @@ impl Round<'_> {
         pos: Pos,
         span: Span,
         ty: Ty,
-    ) -> ExprId {
-        match env.get(x).cloned() {
+    ) -> Step {
+        Step::Done(match env.get(x).cloned() {
             Some(Subst::Leaf(e, t)) => self.add(e, t, span),
-            Some(Subst::Susp(e, senv)) => self.simplify(e, &senv, blk, pos),
+            Some(Subst::Susp(e, senv)) => return Step::Tail(e, senv),
             Some(Subst::Done(v)) => {
                 if self.done_used.insert(v) {
                     v
                 } else {
                     // The census promised one use; a second one gets a copy
                     // rather than a node with two parents.
-                    self.resimplify(v, &Env::new(), blk, pos)
+                    self.resimplify(v, &empty_env(), blk, pos)
                 }
             }
             Some(Subst::Tuple(names)) => {
@@ -355,13 +409,14 @@ impl Round<'_> {
                     .iter()
                     .map(|n| {
                         let t = self.component_ty(&ty, n, &names);
-                        self.var(n, env, blk, Pos::Arg, span, t)
+                        let step = self.var(n, env, blk, Pos::Arg, span, t);
+                        self.finish(step, blk, Pos::Arg)
                     })
                     .collect();
                 self.add(Expr::Tuple(items), ty, span)
             }
             None => self.add(Expr::Var(x.clone()), ty, span),
-        }
+        })
     }
 
     fn component_ty(&self, tuple_ty: &Ty, n: &Name, names: &[Name]) -> Ty {
@@ -374,10 +429,10 @@ impl Round<'_> {
 
     /// A chain of `let`s: each binding is processed, then the body, in a loop
     /// (chains are as long as programs).
-    fn let_chain(&mut self, id: ExprId, env: &Env, blk: &mut Vec<Bind>, pos: Pos) -> ExprId {
+    fn let_chain(&mut self, id: ExprId, env: &Env, blk: &mut Vec<Bind>, pos: Pos) -> Step {
         if !self.float_ok(pos) {
             // The rule that would float this `let` is off: keep it here.
-            return self.block(id, env);
+            return Step::Done(self.block(id, env));
         }
         let mut env = env.clone();
         let mut cur = id;
@@ -392,7 +447,7 @@ impl Round<'_> {
             env = self.bind_pattern(&pat, ann, value, &env, blk, pos, span);
             cur = body;
         }
-        self.simplify(cur, &env, blk, pos)
+        Step::Tail(cur, env)
     }
 
     /// Peels the `let`s off the front of a `let` value (`let-let`),
@@ -693,7 +748,7 @@ impl Round<'_> {
         pos: Pos,
         span: Span,
         ty: Ty,
-    ) -> ExprId {
+    ) -> Step {
         if let Expr::Var(x) = self.m.expr(tuple)
             && let Some(Subst::Tuple(names)) = env.get(x)
             && let Some(n) = names.get(index as usize - 1)
@@ -702,7 +757,7 @@ impl Round<'_> {
             return self.var(&n, env, blk, pos, span, ty);
         }
         let t = self.simplify(tuple, env, blk, Pos::Arg);
-        self.proj_node(t, index, span, ty)
+        Step::Done(self.proj_node(t, index, span, ty))
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -716,14 +771,14 @@ impl Round<'_> {
         pos: Pos,
         span: Span,
         ty: Ty,
-    ) -> ExprId {
+    ) -> Step {
         let c = self.simplify(cond, env, blk, Pos::Arg);
         if let Expr::Bool(b) = *self.m.expr(c)
             && self.on(RuleName::IfConst)
         {
             self.fire(RuleName::IfConst);
             let taken = if b { then_branch } else { else_branch };
-            return self.simplify(taken, env, blk, pos);
+            return Step::Tail(taken, env.clone());
         }
         let a = self.block(then_branch, env);
         let b = self.block(else_branch, env);
@@ -734,7 +789,7 @@ impl Round<'_> {
         } else {
             c
         };
-        self.if_node(c, a, b, span, ty)
+        Step::Done(self.if_node(c, a, b, span, ty))
     }
 
     fn lambda(&mut self, params: &[Param], body: ExprId, env: &Env, span: Span, ty: Ty) -> ExprId {
@@ -766,7 +821,7 @@ impl Round<'_> {
         pos: Pos,
         span: Span,
         ty: Ty,
-    ) -> ExprId {
+    ) -> Step {
         if self.on(RuleName::Beta) {
             let callee = match self.node(func) {
                 Expr::Lambda { .. } => Some((func, env.clone())),
@@ -788,7 +843,7 @@ impl Round<'_> {
         }
         let f = self.simplify(func, env, blk, Pos::Arg);
         let args = self.args(args, env, blk);
-        self.app_node(f, args, blk, pos, span, ty)
+        Step::Done(self.app_node(f, args, blk, pos, span, ty))
     }
 
     /// A call of an already simplified function: beta-reduces a lambda,
@@ -807,7 +862,8 @@ impl Round<'_> {
                 self.fire(RuleName::Beta);
                 let local = census(&self.m, f);
                 self.overlays.push(local);
-                let r = self.beta(f, &Env::new(), args, blk, pos);
+                let step = self.beta(f, &empty_env(), args, blk, pos);
+                let r = self.finish(step, blk, pos);
                 self.overlays.pop();
                 r
             }
@@ -876,19 +932,19 @@ impl Round<'_> {
         args: Vec<ExprId>,
         blk: &mut Vec<Bind>,
         pos: Pos,
-    ) -> ExprId {
+    ) -> Step {
         let Expr::Lambda { params, body } = self.node(lam) else {
             unreachable!("invariant: beta is called on lambdas")
         };
         let span = self.m.span(lam);
         if self.float_ok(pos) {
             let env = self.bind_params(&params, args, lenv, blk, pos, span);
-            self.simplify(body, &env, blk, pos)
+            Step::Tail(body, env)
         } else {
             let mut local = Vec::new();
             let env = self.bind_params(&params, args, lenv, &mut local, Pos::Root, span);
             let r = self.simplify(body, &env, &mut local, Pos::Root);
-            self.wrap(local, r)
+            Step::Done(self.wrap(local, r))
         }
     }
 

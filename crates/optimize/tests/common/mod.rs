@@ -5,7 +5,11 @@
 
 #![allow(dead_code)]
 
+pub mod chain;
 pub mod programs;
+
+#[allow(unused_imports)]
+pub use chain::let_chain_grad;
 
 use semantics::{Expectations, Value};
 use syntax::{Expr, Module, Name, Prim, SourceFile};
@@ -99,4 +103,45 @@ pub fn sugar(m: &Module) -> String {
         }
     }
     syntax::print::module(&s)
+}
+
+/// The lengths of each array level of a value (`[[1, 2], [3, 4], [5, 6]]`
+/// gives `[3, 2]`; a scalar gives `[]`).
+pub fn lengths(v: &Value) -> Vec<u64> {
+    let mut out = Vec::new();
+    let mut cur = v;
+    while let Some(items) = cur.as_array() {
+        out.push(items.len() as u64);
+        match items.first() {
+            Some(first) => cur = first,
+            None => break,
+        }
+    }
+    out
+}
+
+/// The size environment of the entry of `m` at `inputs`.
+pub fn sizes(m: &Module, inputs: &[(String, Value)]) -> optimize::cost::SizeEnv {
+    let def = m.entry(None).expect("a definition");
+    let lens: Vec<Vec<u64>> = def
+        .params
+        .iter()
+        .map(|p| {
+            inputs
+                .iter()
+                .find(|(n, _)| n == p.name.as_str())
+                .map(|(_, v)| lengths(v))
+                .unwrap_or_default()
+        })
+        .collect();
+    optimize::cost::bind_sizes(def, &lens)
+}
+
+/// The text of the repository's `fixtures/NAME/program.ad`.
+pub fn fixture_program(name: &str) -> String {
+    let path = format!(
+        "{}/../../fixtures/{name}/program.ad",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("cannot read {path}: {e}"))
 }

@@ -32,7 +32,11 @@ impl CliError {
 pub fn render(file: &SourceFile, span: Span, message: &str, note: Option<&str>) -> String {
     let mut diag = Diagnostic::error().with_message(message);
     let len = file.text.len();
-    if !span.is_generated() && (span.lo as usize) <= len && (span.hi as usize) <= len && span.lo <= span.hi {
+    if !span.is_generated()
+        && (span.lo as usize) <= len
+        && (span.hi as usize) <= len
+        && span.lo <= span.hi
+    {
         let (lo, hi) = (span.lo as usize, span.hi as usize);
         if file.text.is_char_boundary(lo) && file.text.is_char_boundary(hi) {
             diag = diag.with_labels(vec![Label::primary((), lo..hi)]);
@@ -41,7 +45,11 @@ pub fn render(file: &SourceFile, span: Span, message: &str, note: Option<&str>) 
     if let Some(note) = note {
         diag = diag.with_notes(vec![note.to_string()]);
     }
-    let name = if file.name.is_empty() { "<input>" } else { file.name.as_str() };
+    let name = if file.name.is_empty() {
+        "<input>"
+    } else {
+        file.name.as_str()
+    };
     let files = SimpleFile::new(name, file.text.as_str());
     let mut out = String::new();
     let config = term::Config::default();

@@ -44,12 +44,16 @@ pub fn write_text(path: &Path, text: &str) -> Result<(), CliError> {
         std::fs::create_dir_all(dir)
             .map_err(|e| CliError::user(format!("cannot create `{}`: {e}", dir.display())))?;
     }
-    std::fs::write(path, text).map_err(|e| CliError::user(format!("cannot write `{}`: {e}", path.display())))
+    std::fs::write(path, text)
+        .map_err(|e| CliError::user(format!("cannot write `{}`: {e}", path.display())))
 }
 
 /// Parses and elaborates program text into a typed Source module.
 pub fn compile_text(name: &str, text: String) -> Result<Module, CliError> {
-    let file = SourceFile { name: name.to_string(), text };
+    let file = SourceFile {
+        name: name.to_string(),
+        text,
+    };
     syntax::compile(file.clone()).map_err(|e| diag::at(&file, e.span(), &e.to_string()))
 }
 
@@ -84,7 +88,10 @@ pub fn verify_input(path: &Path, m: &Module) -> Result<(), CliError> {
 pub fn load(path: &Path) -> Result<Program, CliError> {
     let text = read_text(path)?;
     if path.extension().is_some_and(|e| e == "ad") {
-        return Ok(Program::Source(compile_text(&path.display().to_string(), text)?));
+        return Ok(Program::Source(compile_text(
+            &path.display().to_string(),
+            text,
+        )?));
     }
     let header = syntax::read_header(&text).map_err(|e| envelope_error(path, e))?;
     match header.ir.as_str() {
@@ -92,7 +99,11 @@ pub fn load(path: &Path) -> Result<Program, CliError> {
             let m: Module = syntax::from_ron(&header.ir, syntax::FORMAT_VERSION, &text)
                 .map_err(|e| envelope_error(path, e))?;
             verify_input(path, &m)?;
-            Ok(if header.ir == syntax::SOURCE_IR { Program::Source(m) } else { Program::Target(m) })
+            Ok(if header.ir == syntax::SOURCE_IR {
+                Program::Source(m)
+            } else {
+                Program::Target(m)
+            })
         }
         other => Err(CliError::user(format!(
             "`{}` holds the `{other}` IR, which this command does not take",

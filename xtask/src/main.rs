@@ -6,9 +6,11 @@
 //! for any error in the user's input (with a rendered diagnostic on
 //! stderr), 2 for an internal error (a stage's output failed its verifier).
 
+mod derive;
 mod diag;
 mod inputs;
 mod load;
+mod stage;
 
 use clap::{Parser, Subcommand};
 use diag::CliError;
@@ -16,7 +18,10 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 #[derive(Parser)]
-#[command(name = "cargo xtask", about = "Differentiate array programs: run the stages of the compiler")]
+#[command(
+    name = "cargo xtask",
+    about = "Differentiate array programs: run the stages of the compiler"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -57,6 +62,83 @@ enum Command {
         #[arg(long = "at", value_name = "NAME=VALUE")]
         at: Vec<String>,
     },
+    /// Print the gradient of a real-valued entry: `value = ...`, then
+    /// `grad PARAM = ...` for each parameter.
+    Grad {
+        /// A `.ad` program or a Source IR file.
+        file: PathBuf,
+        /// The definition to differentiate (default: the last).
+        #[arg(long)]
+        entry: Option<String>,
+        /// The parameters to differentiate with respect to, comma-separated
+        /// (default: all, in order).
+        #[arg(long, value_name = "A,B,...")]
+        wrt: Option<String>,
+        /// An input, `NAME=VALUE`; without any, the file's `-- at` comments.
+        #[arg(long = "at", value_name = "NAME=VALUE")]
+        at: Vec<String>,
+        /// The route that computes the gradient.
+        #[arg(long, value_enum, default_value = "forward")]
+        via: derive::Via,
+    },
+    /// Print the value and the directional derivative (forward mode).
+    Jvp {
+        /// A `.ad` program or a Source IR file.
+        file: PathBuf,
+        /// The definition to differentiate (default: the last).
+        #[arg(long)]
+        entry: Option<String>,
+        /// An input, `NAME=VALUE`; without any, the file's `-- at` comments.
+        #[arg(long = "at", value_name = "NAME=VALUE")]
+        at: Vec<String>,
+        /// The tangent of each parameter, `NAME=VALUE` (every parameter needs one).
+        #[arg(long = "tangent", value_name = "NAME=VALUE")]
+        tangent: Vec<String>,
+    },
+    /// Print the Jacobian of an entry (forward mode, vectorised seeds).
+    Jacobian {
+        /// A `.ad` program or a Source IR file.
+        file: PathBuf,
+        /// The definition to differentiate (default: the last).
+        #[arg(long)]
+        entry: Option<String>,
+        /// The parameters to differentiate with respect to (default: all).
+        #[arg(long, value_name = "A,B,...")]
+        wrt: Option<String>,
+        /// An input, `NAME=VALUE`; without any, the file's `-- at` comments.
+        #[arg(long = "at", value_name = "NAME=VALUE")]
+        at: Vec<String>,
+    },
+    /// Print the gradient and the Hessian of a real-valued entry (forward over forward).
+    Hessian {
+        /// A `.ad` program or a Source IR file.
+        file: PathBuf,
+        /// The definition to differentiate (default: the last).
+        #[arg(long)]
+        entry: Option<String>,
+        /// The parameters to differentiate with respect to (default: all).
+        #[arg(long, value_name = "A,B,...")]
+        wrt: Option<String>,
+        /// An input, `NAME=VALUE`; without any, the file's `-- at` comments.
+        #[arg(long = "at", value_name = "NAME=VALUE")]
+        at: Vec<String>,
+    },
+    /// Rewrite every snapshot (fixtures' stage boundaries, diagnostics) from
+    /// what the code produces now; review the result with `git diff`.
+    Bless,
+    /// Stage: Source → Target by the forward macro; the output's entry takes
+    /// the parameters, then one tangent per parameter, and returns
+    /// `(value, tangent)`.
+    Forward {
+        /// A Source IR file (or a `.ad` program).
+        input: PathBuf,
+        /// Where to write the Target RON file.
+        #[arg(short, long)]
+        output: PathBuf,
+        /// The definition to transform (default: the last).
+        #[arg(long)]
+        entry: Option<String>,
+    },
 }
 
 fn main() -> ExitCode {
@@ -68,7 +150,9 @@ fn main() -> ExitCode {
         .spawn(move || run(cli.command))
         .map_err(|e| CliError::Internal(format!("cannot start the worker thread: {e}\n")))
         .and_then(|handle| {
-            handle.join().unwrap_or_else(|_| Err(CliError::Internal("the compiler panicked (a bug)\n".into())))
+            handle.join().unwrap_or_else(|_| {
+                Err(CliError::Internal("the compiler panicked (a bug)\n".into()))
+            })
         });
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -89,27 +173,70 @@ fn run(command: Command) -> Result<(), CliError> {
         Command::Check { file, entry } => check(&file, entry.as_deref()),
         Command::Print { file } => print(&file),
         Command::Eval { file, entry, at } => eval(&file, entry.as_deref(), &at),
+        Command::Bless => bless(),
+        Command::Grad {
+            file,
+            entry,
+            wrt,
+            at,
+            via,
+        } => derive::grad(&derive::GradRequest {
+            file: &file,
+            entry: entry.as_deref(),
+            wrt: wrt.as_deref(),
+            at: &at,
+            via,
+        }),
+        Command::Jvp {
+            file,
+            entry,
+            at,
+            tangent,
+        } => derive::jvp(&file, entry.as_deref(), &at, &tangent),
+        Command::Jacobian {
+            file,
+            entry,
+            wrt,
+            at,
+        } => derive::jacobian(&file, entry.as_deref(), wrt.as_deref(), &at),
+        Command::Hessian {
+            file,
+            entry,
+            wrt,
+            at,
+        } => derive::hessian(&file, entry.as_deref(), wrt.as_deref(), &at),
+        Command::Forward {
+            input,
+            output,
+            entry,
+        } => forward_stage(&input, &output, entry.as_deref()),
     }
 }
 
 fn parse(file: &Path, output: &Path) -> Result<(), CliError> {
     let text = load::read_text(file)?;
     let module = load::compile_text(&file.display().to_string(), text)?;
-    load::write_text(output, &syntax::to_ron(syntax::SOURCE_IR, syntax::FORMAT_VERSION, &module))
+    load::write_text(
+        output,
+        &syntax::to_ron(syntax::SOURCE_IR, syntax::FORMAT_VERSION, &module),
+    )
 }
 
 fn check(file: &Path, entry: Option<&str>) -> Result<(), CliError> {
     let program = load::load(file)?;
     let m = program.module();
     let def = inputs::entry(m, entry)?;
-    let params: Vec<String> = def
-        .params
-        .iter()
-        .map(|p| p.ty.as_ref().map_or_else(|| "?".to_string(), syntax::print::ty))
-        .collect();
-    let ret = def.ret.as_ref().map_or_else(|| "?".to_string(), syntax::print::ty);
-    let ty = if params.is_empty() { ret } else { format!("{} -> {ret}", params.join(" -> ")) };
-    println!("{} : {ty}", def.name);
+    let unknown = || "?".to_string();
+    let mut line = format!("def {}", def.name);
+    for p in &def.params {
+        let ty = p.ty.as_ref().map_or_else(unknown, syntax::print::ty);
+        line.push_str(&format!(" ({} : {ty})", p.name));
+    }
+    line.push_str(&format!(
+        " : {}",
+        def.ret.as_ref().map_or_else(unknown, syntax::print::ty)
+    ));
+    println!("{line}");
     Ok(())
 }
 
@@ -121,11 +248,48 @@ fn print(file: &Path) -> Result<(), CliError> {
 
 fn eval(file: &Path, entry: Option<&str>, at: &[String]) -> Result<(), CliError> {
     let program = load::load(file)?;
-    let m = program.module();
-    let def = inputs::entry(m, entry)?;
-    let args = inputs::entry_inputs(m, def, at)?;
-    let value = semantics::eval_entry(m, Some(def.name.as_str()), &args)
-        .map_err(|e| diag::at(&m.file, e.span(), &e.to_string()))?;
+    let m = stage::expanded(program.module())?;
+    let def = inputs::entry(&m, entry)?;
+    let args = inputs::entry_args(&m, def, at)?;
+    let value = stage::run(&m, def.name.as_str(), &args)?;
     println!("{value}");
     Ok(())
+}
+
+fn forward_stage(input: &Path, output: &Path, entry: Option<&str>) -> Result<(), CliError> {
+    let m = derive::load_source(input, "forward")?;
+    let def = inputs::entry(&m, entry)?;
+    let out = forward::jvp(&m, def).map_err(|e| diag::at(&m.file, e.span(), &e.to_string()))?;
+    let out = stage::verified("forward", out)?;
+    load::write_text(
+        output,
+        &syntax::to_ron(syntax::TARGET_IR, syntax::FORMAT_VERSION, &out),
+    )
+}
+
+fn bless() -> Result<(), CliError> {
+    // The snapshot tests rewrite their files when UPDATE_EXPECT is set
+    // (expect-test); running the whole suite once regenerates everything.
+    let nextest = std::process::Command::new("cargo")
+        .args(["nextest", "--version"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    let args: &[&str] = if nextest {
+        &["nextest", "run", "--workspace", "--no-fail-fast"]
+    } else {
+        &["test", "--workspace", "--no-fail-fast"]
+    };
+    let status = std::process::Command::new("cargo")
+        .args(args)
+        .env("UPDATE_EXPECT", "1")
+        .status()
+        .map_err(|e| CliError::user(format!("cannot run cargo: {e}")))?;
+    if status.success() {
+        println!("snapshots blessed; review them with `git diff fixtures/`");
+        Ok(())
+    } else {
+        Err(CliError::user(
+            "some tests still fail after blessing (see above)",
+        ))
+    }
 }

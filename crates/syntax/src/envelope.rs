@@ -80,7 +80,10 @@ pub fn to_ron<T: Serialize>(ir: &str, format: u32, module: &T) -> String {
     let config = ron::ser::PrettyConfig::new()
         .new_line("\n".to_string())
         .indentor("  ".to_string())
-        .struct_names(false);
+        .struct_names(false)
+        // One line per node and per table entry: readable, and diffs of
+        // blessed snapshots show which node changed.
+        .depth_limit(3);
     let out = EnvelopeOut { ir, format, module };
     let mut text = ron::ser::to_string_pretty(&out, config)
         .expect("invariant: IR types serialize without error");

@@ -31,6 +31,7 @@ use std::fmt;
 
 /// Index of an expression in [`Module::exprs`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(transparent)]
 pub struct ExprId(pub u32);
 
 impl ExprId {
@@ -92,6 +93,7 @@ impl Span {
 
 /// A name the user wrote, or one a pass made fresh (`x_12`).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(transparent)]
 pub struct Name(pub String);
 
 impl Name {

@@ -4,7 +4,8 @@
 //! form: every builtin resolved to a [`Prim`], calls of earlier definitions
 //! inlined, binders unique, every node typed. The crate also owns the
 //! printer back to text, the verifier of the term IR, the first-order check
-//! that reverse mode relies on, and the RON envelope of every IR file.
+//! that reverse mode relies on, the specialiser of higher-order programs to
+//! first order, and the RON envelope of every IR file (docs/types.md).
 //!
 //! Invariants of a core-form module (checked by `verify`):
 //! - every child id is smaller than its parent's, and every node has one parent;
@@ -12,18 +13,28 @@
 //! - `types[i]` is the type of `exprs[i]` under the typing rules of
 //!   language.md.
 
+pub mod elaborate;
 pub mod envelope;
+pub mod first_order;
+pub mod infer;
 pub mod ir;
 pub mod lexer;
 pub mod parser;
 pub mod print;
+pub mod specialize;
 pub mod stack;
+pub mod verify;
 
+pub use elaborate::elaborate;
 pub use envelope::{EnvelopeError, from_ron, read_header, to_ron};
+pub use first_order::check_first_order;
+pub use infer::infer;
 pub use ir::{
     Def, Expr, ExprId, Fixity, Module, Name, Param, Pat, Prim, Size, SourceFile, Span, Ty,
 };
 pub use parser::{parse, parse_ty};
+pub use specialize::specialize;
+pub use verify::{VerifyError, verify};
 
 /// The envelope name of a typed Source program (the output of `parse`).
 pub const SOURCE_IR: &str = "source";
@@ -35,3 +46,8 @@ pub const FORMAT_VERSION: u32 = 1;
 
 pub mod error;
 pub use error::Error;
+
+/// Program text → a typed core-form module: [`parse`] then [`elaborate`].
+pub fn compile(file: SourceFile) -> Result<Module, Error> {
+    elaborate(&parse(file)?)
+}

@@ -251,6 +251,11 @@ impl<'a> Printer<'a> {
                 let _ = write!(self.out, "<invalid {id}>");
                 return;
             };
+            if let Some(text) = self.section_of(e) {
+                // The paper's notation: `map2 (*) A B`, `map sin A`.
+                self.out.push_str(&text);
+                return;
+            }
             let level = Self::level(e);
             let parens = if level == OPEN {
                 ctx > PREFIX || !tail
@@ -265,6 +270,32 @@ impl<'a> Printer<'a> {
                 self.out.push(')');
             }
         })
+    }
+
+    /// The text of `e` as a bare operator when it is the eta-expansion of
+    /// one: `fun (a, b) -> a op b` is the section `(op)` for an infix
+    /// operator, `fun (x) -> sin x` is `sin` for a named builtin. Both read
+    /// back (elaboration eta-expands them again).
+    fn section_of(&self, e: &Expr) -> Option<String> {
+        let Expr::Lambda { params, body } = e else {
+            return None;
+        };
+        let Some(Expr::Prim { op, args }) = self.m.exprs.get(body.index()) else {
+            return None;
+        };
+        let is_param = |(id, p): (&ExprId, &Param)| matches!(self.m.exprs.get(id.index()), Some(Expr::Var(v)) if *v == p.name);
+        let distinct = params
+            .iter()
+            .enumerate()
+            .all(|(i, p)| params[..i].iter().all(|q| q.name != p.name));
+        if args.len() != params.len() || !distinct || !args.iter().zip(params).all(is_param) {
+            return None;
+        }
+        match op.fixity() {
+            Fixity::Infix(_) => Some(format!("({})", op.symbol())),
+            Fixity::Named => Some(op.symbol().to_string()),
+            Fixity::Prefix => None,
+        }
     }
 
     fn list(&mut self, items: &[ExprId], parent: ExprId) {

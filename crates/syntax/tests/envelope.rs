@@ -4,7 +4,10 @@ use syntax::{EnvelopeError, Module, SourceFile, from_ron, to_ron};
 
 #[test]
 fn round_trip_is_byte_identical() {
-    let m = Module::new(SourceFile { name: "a.ad".into(), text: "def f : R = 1".into() });
+    let m = Module::new(SourceFile {
+        name: "a.ad".into(),
+        text: "def f : R = 1".into(),
+    });
     let text = to_ron("source", 1, &m);
     let back: Module = from_ron("source", 1, &text).expect("reads back");
     assert_eq!(back, m);
@@ -15,15 +18,21 @@ fn round_trip_is_byte_identical() {
 fn other_ir_and_version_are_refused() {
     let m = Module::default();
     let text = to_ron("target", 1, &m);
-    let err = from_ron::<Module>("source", 1, &text).unwrap_err();
+    let err = from_ron::<Module>("source", 1, &text).expect_err("another IR is refused");
     assert!(matches!(err, EnvelopeError::WrongIr { .. }), "{err}");
-    let err = from_ron::<Module>("target", 2, &text).unwrap_err();
-    assert!(matches!(err, EnvelopeError::WrongVersion { found: 1, .. }), "{err}");
+    let err = from_ron::<Module>("target", 2, &text).expect_err("another version is refused");
+    assert!(
+        matches!(err, EnvelopeError::WrongVersion { found: 1, .. }),
+        "{err}"
+    );
 }
 
 #[test]
 fn truncated_file_is_malformed_with_position() {
-    let m = Module::new(SourceFile { name: "a.ad".into(), text: "x".into() });
+    let m = Module::new(SourceFile {
+        name: "a.ad".into(),
+        text: "x".into(),
+    });
     let text = to_ron("source", 1, &m);
     let cut = &text[..text.len() / 2];
     match from_ron::<Module>("source", 1, cut) {

@@ -297,5 +297,6 @@ fn integral_reals_read_back_as_ints() {
         .cloned()
         .collect();
     assert_eq!(kinds, [Expr::Int(18), Expr::Real(1.5e300)]);
-    assert!(same_module(&m, &back).is_err());
+    // The round-trip comparison treats the two spellings as one literal.
+    assert!(same_module(&m, &back).is_ok());
 }

@@ -1,0 +1,34 @@
+//! `semantics`: what programs mean.
+//!
+//! In: a core-form module (`syntax::Module`, as `syntax::elaborate`
+//! produces it, or any later stage's output) and input values. Out: the
+//! value of a definition, or an [`Error`] with the span it is about.
+//!
+//! - [`value`]: run-time values, printed in the literal syntax of
+//!   language.md with reals in their shortest round-tripping form, compared
+//!   with a tolerance, checked against types;
+//! - [`literal`]: reading values in that syntax, typed by the expected type;
+//! - [`eval`]: the call-by-value reference evaluator (seeds/000 Appendix A.1);
+//! - [`expect`]: the expectation comments (`-- at`, `-- value`, `-- grad`)
+//!   of example and fixture files.
+//!
+//! Invariants: nothing here panics on any module or input; every run-time
+//! failure is an [`Error`] with a span. The chosen meaning of every builtin
+//! is written in docs/semantics.md.
+
+pub mod eval;
+pub mod expect;
+pub mod literal;
+pub mod value;
+
+mod env;
+mod error;
+mod prims;
+mod shape;
+
+pub use error::Error;
+pub use eval::{Config, MAX_NESTING, eval_def, eval_def_with, eval_entry, eval_entry_with};
+pub use expect::Expectations;
+pub use literal::{parse_input, parse_value};
+pub use shape::{SizeEnv, ValueError, describe};
+pub use value::{ABS_TOL, Closure, REL_TOL, Value, format_real, reals_close};

@@ -1,0 +1,292 @@
+//! The builtins: scalar arithmetic, comparisons and logic, and the array
+//! builtins of language.md, applied to already evaluated operands.
+//!
+//! Chosen meanings (docs/semantics.md has the rationale):
+//! - reals are IEEE f64 with no error ever (`log 0 = -inf`, `sqrt (-1) =
+//!   nan`, `1 / 0 = inf`); `max`/`min` return the other operand when one is
+//!   NaN (C's `fmax`/`fmin`); `pow` is `f64::powf` (C's `pow`);
+//! - `Int` arithmetic (`+ - *`, negation, `abs`, `max`, `min`) is checked:
+//!   overflow is an error, never a wrap; `/` and `pow` are real-only;
+//! - `reduce f z A` and `foldl f z A` are the left fold
+//!   `f(...f(f(z, a1), a2)..., an)`;
+//! - `scanl f z A = [z, f(z, a1), f(f(z, a1), a2), ...]` (n+1 elements),
+//!   `scanr f z A = [f(a1, f(a2, ... f(an, z))), ..., f(an, z), z]`;
+//! - `shift1L` drops the first element, `shift1R` the last, both map `[]`
+//!   to `[]`;
+//! - `build n f = [f 0, ..., f (n-1)]` and `ifold f z n =
+//!   f(...f(f(z, 0), 1)..., n-1)`; a negative `n` is an error for both.
+//!
+//! Invariants: never panics; an operand of the wrong type gives
+//! `Error::Type` with the builtin's span; the number of operands has been
+//! checked against `Prim::arity` by the caller, and is checked again here.
+
+use syntax::{Prim, Span};
+
+use crate::error::Error;
+use crate::eval::Ctx;
+use crate::value::Value;
+
+/// Applies builtin `op` to its evaluated operands.
+pub(crate) fn apply_prim(
+    ctx: &Ctx<'_>,
+    op: Prim,
+    args: &[Value],
+    span: Span,
+) -> Result<Value, Error> {
+    // The function operand must be a function even when it is never
+    // applied (an empty array, a zero count).
+    if let Some(f) = op.function_arg().and_then(|i| args.get(i))
+        && !matches!(f, Value::Closure(_))
+        && !op.is_derivative_construct()
+    {
+        return Err(wrong(op, "a function", f, span));
+    }
+    match (op, args) {
+        (Prim::Neg | Prim::Abs, [a]) => int_or_real_unary(op, a, span),
+        (
+            Prim::Sin | Prim::Cos | Prim::Tan | Prim::Exp | Prim::Log | Prim::Sqrt | Prim::Tanh,
+            [a],
+        ) => {
+            let x = real(op, a, span)?;
+            Ok(Value::Real(real_unary(op, x)))
+        }
+        (Prim::Not, [a]) => Ok(Value::Bool(!boolean(op, a, span)?)),
+        (
+            Prim::Add | Prim::Sub | Prim::Mul | Prim::Div | Prim::Pow | Prim::Max | Prim::Min,
+            [a, b],
+        ) => arith(op, a, b, span),
+        (Prim::Lt | Prim::Le | Prim::Gt | Prim::Ge | Prim::Eq | Prim::Ne, [a, b]) => {
+            compare(op, a, b, span).map(Value::Bool)
+        }
+        (Prim::And, [a, b]) => Ok(Value::Bool(boolean(op, a, span)? && boolean(op, b, span)?)),
+        (Prim::Or, [a, b]) => Ok(Value::Bool(boolean(op, a, span)? || boolean(op, b, span)?)),
+        (Prim::Map, [f, a]) => {
+            let a = array(op, a, span)?;
+            let mut out = alloc(op, a.len(), span)?;
+            for x in a {
+                out.push(ctx.apply(f, std::slice::from_ref(x), span)?);
+            }
+            Ok(Value::array(out))
+        }
+        (Prim::Map2, [f, a, b]) => {
+            let a = array(op, a, span)?;
+            let b = array(op, b, span)?;
+            if a.len() != b.len() {
+                return Err(Error::SizeMismatch {
+                    span,
+                    op,
+                    left: a.len(),
+                    right: b.len(),
+                });
+            }
+            let mut out = alloc(op, a.len(), span)?;
+            for (x, y) in a.iter().zip(b) {
+                out.push(ctx.apply(f, &[x.clone(), y.clone()], span)?);
+            }
+            Ok(Value::array(out))
+        }
+        (Prim::Reduce | Prim::Foldl, [f, z, a]) => {
+            let a = array(op, a, span)?;
+            let mut acc = z.clone();
+            for x in a {
+                acc = ctx.apply(f, &[acc, x.clone()], span)?;
+            }
+            Ok(acc)
+        }
+        (Prim::Scanl, [f, z, a]) => {
+            let a = array(op, a, span)?;
+            let mut out = alloc(op, a.len() + 1, span)?;
+            let mut acc = z.clone();
+            for x in a {
+                let next = ctx.apply(f, &[acc.clone(), x.clone()], span)?;
+                out.push(std::mem::replace(&mut acc, next));
+            }
+            out.push(acc);
+            Ok(Value::array(out))
+        }
+        (Prim::Scanr, [f, z, a]) => {
+            let a = array(op, a, span)?;
+            let mut out = alloc(op, a.len() + 1, span)?;
+            let mut acc = z.clone();
+            for x in a.iter().rev() {
+                let next = ctx.apply(f, &[x.clone(), acc.clone()], span)?;
+                out.push(std::mem::replace(&mut acc, next));
+            }
+            out.push(acc);
+            out.reverse();
+            Ok(Value::array(out))
+        }
+        (Prim::Shift1L, [a]) => {
+            let a = array(op, a, span)?;
+            Ok(Value::array(a.get(1..).unwrap_or(&[]).to_vec()))
+        }
+        (Prim::Shift1R, [a]) => {
+            let a = array(op, a, span)?;
+            let keep = a.len().saturating_sub(1);
+            Ok(Value::array(a[..keep].to_vec()))
+        }
+        (Prim::Length, [a]) => {
+            let a = array(op, a, span)?;
+            i64::try_from(a.len())
+                .map(Value::Int)
+                .map_err(|_| Error::Overflow { span, op })
+        }
+        (Prim::Build, [n, f]) => {
+            let n = count(op, n, span)?;
+            let mut out = alloc(op, n, span)?;
+            for i in 0..n {
+                out.push(ctx.apply(f, &[Value::Int(i as i64)], span)?);
+            }
+            Ok(Value::array(out))
+        }
+        (Prim::Ifold, [f, z, n]) => {
+            let n = count(op, n, span)?;
+            let mut acc = z.clone();
+            for i in 0..n {
+                acc = ctx.apply(f, &[acc, Value::Int(i as i64)], span)?;
+            }
+            Ok(acc)
+        }
+        (Prim::Diff | Prim::Grad | Prim::Jvp | Prim::Vjp | Prim::Jacob, _) => {
+            Err(Error::NotExpanded { span, op })
+        }
+        _ => Err(Error::Internal {
+            span,
+            message: format!("`{op}` takes {} operands, given {}", op.arity(), args.len()),
+        }),
+    }
+}
+
+/// The unary real functions.
+fn real_unary(op: Prim, x: f64) -> f64 {
+    match op {
+        Prim::Sin => x.sin(),
+        Prim::Cos => x.cos(),
+        Prim::Tan => x.tan(),
+        Prim::Exp => x.exp(),
+        Prim::Log => x.ln(),
+        Prim::Sqrt => x.sqrt(),
+        Prim::Tanh => x.tanh(),
+        _ => f64::NAN,
+    }
+}
+
+fn int_or_real_unary(op: Prim, a: &Value, span: Span) -> Result<Value, Error> {
+    match (op, a) {
+        (Prim::Neg, Value::Real(x)) => Ok(Value::Real(-x)),
+        (Prim::Abs, Value::Real(x)) => Ok(Value::Real(x.abs())),
+        (Prim::Neg, Value::Int(i)) => i
+            .checked_neg()
+            .map(Value::Int)
+            .ok_or(Error::Overflow { span, op }),
+        (Prim::Abs, Value::Int(i)) => i
+            .checked_abs()
+            .map(Value::Int)
+            .ok_or(Error::Overflow { span, op }),
+        _ => Err(wrong(op, "a real or an integer", a, span)),
+    }
+}
+
+fn arith(op: Prim, a: &Value, b: &Value, span: Span) -> Result<Value, Error> {
+    match (a, b) {
+        (Value::Real(x), Value::Real(y)) => {
+            let (x, y) = (*x, *y);
+            Ok(Value::Real(match op {
+                Prim::Add => x + y,
+                Prim::Sub => x - y,
+                Prim::Mul => x * y,
+                Prim::Div => x / y,
+                Prim::Pow => x.powf(y),
+                Prim::Max => x.max(y),
+                Prim::Min => x.min(y),
+                _ => f64::NAN,
+            }))
+        }
+        (Value::Int(x), Value::Int(y)) => {
+            let r = match op {
+                Prim::Add => x.checked_add(*y),
+                Prim::Sub => x.checked_sub(*y),
+                Prim::Mul => x.checked_mul(*y),
+                Prim::Max => Some(*x.max(y)),
+                Prim::Min => Some(*x.min(y)),
+                _ => {
+                    return Err(Error::Type {
+                        span,
+                        message: format!("`{op}` is defined on reals only, found two integers"),
+                    });
+                }
+            };
+            r.map(Value::Int).ok_or(Error::Overflow { span, op })
+        }
+        _ => Err(two_wrong(op, "two reals or two integers", a, b, span)),
+    }
+}
+
+fn compare(op: Prim, a: &Value, b: &Value, span: Span) -> Result<bool, Error> {
+    fn by<T: PartialOrd>(op: Prim, x: T, y: T) -> bool {
+        match op {
+            Prim::Lt => x < y,
+            Prim::Le => x <= y,
+            Prim::Gt => x > y,
+            Prim::Ge => x >= y,
+            Prim::Eq => x == y,
+            _ => x != y,
+        }
+    }
+    match (a, b) {
+        (Value::Real(x), Value::Real(y)) => Ok(by(op, *x, *y)),
+        (Value::Int(x), Value::Int(y)) => Ok(by(op, *x, *y)),
+        (Value::Bool(x), Value::Bool(y)) if matches!(op, Prim::Eq | Prim::Ne) => Ok(by(op, *x, *y)),
+        _ => Err(two_wrong(op, "two reals or two integers", a, b, span)),
+    }
+}
+
+fn real(op: Prim, a: &Value, span: Span) -> Result<f64, Error> {
+    a.as_real().ok_or_else(|| wrong(op, "a real", a, span))
+}
+
+fn boolean(op: Prim, a: &Value, span: Span) -> Result<bool, Error> {
+    a.as_bool().ok_or_else(|| wrong(op, "a boolean", a, span))
+}
+
+fn array(op: Prim, a: &Value, span: Span) -> Result<&[Value], Error> {
+    a.as_array().ok_or_else(|| wrong(op, "an array", a, span))
+}
+
+/// A non-negative count (`build n f`, `ifold f z n`).
+fn count(op: Prim, n: &Value, span: Span) -> Result<usize, Error> {
+    let n = n
+        .as_int()
+        .ok_or_else(|| wrong(op, "an integer count", n, span))?;
+    usize::try_from(n).map_err(|_| Error::NegativeCount { span, op, count: n })
+}
+
+/// An empty vector with room for `n` results, or an error if that much
+/// memory cannot be had (rather than aborting the process).
+fn alloc(op: Prim, n: usize, span: Span) -> Result<Vec<Value>, Error> {
+    let mut out = Vec::new();
+    out.try_reserve_exact(n).map_err(|_| Error::TooLarge {
+        span,
+        op,
+        count: i64::try_from(n).unwrap_or(i64::MAX),
+    })?;
+    Ok(out)
+}
+
+fn wrong(op: Prim, expected: &str, found: &Value, span: Span) -> Error {
+    Error::Type {
+        span,
+        message: format!("`{op}` expects {expected}, found {}", found.kind()),
+    }
+}
+
+fn two_wrong(op: Prim, expected: &str, a: &Value, b: &Value, span: Span) -> Error {
+    Error::Type {
+        span,
+        message: format!(
+            "`{op}` expects {expected}, found {} and {}",
+            a.kind(),
+            b.kind()
+        ),
+    }
+}

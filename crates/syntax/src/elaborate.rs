@@ -1,0 +1,700 @@
+//! Elaboration: a surface-form module (straight out of the parser) → a
+//! core-form module (ir.rs), typed.
+//!
+//! Name resolution, innermost first: a local binding (parameter, `let`,
+//! lambda parameter) shadows everything; then the builtins (`sin`, `map`,
+//! ..., `fst`, `snd`, `not`); then the definition being elaborated (an
+//! error: there is no recursion); then the earlier definitions, the prelude
+//! first (src/prelude.ad), which user definitions may shadow; then the
+//! later definitions (an error again); else the name is unknown.
+//!
+//! What each surface construct becomes:
+//! - a builtin applied to all its arguments → `Expr::Prim` (`fst e`/`snd e`
+//!   → `Proj` 1/2); applied to too few or too many → an error; used as a
+//!   value (`map sin A`) → eta-expanded, `fun x_1 -> sin x_1`;
+//! - an operator section `(+)` → `fun (a_1, b_1) -> a_1 + b_1`, or the
+//!   operator itself when the section is applied to all its arguments;
+//! - a call `f a b` of an earlier definition → `let x = a in let y = b in
+//!   body`, a copy of `f`'s elaborated and typed body whose binders are all
+//!   renamed apart and whose size names are fresh (so each copy has its own
+//!   sizes); the `let`s carry `f`'s parameter types; a definition without
+//!   parameters is its body;
+//! - a definition used as a value (`map f A`) → `fun (x, y) -> body`, the
+//!   same copy under a lambda.
+//!
+//! Invariants of the output: core form (see ir.rs); it holds only the
+//! user's definitions, in order, each self-contained; every binder is
+//! unique within its definition (the user's name is kept where it does not
+//! clash, else a fresh `name_N`); compacted; typed by `infer`.
+//!
+//! Each definition is type-checked as soon as it is elaborated, so the
+//! copies inlined into later definitions carry its inferred types (literal
+//! forms, parameter types) rather than being re-inferred at each call site:
+//! definitions are monomorphic.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::OnceLock;
+
+use crate::error::Error;
+use crate::infer::{self, Scope, infer, infer_def};
+use crate::ir::{
+    Def, Expr, ExprId, Module, Name, NameGen, Param, Pat, Prim, Size, SourceFile, Span, Ty,
+};
+use crate::parser::parse;
+use crate::stack;
+
+/// The text of the prelude (src/prelude.ad): `sum`, `prod`, `dot`,
+/// `zeros_like`, `ones_like`.
+pub const PRELUDE: &str = include_str!("prelude.ad");
+
+/// The prelude, parsed once.
+fn prelude() -> Result<&'static Module, Error> {
+    static PARSED: OnceLock<Result<Module, Error>> = OnceLock::new();
+    PARSED
+        .get_or_init(|| {
+            parse(SourceFile {
+                name: "<prelude>".into(),
+                text: PRELUDE.into(),
+            })
+        })
+        .as_ref()
+        .map_err(|e| Error::Syntax {
+            span: Span::GENERATED,
+            message: format!("internal error: the prelude does not parse: {e}"),
+        })
+}
+
+/// Surface form → core form: resolves names, inlines the calls of earlier
+/// definitions and of the prelude, then infers types (module doc).
+pub fn elaborate(m: &Module) -> Result<Module, Error> {
+    elaborate_with(m, prelude()?)
+}
+
+/// Elaborates a surface-form module after `prelude` (another surface-form
+/// module, whose definitions are in scope but not in the output).
+fn elaborate_with(m: &Module, prelude: &Module) -> Result<Module, Error> {
+    infer::check_shape(m)?;
+    infer::check_shape(prelude)?;
+    let mut names = m.name_gen();
+    reserve_all(&mut names, prelude);
+    reserve_all(&mut names, m);
+    let mut el = Elab {
+        out: Module::new(m.file.clone()),
+        names,
+        visible: HashMap::new(),
+        used: HashSet::new(),
+        env: Env::default(),
+    };
+    for def in &prelude.defs {
+        let done = el.def(prelude, def, &HashMap::new(), true)?;
+        el.visible
+            .insert(done.name.as_str().to_owned(), (done, true));
+    }
+    let positions: HashMap<&str, usize> = m
+        .defs
+        .iter()
+        .enumerate()
+        .map(|(i, d)| (d.name.as_str(), i))
+        .collect();
+    let mut user: Vec<Def> = Vec::new();
+    for (i, def) in m.defs.iter().enumerate() {
+        if user.iter().any(|d| d.name == def.name) {
+            return Err(Error::Scope {
+                span: def.name_span,
+                message: format!("`{}` is defined twice", def.name),
+            });
+        }
+        let later: HashMap<&str, usize> = positions
+            .iter()
+            .filter(|&(_, &j)| j > i)
+            .map(|(&n, &j)| (n, j))
+            .collect();
+        let done = el.def(m, def, &later, false)?;
+        user.push(done.clone());
+        el.visible
+            .insert(done.name.as_str().to_owned(), (done, false));
+    }
+    let mut out = el.out;
+    out.defs = user;
+    out.compact();
+    infer(&mut out)?;
+    // Annotations become the types inferred for them: the size names of
+    // inlined copies (`[n_10]`) do not survive into the output.
+    for i in 0..out.exprs.len() {
+        let value = match &out.exprs[i] {
+            Expr::Let {
+                ty: Some(_), value, ..
+            } => *value,
+            _ => continue,
+        };
+        let inferred = out.types[value.index()].clone();
+        if let Expr::Let { ty, .. } = &mut out.exprs[i] {
+            *ty = Some(inferred);
+        }
+    }
+    Ok(out)
+}
+
+/// Reserves every name of a module, including size names, in `names`.
+fn reserve_all(names: &mut NameGen, m: &Module) {
+    let mut sizes = Vec::new();
+    for d in &m.defs {
+        names.reserve(d.name.as_str());
+        for p in &d.params {
+            names.reserve(p.name.as_str());
+            sizes.extend(p.ty.iter().cloned());
+        }
+        sizes.extend(d.ret.iter().cloned());
+    }
+    for e in &m.exprs {
+        match e {
+            Expr::Var(x) => names.reserve(x.as_str()),
+            Expr::Let { pat, ty, .. } => {
+                match pat {
+                    Pat::Var(x) => names.reserve(x.as_str()),
+                    Pat::Tuple(xs) => xs.iter().for_each(|x| names.reserve(x.as_str())),
+                }
+                sizes.extend(ty.iter().cloned());
+            }
+            Expr::Lambda { params, .. } => {
+                for p in params {
+                    names.reserve(p.name.as_str());
+                    sizes.extend(p.ty.iter().cloned());
+                }
+            }
+            _ => {}
+        }
+    }
+    for ty in &sizes {
+        for_each_size_name(ty, &mut |n| names.reserve(n.as_str()));
+    }
+}
+
+fn for_each_size_name(ty: &Ty, f: &mut dyn FnMut(&Name)) {
+    stack::guard(|| match ty {
+        Ty::Real | Ty::Int | Ty::Bool => {}
+        Ty::Array(size, elem) => {
+            if let Size::Var(n, _) = size {
+                f(n);
+            }
+            for_each_size_name(elem, f);
+        }
+        Ty::Tuple(items) => items.iter().for_each(|i| for_each_size_name(i, f)),
+        Ty::Func(params, ret) => {
+            params.iter().for_each(|p| for_each_size_name(p, f));
+            for_each_size_name(ret, f);
+        }
+    })
+}
+
+/// Source name → output name.
+type Env = Scope<Name>;
+
+struct Elab {
+    out: Module,
+    names: NameGen,
+    /// The elaborated, typed definitions in scope, by name; `true` for the
+    /// prelude's.
+    visible: HashMap<String, (Def, bool)>,
+    /// The binder names used in the current definition.
+    used: HashSet<Name>,
+    /// The source names in scope, and what they are called in the output.
+    env: Env,
+}
+
+/// The surface module a definition is read from, and what it may not call.
+struct Src<'a> {
+    m: &'a Module,
+    def: &'a Def,
+    /// Definitions after the current one, by name.
+    later: &'a HashMap<&'a str, usize>,
+}
+
+fn scope_err(span: Span, message: String) -> Error {
+    Error::Scope { span, message }
+}
+
+fn is_builtin_name(name: &str) -> bool {
+    Prim::from_name(name).is_some() || matches!(name, "fst" | "snd")
+}
+
+fn args_message(name: &str, want: usize, given: usize) -> String {
+    format!(
+        "`{name}` takes {want} argument{}, {given} given",
+        if want == 1 { "" } else { "s" }
+    )
+}
+
+impl Elab {
+    /// Elaborates and types one definition.
+    fn def(
+        &mut self,
+        m: &Module,
+        def: &Def,
+        later: &HashMap<&str, usize>,
+        prelude: bool,
+    ) -> Result<Def, Error> {
+        if is_builtin_name(def.name.as_str()) {
+            return Err(scope_err(
+                def.name_span,
+                format!("`{}` is a builtin and cannot be redefined", def.name),
+            ));
+        }
+        self.used.clear();
+        self.env = Env::default();
+        let src = Src { m, def, later };
+        let mut params = Vec::new();
+        check_distinct(def.params.iter().map(|p| (&p.name, p.span)), "parameter")?;
+        for p in &def.params {
+            let x = self.binder(&p.name);
+            self.env.push(p.name.clone(), x.clone());
+            params.push(Param {
+                name: x,
+                ty: p.ty.clone(),
+                span: p.span,
+            });
+        }
+        let body = self.expr(&src, def.body)?;
+        let mut out = Def {
+            name: def.name.clone(),
+            name_span: def.name_span,
+            params,
+            ret: def.ret.clone(),
+            body,
+        };
+        infer_def(&mut self.out, &mut out).map_err(|e| {
+            if prelude {
+                Error::Type {
+                    span: Span::GENERATED,
+                    message: format!("internal error in the prelude's `{}`: {e}", def.name),
+                }
+            } else {
+                e
+            }
+        })?;
+        Ok(out)
+    }
+
+    /// A binder for `name` in the current definition: the name itself if
+    /// it is still free there, else a fresh one.
+    fn binder(&mut self, name: &Name) -> Name {
+        let res = if self.used.contains(name) {
+            self.names.fresh(name.as_str())
+        } else {
+            self.names.reserve(name.as_str());
+            name.clone()
+        };
+        self.used.insert(res.clone());
+        res
+    }
+
+    /// A binder that is fresh everywhere.
+    fn fresh(&mut self, base: &str) -> Name {
+        let x = self.names.fresh(base);
+        self.used.insert(x.clone());
+        x
+    }
+
+    fn add(&mut self, e: Expr, span: Span) -> ExprId {
+        self.out.add(e, span)
+    }
+
+    fn expr(&mut self, src: &Src, id: ExprId) -> Result<ExprId, Error> {
+        stack::guard(|| self.expr_inner(src, id))
+    }
+
+    fn exprs(&mut self, src: &Src, ids: &[ExprId]) -> Result<Vec<ExprId>, Error> {
+        ids.iter().map(|&i| self.expr(src, i)).collect()
+    }
+
+    fn expr_inner(&mut self, src: &Src, id: ExprId) -> Result<ExprId, Error> {
+        let span = src.m.span(id);
+        let e = src.m.expr(id);
+        match e {
+            Expr::Var(x) => self.reference(src, x, span),
+            Expr::Real(_) | Expr::Int(_) | Expr::Bool(_) => Ok(self.add(e.clone(), span)),
+            Expr::Let {
+                pat,
+                ty,
+                value,
+                body,
+            } => {
+                let v = self.expr(src, *value)?;
+                let names: Vec<&Name> = match pat {
+                    Pat::Var(x) => vec![x],
+                    Pat::Tuple(xs) => {
+                        check_distinct(xs.iter().map(|x| (x, span)), "name in this pattern")?;
+                        xs.iter().collect()
+                    }
+                };
+                let mut out = Vec::new();
+                for &x in &names {
+                    let x2 = self.binder(x);
+                    self.env.push(x.clone(), x2.clone());
+                    out.push(x2);
+                }
+                let b = self.expr(src, *body)?;
+                names.iter().for_each(|x| self.env.pop(x));
+                let pat = match pat {
+                    Pat::Var(_) => Pat::Var(out.remove(0)),
+                    Pat::Tuple(_) => Pat::Tuple(out),
+                };
+                Ok(self.add(
+                    Expr::Let {
+                        pat,
+                        ty: ty.clone(),
+                        value: v,
+                        body: b,
+                    },
+                    span,
+                ))
+            }
+            Expr::Lambda { params, body } => {
+                check_distinct(params.iter().map(|p| (&p.name, p.span)), "parameter")?;
+                let mut out = Vec::new();
+                for p in params {
+                    let x = self.binder(&p.name);
+                    self.env.push(p.name.clone(), x.clone());
+                    out.push(Param {
+                        name: x,
+                        ty: p.ty.clone(),
+                        span: p.span,
+                    });
+                }
+                let b = self.expr(src, *body)?;
+                params.iter().for_each(|p| self.env.pop(&p.name));
+                Ok(self.add(
+                    Expr::Lambda {
+                        params: out,
+                        body: b,
+                    },
+                    span,
+                ))
+            }
+            Expr::App { func, args } => self.call(src, *func, args, span),
+            Expr::Section(op) => Ok(self.section(*op, span)),
+            Expr::Tuple(_)
+            | Expr::Proj { .. }
+            | Expr::If { .. }
+            | Expr::Prim { .. }
+            | Expr::Array(_)
+            | Expr::Index { .. } => {
+                let children = self.exprs(src, &e.children())?;
+                let mut it = children.into_iter();
+                let node = e.map_children(|_| it.next().expect("invariant: one new id per child"));
+                Ok(self.add(node, span))
+            }
+        }
+    }
+
+    /// A name used as a value, not in call position.
+    fn reference(&mut self, src: &Src, x: &Name, span: Span) -> Result<ExprId, Error> {
+        if let Some(x2) = self.env.get(x) {
+            return Ok(self.add(Expr::Var(x2.clone()), span));
+        }
+        if let Some(index) = projection(x.as_str()) {
+            let p = self.fresh("p");
+            let v = self.add(Expr::Var(p.clone()), span);
+            let body = self.add(Expr::Proj { tuple: v, index }, span);
+            return Ok(self.lambda(vec![(p, None)], body, span));
+        }
+        if let Some(op) = Prim::from_name(x.as_str()) {
+            // Eta-expanded: `fun (x_1, ..., x_k) -> op x_1 ... x_k`.
+            let params: Vec<Name> = (0..op.arity()).map(|_| self.fresh("x")).collect();
+            let args = params
+                .iter()
+                .map(|p| self.add(Expr::Var(p.clone()), span))
+                .collect();
+            let body = self.add(Expr::Prim { op, args }, span);
+            return Ok(self.lambda(params.into_iter().map(|p| (p, None)).collect(), body, span));
+        }
+        let def = self.definition(src, x, span)?;
+        if def.params.is_empty() {
+            return self.copy_body(&def, span, &mut HashMap::new(), Env::default());
+        }
+        let mut sizes = HashMap::new();
+        let mut inner = Env::default();
+        let mut params = Vec::new();
+        for p in &def.params {
+            let x2 = self.binder(&p.name);
+            inner.push(p.name.clone(), x2.clone());
+            let ty = p.ty.as_ref().map(|t| self.rename_sizes(t, &mut sizes));
+            params.push((x2, ty));
+        }
+        let body = self.copy_body(&def, span, &mut sizes, inner)?;
+        Ok(self.lambda(params, body, span))
+    }
+
+    fn lambda(&mut self, params: Vec<(Name, Option<Ty>)>, body: ExprId, span: Span) -> ExprId {
+        let params = params
+            .into_iter()
+            .map(|(name, ty)| Param { name, ty, span })
+            .collect();
+        self.add(Expr::Lambda { params, body }, span)
+    }
+
+    /// The elaborated definition `x` refers to, or why there is none.
+    fn definition(&mut self, src: &Src, x: &Name, span: Span) -> Result<Def, Error> {
+        if *x == src.def.name {
+            return Err(scope_err(
+                span,
+                format!("recursion is not supported: `{x}` calls itself"),
+            ));
+        }
+        if let Some((def, _)) = self.visible.get(x.as_str()) {
+            return Ok(def.clone());
+        }
+        if src.later.contains_key(x.as_str()) {
+            return Err(scope_err(
+                span,
+                format!(
+                    "recursion is not supported: `{}` calls `{x}`, which is defined later",
+                    src.def.name
+                ),
+            ));
+        }
+        Err(scope_err(span, format!("unknown name `{x}`")))
+    }
+
+    /// `func args`.
+    fn call(
+        &mut self,
+        src: &Src,
+        func: ExprId,
+        args: &[ExprId],
+        span: Span,
+    ) -> Result<ExprId, Error> {
+        match src.m.expr(func) {
+            Expr::Var(x) if self.env.get(x).is_none() => {
+                if let Some(index) = projection(x.as_str()) {
+                    if args.len() != 1 {
+                        return Err(Error::Type {
+                            span,
+                            message: args_message(x.as_str(), 1, args.len()),
+                        });
+                    }
+                    let t = self.expr(src, args[0])?;
+                    return Ok(self.add(Expr::Proj { tuple: t, index }, span));
+                }
+                if let Some(op) = Prim::from_name(x.as_str()) {
+                    if args.len() != op.arity() {
+                        return Err(Error::Type {
+                            span,
+                            message: args_message(x.as_str(), op.arity(), args.len()),
+                        });
+                    }
+                    let args = self.exprs(src, args)?;
+                    return Ok(self.add(Expr::Prim { op, args }, span));
+                }
+                let fspan = src.m.span(func);
+                let def = self.definition(src, x, fspan)?;
+                let args = self.exprs(src, args)?;
+                if def.params.is_empty() {
+                    let f = self.copy_body(&def, fspan, &mut HashMap::new(), Env::default())?;
+                    return Ok(self.add(Expr::App { func: f, args }, span));
+                }
+                if def.params.len() != args.len() {
+                    return Err(Error::Type {
+                        span,
+                        message: args_message(x.as_str(), def.params.len(), args.len()),
+                    });
+                }
+                self.inline(&def, args, span)
+            }
+            Expr::Section(op) if args.len() == op.arity() => {
+                let args = self.exprs(src, args)?;
+                Ok(self.add(Expr::Prim { op: *op, args }, span))
+            }
+            _ => {
+                let f = self.expr(src, func)?;
+                let args = self.exprs(src, args)?;
+                Ok(self.add(Expr::App { func: f, args }, span))
+            }
+        }
+    }
+
+    /// `(op)` as a lambda.
+    fn section(&mut self, op: Prim, span: Span) -> ExprId {
+        let bases = ["a", "b", "c"];
+        let params: Vec<Name> = (0..op.arity())
+            .map(|i| self.fresh(bases.get(i).copied().unwrap_or("a")))
+            .collect();
+        let args = params
+            .iter()
+            .map(|p| self.add(Expr::Var(p.clone()), span))
+            .collect();
+        let body = self.add(Expr::Prim { op, args }, span);
+        self.lambda(params.into_iter().map(|p| (p, None)).collect(), body, span)
+    }
+
+    /// `let x1 = a1 in ... let xk = ak in body` for a call of `def`.
+    fn inline(&mut self, def: &Def, args: Vec<ExprId>, span: Span) -> Result<ExprId, Error> {
+        let mut sizes = HashMap::new();
+        let mut env = Env::default();
+        let mut lets = Vec::new();
+        for (p, a) in def.params.iter().zip(args) {
+            let x = self.binder(&p.name);
+            env.push(p.name.clone(), x.clone());
+            let ty = p.ty.as_ref().map(|t| self.rename_sizes(t, &mut sizes));
+            lets.push((x, ty, a));
+        }
+        let mut body = self.copy_body(def, span, &mut sizes, env)?;
+        for (x, ty, value) in lets.into_iter().rev() {
+            body = self.add(
+                Expr::Let {
+                    pat: Pat::Var(x),
+                    ty,
+                    value,
+                    body,
+                },
+                span,
+            );
+        }
+        Ok(body)
+    }
+
+    /// A copy of an elaborated definition's body with every binder renamed
+    /// apart in the current definition and every size name renamed through
+    /// `sizes` (fresh on first sight). Nodes copied from the prelude take
+    /// the span of the call; others keep their own.
+    fn copy_body(
+        &mut self,
+        def: &Def,
+        span: Span,
+        sizes: &mut HashMap<Name, Name>,
+        mut env: Env,
+    ) -> Result<ExprId, Error> {
+        let from_prelude = self
+            .visible
+            .get(def.name.as_str())
+            .is_some_and(|(_, prelude)| *prelude);
+        let at = from_prelude.then_some(span);
+        Ok(self.copy(def.body, &mut env, sizes, at))
+    }
+
+    fn copy(
+        &mut self,
+        id: ExprId,
+        env: &mut Env,
+        sizes: &mut HashMap<Name, Name>,
+        at: Option<Span>,
+    ) -> ExprId {
+        stack::guard(|| {
+            let span = at.unwrap_or(self.out.span(id));
+            let e = self.out.expr(id).clone();
+            let node = match e {
+                Expr::Var(x) => Expr::Var(env.get(&x).cloned().unwrap_or(x)),
+                Expr::Let {
+                    pat,
+                    ty,
+                    value,
+                    body,
+                } => {
+                    let v = self.copy(value, env, sizes, at);
+                    let names: Vec<Name> = match &pat {
+                        Pat::Var(x) => vec![x.clone()],
+                        Pat::Tuple(xs) => xs.clone(),
+                    };
+                    let mut out = Vec::new();
+                    for x in &names {
+                        let x2 = self.binder(x);
+                        env.push(x.clone(), x2.clone());
+                        out.push(x2);
+                    }
+                    let pat = match pat {
+                        Pat::Var(_) => Pat::Var(out.remove(0)),
+                        Pat::Tuple(_) => Pat::Tuple(out),
+                    };
+                    let ty = ty.map(|t| self.rename_sizes(&t, sizes));
+                    let b = self.copy(body, env, sizes, at);
+                    names.iter().for_each(|x| env.pop(x));
+                    Expr::Let {
+                        pat,
+                        ty,
+                        value: v,
+                        body: b,
+                    }
+                }
+                Expr::Lambda { params, body } => {
+                    let mut new_params = Vec::new();
+                    for p in &params {
+                        let x2 = self.binder(&p.name);
+                        env.push(p.name.clone(), x2.clone());
+                        new_params.push(Param {
+                            name: x2,
+                            ty: p.ty.as_ref().map(|t| self.rename_sizes(t, sizes)),
+                            span: at.unwrap_or(p.span),
+                        });
+                    }
+                    let b = self.copy(body, env, sizes, at);
+                    params.iter().for_each(|p| env.pop(&p.name));
+                    Expr::Lambda {
+                        params: new_params,
+                        body: b,
+                    }
+                }
+                other => {
+                    let children: Vec<ExprId> = other
+                        .children()
+                        .into_iter()
+                        .map(|c| self.copy(c, env, sizes, at))
+                        .collect();
+                    let mut it = children.into_iter();
+                    other.map_children(|_| it.next().expect("invariant: one new id per child"))
+                }
+            };
+            self.add(node, span)
+        })
+    }
+
+    /// The type with every size name replaced through `sizes`, a fresh
+    /// name on first sight.
+    fn rename_sizes(&mut self, ty: &Ty, sizes: &mut HashMap<Name, Name>) -> Ty {
+        stack::guard(|| match ty {
+            Ty::Real | Ty::Int | Ty::Bool => ty.clone(),
+            Ty::Array(size, elem) => {
+                let size = match size {
+                    Size::Var(n, o) => {
+                        let n2 = sizes
+                            .entry(n.clone())
+                            .or_insert_with(|| self.names.fresh(n.as_str()))
+                            .clone();
+                        Size::Var(n2, *o)
+                    }
+                    s => s.clone(),
+                };
+                Ty::Array(size, Box::new(self.rename_sizes(elem, sizes)))
+            }
+            Ty::Tuple(items) => {
+                Ty::Tuple(items.iter().map(|i| self.rename_sizes(i, sizes)).collect())
+            }
+            Ty::Func(params, ret) => Ty::Func(
+                params.iter().map(|p| self.rename_sizes(p, sizes)).collect(),
+                Box::new(self.rename_sizes(ret, sizes)),
+            ),
+        })
+    }
+}
+
+/// `fst` → 1, `snd` → 2.
+fn projection(name: &str) -> Option<u32> {
+    match name {
+        "fst" => Some(1),
+        "snd" => Some(2),
+        _ => None,
+    }
+}
+
+/// Refuses a parameter list or pattern that binds a name twice.
+fn check_distinct<'a>(
+    names: impl Iterator<Item = (&'a Name, Span)>,
+    what: &str,
+) -> Result<(), Error> {
+    let mut seen = HashSet::new();
+    for (n, span) in names {
+        if !seen.insert(n) {
+            return Err(scope_err(span, format!("{what} `{n}` appears twice")));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,263 @@
+//! The typing rule of every builtin (docs/types.md, "Builtins").
+//!
+//! Second-order builtins infer their data arguments first and then check the
+//! function argument against the parameter types those determine, so that
+//! a lambda's body is inferred knowing its parameters' types.
+
+use super::table::{Class, Ctor, SizeNorm, SizeTerm, SizeVal};
+use super::{Cx, TyVar};
+use crate::error::Error;
+use crate::ir::{Expr, ExprId, Prim, Span};
+
+impl Cx<'_> {
+    pub(super) fn prim(&mut self, op: Prim, args: &[ExprId], span: Span) -> Result<TyVar, Error> {
+        if args.len() != op.arity() {
+            return Err(Error::Type {
+                span,
+                message: format!(
+                    "`{op}` takes {} argument{}, {} given",
+                    op.arity(),
+                    if op.arity() == 1 { "" } else { "s" },
+                    args.len()
+                ),
+            });
+        }
+        let sp = |i: usize| self.m.span(args[i]);
+        match op {
+            Prim::Add | Prim::Sub | Prim::Mul => {
+                let (a, b) = (self.expr(args[0])?, self.expr(args[1])?);
+                self.numeric(a, sp(0))?;
+                self.expect(a, b, sp(1))?;
+                Ok(a)
+            }
+            Prim::Neg => {
+                let a = self.expr(args[0])?;
+                self.numeric(a, sp(0))?;
+                Ok(a)
+            }
+            Prim::Div | Prim::Pow | Prim::Max | Prim::Min => {
+                for (i, &a) in args.iter().enumerate() {
+                    let ta = self.expr(a)?;
+                    self.want(Ctor::Real, ta, sp(i))?;
+                }
+                Ok(self.t.known(Ctor::Real))
+            }
+            Prim::Sin
+            | Prim::Cos
+            | Prim::Tan
+            | Prim::Exp
+            | Prim::Log
+            | Prim::Sqrt
+            | Prim::Tanh
+            | Prim::Abs => {
+                let ta = self.expr(args[0])?;
+                self.want(Ctor::Real, ta, sp(0))?;
+                Ok(ta)
+            }
+            Prim::Lt | Prim::Le | Prim::Gt | Prim::Ge | Prim::Eq | Prim::Ne => {
+                let (a, b) = (self.expr(args[0])?, self.expr(args[1])?);
+                if matches!(op, Prim::Eq | Prim::Ne) {
+                    self.classed(a, Class::Eq, sp(0))?;
+                } else {
+                    self.numeric(a, sp(0))?;
+                }
+                self.expect(a, b, sp(1))?;
+                Ok(self.t.known(Ctor::Bool))
+            }
+            Prim::And | Prim::Or | Prim::Not => {
+                for (i, &a) in args.iter().enumerate() {
+                    let ta = self.expr(a)?;
+                    self.want(Ctor::Bool, ta, sp(i))?;
+                }
+                Ok(self.t.known(Ctor::Bool))
+            }
+            Prim::Map => {
+                let ta = self.expr(args[1])?;
+                let (n, t) = self.array_of(ta, sp(1))?;
+                let u = self.fun_arg(op, args[0], &[t])?;
+                Ok(self.t.known(Ctor::Array(n, u)))
+            }
+            Prim::Map2 => {
+                let ta = self.expr(args[1])?;
+                let (n, t) = self.array_of(ta, sp(1))?;
+                let tb = self.expr(args[2])?;
+                let (_, u) = self.array_of(tb, sp(2))?;
+                let want = self.t.known(Ctor::Array(n, u));
+                self.expect(want, tb, sp(2))?;
+                let v = self.fun_arg(op, args[0], &[t, u])?;
+                Ok(self.t.known(Ctor::Array(n, v)))
+            }
+            Prim::Reduce => {
+                let tz = self.expr(args[1])?;
+                let ta = self.expr(args[2])?;
+                let (_, t) = self.array_of(ta, sp(2))?;
+                self.expect(t, tz, sp(1))?;
+                let r = self.fun_arg(op, args[0], &[t, t])?;
+                self.expect(t, r, sp(0))?;
+                Ok(t)
+            }
+            Prim::Foldl | Prim::Scanl | Prim::Scanr => {
+                let s = self.expr(args[1])?;
+                let ta = self.expr(args[2])?;
+                let (n, t) = self.array_of(ta, sp(2))?;
+                let params = if op == Prim::Scanr { [t, s] } else { [s, t] };
+                let r = self.fun_arg(op, args[0], &params)?;
+                self.expect(s, r, sp(0))?;
+                if op == Prim::Foldl {
+                    Ok(s)
+                } else {
+                    let n1 = SizeTerm {
+                        var: n.var,
+                        offset: n.offset + 1,
+                    };
+                    Ok(self.t.known(Ctor::Array(n1, s)))
+                }
+            }
+            Prim::Shift1L | Prim::Shift1R => {
+                let ta = self.expr(args[0])?;
+                let (n, t) = self.array_of(ta, sp(0))?;
+                // `[n+1]T -> [n]T`; a shift of an array known to be empty is empty.
+                let m = match self.t.norm(n) {
+                    SizeNorm::Lit(0) => n,
+                    _ => SizeTerm {
+                        var: n.var,
+                        offset: n.offset - 1,
+                    },
+                };
+                Ok(self.t.known(Ctor::Array(m, t)))
+            }
+            Prim::Length => {
+                let ta = self.expr(args[0])?;
+                self.array_of(ta, sp(0))?;
+                Ok(self.t.known(Ctor::Int))
+            }
+            Prim::Build => {
+                let tn = self.expr(args[0])?;
+                self.want(Ctor::Int, tn, sp(0))?;
+                let size = self.build_size(args[0], span)?;
+                let int = self.t.known(Ctor::Int);
+                let t = self.fun_arg(op, args[1], &[int])?;
+                Ok(self.t.known(Ctor::Array(size, t)))
+            }
+            Prim::Ifold => {
+                let s = self.expr(args[1])?;
+                let tn = self.expr(args[2])?;
+                self.want(Ctor::Int, tn, sp(2))?;
+                let int = self.t.known(Ctor::Int);
+                let r = self.fun_arg(op, args[0], &[s, int])?;
+                self.expect(s, r, sp(0))?;
+                Ok(s)
+            }
+            Prim::Diff => {
+                let tx = self.expr(args[1])?;
+                self.want(Ctor::Real, tx, sp(1))?;
+                let r = self.fun_arg(op, args[0], &[tx])?;
+                self.want(Ctor::Real, r, sp(0))?;
+                Ok(tx)
+            }
+            Prim::Grad => {
+                let tx = self.expr(args[1])?;
+                let r = self.fun_arg(op, args[0], &[tx])?;
+                self.want(Ctor::Real, r, sp(0))?;
+                self.ground.push((tx, sp(1)));
+                self.check_ground()?;
+                Ok(tx)
+            }
+            Prim::Jvp => {
+                let tx = self.expr(args[1])?;
+                let tdx = self.expr(args[2])?;
+                self.expect(tx, tdx, sp(2))?;
+                let u = self.fun_arg(op, args[0], &[tx])?;
+                Ok(self.t.known(Ctor::Tuple(vec![u, u])))
+            }
+            Prim::Vjp => {
+                let tx = self.expr(args[1])?;
+                let tdy = self.expr(args[2])?;
+                let u = self.fun_arg(op, args[0], &[tx])?;
+                self.expect(u, tdy, sp(2))?;
+                Ok(self.t.known(Ctor::Tuple(vec![u, tx])))
+            }
+            Prim::Jacob => {
+                let tx = self.expr(args[1])?;
+                let (n, r) = self.array_of(tx, sp(1))?;
+                self.want(Ctor::Real, r, sp(1))?;
+                let ty = self.fun_arg(op, args[0], &[tx])?;
+                let (m, r2) = self.array_of(ty, sp(0))?;
+                self.want(Ctor::Real, r2, sp(0))?;
+                let row = self.t.known(Ctor::Array(n, r));
+                Ok(self.t.known(Ctor::Array(m, row)))
+            }
+        }
+    }
+
+    /// Infers the function argument of a builtin against the parameter
+    /// types the other arguments determine; returns its result type.
+    fn fun_arg(&mut self, op: Prim, f: ExprId, params: &[TyVar]) -> Result<TyVar, Error> {
+        if let Expr::Lambda { params: ps, .. } = self.m.expr(f)
+            && ps.len() != params.len()
+        {
+            let n = params.len();
+            return Err(Error::Type {
+                span: self.m.span(f),
+                message: format!(
+                    "`{op}` needs a function of {n} argument{}, this one takes {}",
+                    if n == 1 { "" } else { "s" },
+                    ps.len()
+                ),
+            });
+        }
+        let tf = self.expr_fun(f, params)?;
+        let span = self.m.span(f);
+        let (have, ret) = self.func_of(tf, params.len(), span)?;
+        for (&want, got) in params.iter().zip(have) {
+            if let Err(clash) = self.t.unify(want, got) {
+                // Name the whole function type the builtin needed.
+                let want_fn = self.t.known(Ctor::Func(params.to_vec(), ret));
+                return Err(self.clash(clash, want_fn, tf, span));
+            }
+        }
+        Ok(ret)
+    }
+
+    /// `found` must be the scalar `ctor`.
+    fn want(&mut self, ctor: Ctor, found: TyVar, span: Span) -> Result<(), Error> {
+        let want = self.t.known(ctor);
+        self.expect(want, found, span)
+    }
+
+    fn numeric(&mut self, v: TyVar, span: Span) -> Result<(), Error> {
+        self.classed(v, Class::Num, span)
+    }
+
+    /// `v` must be of the class: an unknown takes it on, a known type must
+    /// be in it.
+    fn classed(&mut self, v: TyVar, class: Class, span: Span) -> Result<(), Error> {
+        let c = self.t.fresh(span, class);
+        match self.t.unify(c, v) {
+            Ok(()) => Ok(()),
+            Err(_) => Err(Error::Type {
+                span,
+                message: format!("expected {}, found `{}`", class.describe(), self.t.show(v)),
+            }),
+        }
+    }
+
+    /// The size of `build n f`: `n` itself when it is a literal, the size of
+    /// `A` when it is `length A`, else a fresh unknown (docs/types.md).
+    fn build_size(&mut self, n: ExprId, span: Span) -> Result<SizeTerm, Error> {
+        match self.m.expr(n) {
+            Expr::Int(k) if *k >= 0 => Ok(self.t.known_size(SizeVal::Lit(*k))),
+            Expr::Prim {
+                op: Prim::Length,
+                args,
+            } if args.len() == 1 => {
+                let a = args[0];
+                match self.expr_ty.iter().rev().find(|(id, _)| *id == a) {
+                    Some(&(_, ta)) => Ok(self.array_of(ta, span)?.0),
+                    None => Ok(self.t.fresh_size(span)),
+                }
+            }
+            _ => Ok(self.t.fresh_size(span)),
+        }
+    }
+}

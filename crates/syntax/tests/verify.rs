@@ -1,0 +1,225 @@
+//! The verifier: generated well-typed programs pass it (and type inference
+//! is idempotent on them), and each kind of corruption is caught.
+//!
+//! Programs are generated as text from a small typed grammar, so that they
+//! are well typed by construction (an oracle independent of inference),
+//! then compiled through the whole front end.
+
+mod support;
+
+use proptest::prelude::*;
+use support::Gen;
+use syntax::{
+    Expr, ExprId, Module, Name, Pat, SourceFile, Ty, check_first_order, compile, infer, print,
+    specialize, verify,
+};
+
+fn compiled(seed: u64, depth: u32, higher_order: bool) -> (String, Module) {
+    let text = Gen::new(seed, higher_order, higher_order).program(depth);
+    match compile(SourceFile {
+        name: "gen.ad".into(),
+        text: text.clone(),
+    }) {
+        Ok(m) => (text, m),
+        Err(e) => panic!("a generated program does not compile: {e:?}\n{text}"),
+    }
+}
+
+fn messages(m: &Module) -> Vec<String> {
+    match verify(m) {
+        Ok(()) => Vec::new(),
+        Err(es) => es.iter().map(ToString::to_string).collect(),
+    }
+}
+
+/// The lets and lambdas that bind a name, with the definition they are in.
+fn binders(m: &Module) -> Vec<(usize, ExprId)> {
+    let mut out = Vec::new();
+    for (d, def) in m.defs.iter().enumerate() {
+        let mut stack = vec![def.body];
+        while let Some(id) = stack.pop() {
+            let e = m.expr(id);
+            if matches!(
+                e,
+                Expr::Let {
+                    pat: Pat::Var(_),
+                    ..
+                } | Expr::Lambda { .. }
+            ) && !matches!(e, Expr::Lambda { params, .. } if params.is_empty())
+            {
+                out.push((d, id));
+            }
+            stack.extend(e.children());
+        }
+    }
+    out
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 200, .. ProptestConfig::default() })]
+
+    /// Generated programs verify; inference is idempotent on them; the
+    /// specialised program verifies and is first-order when the program
+    /// has no derivative construct.
+    #[test]
+    fn generated_programs_verify(seed in any::<u64>(), depth in 1u32..6, higher_order in any::<bool>()) {
+        let (text, m) = compiled(seed, depth, higher_order);
+        prop_assert!(messages(&m).is_empty(), "{text}\n{:?}", messages(&m));
+        let mut again = m.clone();
+        infer(&mut again).expect("infer succeeds on its own output");
+        prop_assert_eq!(&again, &m);
+        let s = specialize(&m).expect("specialises");
+        prop_assert!(messages(&s).is_empty(), "{text}\n{}\n{:?}", print::module(&s), messages(&s));
+        let derivatives = s.exprs.iter().any(|e| matches!(e, Expr::Prim { op, .. } if op.is_derivative_construct()));
+        prop_assert_eq!(s.defs.iter().all(|d| check_first_order(&s, d).is_ok()), !derivatives, "{}", print::module(&s));
+    }
+
+    /// A child id moved forward (to its parent or beyond) is caught.
+    #[test]
+    fn forward_child_ids_are_caught(seed in any::<u64>(), depth in 1u32..5, pick in any::<usize>()) {
+        let (text, mut m) = compiled(seed, depth, false);
+        let parents: Vec<usize> = (0..m.exprs.len()).filter(|&i| !m.exprs[i].children().is_empty()).collect();
+        prop_assume!(!parents.is_empty());
+        let p = parents[pick % parents.len()];
+        let target = ExprId((p + pick % 3) as u32);
+        let mut first = true;
+        m.exprs[p] = m.exprs[p].map_children(|c| if std::mem::take(&mut first) { target } else { c });
+        let ms = messages(&m);
+        prop_assert!(ms.iter().any(|s| s.contains("not before its parent") || s.contains("out of range")), "{text}\n{ms:?}");
+    }
+
+    /// A binder renamed to a name already bound in the definition is caught.
+    #[test]
+    fn duplicate_binders_are_caught(seed in any::<u64>(), depth in 2u32..6, pick in any::<usize>()) {
+        let (text, mut m) = compiled(seed, depth, false);
+        let bs = binders(&m);
+        // The name of the first parameter of the definition is taken.
+        let taken;
+        if bs.is_empty() {
+            // No let or lambda: duplicate a parameter of the entry.
+            let entry = m.defs.len() - 1;
+            taken = m.defs[entry].params[0].name.clone();
+            m.defs[entry].params[1].name = taken.clone();
+        } else {
+            let (d, id) = bs[pick % bs.len()];
+            taken = m.defs[d].params[0].name.clone();
+            match &mut m.exprs[id.index()] {
+                Expr::Let { pat: Pat::Var(x), .. } => *x = taken.clone(),
+                Expr::Lambda { params, .. } => params[0].name = taken.clone(),
+                _ => unreachable!("binders() returns lets and lambdas"),
+            }
+        }
+        let ms = messages(&m);
+        prop_assert!(ms.iter().any(|s| s.contains(&format!("`{taken}` is bound twice"))), "{text}\n{ms:?}");
+    }
+
+    /// A stored type that is not the inferred one is caught.
+    #[test]
+    fn wrong_stored_types_are_caught(seed in any::<u64>(), depth in 1u32..6, pick in any::<usize>()) {
+        let (text, mut m) = compiled(seed, depth, false);
+        let i = pick % m.types.len();
+        let wrong = match &m.types[i] {
+            Ty::Real => Ty::Int,
+            other => Ty::Tuple(vec![other.clone(), Ty::Real]),
+        };
+        m.types[i] = wrong;
+        let ms = messages(&m);
+        prop_assert!(ms.iter().any(|s| s.starts_with(&format!("e{i}: stored type"))), "{text}\n{ms:?}");
+    }
+}
+
+#[test]
+fn other_corruptions_are_caught() {
+    let (_, m) = compiled(7, 4, false);
+    let has = |m: &Module, what: &str| messages(m).iter().any(|s| s.contains(what));
+    assert!(messages(&m).is_empty());
+
+    // Tables of the wrong length.
+    let mut bad = m.clone();
+    bad.types.pop();
+    assert!(has(&bad, "the type table has"));
+    let mut bad = m.clone();
+    bad.spans.push(Default::default());
+    assert!(has(&bad, "the span table has"));
+
+    // A shared node (two parents) and an unreachable one.
+    let mut bad = m.clone();
+    let leaf = bad
+        .exprs
+        .iter()
+        .position(|e| e.children().is_empty())
+        .expect("a leaf");
+    let ty = bad.types[leaf].clone();
+    let copy = bad.add(
+        Expr::Tuple(vec![ExprId(leaf as u32), ExprId(leaf as u32)]),
+        Default::default(),
+    );
+    bad.types.push(Ty::Tuple(vec![ty.clone(), ty]));
+    assert!(has(&bad, "the node has parents"));
+    assert!(has(&bad, &format!("{copy}: the node is unreachable")));
+
+    // Surface-only nodes and wrong arities.
+    let mut bad = m.clone();
+    bad.exprs[leaf] = Expr::Section(syntax::Prim::Add);
+    assert!(has(&bad, "operator section `(+)` in core form"));
+    let mut bad = m.clone();
+    bad.exprs[leaf] = Expr::Var(Name::new("sin"));
+    assert!(has(&bad, "unresolved builtin `sin`"));
+    let mut bad = m.clone();
+    bad.exprs[leaf] = Expr::Var(Name::new("f"));
+    assert!(has(&bad, "reference to the definition `f`"));
+    let mut bad = m.clone();
+    bad.exprs[leaf] = Expr::Var(Name::new("nowhere"));
+    assert!(has(&bad, "free variable `nowhere`"));
+    let mut bad = m.clone();
+    bad.exprs[leaf] = Expr::Prim {
+        op: syntax::Prim::Neg,
+        args: vec![],
+    };
+    assert!(has(&bad, "`-` takes 1 arguments, has 0"));
+}
+
+#[test]
+fn projection_and_literal_corruptions_are_caught() {
+    let m = compile(SourceFile {
+        name: "t.ad".into(),
+        text: "def f (p : (R, R)) (A : [n]R) : R = p.2 + A[0]".into(),
+    })
+    .expect("compiles");
+    assert!(messages(&m).is_empty());
+    let proj = m
+        .exprs
+        .iter()
+        .position(|e| matches!(e, Expr::Proj { .. }))
+        .expect("a projection");
+    let mut bad = m.clone();
+    if let Expr::Proj { index, .. } = &mut bad.exprs[proj] {
+        *index = 3;
+    }
+    assert!(
+        messages(&bad)
+            .iter()
+            .any(|s| s.contains("tuple index 3 out of range for `(R, R)`"))
+    );
+    // The index literal must stay an `Int`; as a `Real` it no longer types.
+    let lit = m
+        .exprs
+        .iter()
+        .position(|e| matches!(e, Expr::Int(0)))
+        .expect("the index");
+    let mut bad = m.clone();
+    bad.exprs[lit] = Expr::Real(0.0);
+    assert!(
+        messages(&bad)
+            .iter()
+            .any(|s| s.contains("type inference fails: expected `Int`, found `R`"))
+    );
+    // A missing parameter type.
+    let mut bad = m.clone();
+    bad.defs[0].params[0].ty = None;
+    assert!(
+        messages(&bad)
+            .iter()
+            .any(|s| s.contains("parameter `p` of `f` has no type"))
+    );
+}

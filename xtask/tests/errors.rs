@@ -1,0 +1,66 @@
+//! Negative fixtures: `fixtures/err/<stage>/<case>/` holds a bad input, the
+//! command line that feeds it (`cmd`, with `{dir}` standing for the case's
+//! directory), and the rendered diagnostic it must produce (`expected.err`).
+//! Every case must exit with status 1 — never a panic, never success — and
+//! print exactly the blessed diagnostic (`cargo xtask bless` rewrites them).
+
+mod common;
+
+use common::{workspace, xtask};
+use std::path::PathBuf;
+
+fn cases() -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let root = workspace().join("fixtures/err");
+    for stage in std::fs::read_dir(&root)
+        .expect("fixtures/err exists")
+        .filter_map(|e| e.ok())
+    {
+        for case in std::fs::read_dir(stage.path())
+            .expect("a stage directory")
+            .filter_map(|e| e.ok())
+        {
+            if case.path().join("cmd").is_file() {
+                out.push(case.path());
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn every_bad_input_gives_its_diagnostic_and_exit_status_1() {
+    let cases = cases();
+    assert!(cases.len() >= 20, "only {} negative fixtures", cases.len());
+    let mut failures = Vec::new();
+    for dir in cases {
+        let rel = dir
+            .strip_prefix(workspace())
+            .expect("under the workspace")
+            .to_string_lossy()
+            .replace('\\', "/");
+        let cmd = std::fs::read_to_string(dir.join("cmd")).expect("cmd is readable");
+        let args: Vec<String> = cmd
+            .split_whitespace()
+            .map(|a| a.replace("{dir}", &rel))
+            .collect();
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let run = xtask(&args);
+        if run.code != Some(1) {
+            failures.push(format!(
+                "{rel}: exit status {:?}, expected 1\n{}",
+                run.code, run.stderr
+            ));
+            continue;
+        }
+        if !run.stdout.is_empty() {
+            failures.push(format!("{rel}: printed to stdout: {}", run.stdout));
+        }
+        if run.stderr.contains("panicked") || run.stderr.trim().is_empty() {
+            failures.push(format!("{rel}: no proper diagnostic: {}", run.stderr));
+        }
+        expect_test::expect_file![dir.join("expected.err")].assert_eq(&run.stderr);
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

@@ -1,0 +1,118 @@
+//! Every fixture through the command line: `eval` prints its `-- value`
+//! and `grad` prints its `-- grad` lines, by every route, compared with the
+//! language's tolerance (rel 1e-9, abs 1e-12) after reading the printed
+//! values back against the entry's types.
+
+mod common;
+
+use common::{fixtures, workspace, xtask};
+use semantics::{Expectations, Value};
+use syntax::{Module, SourceFile};
+
+fn compile(case: &str) -> (Module, Expectations) {
+    let path = format!("{case}/program.ad");
+    let text = std::fs::read_to_string(workspace().join(&path)).expect("program.ad is readable");
+    let m = syntax::compile(SourceFile {
+        name: path,
+        text: text.clone(),
+    })
+    .expect("fixtures compile");
+    (m, Expectations::parse(&text))
+}
+
+fn close(printed: &str, expected: &Value, ty: &syntax::Ty) -> Result<(), String> {
+    let got = semantics::parse_value(printed, ty)
+        .map_err(|e| format!("cannot read `{printed}` back: {e}"))?;
+    if got.approx_eq(expected, semantics::REL_TOL, semantics::ABS_TOL) {
+        Ok(())
+    } else {
+        Err(format!("printed {got}, expected {expected}"))
+    }
+}
+
+#[test]
+fn eval_prints_every_fixture_value() {
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    for case in fixtures() {
+        let (m, exp) = compile(&case);
+        let entry = m.defs.last().expect("a fixture has a definition");
+        let Some(expected) = exp.value(&m, entry) else {
+            continue;
+        };
+        checked += 1;
+        let expected = expected.expect("the -- value line reads");
+        let run = xtask(&["eval", &format!("{case}/program.ad")]);
+        if run.code != Some(0) {
+            failures.push(format!("{case}: exit {:?}: {}", run.code, run.stderr));
+            continue;
+        }
+        let ty = entry.ret.as_ref().expect("core form types the result");
+        if let Err(e) = close(run.stdout.trim(), &expected, ty) {
+            failures.push(format!("{case}: {e}"));
+        }
+    }
+    assert!(checked >= 14, "only {checked} fixtures have a value line");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Runs `grad --via ROUTE` on every fixture with `-- grad` lines and
+/// compares; returns the failures.
+fn check_route(route: &str, skip: &[&str]) -> Vec<String> {
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    for case in fixtures() {
+        if skip.iter().any(|s| case.ends_with(s)) {
+            continue;
+        }
+        let (m, exp) = compile(&case);
+        if exp.grads.is_empty() {
+            continue;
+        }
+        checked += 1;
+        let entry = m.defs.last().expect("a fixture has a definition");
+        let run = xtask(&["grad", &format!("{case}/program.ad"), "--via", route]);
+        if run.code != Some(0) {
+            failures.push(format!("{case}: exit {:?}: {}", run.code, run.stderr));
+            continue;
+        }
+        let mut lines = run.stdout.lines();
+        let value_line = lines.next().unwrap_or_default();
+        if let (Some(v), Some(expected)) =
+            (value_line.strip_prefix("value = "), exp.value(&m, entry))
+        {
+            let ty = entry.ret.as_ref().expect("typed");
+            if let Err(e) = close(v, &expected.expect("value reads"), ty) {
+                failures.push(format!("{case}: value: {e}"));
+            }
+        } else if !value_line.starts_with("value = ") {
+            failures.push(format!("{case}: first line `{value_line}`"));
+        }
+        for p in &entry.params {
+            let line = lines.next().unwrap_or_default();
+            let Some(printed) = line.strip_prefix(&format!("grad {} = ", p.name)) else {
+                failures.push(format!(
+                    "{case}: expected `grad {} = ...`, got `{line}`",
+                    p.name
+                ));
+                continue;
+            };
+            if let Some(expected) = exp.grad(entry, p.name.as_str()) {
+                let ty = p.ty.as_ref().expect("typed");
+                if let Err(e) = close(printed, &expected.expect("grad reads"), ty) {
+                    failures.push(format!("{case}: grad {}: {e}", p.name));
+                }
+            }
+        }
+    }
+    if checked + skip.len() < 12 {
+        failures.push(format!("only {checked} fixtures were checked via {route}"));
+    }
+    failures
+}
+
+#[test]
+fn grad_via_forward_prints_every_fixture_gradient() {
+    let failures = check_route("forward", &[]);
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

@@ -72,8 +72,8 @@ fn example_5_5_prod() {
         "prod_rev",
         expect![[r#"
             def prod_grad (A : [n]R) : (R, [n]R) =
-              let v = reduce (fun (a_19 : R, b_20 : R) -> a_19 * b_20) 1 A in
-              (v, map2 (fun (a_2 : R, b_3 : R) -> a_2 * b_3) (shift1R (scanl (fun (a_13 : R, b_14 : R) -> a_13 * b_14) 1 A)) (scanr (fun (a_17 : R, b_18 : R) -> a_17 * b_18) 1 (shift1L A)))
+              let v = reduce (*) 1 A in
+              (v, map2 (*) (shift1R (scanl (*) 1 A)) (scanr (*) 1 (shift1L A)))
         "#]],
     );
     let grad = "map2 (*) (shift1R (scanl (*) 1 A)) (scanr (*) 1 (shift1L A))";
@@ -92,7 +92,7 @@ fn example_5_5_sum() {
         expect![[r#"
             def sum_grad (A : [n]R) : (R, [n]R) =
               let A2 = map (fun (x_1 : R) -> 1) A in
-              let v = reduce (fun (a_19 : R, b_20 : R) -> a_19 + b_20) 0 A in
+              let v = reduce (+) 0 A in
               (v, A2)
         "#]],
     );
@@ -114,7 +114,7 @@ fn example_5_5_dot() {
         "dot_rev",
         expect![[r#"
             def dot_grad (A : [n]R) (B : [n]R) : (R, [n]R, [n]R) =
-              let v = reduce (fun (a_36 : R, b_37 : R) -> a_36 + b_37) 0 (map2 (fun (a_21 : R, b_22 : R) -> a_21 * b_22) A B) in
+              let v = reduce (+) 0 (map2 (*) A B) in
               (v, B, A)
         "#]],
     );

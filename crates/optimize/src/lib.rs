@@ -1,6 +1,6 @@
 //! `optimize`: Target → Target. Partial evaluation and the optimisations
-//! of seeds/000 Section 5 (Fig. 12), and the cost model of Fig. 11 with
-//! the checkers of Lemma 5.1, Lemma 5.3 and Theorem 5.4 (module [`cost`]).
+//! of seeds/000 Section 5 (Fig. 12). (The cost model of Fig. 11 and the
+//! checks of Lemma 5.1, Lemma 5.3 and Theorem 5.4 are `semantics::cost`.)
 //!
 //! In: a typed core-form module (the output of reverse mode, forward mode,
 //! or any Target program). Out: a typed core-form module that computes the
@@ -18,7 +18,6 @@
 
 mod census;
 mod compact;
-pub mod cost;
 
 mod local;
 pub mod rules;

@@ -1,80 +1,44 @@
-//! The cost model (Fig. 11), NAO, and the bound of Theorem 5.4 on the
-//! examples: hand-computed costs as oracles, and the bound checked on the
-//! optimized gradients of Example 1.1 and Example 5.5 at the sizes of
-//! their stated inputs (a snapshot of each report).
+//! Theorem 5.4 on the optimized gradients of Example 1.1 and Example 5.5
+//! at the sizes of their stated inputs (a snapshot of each cost report:
+//! static and dynamic costs of the source and of its gradient, NAO, the
+//! ratio and the bound), and the cost model on optimized programs: every
+//! optimized generated program is in the restricted language of Fig. 11,
+//! its static cost equals the cost counted in an evaluation when it has
+//! no `if`, and bounds it otherwise; optimization never makes a program
+//! dearer to run.
 
 mod common;
 
 use expect_test::{Expect, expect};
-use optimize::cost::{self, Cost};
 use optimize::{Config, optimize};
+use proptest::prelude::*;
+use proptest::test_runner::{Config as RunnerConfig, TestCaseError};
+use semantics::cost;
+use syntax::Expr;
 
-use common::{compile, expectations, fixture_program, program_text, sizes};
-
-/// The static cost of the entry of `text` at its stated inputs.
-fn cost_of(m: &syntax::Module, text: &str) -> Cost {
-    let (inputs, _) = expectations(text, m);
-    let def = m.entry(None).expect("a definition");
-    cost::static_cost(m, def, &sizes(m, &inputs)).expect("the cost is defined")
-}
-
-#[test]
-fn example_1_1_by_hand() {
-    // let w1 = x1 * x2 in let w2 = w1 * x1 in w2:
-    // two lets and a variable (3 moves), two products (3 moves, 1 mult each,
-    // and 2 moves for their operands).
-    let text = fixture_program("ex1_1");
-    let m = compile(&text);
-    assert_eq!(cost_of(&m, &text), Cost::new(13, 0, 2, 0));
-    let def = m.entry(None).expect("a definition");
-    assert_eq!(cost::nao(&m, def.body), 0);
-
-    // let w1 = x1 * x2 in let w2 = w1 * x1 in (w2, w1 + x2 * x1, x1 * x1, 0):
-    // 2 lets, 3 products of variables (5 moves, 1 mult each), one sum of a
-    // variable and a product (3 + 1 + 5 moves, 1 add, 1 mult), w2 and 0.
-    let rev = program_text("ex1_1_rev");
-    let g = optimize(&compile(&rev), &Config::default()).expect("optimizes");
-    assert_eq!(
-        cost_of(&g, &rev),
-        Cost::new(2 + 5 + 5 + 1 + 9 + 5 + 1, 1, 4, 0)
-    );
-}
-
-#[test]
-fn prod_by_hand() {
-    // reduce (*) 1 A at n = 4: 4 * (Cost(a * b) + 2 moves) + the 1 and the A.
-    let text = fixture_program("prod");
-    let m = compile(&text);
-    assert_eq!(cost_of(&m, &text), Cost::new(4 * 7 + 2, 0, 4, 0));
-    let def = m.entry(None).expect("a definition");
-    assert_eq!(cost::nao(&m, def.body), 1);
-}
-
-#[test]
-fn shifts_and_scans_by_hand() {
-    // scanl at n: n * (Cost(body) + 3); shift1R of the n+1 scan: n+1 moves.
-    let text = "-- at A = [1, 2, 3]\ndef f (A : [n]R) : [n]R = shift1R (scanl (+) 0 A)\n";
-    let m = compile(text);
-    assert_eq!(cost_of(&m, text), Cost::new(3 * 8 + 2 + 4, 3, 0, 0));
-}
+use common::programs::Gen;
+use common::{args_of, compile, expectations, fixture_program, program_text};
 
 /// The report of Theorem 5.4 for a source fixture and its hand-written
-/// reverse output, optimized.
+/// reverse-mode output, optimized.
 fn report(fixture: &str, rev: &str, snapshot: Expect) {
     let text = fixture_program(fixture);
-    let m = compile(&text);
-    let def = m.entry(None).expect("a definition");
-    let source = cost_of(&m, &text);
-    let p = cost::nao(&m, def.body);
-    let rev_text = program_text(rev);
-    let g = optimize(&compile(&rev_text), &Config::default()).expect("optimizes");
-    let gradient = cost_of(&g, &rev_text);
-    let check = cost::cheap_gradient(source, gradient, p);
-    assert!(check.holds(), "Theorem 5.4 fails on {fixture}: {check:?}");
-    snapshot.assert_eq(&format!(
-        "source {}\ngradient {}\np {}\nratio {:.3}\nbound {}\n",
-        check.source, check.gradient, check.nao, check.ratio, check.bound
-    ));
+    let source = compile(&text);
+    let (inputs, _) = expectations(&text, &source);
+    let args = args_of(&source, &inputs);
+    let gradient = optimize(&compile(&program_text(rev)), &Config::default()).expect("optimizes");
+    let r = cost::report(
+        &source,
+        source.entry(None).expect("a definition"),
+        &gradient,
+        gradient.entry(None).expect("a definition"),
+        &args,
+    )
+    .expect("the costs are defined");
+    assert!(r.holds(), "Theorem 5.4 fails on {fixture}:\n{r}");
+    assert_eq!(r.gradient_static.as_ref().ok(), Some(&r.gradient_dynamic));
+    assert_eq!(r.source_static, r.source_dynamic);
+    snapshot.assert_eq(&r.to_string());
 }
 
 #[test]
@@ -83,11 +47,12 @@ fn theorem_5_4_ex1_1() {
         "ex1_1",
         "ex1_1_rev",
         expect![[r#"
-        source (moves 13, adds 0, mults 2, nlops 0)
-        gradient (moves 28, adds 1, mults 4, nlops 0)
-        p 0
-        ratio 2.200
-        bound 4
+        source    static  (moves 13, adds 0, mults 2, nlops 0)
+        source    dynamic (moves 13, adds 0, mults 2, nlops 0)
+        gradient  static  (moves 28, adds 1, mults 4, nlops 0)
+        gradient  dynamic (moves 28, adds 1, mults 4, nlops 0)
+        p = NAO(e) = 0
+        ratio 2.200 (bound 4 * 3^p = 4): holds
     "#]],
     );
 }
@@ -98,11 +63,12 @@ fn theorem_5_4_prod() {
         "prod",
         "prod_rev",
         expect![[r#"
-        source (moves 30, adds 0, mults 4, nlops 0)
-        gradient (moves 129, adds 0, mults 15, nlops 0)
-        p 1
-        ratio 4.235
-        bound 12
+        source    static  (moves 30, adds 0, mults 4, nlops 0)
+        source    dynamic (moves 30, adds 0, mults 4, nlops 0)
+        gradient  static  (moves 129, adds 0, mults 15, nlops 0)
+        gradient  dynamic (moves 129, adds 0, mults 15, nlops 0)
+        p = NAO(e) = 1
+        ratio 4.235 (bound 4 * 3^p = 12): holds
     "#]],
     );
 }
@@ -113,11 +79,12 @@ fn theorem_5_4_sum() {
         "sum",
         "sum_rev",
         expect![[r#"
-        source (moves 30, adds 4, mults 0, nlops 0)
-        gradient (moves 47, adds 4, mults 0, nlops 0)
-        p 1
-        ratio 1.500
-        bound 12
+        source    static  (moves 30, adds 4, mults 0, nlops 0)
+        source    dynamic (moves 30, adds 4, mults 0, nlops 0)
+        gradient  static  (moves 47, adds 4, mults 0, nlops 0)
+        gradient  dynamic (moves 47, adds 4, mults 0, nlops 0)
+        p = NAO(e) = 1
+        ratio 1.500 (bound 4 * 3^p = 12): holds
     "#]],
     );
 }
@@ -128,31 +95,53 @@ fn theorem_5_4_dot() {
         "dot",
         "dot_rev",
         expect![[r#"
-        source (moves 59, adds 4, mults 4, nlops 0)
-        gradient (moves 63, adds 4, mults 4, nlops 0)
-        p 1
-        ratio 1.060
-        bound 12
+        source    static  (moves 59, adds 4, mults 4, nlops 0)
+        source    dynamic (moves 59, adds 4, mults 4, nlops 0)
+        gradient  static  (moves 63, adds 4, mults 4, nlops 0)
+        gradient  dynamic (moves 63, adds 4, mults 4, nlops 0)
+        p = NAO(e) = 1
+        ratio 1.060 (bound 4 * 3^p = 12): holds
     "#]],
     );
 }
 
 #[test]
-fn lemma_5_3_rejects_what_partial_evaluation_removes() {
+fn example_1_1_gradient_by_hand() {
+    // let w1 = x1 * x2 in let w2 = w1 * x1 in (w2, w1 + x2 * x1, x1 * x1, 0):
+    // 2 lets, 3 products of variables (5 moves, a mult each), the sum of a
+    // variable and a product (9 moves, an add, a mult), w2 and 0.
     let text = program_text("ex1_1_rev");
-    let m = compile(&text);
-    let def = m.entry(None).expect("a definition");
-    let violations = cost::check_lemma_5_3(&m, def).expect_err("the raw output has lambdas");
-    assert!(violations.iter().any(|v| v.message.contains("lambda")));
-    assert!(violations.iter().any(|v| v.message.contains("application")));
+    let g = optimize(&compile(&text), &Config::default()).expect("optimizes");
+    let (inputs, _) = expectations(&text, &g);
+    let def = g.entry(None).expect("a definition");
+    let (_, c) = cost::dynamic_cost(&g, def, &args_of(&g, &inputs)).expect("evaluates");
+    assert_eq!(c, cost::Cost::new(2 + 5 + 5 + 1 + 9 + 5 + 1, 1, 4, 0));
 }
 
-#[test]
-fn lemma_5_1_rejects_a_continuation_used_twice() {
-    let text = "def f (x : R) : R =\n  let k = fun (z : R) -> z * x in\n  k x + k 1\n";
-    let m = compile(text);
-    let def = m.entry(None).expect("a definition");
-    let violations = cost::check_lemma_5_1(&m, def).expect_err("k is used twice");
-    assert_eq!(violations.len(), 1);
-    assert!(violations[0].message.contains("`k` occurs 2 times"));
+proptest! {
+    #![proptest_config(RunnerConfig { cases: 128, failure_persistence: None, ..RunnerConfig::default() })]
+
+    #[test]
+    fn optimized_programs_have_their_static_cost(seed in any::<u64>()) {
+        let text = Gen::new(seed).program();
+        let m = compile(&text);
+        let (inputs, _) = expectations(&text, &m);
+        let args = args_of(&m, &inputs);
+        let out = optimize(&m, &Config::default()).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        let def = out.entry(None).expect("a definition");
+        let sizes = cost::sizes_at(def, &args).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        let st = cost::static_cost(&out, def, &sizes)
+            .map_err(|e| TestCaseError::fail(format!("{e}\n{}", syntax::print::module(&out))))?;
+        let (_, dynamic) = cost::dynamic_cost(&out, def, &args).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        let has_if = out.exprs.iter().any(|e| matches!(e, Expr::If { .. }));
+        if has_if {
+            prop_assert!(dynamic.le(st), "dynamic {dynamic} above static {st} for\n{}", syntax::print::module(&out));
+        } else {
+            prop_assert_eq!(st, dynamic, "for\n{}", syntax::print::module(&out));
+        }
+        // Optimizing never makes the program dearer to run.
+        let src_def = m.entry(None).expect("a definition");
+        let (_, before) = cost::dynamic_cost(&m, src_def, &args).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        prop_assert!(dynamic.total() <= before.total(), "optimized {dynamic} dearer than {before} for\n{text}\n{}", syntax::print::module(&out));
+    }
 }

@@ -8,7 +8,8 @@
 mod common;
 
 use expect_test::{Expect, expect};
-use optimize::{Config, cost, optimize};
+use optimize::{Config, optimize};
+use semantics::cost;
 
 use common::{compile, eval, expectations, program_text, same, sugar, verified};
 

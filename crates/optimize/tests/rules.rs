@@ -16,9 +16,10 @@ mod common;
 
 use std::cell::Cell;
 
-use optimize::{Config, RuleName, RuleSet, cost, optimize, optimize_report};
+use optimize::{Config, RuleName, RuleSet, optimize, optimize_report};
 use proptest::prelude::*;
 use proptest::test_runner::{Config as RunnerConfig, TestCaseError, TestRunner};
+use semantics::cost;
 
 use common::programs::Gen;
 use common::{compile, eval, expectations, same, verified};

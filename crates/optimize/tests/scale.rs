@@ -10,8 +10,9 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use optimize::{Config, cost, optimize};
+use optimize::{Config, optimize};
 use semantics::Value;
+use semantics::cost;
 
 use common::{compile, eval, let_chain_grad, same, verified};
 

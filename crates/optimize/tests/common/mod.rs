@@ -120,21 +120,19 @@ pub fn lengths(v: &Value) -> Vec<u64> {
     out
 }
 
-/// The size environment of the entry of `m` at `inputs`.
-pub fn sizes(m: &Module, inputs: &[(String, Value)]) -> optimize::cost::SizeEnv {
+/// The inputs in the order of the entry's parameters.
+pub fn args_of(m: &Module, inputs: &[(String, Value)]) -> Vec<Value> {
     let def = m.entry(None).expect("a definition");
-    let lens: Vec<Vec<u64>> = def
-        .params
+    def.params
         .iter()
         .map(|p| {
             inputs
                 .iter()
                 .find(|(n, _)| n == p.name.as_str())
-                .map(|(_, v)| lengths(v))
-                .unwrap_or_default()
+                .map(|(_, v)| v.clone())
+                .unwrap_or_else(|| panic!("no input for `{}`", p.name))
         })
-        .collect();
-    optimize::cost::bind_sizes(def, &lens)
+        .collect()
 }
 
 /// The text of the repository's `fixtures/NAME/program.ad`.

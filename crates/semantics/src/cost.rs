@@ -5,10 +5,15 @@
 //!   restricted Target language (no first-class lambda, no application,
 //!   lambdas only as the function of a builtin), at concrete array sizes.
 //!   Sizes come from the types: the size variables of the entry's
-//!   parameters are bound to the lengths of the inputs ([`SizeEnv`]).
+//!   parameters are bound to the lengths of the inputs ([`sizes_at`]).
+//! - [`dynamic_cost`]: the same costs counted during an evaluation, through
+//!   the evaluator's [`Probe`] hook; defined on every program. On a
+//!   restricted program without `if` the two agree exactly; with `if`, the
+//!   static cost takes the dearer branch and bounds the dynamic one.
 //! - [`nao`]: the nesting of array operations NAO(e) of Section 5.3.
 //! - [`check_lemma_5_1`], [`check_lemma_5_3`], [`cheap_gradient`]: the
-//!   properties the paper proves, checked on a given program.
+//!   properties the paper proves, checked on a given program;
+//!   [`report`] puts the costs of a program and its gradient side by side.
 //!
 //! The figure fixes the cost of constants, variables, tuples, projections,
 //! `let`, `map2`, `reduce`, the scans and the shifts; the costs it leaves
@@ -18,11 +23,17 @@
 //! element; `if` costs one MOVE plus the condition plus, statically, the
 //! dearer branch (componentwise).
 
+use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::ops::{Add, AddAssign};
 
-use syntax::{Def, Expr, ExprId, Module, Name, Pat, Prim, Size, Span, Ty, stack};
+use syntax::{Def, Expr, ExprId, Module, Name, Pat, Prim, Span, Ty, stack};
+
+use crate::error::Error;
+use crate::eval::{Config, Probe, eval_def_probed};
+use crate::shape::SizeEnv;
+use crate::value::Value;
 
 /// A cost: counts of the four kinds of elementary work.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -175,80 +186,30 @@ pub fn per_element_moves(op: Prim) -> Option<u64> {
     }
 }
 
-/// Why a cost or a check could not be computed.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum CostError {
-    /// A construct outside the restricted Target language.
-    #[error("not in the restricted target language: {message}")]
-    NotRestricted {
-        /// The construct.
-        span: Span,
-        /// Which one.
-        message: String,
-    },
-    /// An array whose length the types do not give at these sizes.
-    #[error("the length of this array is not known statically ({what})")]
-    UnknownSize {
-        /// The array.
-        span: Span,
-        /// The size that could not be evaluated.
-        what: String,
-    },
-    /// The module is not typed.
-    #[error("the cost model needs a typed core-form program")]
-    Untyped {
-        /// The whole module.
-        span: Span,
-    },
-}
-
-impl CostError {
-    /// Where the error is.
-    pub fn span(&self) -> Span {
-        match self {
-            CostError::NotRestricted { span, .. }
-            | CostError::UnknownSize { span, .. }
-            | CostError::Untyped { span } => *span,
+/// The sizes at which `def` runs on `args`: each size variable of the
+/// parameters' types bound to the length of the input it sizes (the same
+/// binding the evaluator checks inputs with).
+pub fn sizes_at(def: &Def, args: &[Value]) -> Result<SizeEnv, Error> {
+    let mut sizes = SizeEnv::new();
+    for (param, arg) in def.params.iter().zip(args) {
+        if let Some(ty) = &param.ty {
+            arg.check_input(ty, &mut sizes, Some(param.name.as_str()))
+                .map_err(|source| Error::Input {
+                    span: param.span,
+                    name: param.name.to_string(),
+                    source,
+                })?;
         }
     }
-}
-
-/// The values of the size variables: `n` in `[n]R` is the length of the
-/// input given for that parameter.
-pub type SizeEnv = BTreeMap<Name, u64>;
-
-/// Binds the size variables of `def`'s parameter types from the lengths of
-/// its inputs: `lengths[i]` lists, for parameter `i`, the length of each
-/// array level (`[n][m]R` of 3 rows of 4 gives `[3, 4]`); `[n+1]R` of
-/// length 5 binds `n = 4`. Conflicting bindings keep the first.
-pub fn bind_sizes(def: &Def, lengths: &[Vec<u64>]) -> SizeEnv {
-    let mut env = SizeEnv::new();
-    for (p, lens) in def.params.iter().zip(lengths) {
-        let mut ty = p.ty.as_ref();
-        for &len in lens {
-            match ty {
-                Some(Ty::Array(size, elem)) => {
-                    if let Size::Var(n, k) = size {
-                        let v = len as i64 - k;
-                        if v >= 0 {
-                            env.entry(n.clone()).or_insert(v as u64);
-                        }
-                    }
-                    ty = Some(elem);
-                }
-                _ => break,
-            }
-        }
-    }
-    env
+    Ok(sizes)
 }
 
 /// The length of an array of type `ty` under `sizes`.
 pub fn array_len(ty: &Ty, sizes: &SizeEnv) -> Option<u64> {
     match ty {
-        Ty::Array(Size::Lit(n), _) => Some(*n),
-        Ty::Array(Size::Var(v, k), _) => {
-            let n = *sizes.get(v)? as i64 + k;
+        Ty::Array(syntax::Size::Lit(n), _) => Some(*n),
+        Ty::Array(syntax::Size::Var(v, k), _) => {
+            let n = sizes.get(v)? as i64 + k;
             (n >= 0).then_some(n as u64)
         }
         _ => None,
@@ -256,10 +217,11 @@ pub fn array_len(ty: &Ty, sizes: &SizeEnv) -> Option<u64> {
 }
 
 /// Fig. 11: the cost of the body of `def` at the given sizes.
-pub fn static_cost(m: &Module, def: &Def, sizes: &SizeEnv) -> Result<Cost, CostError> {
+pub fn static_cost(m: &Module, def: &Def, sizes: &SizeEnv) -> Result<Cost, Error> {
     if !m.is_typed() {
-        return Err(CostError::Untyped {
-            span: Span::GENERATED,
+        return Err(Error::NotRestricted {
+            span: def.name_span,
+            message: "the program has no types".to_string(),
         });
     }
     StaticCost { m, sizes }.cost(def.body)
@@ -271,30 +233,30 @@ struct StaticCost<'a> {
 }
 
 impl StaticCost<'_> {
-    fn len(&self, id: ExprId) -> Result<u64, CostError> {
+    fn len(&self, id: ExprId) -> Result<u64, Error> {
         let ty = &self.m.types[id.index()];
-        array_len(ty, self.sizes).ok_or_else(|| CostError::UnknownSize {
+        array_len(ty, self.sizes).ok_or_else(|| Error::UnknownSize {
             span: self.m.span(id),
-            what: format!("{ty}"),
+            ty: format!("{ty}"),
         })
     }
 
-    fn not_restricted(&self, id: ExprId, message: &str) -> CostError {
-        CostError::NotRestricted {
+    fn not_restricted(&self, id: ExprId, message: &str) -> Error {
+        Error::NotRestricted {
             span: self.m.span(id),
             message: message.to_string(),
         }
     }
 
     /// The body of the function argument of a builtin.
-    fn function_body(&self, f: ExprId) -> Result<ExprId, CostError> {
+    fn function_body(&self, f: ExprId) -> Result<ExprId, Error> {
         match self.m.expr(f) {
             Expr::Lambda { body, .. } => Ok(*body),
             _ => Err(self.not_restricted(f, "the function of a builtin is not a lambda")),
         }
     }
 
-    fn sum(&self, ids: &[ExprId]) -> Result<Cost, CostError> {
+    fn sum(&self, ids: &[ExprId]) -> Result<Cost, Error> {
         let mut c = Cost::ZERO;
         for &i in ids {
             c += self.cost(i)?;
@@ -302,7 +264,7 @@ impl StaticCost<'_> {
         Ok(c)
     }
 
-    fn cost(&self, id: ExprId) -> Result<Cost, CostError> {
+    fn cost(&self, id: ExprId) -> Result<Cost, Error> {
         stack::guard(|| {
             Ok(match self.m.expr(id) {
                 Expr::Var(_) | Expr::Real(_) | Expr::Int(_) | Expr::Bool(_) => Cost::MOVE,
@@ -337,7 +299,7 @@ impl StaticCost<'_> {
         })
     }
 
-    fn prim(&self, id: ExprId, op: Prim, args: &[ExprId]) -> Result<Cost, CostError> {
+    fn prim(&self, id: ExprId, op: Prim, args: &[ExprId]) -> Result<Cost, Error> {
         if let Some(c) = prim_cost(op) {
             return Ok(c + self.sum(args)?);
         }
@@ -358,9 +320,9 @@ impl StaticCost<'_> {
                     _ => match self.m.expr(count) {
                         Expr::Int(k) if *k >= 0 => *k as u64,
                         _ => {
-                            return Err(CostError::UnknownSize {
+                            return Err(Error::NotRestricted {
                                 span: self.m.span(count),
-                                what: "the count of an ifold".to_string(),
+                                message: "the count of an ifold is not a literal".to_string(),
                             });
                         }
                     },
@@ -558,4 +520,152 @@ pub fn cheap_gradient(source: Cost, gradient: Cost, nao: u32) -> CheapGradient {
         ratio,
         bound: cheap_gradient_bound(nao),
     }
+}
+
+/// The dynamic counter: the cost of each node as the evaluator reports it.
+struct Counter<'m> {
+    m: &'m Module,
+    cost: Cell<Cost>,
+}
+
+impl Counter<'_> {
+    fn add(&self, c: Cost) {
+        self.cost.set(self.cost.get() + c);
+    }
+}
+
+/// The length of an array value (0 for anything else).
+fn len_of(v: Option<&Value>) -> u64 {
+    v.and_then(Value::as_array).map_or(0, |a| a.len() as u64)
+}
+
+/// A non-negative `Int` value (0 for anything else).
+fn count_of(v: Option<&Value>) -> u64 {
+    v.and_then(Value::as_int)
+        .and_then(|k| u64::try_from(k).ok())
+        .unwrap_or(0)
+}
+
+impl Probe for Counter<'_> {
+    fn node(&self, id: ExprId) {
+        let c = match self.m.exprs.get(id.index()) {
+            Some(Expr::Var(_) | Expr::Real(_) | Expr::Int(_) | Expr::Bool(_)) => Cost::MOVE,
+            Some(Expr::Let { pat, .. }) => Cost::moves(match pat {
+                Pat::Var(_) => 1,
+                Pat::Tuple(xs) => xs.len() as u64,
+            }),
+            Some(Expr::Proj { .. } | Expr::Index { .. } | Expr::If { .. }) => Cost::MOVE,
+            // Binding the arguments of a call, like a `let` per parameter.
+            Some(Expr::App { args, .. }) => Cost::moves(args.len() as u64),
+            Some(Expr::Prim { op, .. }) => prim_cost(*op).unwrap_or(Cost::ZERO),
+            _ => Cost::ZERO,
+        };
+        self.add(c);
+    }
+
+    fn builtin(&self, _id: ExprId, op: Prim, args: &[Value]) {
+        let c = match op {
+            Prim::Shift1L | Prim::Shift1R => Cost::moves(len_of(args.first())),
+            Prim::Build => Cost::moves(2 * count_of(args.first())),
+            Prim::Ifold => Cost::moves(2 * count_of(args.get(2))),
+            _ => match per_element_moves(op) {
+                Some(k) => Cost::moves(k * len_of(args.last())),
+                None => Cost::ZERO,
+            },
+        };
+        self.add(c);
+    }
+}
+
+/// Evaluates `def` on `args` and counts its cost as it runs: every node
+/// evaluated costs what Fig. 11 charges for it, every element a builtin
+/// walks its extra moves. Defined on every program (a call costs one move
+/// per argument, a closure nothing).
+pub fn dynamic_cost(m: &Module, def: &Def, args: &[Value]) -> Result<(Value, Cost), Error> {
+    let counter = Counter {
+        m,
+        cost: Cell::new(Cost::ZERO),
+    };
+    let value = eval_def_probed(m, def, args, &Config::default(), Some(&counter))?;
+    Ok((value, counter.cost.get()))
+}
+
+/// The costs of a source program and of its gradient at one input, as
+/// `cargo xtask cost` prints them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Report {
+    /// Cost(e) by Fig. 11.
+    pub source_static: Cost,
+    /// Cost(e) counted in an evaluation.
+    pub source_dynamic: Cost,
+    /// Cost(G) by Fig. 11, or why it has none (G not in the restricted
+    /// language, e.g. not optimized).
+    pub gradient_static: Result<Cost, Error>,
+    /// Cost(G) counted in an evaluation.
+    pub gradient_dynamic: Cost,
+    /// p = NAO(e).
+    pub nao: u32,
+    /// total(G) / total(e), static costs when G has one, else dynamic.
+    pub ratio: f64,
+    /// `4 * 3^p`.
+    pub bound: f64,
+}
+
+impl Report {
+    /// Whether Theorem 5.4's bound holds at this input.
+    pub fn holds(&self) -> bool {
+        self.ratio <= self.bound
+    }
+}
+
+impl fmt::Display for Report {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "source    static  {}", self.source_static)?;
+        writeln!(f, "source    dynamic {}", self.source_dynamic)?;
+        match &self.gradient_static {
+            Ok(c) => writeln!(f, "gradient  static  {c}")?,
+            Err(e) => writeln!(f, "gradient  static  none: {e}")?,
+        }
+        writeln!(f, "gradient  dynamic {}", self.gradient_dynamic)?;
+        writeln!(f, "p = NAO(e) = {}", self.nao)?;
+        writeln!(
+            f,
+            "ratio {:.3} (bound 4 * 3^p = {}): {}",
+            self.ratio,
+            self.bound,
+            if self.holds() { "holds" } else { "FAILS" }
+        )
+    }
+}
+
+/// The costs of `source_def` (in `source`) and `grad_def` (in `gradient`)
+/// at the same arguments, and Theorem 5.4's comparison.
+pub fn report(
+    source: &Module,
+    source_def: &Def,
+    gradient: &Module,
+    grad_def: &Def,
+    args: &[Value],
+) -> Result<Report, Error> {
+    let sizes = sizes_at(source_def, args)?;
+    let source_static = static_cost(source, source_def, &sizes)?;
+    let (_, source_dynamic) = dynamic_cost(source, source_def, args)?;
+    let gradient_static =
+        sizes_at(grad_def, args).and_then(|sizes| static_cost(gradient, grad_def, &sizes));
+    let (_, gradient_dynamic) = dynamic_cost(gradient, grad_def, args)?;
+    let nao = nao(source, source_def.body);
+    let g = gradient_static
+        .as_ref()
+        .copied()
+        .unwrap_or(gradient_dynamic);
+    let check = cheap_gradient(source_static, g, nao);
+    Ok(Report {
+        source_static,
+        source_dynamic,
+        gradient_static,
+        gradient_dynamic,
+        nao,
+        ratio: check.ratio,
+        bound: check.bound,
+    })
 }

@@ -14,7 +14,11 @@
 //!
 //! Invariants of the output: every binder is unique within its definition,
 //! operands precede their users in the arena (compacted), every node has
-//! its type, and the output passes the same verifier as the input.
+//! its type, and the output passes the same verifier as the input
+//! (checked when [`Config::verify`] is on, as it is by default). The types
+//! are maintained by the rewrites themselves (a rewrite preserves meaning,
+//! hence the type of the node it replaces) rather than re-inferred: the
+//! verifier's last check is that re-inference reproduces them exactly.
 
 mod census;
 mod compact;
@@ -39,6 +43,10 @@ pub struct Config {
     /// A lambda used more than once is copied into each call when the
     /// number of uses times its size (in nodes) is at most this.
     pub inline_budget: usize,
+    /// Run `syntax::verify` on the output (a failure is
+    /// [`Error::Internal`]). The verifier re-infers every type, which costs
+    /// about as much as the optimization itself on large programs.
+    pub verify: bool,
 }
 
 impl Default for Config {
@@ -47,6 +55,7 @@ impl Default for Config {
             max_rounds: 32,
             rules: RuleSet::all(),
             inline_budget: 200,
+            verify: true,
         }
     }
 }
@@ -117,6 +126,21 @@ pub fn optimize_report(m: &Module, cfg: &Config) -> Result<(Module, Report), Err
         }
     }
     compact::compact(&mut cur);
+    if cfg.verify
+        && let Err(errors) = syntax::verify(&cur)
+    {
+        let first = &errors[0];
+        return Err(Error::Internal {
+            span: first.span,
+            message: format!(
+                "{first}{}",
+                match errors.len() {
+                    1 => String::new(),
+                    n => format!(" (and {} more)", n - 1),
+                }
+            ),
+        });
+    }
     Ok((cur, report))
 }
 

@@ -13,6 +13,9 @@ use syntax::{Def, Module};
 /// Which route of Figure 1 computes a gradient.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Via {
+    /// Reverse mode through Unary Normal Form: UNF (Fig. 9), D_rho (Fig. 8),
+    /// UNF^-1 (Fig. 10).
+    Unf,
     /// Forward mode, one pass per input direction (seeds/002, dF~).
     Forward,
 }
@@ -35,8 +38,8 @@ pub struct GradRequest<'a> {
 pub fn load_source(file: &Path, command: &str) -> Result<Module, CliError> {
     match load::load(file)? {
         Program::Source(m) => stage::expanded(&m),
-        Program::Target(_) => Err(CliError::user(format!(
-            "`{command}` differentiates a Source program; `{}` holds a Target program",
+        Program::Target(_) | Program::Unf(_) => Err(CliError::user(format!(
+            "`{command}` differentiates a Source program (a `.ad` file or a `source` file); `{}` holds another IR",
             file.display()
         ))),
     }
@@ -55,6 +58,15 @@ pub fn gradient_program(
     via: Via,
 ) -> Result<Module, CliError> {
     match via {
+        Via::Unf => {
+            let opts = crate::pipeline::Options {
+                entry: Some(entry.name.to_string()),
+                wrt: wrt.map(|w| w.join(",")),
+            };
+            let s = crate::pipeline::lower(m, &opts)?;
+            let t = crate::pipeline::reverse(&s, &opts)?;
+            crate::pipeline::raise(&t)
+        }
         Via::Forward => {
             let out = forward::grad_program(m, entry, wrt).map_err(|e| forward_error(m, e))?;
             stage::verified("forward", out)

@@ -12,13 +12,20 @@ pub enum Program {
     Source(Module),
     /// A Target program.
     Target(Module),
+    /// A Source UNF or Target UNF module.
+    Unf(unf::Module),
 }
 
 impl Program {
-    /// The term-language module, whichever side of the pipeline it is on.
-    pub fn module(&self) -> &Module {
+    /// The term-language module, or an error naming the IR the file holds
+    /// for a command that takes only the term language.
+    pub fn module(&self, command: &str) -> Result<&Module, CliError> {
         match self {
-            Program::Source(m) | Program::Target(m) => m,
+            Program::Source(m) | Program::Target(m) => Ok(m),
+            Program::Unf(u) => Err(CliError::user(format!(
+                "`{command}` takes a program or a `source`/`target` file, not `{}`",
+                u.kind.ir_name()
+            ))),
         }
     }
 }
@@ -105,9 +112,40 @@ pub fn load(path: &Path) -> Result<Program, CliError> {
                 Program::Target(m)
             })
         }
+        unf::SOURCE_UNF_IR | unf::TARGET_UNF_IR => {
+            let kind = if header.ir == unf::SOURCE_UNF_IR {
+                unf::Kind::Source
+            } else {
+                unf::Kind::Target
+            };
+            let m = unf::from_ron(&text, kind).map_err(|e| match e {
+                unf::Error::Envelope { source } => envelope_error(path, source),
+                other => CliError::user(format!("`{}`: {other}", path.display())),
+            })?;
+            verify_unf(path, &m)?;
+            Ok(Program::Unf(m))
+        }
         other => Err(CliError::user(format!(
-            "`{}` holds the `{other}` IR, which this command does not take",
+            "`{}` holds the `{other}` IR, which no command of this build reads",
             path.display()
         ))),
     }
+}
+
+/// Checks a UNF module read from a RON file with its verifier.
+pub fn verify_unf(path: &Path, m: &unf::Module) -> Result<(), CliError> {
+    unf::verify(m).map_err(|errors| {
+        let mut out = format!(
+            "error: `{}` does not pass the {} verifier:\n",
+            path.display(),
+            m.kind.ir_name()
+        );
+        for e in errors.iter().take(10) {
+            out.push_str(&diag::render(&m.source.file, e.span, &e.to_string(), None));
+        }
+        if errors.len() > 10 {
+            out.push_str(&format!("... and {} more\n", errors.len() - 10));
+        }
+        CliError::User(out)
+    })
 }

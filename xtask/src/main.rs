@@ -10,6 +10,7 @@ mod derive;
 mod diag;
 mod inputs;
 mod load;
+mod pipeline;
 mod stage;
 
 use clap::{Parser, Subcommand};
@@ -78,7 +79,7 @@ enum Command {
         #[arg(long = "at", value_name = "NAME=VALUE")]
         at: Vec<String>,
         /// The route that computes the gradient.
-        #[arg(long, value_enum, default_value = "forward")]
+        #[arg(long, value_enum, default_value = "unf")]
         via: derive::Via,
     },
     /// Print the value and the directional derivative (forward mode).
@@ -122,6 +123,66 @@ enum Command {
         /// An input, `NAME=VALUE`; without any, the file's `-- at` comments.
         #[arg(long = "at", value_name = "NAME=VALUE")]
         at: Vec<String>,
+    },
+    /// Stage: Source → Source UNF (the arrow UNF, Fig. 9).
+    Unf {
+        /// A `.ad` program or a Source IR file.
+        input: PathBuf,
+        /// Where to write the Source UNF RON file.
+        #[arg(short, long)]
+        output: PathBuf,
+        /// The definition to transform (default: the last).
+        #[arg(long)]
+        entry: Option<String>,
+    },
+    /// Stage: Source UNF → Target UNF (reverse differentiation D_rho, Fig. 8).
+    Reverse {
+        /// A Source UNF file.
+        input: PathBuf,
+        /// Where to write the Target UNF RON file.
+        #[arg(short, long)]
+        output: PathBuf,
+        /// The parameters to differentiate with respect to (default: all).
+        #[arg(long, value_name = "A,B,...")]
+        wrt: Option<String>,
+    },
+    /// Stage: Target UNF → Target (the arrow UNF^-1, Fig. 10).
+    UnfInverse {
+        /// A Target UNF file.
+        input: PathBuf,
+        /// Where to write the Target RON file.
+        #[arg(short, long)]
+        output: PathBuf,
+    },
+    /// Run parse → unf → reverse → unf-inverse, writing every boundary
+    /// file into DIR.
+    Pipeline {
+        /// The program text.
+        file: PathBuf,
+        /// The directory for the boundary files.
+        #[arg(long, value_name = "DIR")]
+        dump: PathBuf,
+        /// Run `COMMAND IN OUT` instead of the built-in STAGE (repeatable);
+        /// its output is verified like the built-in stage's.
+        #[arg(long, value_name = "STAGE=COMMAND")]
+        replace: Vec<String>,
+        /// The definition to differentiate (default: the last).
+        #[arg(long)]
+        entry: Option<String>,
+        /// The parameters to differentiate with respect to (default: all).
+        #[arg(long, value_name = "A,B,...")]
+        wrt: Option<String>,
+    },
+    /// Run one built-in stage with positional paths, `STAGE IN OUT`: the
+    /// calling convention of `pipeline --replace`, so a replacement can be
+    /// a script that calls back into the built-in stages.
+    Stage {
+        /// parse, unf, reverse or unf-inverse.
+        stage: String,
+        /// The input file.
+        input: PathBuf,
+        /// The output file.
+        output: PathBuf,
     },
     /// Rewrite every snapshot (fixtures' stage boundaries, diagnostics) from
     /// what the code produces now; review the result with `git diff`.
@@ -174,6 +235,43 @@ fn run(command: Command) -> Result<(), CliError> {
         Command::Print { file } => print(&file),
         Command::Eval { file, entry, at } => eval(&file, entry.as_deref(), &at),
         Command::Bless => bless(),
+        Command::Stage {
+            stage,
+            input,
+            output,
+        } => {
+            let (stage, _) = pipeline::parse_replacement(&format!("{stage}=builtin"))?;
+            pipeline::run_stage(stage, &input, &output, &pipeline::Options::default())
+        }
+        Command::Unf {
+            input,
+            output,
+            entry,
+        } => pipeline::run_stage(
+            pipeline::Stage::Unf,
+            &input,
+            &output,
+            &pipeline::Options { entry, wrt: None },
+        ),
+        Command::Reverse { input, output, wrt } => pipeline::run_stage(
+            pipeline::Stage::Reverse,
+            &input,
+            &output,
+            &pipeline::Options { entry: None, wrt },
+        ),
+        Command::UnfInverse { input, output } => pipeline::run_stage(
+            pipeline::Stage::UnfInverse,
+            &input,
+            &output,
+            &pipeline::Options::default(),
+        ),
+        Command::Pipeline {
+            file,
+            dump,
+            replace,
+            entry,
+            wrt,
+        } => pipeline::pipeline(&file, &dump, &replace, &pipeline::Options { entry, wrt }),
         Command::Grad {
             file,
             entry,
@@ -224,7 +322,7 @@ fn parse(file: &Path, output: &Path) -> Result<(), CliError> {
 
 fn check(file: &Path, entry: Option<&str>) -> Result<(), CliError> {
     let program = load::load(file)?;
-    let m = program.module();
+    let m = program.module("check")?;
     let def = inputs::entry(m, entry)?;
     let unknown = || "?".to_string();
     let mut line = format!("def {}", def.name);
@@ -241,14 +339,33 @@ fn check(file: &Path, entry: Option<&str>) -> Result<(), CliError> {
 }
 
 fn print(file: &Path) -> Result<(), CliError> {
-    let program = load::load(file)?;
-    print!("{}", syntax::print::module(program.module()));
+    match load::load(file)? {
+        load::Program::Source(m) | load::Program::Target(m) => {
+            print!("{}", syntax::print::module(&m))
+        }
+        load::Program::Unf(m) => print!("{}", unf::print(&m)),
+    }
     Ok(())
 }
 
 fn eval(file: &Path, entry: Option<&str>, at: &[String]) -> Result<(), CliError> {
     let program = load::load(file)?;
-    let m = stage::expanded(program.module())?;
+    if let load::Program::Unf(u) = &program {
+        // A UNF module is run as it stands, on the inputs of its entry.
+        let def = inputs::entry(&u.source, Some(u.entry.as_str()))?;
+        let args = inputs::entry_args(&u.source, def, at)?;
+        let named: Vec<(String, semantics::Value)> = def
+            .params
+            .iter()
+            .map(|p| p.name.to_string())
+            .zip(args)
+            .collect();
+        let value = semantics::eval_unf(u, &named)
+            .map_err(|e| diag::at(&u.source.file, e.span(), &e.to_string()))?;
+        println!("{value}");
+        return Ok(());
+    }
+    let m = stage::expanded(program.module("eval")?)?;
     let def = inputs::entry(&m, entry)?;
     let args = inputs::entry_args(&m, def, at)?;
     let value = stage::run(&m, def.name.as_str(), &args)?;

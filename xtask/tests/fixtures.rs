@@ -116,3 +116,29 @@ fn grad_via_forward_prints_every_fixture_gradient() {
     let failures = check_route("forward", &[]);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+#[test]
+fn grad_via_unf_prints_every_first_order_fixture_gradient() {
+    // Conditionals and foldl are the extensions issue's (Section 7, Appendix A).
+    let failures = check_route("unf", &["horner", "relu_sum"]);
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn unsupported_constructs_are_refused_by_name_not_miscomputed() {
+    for (case, construct) in [("horner", "`foldl`"), ("relu_sum", "`if`")] {
+        let run = xtask(&[
+            "grad",
+            &format!("fixtures/{case}/program.ad"),
+            "--via",
+            "unf",
+        ]);
+        assert_eq!(run.code, Some(1), "{case}: {}", run.stderr);
+        assert!(run.stdout.is_empty(), "{case} printed {}", run.stdout);
+        assert!(
+            run.stderr.contains("not supported yet") && run.stderr.contains(construct),
+            "{}",
+            run.stderr
+        );
+    }
+}

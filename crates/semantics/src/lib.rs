@@ -13,7 +13,8 @@
 //!   of example and fixture files;
 //! - [`cost`]: the cost model of seeds/000 Section 5 (Fig. 11, statically
 //!   and counted in an evaluation through [`eval::Probe`]), NAO, and the
-//!   checks of Lemma 5.1, Lemma 5.3 and Theorem 5.4.
+//!   checks of Lemma 5.1, Lemma 5.3 and Theorem 5.4;
+//! - [`unf_eval`]: evaluation of Source UNF and Target UNF modules.
 //!
 //! Invariants: nothing here panics on any module or input; every run-time
 //! failure is an [`Error`] with a span. The chosen meaning of every builtin
@@ -23,6 +24,7 @@ pub mod cost;
 pub mod eval;
 pub mod expect;
 pub mod literal;
+pub mod unf_eval;
 pub mod value;
 
 mod env;
@@ -38,4 +40,5 @@ pub use eval::{
 pub use expect::Expectations;
 pub use literal::{parse_input, parse_value};
 pub use shape::{SizeEnv, ValueError, describe};
+pub use unf_eval::eval_unf;
 pub use value::{ABS_TOL, Closure, REL_TOL, Value, format_real, reals_close};

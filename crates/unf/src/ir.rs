@@ -1,0 +1,356 @@
+//! The Unary Normal Form: Source UNF (seeds/000 Fig. 6) and Target UNF
+//! (Fig. 7), one definition for both. This file is the spec of the
+//! `source-unf` and `target-unf` RON files.
+//!
+//! A UNF term has no variables. It maps a *context*, a list of types, to
+//! another context: `T1 ⊢ e : T2`. Every primitive is indexed by the context
+//! it carries (`var_{T;i}`, `op_{T;n}`, `proj_{T1;T2;T3}`, ...), so stored
+//! naively a program of n primitives holds n contexts of length up to n.
+//! Here contexts are stored once:
+//!
+//! - `tys` interns every type a context can hold ([`UTy`]): a ground type of
+//!   the term language, or a continuation type `T → B` (Target UNF only)
+//!   that names its argument list by [`CtxId`] instead of spelling it out.
+//! - `ctxs` is a table of snoc-lists: entry 0 is the empty list, every other
+//!   entry is a parent list plus one type. A context of length n is one id,
+//!   and all the contexts that extend it share its entries.
+//! - Both tables are *canonical* (hash-consed): no type and no `(parent,
+//!   type)` pair occurs twice, so two contexts are equal exactly when their
+//!   ids are. That is what makes checking `e1 ; e2` (out of e1 = in of e2)
+//!   constant time.
+//!
+//! Terms live in an arena, `terms`, indexed by [`TermId`]; children have
+//! smaller ids than their parent, every term but the root has exactly one
+//! parent, and `spans` runs parallel to it (the Source node a term comes
+//! from, or `Span::GENERATED`).
+//!
+//! Positions in contexts are 1-based, as in the paper (`var_{T;i}` returns
+//! the i-th entry of T).
+//!
+//! The typing of every node is given on its variant, with `T·A` for snoc and
+//! `T++U` for append; `verify.rs` implements exactly these rules.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use syntax::{ExprId, Name, Span, Ty};
+
+/// The envelope name of a Source UNF file (the output of [`crate::lower`]).
+pub const SOURCE_UNF_IR: &str = "source-unf";
+/// The envelope name of a Target UNF file (the output of reverse mode).
+pub const TARGET_UNF_IR: &str = "target-unf";
+/// The format version of both UNF IRs; bump on any change to these types.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// Index of a term in [`Module::terms`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct TermId(pub u32);
+
+/// Index of a context (a list of types) in [`Module::ctxs`]. `CtxId(0)` is
+/// the empty list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct CtxId(pub u32);
+
+/// Index of a type in [`Module::tys`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct TyId(pub u32);
+
+impl TermId {
+    /// The arena index.
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+impl CtxId {
+    /// The empty context `[]`.
+    pub const EMPTY: CtxId = CtxId(0);
+
+    /// The table index.
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+impl TyId {
+    /// The table index.
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+impl fmt::Display for TermId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "t{}", self.0)
+    }
+}
+
+impl fmt::Display for CtxId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Γ{}", self.0)
+    }
+}
+
+impl fmt::Display for TyId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "τ{}", self.0)
+    }
+}
+
+/// Which of the two UNF languages a module is in. The envelope name says the
+/// same (`source-unf` / `target-unf`); reading a file checks they agree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Kind {
+    /// Source UNF (Fig. 6): no `J^T`, no `<e, e>`, no `∘`, no continuation types.
+    Source,
+    /// Target UNF (Fig. 7): Source UNF plus the transposed Jacobians, term
+    /// pairing and internal composition.
+    Target,
+}
+
+impl Kind {
+    /// The envelope name of this kind of file.
+    pub fn ir_name(self) -> &'static str {
+        match self {
+            Kind::Source => SOURCE_UNF_IR,
+            Kind::Target => TARGET_UNF_IR,
+        }
+    }
+}
+
+/// A type a context entry can have.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum UTy {
+    /// A type of the term language (ground types only: reals, arrays,
+    /// tuples; Int and Bool are accepted with a trivial cotangent).
+    Ground(Ty),
+    /// `Cont(T, B)` = `T → B`, the paper's `underline(T) → B`: a function
+    /// from the tuple of the entries of the context T to B. Target UNF only;
+    /// B is the gradient type rho of the derivative being built.
+    Cont(CtxId, TyId),
+}
+
+/// One entry of the context table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Ctx {
+    /// `[]`; only entry 0 is empty.
+    Empty,
+    /// `parent · ty`, with `parent` a smaller id.
+    Snoc(CtxId, TyId),
+}
+
+/// The operation of an `op_{T;n}` node: a Source constant or operator seen
+/// as an n-ary primitive (Fig. 9).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub enum Op {
+    /// A real constant, a 0-ary operator: `T ⊢ c_T : T·R`.
+    Const(f64),
+    /// A unary real operator (`Neg`, `Sin`, `Cos`, `Tan`, `Exp`, `Log`,
+    /// `Sqrt`, `Tanh`, `Abs`): `T·R ⊢ op_{T;1} : T·R·R`.
+    Unary(syntax::Prim),
+    /// A binary real operator (`Add`, `Sub`, `Mul`, `Div`, `Pow`, `Max`,
+    /// `Min`): `T·R·R ⊢ op_{T;2} : T·R·R·R`.
+    Binary(syntax::Prim),
+    /// `π_i` seen as a unary operator on a tuple type
+    /// `tuple = (A1, ..., Ak)`: `T·tuple ⊢ π_i : T·tuple·A_i`.
+    Proj {
+        /// 1-based component.
+        index: u32,
+        /// The tuple type.
+        tuple: TyId,
+    },
+}
+
+/// The function argument of `map`, `map2` and `reduce`, the paper's
+/// `x,y.e` index: the Source lambda, and its body in UNF.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Fun {
+    /// The Source lambda in [`Module::source`] (`fun (x, y) -> e`).
+    pub lambda: ExprId,
+    /// 1-based positions, in the primitive's context T, of the variables free
+    /// in the lambda, in increasing order (the paper lets e see all of T; we
+    /// pass only what it uses, so that bodies stay small).
+    pub free: Vec<u32>,
+    /// In a primitive: the body in Source UNF, typed
+    /// `F·P ⊢ body : F·P·R` where F are the types of `free` and P the
+    /// lambda's parameter types. In a `J^T` primitive: the reverse
+    /// derivative of that body, `D_ρ'(F·P) ⊢ body : D_ρ'(F·P·R)` with
+    /// `ρ' = underline(F·P)` (the whole gradient of the body).
+    pub body: TermId,
+}
+
+/// A primitive of Source UNF. Every primitive's output extends or shrinks
+/// its input at the end only; `T_in(p)` below names its input context.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum Prim {
+    /// `var_{T;i}` = `Var(T, i)`: `T ⊢ var_{T;i} : T·A_i`, i 1-based.
+    Var(CtxId, u32),
+    /// `op_{T;n}` = `Op(T, op)`: see [`Op`] for the arguments it reads and
+    /// the result it appends; the arguments are kept.
+    Op(CtxId, Op),
+    /// `pair_{T;A1×...×Ak}` (k-ary) = `Pair(T, (A1, ..., Ak))`:
+    /// `T·A1·...·Ak ⊢ pair : T·(A1,...,Ak)`.
+    Pair(CtxId, TyId),
+    /// `proj_{T1;T2;T3}` = `Proj(T1, T2, T3)`: `T1++T2++T3 ⊢ proj : T1++T3`,
+    /// forgets T2. T1 is a context, T2 and T3 lists (context ids used as
+    /// lists).
+    Proj(CtxId, CtxId, CtxId),
+    /// `map_{T;x.e}` (k = 1) and `map2_{T;x,y.e}` (k = 2):
+    /// `T·A1·..·Ak ⊢ map : T·A1·..·Ak·C` with `A_j = [n]R`, `C = [n]R`.
+    Map {
+        /// T.
+        ctx: CtxId,
+        /// The array types `A_j`, one or two.
+        args: Vec<TyId>,
+        /// The result array type C.
+        ret: TyId,
+        /// The function.
+        fun: Fun,
+    },
+    /// `reduce_{T;x,y.e1;e2}`: `T·A ⊢ reduce : T·A·R` with `A = [n]R`; the
+    /// function is closed (no `free`).
+    Reduce {
+        /// T.
+        ctx: CtxId,
+        /// The array type A.
+        arg: TyId,
+        /// The function `x,y.e1`.
+        fun: Fun,
+        /// The Source initial value e2, in [`Module::source`].
+        init_expr: ExprId,
+        /// e2 in Source UNF, closed: `[] ⊢ init : [R]`.
+        init: TermId,
+    },
+}
+
+/// A term of Source UNF or Target UNF.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum Term {
+    /// A primitive of Source UNF.
+    Prim(Prim),
+    /// Its transposed Jacobian (Target UNF), `T_out(p) ⊢ J^T p : T_in(p)`:
+    /// a linear map on cotangents. It may only occur in the right operand of
+    /// a `∘`, whose input context carries the primal point: `T_in(p)` must be
+    /// a prefix of that context. In `Map` and `Reduce` the `fun.body` is the
+    /// reverse derivative of the primitive's body (see [`Fun::body`]), and
+    /// `Reduce::init` stays the primal Source UNF term.
+    Jt(Prim),
+    /// `e1 ; e2` = `Seq(e1, e2)`: `T1 ⊢ e1 : T2`, `T2 ⊢ e2 : T3` give
+    /// `T1 ⊢ e1 ; e2 : T3`.
+    Seq(TermId, TermId),
+    /// `e1 ;~ e2` = `Weak(e1, e2)` (Fig. 9): `e1 ; e2` where e2 is the
+    /// weakening `~e` of a term e by the results of e1 (it reads only the
+    /// entries before them). Typed as `Seq`, and moreover e1's output
+    /// strictly extends its input and e2's output extends e1's.
+    Weak(TermId, TermId),
+    /// `<e1, e2>` (Target UNF): `T ⊢ e1 : T1`, `T ⊢ e2 : T2` give
+    /// `T ⊢ <e1, e2> : T1++T2`.
+    Tuple(TermId, TermId),
+    /// `e1 ∘ e2` (Target UNF): `T1 ⊢ e1 : [T3 → B]` and `T2 ⊢ e2 : T3`, with
+    /// e2 read at the primal point T1, give `T1 ⊢ e1 ∘ e2 : [T2 → B]`: the
+    /// continuation e1 precomposed with the linear map e2.
+    Compose(TermId, TermId),
+}
+
+/// A UNF program: the UNF of one Source definition (Source UNF), or its
+/// reverse derivative (Target UNF).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Module {
+    /// Which UNF language.
+    pub kind: Kind,
+    /// The Source program the module was lowered from (core form). It holds
+    /// the program text for diagnostics, the entry's parameters, and the
+    /// Source terms that index `map`, `map2` and `reduce`.
+    pub source: syntax::Module,
+    /// The name of the entry definition in `source`.
+    pub entry: Name,
+    /// The type table; canonical.
+    pub tys: Vec<UTy>,
+    /// The context table; canonical, entry 0 is `Empty`.
+    pub ctxs: Vec<Ctx>,
+    /// The term arena; children before parents.
+    pub terms: Vec<Term>,
+    /// Parallel to `terms`, written as `(lo, hi)` pairs.
+    #[serde(with = "span_pairs")]
+    pub spans: Vec<Span>,
+    /// The whole program.
+    pub root: TermId,
+    /// The root's input context: Gamma, the types of the entry's parameters
+    /// (Source UNF), or `D_ρ(Gamma) = Gamma·(Gamma → ρ)` (Target UNF).
+    pub input: CtxId,
+    /// The root's output context: `Gamma·B` (Source UNF, B the entry's
+    /// result type) or `D_ρ(Gamma·B)` (Target UNF).
+    pub output: CtxId,
+    /// Target UNF: the 1-based positions in Gamma of the parameters the
+    /// gradient is taken with respect to (the paper's rho); ρ is the tuple of
+    /// their types (their type itself when there is one). Empty in Source UNF.
+    pub wrt: Vec<u32>,
+}
+
+impl Module {
+    /// The node behind an id.
+    pub fn term(&self, id: TermId) -> &Term {
+        &self.terms[id.index()]
+    }
+
+    /// The span of a term.
+    pub fn span(&self, id: TermId) -> Span {
+        self.spans[id.index()]
+    }
+
+    /// The entry definition in `source`.
+    pub fn entry_def(&self) -> Option<&syntax::Def> {
+        self.source.def(self.entry.as_str())
+    }
+}
+
+impl Prim {
+    /// The primitive's name in the paper's notation.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Prim::Var(..) => "var",
+            Prim::Op(..) => "op",
+            Prim::Pair(..) => "pair",
+            Prim::Proj(..) => "proj",
+            Prim::Map { args, .. } if args.len() == 1 => "map",
+            Prim::Map { .. } => "map2",
+            Prim::Reduce { .. } => "reduce",
+        }
+    }
+}
+
+impl Term {
+    /// The direct children: operands, then the bodies and initial values of
+    /// array primitives.
+    pub fn children(&self) -> Vec<TermId> {
+        match self {
+            Term::Prim(p) | Term::Jt(p) => match p {
+                Prim::Map { fun, .. } => vec![fun.body],
+                Prim::Reduce { fun, init, .. } => vec![fun.body, *init],
+                _ => Vec::new(),
+            },
+            Term::Seq(first, then) | Term::Weak(first, then) => vec![*first, *then],
+            Term::Tuple(a, b) | Term::Compose(a, b) => vec![*a, *b],
+        }
+    }
+}
+
+/// Spans as `(lo, hi)` pairs: one short line each in the RON file.
+mod span_pairs {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+    use syntax::Span;
+
+    pub fn serialize<S: Serializer>(spans: &[Span], s: S) -> Result<S::Ok, S::Error> {
+        let pairs: Vec<(u32, u32)> = spans.iter().map(|sp| (sp.lo, sp.hi)).collect();
+        pairs.serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Span>, D::Error> {
+        let pairs: Vec<(u32, u32)> = Vec::deserialize(d)?;
+        Ok(pairs.into_iter().map(|(lo, hi)| Span { lo, hi }).collect())
+    }
+}

@@ -1,0 +1,561 @@
+//! The arrow UNF (seeds/000 Fig. 9): a first-order Source definition in core
+//! form → Source UNF.
+//!
+//! `lower(e)` in the context Gamma (a [`CtxId`] plus the names of its
+//! entries) produces a term `Gamma ⊢ UNF(e) : Gamma·B`, clause by clause as
+//! in Fig. 9. Two refinements:
+//!
+//! - Weakening. Fig. 9 writes `UNF(e1) ;~ UNF(e2)`, where `~` rewrites the
+//!   indices of a finished term to carry one more type. We lower e2 directly
+//!   in the extended context `Gamma·A` instead, which yields the same term
+//!   (variables of Gamma keep their positions) without rewriting anything,
+//!   so nested operands cost nothing extra. The node is a `Weak` rather than a `Seq`
+//!   so the printer can show `;~`.
+//! - Sharing. Every context is interned in [`Tables`]; a term stores ids.
+//!
+//! Beyond the paper's core: k-ary tuples (`pair` of k components), tuple
+//! patterns in `let` (a projection per component), and `map` with one array
+//! (Fig. 4's `map (x.e) A = map2 (x,y.e) A A`, kept as a primitive of its
+//! own so the array is not duplicated). Everything else is
+//! `Error::Unsupported`.
+
+use crate::error::Error;
+use crate::ir::{CtxId, Fun, Kind, Module, Op, Prim, Term, TermId, TyId};
+use crate::tables::Tables;
+use crate::verify::{is_binary, is_unary};
+use rpds::HashTrieMap;
+use std::collections::BTreeSet;
+use syntax::stack::guard;
+use syntax::{Def, Expr, ExprId, Name, Pat, Span, Ty};
+
+/// Names in scope: each bound name's 1-based position in the context.
+type Env = HashTrieMap<Name, u32>;
+
+/// The arrow UNF: the Source UNF of the definition `entry` of `m`.
+///
+/// `m` must be in core form and `entry` first order (`syntax` checks it);
+/// constructs outside the language of Section 3 (conditionals, folds, scans,
+/// indexing, free variables in the function of `reduce`, ...) are refused
+/// with [`Error::Unsupported`] naming the construct and its span.
+pub fn lower(m: &syntax::Module, entry: &Def) -> Result<Module, Error> {
+    syntax::check_first_order(m, entry)?;
+    if !m.is_typed() {
+        return Err(Error::Shape {
+            span: entry.name_span,
+            message: "the source module is not typed (core form expected)".to_string(),
+        });
+    }
+    let mut cx = Lower {
+        m,
+        t: Tables::new(),
+        terms: Vec::new(),
+        spans: Vec::new(),
+    };
+    let mut gamma = CtxId::EMPTY;
+    let mut env = Env::new();
+    for p in &entry.params {
+        let ty = match &p.ty {
+            Some(ty) if ty.is_ground() => ty,
+            Some(_) => {
+                return Err(unsupported_with(
+                    p.span,
+                    "->",
+                    " in the type of a parameter",
+                ));
+            }
+            None => {
+                return Err(Error::Shape {
+                    span: p.span,
+                    message: format!("parameter `{}` has no type", p.name),
+                });
+            }
+        };
+        let t = cx.t.ground(ty);
+        gamma = cx.t.snoc(gamma, t);
+        env = env.insert(p.name.clone(), cx.t.len(gamma));
+    }
+    let root = cx.expr(entry.body, gamma, &env)?;
+    let b = cx.ty_of(entry.body);
+    let output = cx.t.snoc(gamma, b);
+    let (tys, ctxs) = cx.t.into_parts();
+    let out = Module {
+        kind: Kind::Source,
+        source: m.clone(),
+        entry: entry.name.clone(),
+        tys,
+        ctxs,
+        terms: cx.terms,
+        spans: cx.spans,
+        root,
+        input: gamma,
+        output,
+        wrt: Vec::new(),
+    };
+    // Lemma 4.4: the output is well typed; a failure is a bug of this pass.
+    crate::verify(&out).map_err(|errors| Error::Shape {
+        span: entry.name_span,
+        message: format!(
+            "internal error after pass 'unf': {}",
+            errors.first().map(|e| e.to_string()).unwrap_or_default()
+        ),
+    })?;
+    Ok(out)
+}
+
+fn unsupported(span: Span, construct: &str) -> Error {
+    unsupported_with(span, construct, "")
+}
+
+fn unsupported_with(span: Span, construct: &str, detail: &str) -> Error {
+    Error::Unsupported {
+        span,
+        construct: construct.to_string(),
+        detail: detail.to_string(),
+    }
+}
+
+struct Lower<'a> {
+    m: &'a syntax::Module,
+    t: Tables,
+    terms: Vec<Term>,
+    spans: Vec<Span>,
+}
+
+impl Lower<'_> {
+    fn add(&mut self, term: Term, span: Span) -> TermId {
+        let id = TermId(self.terms.len() as u32);
+        self.terms.push(term);
+        self.spans.push(span);
+        id
+    }
+
+    fn prim(&mut self, p: Prim, span: Span) -> TermId {
+        self.add(Term::Prim(p), span)
+    }
+
+    fn seq(&mut self, first: TermId, then: TermId, weak: bool, span: Span) -> TermId {
+        let term = if weak {
+            Term::Weak(first, then)
+        } else {
+            Term::Seq(first, then)
+        };
+        self.add(term, span)
+    }
+
+    /// The interned type of a Source node.
+    fn ty_of(&mut self, e: ExprId) -> TyId {
+        let ty = self.m.types[e.index()].clone();
+        self.t.ground(&ty)
+    }
+
+    fn src_ty(&self, e: ExprId) -> &Ty {
+        &self.m.types[e.index()]
+    }
+
+    /// `proj_{Gamma;drop;[res]}`: hide the intermediate results `drop`.
+    fn hide(&mut self, gamma: CtxId, drop: &[TyId], res: TyId, span: Span) -> TermId {
+        let drop = self.t.list(drop);
+        let rest = self.t.list(&[res]);
+        self.prim(Prim::Proj(gamma, drop, rest), span)
+    }
+
+    /// Lowers operands left to right, each weakened by the results of the
+    /// ones before (`UNF(e1) ;~ UNF(e2) ;~ ...`). Returns the term and the
+    /// operands' types.
+    fn operands(
+        &mut self,
+        args: &[ExprId],
+        gamma: CtxId,
+        env: &Env,
+        span: Span,
+    ) -> Result<(TermId, Vec<TyId>), Error> {
+        let mut ctx = gamma;
+        let mut tys = Vec::with_capacity(args.len());
+        let mut acc: Option<TermId> = None;
+        for &a in args {
+            let t = self.expr(a, ctx, env)?;
+            let ty = self.ty_of(a);
+            tys.push(ty);
+            ctx = self.t.snoc(ctx, ty);
+            acc = Some(match acc {
+                None => t,
+                Some(prev) => self.seq(prev, t, true, span),
+            });
+        }
+        let acc = acc.expect("invariant: operands are never empty");
+        Ok((acc, tys))
+    }
+
+    /// `UNF(Gamma ⊢ e)`: `Gamma ⊢ UNF(e) : Gamma·B`.
+    fn expr(&mut self, e: ExprId, gamma: CtxId, env: &Env) -> Result<TermId, Error> {
+        guard(|| self.expr_inner(e, gamma, env))
+    }
+
+    fn expr_inner(&mut self, e: ExprId, gamma: CtxId, env: &Env) -> Result<TermId, Error> {
+        let span = self.m.spans[e.index()];
+        let real = self.t.ground(&Ty::Real);
+        match self.m.expr(e) {
+            Expr::Real(c) => Ok(self.prim(Prim::Op(gamma, Op::Const(*c)), span)),
+            Expr::Int(_) => Err(unsupported_with(span, "Int", " constants")),
+            Expr::Bool(_) => Err(unsupported_with(span, "Bool", " constants")),
+            Expr::Var(x) => match env.get(x) {
+                Some(&index) => Ok(self.prim(Prim::Var(gamma, index), span)),
+                None => Err(unsupported_with(
+                    span,
+                    x.as_str(),
+                    " (a name that is not a variable in scope)",
+                )),
+            },
+            Expr::Let {
+                pat, value, body, ..
+            } => {
+                let t1 = self.expr(*value, gamma, env)?;
+                let a = self.ty_of(*value);
+                let b = self.ty_of(*body);
+                match pat {
+                    Pat::Var(x) => {
+                        let ctx = self.t.snoc(gamma, a);
+                        let env2 = env.insert(x.clone(), self.t.len(ctx));
+                        let t2 = self.expr(*body, ctx, &env2)?;
+                        let s = self.seq(t1, t2, false, span);
+                        let p = self.hide(gamma, &[a], b, span);
+                        Ok(self.seq(s, p, false, span))
+                    }
+                    Pat::Tuple(xs) => self.let_tuple(e, xs, t1, a, b, *body, gamma, env),
+                }
+            }
+            Expr::Tuple(items) => {
+                let ty = self.ty_of(e);
+                let pair = self.prim(Prim::Pair(gamma, ty), span);
+                if items.is_empty() {
+                    return Ok(pair);
+                }
+                let (ops, _) = self.operands(items, gamma, env, span)?;
+                Ok(self.seq(ops, pair, false, span))
+            }
+            Expr::Proj { tuple, index } => {
+                let t = self.expr(*tuple, gamma, env)?;
+                let p = self.ty_of(*tuple);
+                let res = self.ty_of(e);
+                let op = self.prim(
+                    Prim::Op(
+                        gamma,
+                        Op::Proj {
+                            index: *index,
+                            tuple: p,
+                        },
+                    ),
+                    span,
+                );
+                let s = self.seq(t, op, false, span);
+                let h = self.hide(gamma, &[p], res, span);
+                Ok(self.seq(s, h, false, span))
+            }
+            Expr::Prim { op, args } => self.prim_app(e, *op, args, gamma, env, real),
+            Expr::If { .. } => Err(unsupported(span, "if")),
+            Expr::Lambda { .. } => Err(unsupported(span, "fun")),
+            Expr::App { .. } => Err(unsupported(span, "application")),
+            Expr::Section(p) => Err(unsupported(span, p.symbol())),
+            Expr::Array(_) => Err(unsupported(span, "[...]")),
+            Expr::Index { .. } => Err(unsupported(span, "a[i]")),
+        }
+    }
+
+    /// `let (x1, ..., xk) = e1 in e2`: after `UNF(e1)` the context is
+    /// `Gamma·P`; each component is read with `var ; π_i ; proj`, then e2 is
+    /// lowered in `Gamma·P·A1·...·Ak` and everything but its result hidden.
+    #[allow(clippy::too_many_arguments)]
+    fn let_tuple(
+        &mut self,
+        e: ExprId,
+        xs: &[Name],
+        t1: TermId,
+        p: TyId,
+        b: TyId,
+        body: ExprId,
+        gamma: CtxId,
+        env: &Env,
+    ) -> Result<TermId, Error> {
+        let span = self.m.spans[e.index()];
+        let Some(Ty::Tuple(items)) = self.t.ground_ty(p).cloned() else {
+            return Err(Error::Shape {
+                span,
+                message: "a tuple pattern binds a value that is not a tuple".to_string(),
+            });
+        };
+        if items.len() != xs.len() {
+            return Err(Error::Shape {
+                span,
+                message: format!(
+                    "a pattern of {} names binds a tuple of {}",
+                    xs.len(),
+                    items.len()
+                ),
+            });
+        }
+        let gp = self.t.snoc(gamma, p);
+        let pos_p = self.t.len(gp);
+        let mut ctx = gp;
+        let mut acc = t1;
+        let mut env2 = env.clone();
+        let mut hidden = vec![p];
+        for (i, (x, item)) in xs.iter().zip(&items).enumerate() {
+            let a = self.t.ground(item);
+            let var = self.prim(Prim::Var(ctx, pos_p), span);
+            let op = self.prim(
+                Prim::Op(
+                    ctx,
+                    Op::Proj {
+                        index: i as u32 + 1,
+                        tuple: p,
+                    },
+                ),
+                span,
+            );
+            let drop = self.t.list(&[p]);
+            let rest = self.t.list(&[a]);
+            let proj = self.prim(Prim::Proj(ctx, drop, rest), span);
+            let s1 = self.seq(var, op, false, span);
+            let s2 = self.seq(s1, proj, false, span);
+            acc = self.seq(acc, s2, false, span);
+            ctx = self.t.snoc(ctx, a);
+            env2 = env2.insert(x.clone(), self.t.len(ctx));
+            hidden.push(a);
+        }
+        let t2 = self.expr(body, ctx, &env2)?;
+        let s = self.seq(acc, t2, false, span);
+        let h = self.hide(gamma, &hidden, b, span);
+        Ok(self.seq(s, h, false, span))
+    }
+
+    fn prim_app(
+        &mut self,
+        e: ExprId,
+        op: syntax::Prim,
+        args: &[ExprId],
+        gamma: CtxId,
+        env: &Env,
+        real: TyId,
+    ) -> Result<TermId, Error> {
+        use syntax::Prim as P;
+        let span = self.m.spans[e.index()];
+        let all_real =
+            args.iter().all(|&a| *self.src_ty(a) == Ty::Real) && *self.src_ty(e) == Ty::Real;
+        if (is_unary(op) || is_binary(op)) && !all_real {
+            return Err(unsupported_with(
+                span,
+                op.symbol(),
+                " on values that are not reals",
+            ));
+        }
+        if is_unary(op) {
+            let t = self.expr(args[0], gamma, env)?;
+            let o = self.prim(Prim::Op(gamma, Op::Unary(op)), span);
+            let s = self.seq(t, o, false, span);
+            let h = self.hide(gamma, &[real], real, span);
+            return Ok(self.seq(s, h, false, span));
+        }
+        if is_binary(op) {
+            let (ops, _) = self.operands(args, gamma, env, span)?;
+            let o = self.prim(Prim::Op(gamma, Op::Binary(op)), span);
+            let s = self.seq(ops, o, false, span);
+            let h = self.hide(gamma, &[real, real], real, span);
+            return Ok(self.seq(s, h, false, span));
+        }
+        match op {
+            P::Map | P::Map2 => {
+                let arrays = &args[1..];
+                for &a in arrays {
+                    self.check_real_array(op, a)?;
+                }
+                self.check_real_array(op, e)?;
+                let fun = self.fun(op, args[0], arrays.len(), env, gamma, false)?;
+                let (ops, tys) = self.operands(arrays, gamma, env, span)?;
+                let ret = self.ty_of(e);
+                let map = self.prim(
+                    Prim::Map {
+                        ctx: gamma,
+                        args: tys.clone(),
+                        ret,
+                        fun,
+                    },
+                    span,
+                );
+                let s = self.seq(ops, map, false, span);
+                let h = self.hide(gamma, &tys, ret, span);
+                Ok(self.seq(s, h, false, span))
+            }
+            P::Reduce => {
+                self.check_real_array(op, args[2])?;
+                if *self.src_ty(e) != Ty::Real {
+                    return Err(unsupported_with(
+                        span,
+                        "reduce",
+                        " over values that are not reals",
+                    ));
+                }
+                let fun = self.fun(op, args[0], 2, env, gamma, true)?;
+                let init_span = self.m.spans[args[1].index()];
+                let fv = free_vars(self.m, args[1]);
+                if let Some(x) = fv.iter().next() {
+                    return Err(unsupported_with(
+                        init_span,
+                        "reduce",
+                        &format!(" whose initial value depends on `{x}`"),
+                    ));
+                }
+                let init = self.expr(args[1], CtxId::EMPTY, &Env::new())?;
+                let t = self.expr(args[2], gamma, env)?;
+                let arg = self.ty_of(args[2]);
+                let red = self.prim(
+                    Prim::Reduce {
+                        ctx: gamma,
+                        arg,
+                        fun,
+                        init_expr: args[1],
+                        init,
+                    },
+                    span,
+                );
+                let s = self.seq(t, red, false, span);
+                let h = self.hide(gamma, &[arg], real, span);
+                Ok(self.seq(s, h, false, span))
+            }
+            other => Err(unsupported(span, other.symbol())),
+        }
+    }
+
+    fn check_real_array(&self, op: syntax::Prim, e: ExprId) -> Result<(), Error> {
+        match self.src_ty(e) {
+            Ty::Array(_, elem) if **elem == Ty::Real => Ok(()),
+            _ => Err(unsupported_with(
+                self.m.spans[e.index()],
+                op.symbol(),
+                " over values that are not arrays of reals",
+            )),
+        }
+    }
+
+    /// The function index of map, map2 and reduce: the lambda's body lowered
+    /// in `F·P`, F the types of its free variables (in context order), P its
+    /// parameters' types.
+    fn fun(
+        &mut self,
+        op: syntax::Prim,
+        f: ExprId,
+        arity: usize,
+        env: &Env,
+        gamma: CtxId,
+        closed: bool,
+    ) -> Result<Fun, Error> {
+        let span = self.m.spans[f.index()];
+        let Expr::Lambda { params, body } = self.m.expr(f) else {
+            return Err(unsupported_with(
+                span,
+                op.symbol(),
+                " whose function is not a lambda",
+            ));
+        };
+        if params.len() != arity {
+            return Err(Error::Shape {
+                span,
+                message: format!(
+                    "a function of {} parameters where {arity} are taken",
+                    params.len()
+                ),
+            });
+        }
+        if params.iter().any(|p| p.ty.as_ref() != Some(&Ty::Real))
+            || *self.src_ty(*body) != Ty::Real
+        {
+            return Err(unsupported_with(
+                span,
+                op.symbol(),
+                " whose function is not over reals",
+            ));
+        }
+        let mut fv: Vec<(u32, Name)> = Vec::new();
+        for x in free_vars(self.m, f) {
+            match env.get(&x) {
+                Some(&pos) => fv.push((pos, x)),
+                None => {
+                    return Err(unsupported_with(
+                        span,
+                        x.as_str(),
+                        " (a name that is not a variable in scope)",
+                    ));
+                }
+            }
+        }
+        fv.sort();
+        if closed && let Some((_, x)) = fv.first() {
+            return Err(unsupported_with(
+                span,
+                "reduce",
+                &format!(" whose function has the free variable `{x}`"),
+            ));
+        }
+        let mut ctx = CtxId::EMPTY;
+        let mut inner = Env::new();
+        for (pos, x) in &fv {
+            let t = self
+                .t
+                .entry(gamma, *pos)
+                .expect("invariant: env positions are inside gamma");
+            ctx = self.t.snoc(ctx, t);
+            inner = inner.insert(x.clone(), self.t.len(ctx));
+        }
+        let real = self.t.ground(&Ty::Real);
+        for p in params {
+            ctx = self.t.snoc(ctx, real);
+            inner = inner.insert(p.name.clone(), self.t.len(ctx));
+        }
+        let body = self.expr(*body, ctx, &inner)?;
+        Ok(Fun {
+            lambda: f,
+            free: fv.into_iter().map(|(p, _)| p).collect(),
+            body,
+        })
+    }
+}
+
+/// The variables free in a Source expression, by name.
+pub fn free_vars(m: &syntax::Module, e: ExprId) -> BTreeSet<Name> {
+    let mut out = BTreeSet::new();
+    collect_free(m, e, &HashTrieMap::new(), &mut out);
+    out
+}
+
+fn collect_free(
+    m: &syntax::Module,
+    e: ExprId,
+    bound: &HashTrieMap<Name, ()>,
+    out: &mut BTreeSet<Name>,
+) {
+    guard(|| match m.expr(e) {
+        Expr::Var(x) => {
+            if !bound.contains_key(x) {
+                out.insert(x.clone());
+            }
+        }
+        Expr::Let {
+            pat, value, body, ..
+        } => {
+            collect_free(m, *value, bound, out);
+            let inner = match pat {
+                Pat::Var(x) => bound.insert(x.clone(), ()),
+                Pat::Tuple(xs) => xs
+                    .iter()
+                    .fold(bound.clone(), |b, x| b.insert(x.clone(), ())),
+            };
+            collect_free(m, *body, &inner, out);
+        }
+        Expr::Lambda { params, body } => {
+            let inner = params
+                .iter()
+                .fold(bound.clone(), |b, p| b.insert(p.name.clone(), ()));
+            collect_free(m, *body, &inner, out);
+        }
+        other => other.for_each_child(|c| collect_free(m, c, bound, out)),
+    })
+}

@@ -1,0 +1,642 @@
+//! The transposed Jacobians of Fig. 10, the partial derivatives of the
+//! scalar operators, and the monoid `(G, +^, 0_G)` of every ground type
+//! (Section 3.3), written as Target terms.
+//!
+//! A `J^T p` maps the cotangent of `T_out(p)` to the cotangent of
+//! `T_in(p)`, reading the primal point `T_in(p)` from the context of the
+//! enclosing `∘`. Cotangents that are known to be zero stay symbolic
+//! (`Abs::Zero`) until something needs their value; adding a zero writes
+//! nothing. Unlike the text of Fig. 10, every `J^T` *adds* to the cotangents
+//! of its arguments (as `J^T op` does there), so a Source UNF term that does
+//! not hide its arguments right away is still differentiated correctly.
+//!
+//! Derivatives at the points where an operator is not differentiable are
+//! the intentional ones of Appendix A.4 (docs/unf.md lists them): `abs` has
+//! derivative `sign x` (0 at 0), `max x y` gives all to `x` when `x >= y`,
+//! `min x y` to `x` when `x <= y`, and `pow x y` has derivative 0 in `y`
+//! at `x = 0`.
+
+use super::emit::{ValId, plus_one};
+use super::{Abs, Raise, State, at, internal, truncate};
+use crate::error::Error;
+use crate::ir::{Op, Prim, TermId};
+use syntax::{Expr, ExprId, Prim as P, Ty};
+
+/// A partial derivative, with the cases that need no multiplication.
+enum Partial {
+    One,
+    MinusOne,
+    Expr(ExprId),
+}
+
+impl Raise<'_> {
+    /// `J^T p` on the cotangent context `s`, at the primal point `primal`.
+    pub(super) fn jt(&mut self, p: &Prim, s: State, primal: &State) -> Result<State, Error> {
+        match p {
+            Prim::Var(_, index) => {
+                let n = s.len() - 1;
+                let z = at(&s, n);
+                let mut s = truncate(&s, n);
+                let i = *index as usize - 1;
+                let sum = self.add(at(&s, i), z)?;
+                s.set_mut(i, sum);
+                Ok(s)
+            }
+            Prim::Op(ctx, op) => {
+                let n = self.ctx_len(*ctx);
+                let arity = match op {
+                    Op::Const(_) => 0,
+                    Op::Unary(_) | Op::Proj { .. } => 1,
+                    Op::Binary(_) => 2,
+                };
+                let mut s = s;
+                let z = at(&s, n + arity);
+                s = truncate(&s, n + arity);
+                let z = match z {
+                    Abs::Val(z) => z,
+                    Abs::Zero(_) => return Ok(s),
+                    Abs::Cont(_) => {
+                        return Err(internal(self.b.span, "a continuation as a cotangent"));
+                    }
+                };
+                match op {
+                    Op::Const(_) => {}
+                    Op::Unary(o) => {
+                        let x = self.materialize(at(primal, n))?;
+                        let d = self.partial1(*o, x)?;
+                        let acc = self.accumulate(at(&s, n), d, z)?;
+                        s.set_mut(n, acc);
+                    }
+                    Op::Binary(o) => {
+                        let x = self.materialize(at(primal, n))?;
+                        let y = self.materialize(at(primal, n + 1))?;
+                        let (dx, dy) = self.partial2(*o, x, y)?;
+                        let acc = self.accumulate(at(&s, n), dx, z)?;
+                        s.set_mut(n, acc);
+                        let acc = self.accumulate(at(&s, n + 1), dy, z)?;
+                        s.set_mut(n + 1, acc);
+                    }
+                    Op::Proj { index, .. } => {
+                        let tuple = self.materialize(at(primal, n))?;
+                        let parts = self.b.unpack(tuple, "c");
+                        let mut items = Vec::with_capacity(parts.len());
+                        for (j, &part) in parts.iter().enumerate() {
+                            let v = if j + 1 == *index as usize {
+                                z
+                            } else {
+                                self.zero_of(part)
+                            };
+                            items.push(self.b.use_val(v));
+                        }
+                        let ty = self.b.ty(tuple).clone();
+                        let e = self.b.node(Expr::Tuple(items), ty);
+                        let t = self.b.bind(e, "d");
+                        let acc = self.add(at(&s, n), Abs::Val(t))?;
+                        s.set_mut(n, acc);
+                    }
+                }
+                Ok(s)
+            }
+            Prim::Pair(ctx, ty) => {
+                let n = self.ctx_len(*ctx);
+                let z = at(&s, n);
+                let mut s = truncate(&s, n);
+                let k = match self.t.ground_ty(*ty) {
+                    Some(Ty::Tuple(items)) => items.len(),
+                    _ => return Err(internal(self.b.span, "pair of a type that is not a tuple")),
+                };
+                match z {
+                    Abs::Zero(_) => {
+                        for j in 0..k {
+                            let w = self.witness(at(primal, n + j))?;
+                            s.push_back_mut(Abs::Zero(w));
+                        }
+                    }
+                    Abs::Val(z) => {
+                        for v in self.b.unpack(z, "d") {
+                            s.push_back_mut(Abs::Val(v));
+                        }
+                    }
+                    Abs::Cont(_) => {
+                        return Err(internal(self.b.span, "a continuation as a cotangent"));
+                    }
+                }
+                Ok(s)
+            }
+            Prim::Proj(keep, drop, rest) => {
+                let (lk, ld, lr) = (
+                    self.ctx_len(*keep),
+                    self.ctx_len(*drop),
+                    self.ctx_len(*rest),
+                );
+                let rest_vals: Vec<Abs> = (lk..lk + lr).map(|i| at(&s, i)).collect();
+                let mut s = truncate(&s, lk);
+                for j in 0..ld {
+                    let w = self.witness(at(primal, lk + j))?;
+                    s.push_back_mut(Abs::Zero(w));
+                }
+                for x in rest_vals {
+                    s.push_back_mut(x);
+                }
+                Ok(s)
+            }
+            Prim::Map { ctx, args, fun, .. } => {
+                let n = self.ctx_len(*ctx);
+                let k = args.len();
+                let z = at(&s, n + k);
+                let mut s = truncate(&s, n + k);
+                let z = match z {
+                    Abs::Val(z) => z,
+                    Abs::Zero(_) => return Ok(s),
+                    Abs::Cont(_) => {
+                        return Err(internal(self.b.span, "a continuation as a cotangent"));
+                    }
+                };
+                let mut arrays = Vec::with_capacity(k);
+                for i in 0..k {
+                    arrays.push(self.materialize(at(primal, n + i))?);
+                }
+                let free: Vec<Abs> = fun
+                    .free
+                    .iter()
+                    .map(|&f| at(primal, f as usize - 1))
+                    .collect();
+                let nf = free.len();
+                for c in 0..nf + k {
+                    let Some(per_elem) = self.elem_grad(fun.body, &free, &arrays, c, z)? else {
+                        continue;
+                    };
+                    let (pos, total) = if c < nf {
+                        // Sum the contributions of all elements: reduce +^ 0 G.
+                        let w = self.witness(free[c])?;
+                        let ty = self.b.ty(w).clone();
+                        let add = self.add_lambda(&ty);
+                        let zero = self.zero_of(w);
+                        let operands = vec![add, self.b.use_val(zero), self.b.use_val(per_elem)];
+                        let e = self.b.prim(P::Reduce, operands, ty);
+                        (fun.free[c] as usize - 1, self.b.bind(e, "d"))
+                    } else {
+                        (n + c - nf, per_elem)
+                    };
+                    let acc = self.add(at(&s, pos), Abs::Val(total))?;
+                    s.set_mut(pos, acc);
+                }
+                Ok(s)
+            }
+            Prim::Reduce { ctx, fun, init, .. } => {
+                let n = self.ctx_len(*ctx);
+                let z = at(&s, n + 1);
+                let mut s = truncate(&s, n + 1);
+                let z = match z {
+                    Abs::Val(z) => z,
+                    Abs::Zero(_) => return Ok(s),
+                    Abs::Cont(_) => {
+                        return Err(internal(self.b.span, "a continuation as a cotangent"));
+                    }
+                };
+                let da = self.jt_reduce(fun.body, *init, at(primal, n), z)?;
+                let acc = self.add(at(&s, n), Abs::Val(da))?;
+                s.set_mut(n, acc);
+                Ok(s)
+            }
+        }
+    }
+
+    /// The value an entry of a primal point stands for (a zero's witness).
+    fn witness(&mut self, a: Abs) -> Result<ValId, Error> {
+        match a {
+            Abs::Val(v) | Abs::Zero(v) => Ok(v),
+            Abs::Cont(_) => Err(internal(self.b.span, "a continuation in a primal point")),
+        }
+    }
+
+    /// `J^T reduce` (Fig. 10), with the scan-based formula that needs no
+    /// division:
+    /// `A0 = shift1R (scanl f z A)`, `B = map2 ∂x f A0 A`,
+    /// `A2 = map2 ∂y f A0 A`, `A3 = shift1L (scanr (*) 1 B)`, and the
+    /// cotangent of A is `map2 (u,v. u * v * zbar) A2 A3`. Fig. 10 takes
+    /// `shift1L` before the `scanr`; taking it after gives the same array
+    /// for n >= 1 and the right (empty) one for n = 0.
+    fn jt_reduce(&mut self, body: TermId, init: TermId, a: Abs, z: ValId) -> Result<ValId, Error> {
+        let a = self.materialize(a)?;
+        let aty = self.b.ty(a).clone();
+        let y1 = self.value(init, &[])?;
+        let f = self.lambda2(body, true)?;
+        let operands = vec![f, self.b.use_val(y1), self.b.use_val(a)];
+        let e = self.b.prim(P::Scanl, operands, plus_one(&aty));
+        let scan = self.b.bind(e, "s");
+        let e = self.b.use_val(scan);
+        let e = self.b.prim(P::Shift1R, vec![e], aty.clone());
+        let a0 = self.b.bind(e, "a");
+        let mut partials = Vec::new();
+        for c in 0..2 {
+            let lam = self.partial_lambda(body, c)?;
+            let operands = vec![lam, self.b.use_val(a0), self.b.use_val(a)];
+            let e = self.b.prim(P::Map2, operands, aty.clone());
+            partials.push(self.b.bind(e, "a"));
+        }
+        let mul = self.mul_lambda(None);
+        let one = self.b.real_node(1.0);
+        let bx = self.b.use_val(partials[0]);
+        let e = self.b.prim(P::Scanr, vec![mul, one, bx], plus_one(&aty));
+        let sc = self.b.bind(e, "s");
+        let e = self.b.use_val(sc);
+        let e = self.b.prim(P::Shift1L, vec![e], aty.clone());
+        let a3 = self.b.bind(e, "a");
+        let mul_z = self.mul_lambda(Some(z));
+        let operands = vec![mul_z, self.b.use_val(partials[1]), self.b.use_val(a3)];
+        let e = self.b.prim(P::Map2, operands, aty);
+        Ok(self.b.bind(e, "d"))
+    }
+
+    /// `fun (x, y) -> ∂_c body(x, y)`, for the derivative `body` of a
+    /// closed function of two reals.
+    fn partial_lambda(&mut self, body: TermId, c: usize) -> Result<ExprId, Error> {
+        let params = self.b.params(&[(Ty::Real, "x"), (Ty::Real, "y")]);
+        self.b.begin();
+        let inputs = params.iter().map(|&p| Abs::Val(p)).collect();
+        let seed = Abs::Val(self.b.real(1.0));
+        let (_, cot) = self.grad(body, inputs, seed)?;
+        let d = self.materialize(cot[c])?;
+        let e = self.b.use_val(d);
+        let body = self.b.end(e);
+        Ok(self.b.lambda(&params, body))
+    }
+
+    /// `fun (u, v) -> u * v` (times `z` when given).
+    fn mul_lambda(&mut self, z: Option<ValId>) -> ExprId {
+        let params = self.b.params(&[(Ty::Real, "u"), (Ty::Real, "v")]);
+        self.b.begin();
+        let mut e = self.b.bin_vals(P::Mul, params[0], params[1]);
+        if let Some(z) = z.filter(|&z| !self.b.is_const(z, 1.0)) {
+            let zz = self.b.use_val(z);
+            e = self.b.bin(P::Mul, e, zz);
+        }
+        let body = self.b.end(e);
+        self.b.lambda(&params, body)
+    }
+
+    /// `fun (u, v) -> u +^ v` on a ground type.
+    fn add_lambda(&mut self, ty: &Ty) -> ExprId {
+        let params = self.b.params(&[(ty.clone(), "u"), (ty.clone(), "v")]);
+        self.b.begin();
+        let r = self.add_vals(params[0], params[1]);
+        let e = self.b.use_val(r);
+        let body = self.b.end(e);
+        self.b.lambda(&params, body)
+    }
+
+    /// `fun (g, s) -> g * s`, scaling a value of a ground type by a real.
+    fn scale_lambda(&mut self, ty: &Ty) -> ExprId {
+        let params = self.b.params(&[(ty.clone(), "g"), (Ty::Real, "s")]);
+        self.b.begin();
+        let r = self.scale_vals(params[0], params[1]);
+        let e = self.b.use_val(r);
+        let body = self.b.end(e);
+        self.b.lambda(&params, body)
+    }
+
+    /// `v * s` for a value v of a ground type and a real s.
+    fn scale_vals(&mut self, v: ValId, s: ValId) -> ValId {
+        match self.b.ty(v).clone() {
+            Ty::Real => {
+                let e = self.b.bin_vals(P::Mul, v, s);
+                self.b.bind(e, "d")
+            }
+            Ty::Array(_, elem) => {
+                let params = self.b.params(&[((*elem).clone(), "u")]);
+                self.b.begin();
+                let r = self.scale_vals(params[0], s);
+                let e = self.b.use_val(r);
+                let body = self.b.end(e);
+                let lam = self.b.lambda(&params, body);
+                let ty = self.b.ty(v).clone();
+                let operands = vec![lam, self.b.use_val(v)];
+                let e = self.b.prim(P::Map, operands, ty);
+                self.b.bind(e, "d")
+            }
+            Ty::Tuple(_) => {
+                let parts = self.b.unpack(v, "d");
+                let scaled: Vec<ValId> = parts.iter().map(|&p| self.scale_vals(p, s)).collect();
+                let items = scaled.iter().map(|&x| self.b.use_val(x)).collect();
+                let ty = self.b.ty(v).clone();
+                let e = self.b.node(Expr::Tuple(items), ty);
+                self.b.bind(e, "d")
+            }
+            Ty::Int | Ty::Bool | Ty::Func(..) => v,
+        }
+    }
+
+    /// The array of the contributions of each element of a `map`/`map2` to
+    /// component `c` of its body's context (a free variable, then the
+    /// parameters), times the cotangent `z` of the result; None when that
+    /// component's derivative is zero.
+    fn elem_grad(
+        &mut self,
+        body: TermId,
+        free: &[Abs],
+        arrays: &[ValId],
+        c: usize,
+        z: ValId,
+    ) -> Result<Option<ValId>, Error> {
+        let aty = self.b.ty(arrays[0]).clone();
+        let one_array = arrays.len() == 1;
+        // With one array the seed is z's element itself; with two, the
+        // derivative is computed with seed 1 and multiplied by z after.
+        let params = if one_array {
+            self.b.params(&[(Ty::Real, "x"), (Ty::Real, "z")])
+        } else {
+            self.b.params(&[(Ty::Real, "x"), (Ty::Real, "y")])
+        };
+        self.b.begin();
+        let mut inputs: Vec<Abs> = free.to_vec();
+        let seed = if one_array {
+            inputs.push(Abs::Val(params[0]));
+            Abs::Val(params[1])
+        } else {
+            inputs.extend(params.iter().map(|&p| Abs::Val(p)));
+            Abs::Val(self.b.real(1.0))
+        };
+        let (_, cot) = self.grad(body, inputs, seed)?;
+        let d = match cot[c] {
+            Abs::Zero(_) => {
+                self.b.discard();
+                return Ok(None);
+            }
+            a => self.materialize(a)?,
+        };
+        let dty = self.b.ty(d).clone();
+        let e = self.b.use_val(d);
+        let lbody = self.b.end(e);
+        let lam = self.b.lambda(&params, lbody);
+        let second = if one_array { z } else { arrays[1] };
+        let gty = match &aty {
+            Ty::Array(size, _) => Ty::Array(size.clone(), Box::new(dty.clone())),
+            other => other.clone(),
+        };
+        let operands = vec![lam, self.b.use_val(arrays[0]), self.b.use_val(second)];
+        let e = self.b.prim(P::Map2, operands, gty.clone());
+        let g = self.b.bind(e, "g");
+        if one_array {
+            return Ok(Some(g));
+        }
+        let scale = self.scale_lambda(&dty);
+        let operands = vec![scale, self.b.use_val(g), self.b.use_val(z)];
+        let e = self.b.prim(P::Map2, operands, gty);
+        Ok(Some(self.b.bind(e, "g")))
+    }
+
+    /// `old +^ d * z`, in one binding.
+    fn accumulate(&mut self, old: Abs, d: Partial, z: ValId) -> Result<Abs, Error> {
+        // With the seed 1, `d * z` is `d`.
+        if let (Partial::Expr(d), true) = (&d, self.b.is_const(z, 1.0)) {
+            return Ok(Abs::Val(match old {
+                Abs::Zero(_) => self.b.bind(*d, "d"),
+                Abs::Val(o) => {
+                    let oe = self.b.use_val(o);
+                    let e = self.b.bin(P::Add, oe, *d);
+                    self.b.bind(e, "d")
+                }
+                Abs::Cont(_) => return Err(internal(self.b.span, "a continuation as a cotangent")),
+            }));
+        }
+        let contrib = match d {
+            Partial::One => None,
+            Partial::MinusOne => Some(None),
+            Partial::Expr(e) => Some(Some(e)),
+        };
+        match old {
+            Abs::Zero(_) => Ok(Abs::Val(match contrib {
+                None => z,
+                Some(None) => {
+                    let zz = self.b.use_val(z);
+                    let e = self.b.un(P::Neg, zz);
+                    self.b.bind(e, "d")
+                }
+                Some(Some(d)) => {
+                    let zz = self.b.use_val(z);
+                    let e = self.b.bin(P::Mul, d, zz);
+                    self.b.bind(e, "d")
+                }
+            })),
+            Abs::Val(o) => {
+                let oe = self.b.use_val(o);
+                let zz = self.b.use_val(z);
+                let e = match contrib {
+                    None => self.b.bin(P::Add, oe, zz),
+                    Some(None) => self.b.bin(P::Sub, oe, zz),
+                    Some(Some(d)) => {
+                        let dz = self.b.bin(P::Mul, d, zz);
+                        self.b.bin(P::Add, oe, dz)
+                    }
+                };
+                Ok(Abs::Val(self.b.bind(e, "d")))
+            }
+            Abs::Cont(_) => Err(internal(self.b.span, "a continuation as a cotangent")),
+        }
+    }
+
+    /// `a +^ b`.
+    fn add(&mut self, a: Abs, b: Abs) -> Result<Abs, Error> {
+        match (a, b) {
+            (Abs::Zero(_), x) | (x, Abs::Zero(_)) => Ok(x),
+            (Abs::Val(x), Abs::Val(y)) => Ok(Abs::Val(self.add_vals(x, y))),
+            _ => Err(internal(self.b.span, "a continuation as a cotangent")),
+        }
+    }
+
+    /// `a +^_G b` for values of a ground type G.
+    fn add_vals(&mut self, a: ValId, b: ValId) -> ValId {
+        match self.b.ty(a).clone() {
+            Ty::Real | Ty::Int => {
+                let e = self.b.bin_vals(P::Add, a, b);
+                let ty = self.b.ty(a).clone();
+                self.b.out.types[e.index()] = ty;
+                self.b.bind(e, "d")
+            }
+            Ty::Array(_, elem) => {
+                let params = self
+                    .b
+                    .params(&[((*elem).clone(), "u"), ((*elem).clone(), "v")]);
+                self.b.begin();
+                let r = self.add_vals(params[0], params[1]);
+                let e = self.b.use_val(r);
+                let body = self.b.end(e);
+                let lam = self.b.lambda(&params, body);
+                let ty = self.b.ty(a).clone();
+                let operands = vec![lam, self.b.use_val(a), self.b.use_val(b)];
+                let e = self.b.prim(P::Map2, operands, ty);
+                self.b.bind(e, "d")
+            }
+            Ty::Tuple(_) => {
+                let xs = self.b.unpack(a, "d");
+                let ys = self.b.unpack(b, "d");
+                let sums: Vec<ValId> = xs
+                    .iter()
+                    .zip(&ys)
+                    .map(|(&x, &y)| self.add_vals(x, y))
+                    .collect();
+                let items = sums.iter().map(|&v| self.b.use_val(v)).collect();
+                let ty = self.b.ty(a).clone();
+                let e = self.b.node(Expr::Tuple(items), ty);
+                self.b.bind(e, "d")
+            }
+            Ty::Bool | Ty::Func(..) => a,
+        }
+    }
+
+    /// `0_G` with the shape of the witness `w` (`ZerosLike`).
+    pub(super) fn zero_of(&mut self, w: ValId) -> ValId {
+        match self.b.ty(w).clone() {
+            Ty::Real | Ty::Func(..) => self.b.real(0.0),
+            Ty::Int => {
+                let e = self.b.node(Expr::Int(0), Ty::Int);
+                self.b.bind(e, "z")
+            }
+            Ty::Bool => {
+                let e = self.b.node(Expr::Bool(false), Ty::Bool);
+                self.b.bind(e, "z")
+            }
+            Ty::Array(_, elem) => {
+                let params = self.b.params(&[((*elem).clone(), "x")]);
+                self.b.begin();
+                let r = self.zero_of(params[0]);
+                let e = self.b.use_val(r);
+                let body = self.b.end(e);
+                let lam = self.b.lambda(&params, body);
+                let ty = self.b.ty(w).clone();
+                let operands = vec![lam, self.b.use_val(w)];
+                let e = self.b.prim(P::Map, operands, ty);
+                self.b.bind(e, "z")
+            }
+            Ty::Tuple(_) => {
+                let parts = self.b.unpack(w, "w");
+                let zs: Vec<ValId> = parts.iter().map(|&p| self.zero_of(p)).collect();
+                let items = zs.iter().map(|&v| self.b.use_val(v)).collect();
+                let ty = self.b.ty(w).clone();
+                let e = self.b.node(Expr::Tuple(items), ty);
+                self.b.bind(e, "z")
+            }
+        }
+    }
+
+    /// `∂ op (x)` for a unary operator.
+    fn partial1(&mut self, op: P, x: ValId) -> Result<Partial, Error> {
+        let span = self.b.span;
+        let b = &mut self.b;
+        let xe = |b: &mut super::emit::Builder| b.use_val(x);
+        let e = match op {
+            P::Neg => return Ok(Partial::MinusOne),
+            P::Sin => {
+                let x = xe(b);
+                b.un(P::Cos, x)
+            }
+            P::Cos => {
+                let x = xe(b);
+                let s = b.un(P::Sin, x);
+                b.un(P::Neg, s)
+            }
+            P::Tan => {
+                // 1 + tan² x.
+                let (x1, x2) = (xe(b), xe(b));
+                let (t1, t2) = (b.un(P::Tan, x1), b.un(P::Tan, x2));
+                let sq = b.bin(P::Mul, t1, t2);
+                let one = b.real_node(1.0);
+                b.bin(P::Add, one, sq)
+            }
+            P::Exp => {
+                let x = xe(b);
+                b.un(P::Exp, x)
+            }
+            P::Log => {
+                let one = b.real_node(1.0);
+                let x = xe(b);
+                b.bin(P::Div, one, x)
+            }
+            P::Sqrt => {
+                let half = b.real_node(0.5);
+                let x = xe(b);
+                let s = b.un(P::Sqrt, x);
+                b.bin(P::Div, half, s)
+            }
+            P::Tanh => {
+                // 1 - tanh² x.
+                let (x1, x2) = (xe(b), xe(b));
+                let (t1, t2) = (b.un(P::Tanh, x1), b.un(P::Tanh, x2));
+                let sq = b.bin(P::Mul, t1, t2);
+                let one = b.real_node(1.0);
+                b.bin(P::Sub, one, sq)
+            }
+            P::Abs => {
+                // sign x, with sign 0 = 0.
+                let (x1, x2) = (xe(b), xe(b));
+                let (z1, z2) = (b.real_node(0.0), b.real_node(0.0));
+                let pos = b.cmp(P::Gt, x1, z1);
+                let neg = b.cmp(P::Lt, x2, z2);
+                let (one, minus_one, zero) =
+                    (b.real_node(1.0), b.real_node(-1.0), b.real_node(0.0));
+                let inner = b.ite(neg, minus_one, zero);
+                b.ite(pos, one, inner)
+            }
+            other => return Err(no_rule(span, other)),
+        };
+        Ok(Partial::Expr(e))
+    }
+
+    /// `(∂1 op (x, y), ∂2 op (x, y))` for a binary operator.
+    fn partial2(&mut self, op: P, x: ValId, y: ValId) -> Result<(Partial, Partial), Error> {
+        let span = self.b.span;
+        let b = &mut self.b;
+        Ok(match op {
+            P::Add => (Partial::One, Partial::One),
+            P::Sub => (Partial::One, Partial::MinusOne),
+            P::Mul => (Partial::Expr(b.use_val(y)), Partial::Expr(b.use_val(x))),
+            P::Div => {
+                // 1 / y and -(x / (y * y)).
+                let one = b.real_node(1.0);
+                let ye = b.use_val(y);
+                let dx = b.bin(P::Div, one, ye);
+                let (xe, y1, y2) = (b.use_val(x), b.use_val(y), b.use_val(y));
+                let yy = b.bin(P::Mul, y1, y2);
+                let q = b.bin(P::Div, xe, yy);
+                (Partial::Expr(dx), Partial::Expr(b.un(P::Neg, q)))
+            }
+            P::Pow => {
+                // y * pow x (y - 1), and (if x == 0 then 0 else pow x y * log x).
+                let (ye, xe, y1) = (b.use_val(y), b.use_val(x), b.use_val(y));
+                let one = b.real_node(1.0);
+                let ym1 = b.bin(P::Sub, y1, one);
+                let p = b.bin(P::Pow, xe, ym1);
+                let dx = b.bin(P::Mul, ye, p);
+                let (x1, x2, x3, y2) = (b.use_val(x), b.use_val(x), b.use_val(x), b.use_val(y));
+                let zero = b.real_node(0.0);
+                let at_zero = b.cmp(P::Eq, x1, zero);
+                let p = b.bin(P::Pow, x2, y2);
+                let l = b.un(P::Log, x3);
+                let pl = b.bin(P::Mul, p, l);
+                let zero = b.real_node(0.0);
+                (Partial::Expr(dx), Partial::Expr(b.ite(at_zero, zero, pl)))
+            }
+            P::Max | P::Min => {
+                // Max: x wins when x >= y; Min: x wins when x <= y.
+                let cmp = if op == P::Max { P::Ge } else { P::Le };
+                let (x1, y1, x2, y2) = (b.use_val(x), b.use_val(y), b.use_val(x), b.use_val(y));
+                let c1 = b.cmp(cmp, x1, y1);
+                let c2 = b.cmp(cmp, x2, y2);
+                let (one, zero) = (b.real_node(1.0), b.real_node(0.0));
+                let dx = b.ite(c1, one, zero);
+                let (one, zero) = (b.real_node(1.0), b.real_node(0.0));
+                let dy = b.ite(c2, zero, one);
+                (Partial::Expr(dx), Partial::Expr(dy))
+            }
+            other => return Err(no_rule(span, other)),
+        })
+    }
+}
+
+fn no_rule(span: syntax::Span, op: P) -> Error {
+    Error::Shape {
+        span,
+        message: format!("no derivative rule for `{}`", op.symbol()),
+    }
+}

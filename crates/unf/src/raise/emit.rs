@@ -1,0 +1,325 @@
+//! The builder of the Target program `raise` writes: typed expression nodes
+//! in a `syntax::Module` arena, `let` bindings collected per block (a
+//! definition's body or a lambda's), fresh names, and the values those
+//! bindings name.
+//!
+//! Every value `raise` computes is bound to a fresh variable as soon as it
+//! is computed (ANF), so a value is a name (or a real constant) that can be
+//! referenced any number of times; `end` turns a block's bindings into a
+//! chain of `let`s around its result. Nodes are typed as they are made, so
+//! the module leaves here in core form.
+
+use std::collections::HashSet;
+use syntax::ir::NameGen;
+use syntax::{Expr, ExprId, Name, Param, Pat, Prim, Size, Span, Ty};
+
+/// A value the program has computed: an index into [`Builder::vals`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ValId(pub u32);
+
+/// What a value is in the program text.
+#[derive(Debug, Clone)]
+enum ValKind {
+    /// A variable in scope.
+    Var(Name),
+    /// A real constant, written where it is used.
+    Real(f64),
+}
+
+#[derive(Debug, Clone)]
+struct Val {
+    kind: ValKind,
+    ty: Ty,
+}
+
+struct Binding {
+    pat: Pat,
+    value: ExprId,
+    span: Span,
+}
+
+/// The Target program under construction.
+pub struct Builder {
+    /// The module the nodes go into.
+    pub out: syntax::Module,
+    names: NameGen,
+    vals: Vec<Val>,
+    blocks: Vec<Vec<Binding>>,
+    /// The span new nodes get: the one of the UNF term being raised.
+    pub span: Span,
+}
+
+impl Builder {
+    /// A builder over the given program text, with `reserved` names taken.
+    pub fn new(file: syntax::SourceFile, reserved: &[Name]) -> Builder {
+        let mut names = NameGen::default();
+        for n in reserved {
+            names.reserve(n.as_str());
+        }
+        Builder {
+            out: syntax::Module::new(file),
+            names,
+            vals: Vec::new(),
+            blocks: vec![Vec::new()],
+            span: Span::GENERATED,
+        }
+    }
+
+    /// The type of a value.
+    pub fn ty(&self, v: ValId) -> &Ty {
+        &self.vals[v.0 as usize].ty
+    }
+
+    /// Whether a value is the constant `c`.
+    pub fn is_const(&self, v: ValId, c: f64) -> bool {
+        matches!(self.vals[v.0 as usize].kind, ValKind::Real(x) if x == c)
+    }
+
+    fn push_val(&mut self, kind: ValKind, ty: Ty) -> ValId {
+        let id = ValId(self.vals.len() as u32);
+        self.vals.push(Val { kind, ty });
+        id
+    }
+
+    /// A variable already in scope (a parameter).
+    pub fn var_val(&mut self, name: Name, ty: Ty) -> ValId {
+        self.push_val(ValKind::Var(name), ty)
+    }
+
+    /// A real constant.
+    pub fn real(&mut self, c: f64) -> ValId {
+        self.push_val(ValKind::Real(c), Ty::Real)
+    }
+
+    /// A fresh name.
+    pub fn fresh(&mut self, base: &str) -> Name {
+        self.names.fresh(base)
+    }
+
+    /// Adds a typed node.
+    pub fn node(&mut self, expr: Expr, ty: Ty) -> ExprId {
+        let id = self.out.add(expr, self.span);
+        self.out.types.push(ty);
+        id
+    }
+
+    /// The type of a node.
+    pub fn node_ty(&self, e: ExprId) -> &Ty {
+        &self.out.types[e.index()]
+    }
+
+    /// A reference to a value.
+    pub fn use_val(&mut self, v: ValId) -> ExprId {
+        let val = self.vals[v.0 as usize].clone();
+        match val.kind {
+            ValKind::Var(n) => self.node(Expr::Var(n), val.ty),
+            ValKind::Real(c) => self.node(Expr::Real(c), Ty::Real),
+        }
+    }
+
+    /// A real constant node.
+    pub fn real_node(&mut self, c: f64) -> ExprId {
+        self.node(Expr::Real(c), Ty::Real)
+    }
+
+    /// Binds a node to a fresh variable in the current block (a variable or
+    /// a constant is not bound again: it is its own value).
+    pub fn bind(&mut self, value: ExprId, base: &str) -> ValId {
+        match &self.out.exprs[value.index()] {
+            Expr::Var(n) => {
+                let (n, ty) = (n.clone(), self.node_ty(value).clone());
+                return self.push_val(ValKind::Var(n), ty);
+            }
+            Expr::Real(c) => return self.real(*c),
+            _ => {}
+        }
+        let name = self.fresh(base);
+        let ty = self.node_ty(value).clone();
+        let span = self.span;
+        self.blocks
+            .last_mut()
+            .expect("invariant: there is always an open block")
+            .push(Binding {
+                pat: Pat::Var(name.clone()),
+                value,
+                span,
+            });
+        self.push_val(ValKind::Var(name), ty)
+    }
+
+    /// Binds the components of a tuple value: `let (x1, ..., xk) = v`.
+    pub fn unpack(&mut self, v: ValId, base: &str) -> Vec<ValId> {
+        let Ty::Tuple(items) = self.ty(v).clone() else {
+            return vec![v];
+        };
+        if items.is_empty() {
+            return Vec::new();
+        }
+        let value = self.use_val(v);
+        let names: Vec<Name> = items.iter().map(|_| self.fresh(base)).collect();
+        let span = self.span;
+        self.blocks
+            .last_mut()
+            .expect("invariant: there is always an open block")
+            .push(Binding {
+                pat: Pat::Tuple(names.clone()),
+                value,
+                span,
+            });
+        names
+            .into_iter()
+            .zip(items)
+            .map(|(n, ty)| self.push_val(ValKind::Var(n), ty))
+            .collect()
+    }
+
+    /// Opens a block (a lambda's body).
+    pub fn begin(&mut self) {
+        self.blocks.push(Vec::new());
+    }
+
+    /// Closes the current block around its result: `let ... in result`.
+    /// Bindings whose names nothing uses are dropped (the language is pure).
+    pub fn end(&mut self, result: ExprId) -> ExprId {
+        let block = self
+            .blocks
+            .pop()
+            .expect("invariant: begin and end are paired");
+        let ty = self.node_ty(result).clone();
+        let saved = self.span;
+        let mut used = HashSet::new();
+        self.uses(result, &mut used);
+        let mut live = Vec::with_capacity(block.len());
+        for b in block.into_iter().rev() {
+            let needed = match &b.pat {
+                Pat::Var(x) => used.contains(x),
+                Pat::Tuple(xs) => xs.iter().any(|x| used.contains(x)),
+            };
+            if needed {
+                self.uses(b.value, &mut used);
+                live.push(b);
+            }
+        }
+        let mut body = result;
+        for b in live {
+            self.span = b.span;
+            body = self.node(
+                Expr::Let {
+                    pat: b.pat,
+                    ty: None,
+                    value: b.value,
+                    body,
+                },
+                ty.clone(),
+            );
+        }
+        self.span = saved;
+        body
+    }
+
+    /// Adds the variables a node's subtree refers to.
+    fn uses(&self, e: ExprId, out: &mut HashSet<Name>) {
+        let mut stack = vec![e];
+        while let Some(e) = stack.pop() {
+            let expr = &self.out.exprs[e.index()];
+            if let Expr::Var(x) = expr {
+                out.insert(x.clone());
+            }
+            expr.for_each_child(|c| stack.push(c));
+        }
+    }
+
+    /// Drops the current block (its nodes stay in the arena, unreachable,
+    /// until `compact`).
+    pub fn discard(&mut self) {
+        self.blocks.pop();
+    }
+
+    /// `fun (p1, ..., pk) -> body`, where the parameters' values were made
+    /// by [`Builder::params`] and `body` built in a block opened after them.
+    pub fn lambda(&mut self, params: &[ValId], body: ExprId) -> ExprId {
+        let mut ps = Vec::with_capacity(params.len());
+        let mut tys = Vec::with_capacity(params.len());
+        for &p in params {
+            let val = &self.vals[p.0 as usize];
+            let ValKind::Var(name) = &val.kind else {
+                unreachable!("lambda parameters are variables")
+            };
+            ps.push(Param {
+                name: name.clone(),
+                ty: Some(val.ty.clone()),
+                span: self.span,
+            });
+            tys.push(val.ty.clone());
+        }
+        let ret = self.node_ty(body).clone();
+        self.node(
+            Expr::Lambda { params: ps, body },
+            Ty::Func(tys, Box::new(ret)),
+        )
+    }
+
+    /// Fresh variables for a lambda's parameters.
+    pub fn params(&mut self, tys: &[(Ty, &str)]) -> Vec<ValId> {
+        tys.iter()
+            .map(|(ty, base)| {
+                let n = self.fresh(base);
+                self.push_val(ValKind::Var(n), ty.clone())
+            })
+            .collect()
+    }
+
+    /// A primitive applied to nodes, with its result type.
+    pub fn prim(&mut self, op: Prim, args: Vec<ExprId>, ty: Ty) -> ExprId {
+        self.node(Expr::Prim { op, args }, ty)
+    }
+
+    /// A binary real operation on nodes.
+    pub fn bin(&mut self, op: Prim, a: ExprId, b: ExprId) -> ExprId {
+        self.prim(op, vec![a, b], Ty::Real)
+    }
+
+    /// A binary real operation on values.
+    pub fn bin_vals(&mut self, op: Prim, a: ValId, b: ValId) -> ExprId {
+        let (x, y) = (self.use_val(a), self.use_val(b));
+        self.bin(op, x, y)
+    }
+
+    /// A unary real operation on a node.
+    pub fn un(&mut self, op: Prim, a: ExprId) -> ExprId {
+        self.prim(op, vec![a], Ty::Real)
+    }
+
+    /// A comparison on values.
+    pub fn cmp(&mut self, op: Prim, a: ExprId, b: ExprId) -> ExprId {
+        self.prim(op, vec![a, b], Ty::Bool)
+    }
+
+    /// `if c then a else b`.
+    pub fn ite(&mut self, c: ExprId, a: ExprId, b: ExprId) -> ExprId {
+        let ty = self.node_ty(a).clone();
+        self.node(
+            Expr::If {
+                cond: c,
+                then_branch: a,
+                else_branch: b,
+            },
+            ty,
+        )
+    }
+}
+
+/// `[n]T` → `[n+1]T`: the type of a scan's result.
+pub fn plus_one(ty: &Ty) -> Ty {
+    match ty {
+        Ty::Array(size, elem) => {
+            let size = match size {
+                Size::Lit(n) => Size::Lit(n + 1),
+                Size::Var(n, k) => Size::Var(n.clone(), k + 1),
+                Size::Dyn => Size::Dyn,
+            };
+            Ty::Array(size, elem.clone())
+        }
+        other => other.clone(),
+    }
+}

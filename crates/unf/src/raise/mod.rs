@@ -1,0 +1,486 @@
+//! The arrow UNF^-1 (seeds/000 Fig. 10): a UNF module → a Target program in
+//! core form (`syntax::Module`) that the reference evaluator runs.
+//!
+//! Fig. 10 names the entries of a context `x1, ..., xn` and turns each
+//! primitive into a term over them: `e1 ; e2` becomes
+//! `let x_{n+1} = UNF^-1(e1) in UNF^-1(e2)`, a primitive the expression it
+//! computes, `e1 ∘ e2` a lambda applying the continuation e1 to the linear
+//! map e2. We do the same by walking the term with the context held as a
+//! persistent vector of what its entries are: a variable of the Target
+//! program, a zero not yet written out, or a continuation. Each primitive
+//! reads and replaces O(1) entries, so contexts are shared, never copied.
+//!
+//! Continuations are not written out as lambdas: a continuation is kept as
+//! the chain of `J^T` maps it precomposes (Lemma 5.1: each is used exactly
+//! once), and applying the last one to the seed `(0, ..., 0, 1)` writes the
+//! backward pass as straight-line `let`s, the maps applied last to first.
+//! This is UNF^-1 followed by the inlining and forward substitution of the
+//! continuations that Section 5.1 performs anyway. We do it here because a
+//! continuation's type names its whole context, so materialised
+//! continuations would make the Target program quadratic in size (see
+//! docs/unf.md, "Continuations").
+//!
+//! Output conventions:
+//! - Source UNF of `f`: one definition `f`, same parameters, same result.
+//! - Target UNF of `f`: one definition `f_grad`, same parameters, returning
+//!   `(value, g_1, ..., g_k)` with g_i the gradient with respect to the i-th
+//!   position of `wrt`, seeded with 1 on the result (the paper's
+//!   `π2 D(e)(0_Γ, 1)`).
+
+mod calculus;
+mod emit;
+
+use crate::error::Error;
+use crate::ir::{Kind, Module, Prim, Term, TermId, UTy};
+use crate::tables::Tables;
+use crate::verify::check;
+use emit::{Builder, ValId};
+use rpds::Vector;
+use syntax::stack::guard;
+use syntax::{Def, Expr, Span, Ty};
+
+/// What an entry of a context is while raising.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Abs {
+    /// A value of the program.
+    Val(ValId),
+    /// The zero of the type of the witness value (same shape); written out
+    /// only when needed.
+    Zero(ValId),
+    /// A continuation: an index into `Raise::conts`.
+    Cont(u32),
+}
+
+type State = Vector<Abs>;
+
+/// A continuation: the maps it precomposes, innermost first.
+#[derive(Debug, Clone)]
+enum Cont {
+    /// The continuation a derivative starts from: returns its argument (the
+    /// cotangent of the whole input context; `wrt` selects from it).
+    Initial,
+    /// `prev ∘ jt`, with the primal point `jt` reads.
+    Compose {
+        prev: u32,
+        jt: TermId,
+        primal: State,
+    },
+}
+
+/// The arrow UNF^-1: the Target program of a UNF module (see the module
+/// documentation for the definition it contains).
+pub fn raise(m: &Module) -> Result<syntax::Module, Error> {
+    let checked = check(m).map_err(|errors| Error::Invalid {
+        span: errors.first().map(|e| e.span).unwrap_or(Span::GENERATED),
+        ir: m.kind.ir_name(),
+        errors,
+    })?;
+    let def = m
+        .entry_def()
+        .expect("invariant: the verifier checked the entry exists");
+    let reserved: Vec<_> = def.params.iter().map(|p| p.name.clone()).collect();
+    let mut r = Raise {
+        m,
+        t: checked.tables,
+        b: Builder::new(m.source.file.clone(), &reserved),
+        conts: Vec::new(),
+    };
+    let inputs: Vec<Abs> = def
+        .params
+        .iter()
+        .map(|p| {
+            let ty =
+                p.ty.clone()
+                    .expect("invariant: verified parameters are typed");
+            Abs::Val(r.b.var_val(p.name.clone(), ty))
+        })
+        .collect();
+    r.b.span = def.name_span;
+    let (name, body) = match m.kind {
+        Kind::Source => {
+            let out = r.eval(m.root, inputs.into_iter().collect(), None)?;
+            let value = r.last_val(&out)?;
+            let e = r.b.use_val(value);
+            (def.name.clone(), r.b.end(e))
+        }
+        Kind::Target => {
+            let (t_out, _) =
+                r.t.split_last(m.output)
+                    .expect("invariant: the verifier checked output = D(T)");
+            let last = r.t.split_last(t_out).map(|(_, t)| r.t.ty(t).clone());
+            if last != Some(UTy::Ground(Ty::Real)) {
+                return Err(Error::Shape {
+                    span: def.name_span,
+                    message: "a gradient needs a program whose result is a real".to_string(),
+                });
+            }
+            let seed = Abs::Val(r.b.real(1.0));
+            let (value, cot) = r.grad(m.root, inputs, seed)?;
+            let mut items = vec![r.b.use_val(value)];
+            let mut tys = vec![r.b.ty(value).clone()];
+            for &w in &m.wrt {
+                let g = r.materialize(cot[w as usize - 1])?;
+                items.push(r.b.use_val(g));
+                tys.push(r.b.ty(g).clone());
+            }
+            let tuple = r.b.node(Expr::Tuple(items), Ty::Tuple(tys));
+            (
+                syntax::Name::new(format!("{}_grad", def.name)),
+                r.b.end(tuple),
+            )
+        }
+    };
+    let ret = r.b.node_ty(body).clone();
+    let mut out = r.b.out;
+    out.defs.push(Def {
+        name,
+        name_span: def.name_span,
+        params: def.params.clone(),
+        ret: Some(ret),
+        body,
+    });
+    // Every node was typed as it was made, exactly as `syntax::infer`
+    // types it (`syntax::verify`, run on raise's output by the tests,
+    // checks that inference reproduces the stored types), so inference is
+    // not run again here: on long programs it would double raise's time.
+    out.compact();
+    Ok(out)
+}
+
+struct Raise<'a> {
+    m: &'a Module,
+    t: Tables,
+    b: Builder,
+    conts: Vec<Cont>,
+}
+
+fn at(s: &State, i: usize) -> Abs {
+    *s.get(i)
+        .expect("invariant: the verifier checked context positions")
+}
+
+fn truncate(s: &State, n: usize) -> State {
+    if n * 2 < s.len() {
+        s.iter().take(n).copied().collect()
+    } else {
+        let mut s = s.clone();
+        while s.len() > n {
+            s.drop_last_mut();
+        }
+        s
+    }
+}
+
+fn internal(span: Span, message: &str) -> Error {
+    Error::Shape {
+        span,
+        message: format!("internal error in raise: {message}"),
+    }
+}
+
+impl Raise<'_> {
+    fn last_val(&mut self, s: &State) -> Result<ValId, Error> {
+        match s.last() {
+            Some(a) => self.materialize(*a),
+            None => Err(internal(self.b.span, "an empty context has no result")),
+        }
+    }
+
+    /// A program value for an entry, writing out a zero if needed.
+    fn materialize(&mut self, a: Abs) -> Result<ValId, Error> {
+        match a {
+            Abs::Val(v) => Ok(v),
+            Abs::Zero(w) => Ok(self.zero_of(w)),
+            Abs::Cont(_) => Err(internal(
+                self.b.span,
+                "a continuation where a value is expected",
+            )),
+        }
+    }
+
+    fn ctx_len(&self, c: crate::ir::CtxId) -> usize {
+        self.t.len(c) as usize
+    }
+
+    /// Raises `term` on the context `s`; `primal` is the primal point when
+    /// `term` is (part of) the right operand of a `∘`.
+    fn eval(&mut self, term: TermId, s: State, primal: Option<&State>) -> Result<State, Error> {
+        guard(|| self.eval_inner(term, s, primal))
+    }
+
+    fn eval_inner(
+        &mut self,
+        term: TermId,
+        s: State,
+        primal: Option<&State>,
+    ) -> Result<State, Error> {
+        let m = self.m;
+        let saved = self.b.span;
+        let span = m.span(term);
+        if !span.is_generated() {
+            self.b.span = span;
+        }
+        let res = match m.term(term) {
+            Term::Prim(p) => self.prim(p, s),
+            Term::Jt(p) => match primal {
+                Some(pr) => self.jt(p, s, pr),
+                None => Err(internal(span, "a J^T outside a `∘`")),
+            },
+            Term::Seq(first, then) | Term::Weak(first, then) => {
+                let s = self.eval(*first, s, primal)?;
+                self.eval(*then, s, primal)
+            }
+            Term::Tuple(a, b) => {
+                let mut ra = self.eval(*a, s.clone(), primal)?;
+                let rb = self.eval(*b, s, primal)?;
+                for x in rb.iter() {
+                    ra.push_back_mut(*x);
+                }
+                Ok(ra)
+            }
+            Term::Compose(a, b) => {
+                let ra = self.eval(*a, s.clone(), primal)?;
+                let Some(Abs::Cont(prev)) = ra.last().copied() else {
+                    return Err(internal(
+                        span,
+                        "the left operand of `∘` is not a continuation",
+                    ));
+                };
+                let id = self.conts.len() as u32;
+                self.conts.push(Cont::Compose {
+                    prev,
+                    jt: *b,
+                    primal: s,
+                });
+                Ok(Vector::new().push_back(Abs::Cont(id)))
+            }
+        };
+        self.b.span = saved;
+        res
+    }
+
+    /// The value a Source UNF term computes from the given entries.
+    fn value(&mut self, term: TermId, inputs: &[Abs]) -> Result<ValId, Error> {
+        let out = self.eval(term, inputs.iter().copied().collect(), None)?;
+        self.last_val(&out)
+    }
+
+    /// The value a reverse derivative `D(e)` computes, without its backward
+    /// pass (the continuation is never applied, so nothing of it is written).
+    fn primal_value(&mut self, term: TermId, inputs: Vec<Abs>) -> Result<ValId, Error> {
+        let init = self.conts.len() as u32;
+        self.conts.push(Cont::Initial);
+        let mut s: State = inputs.into_iter().collect();
+        s.push_back_mut(Abs::Cont(init));
+        let out = self.eval(term, s, None)?;
+        let n = out.len();
+        if n < 2 {
+            return Err(internal(
+                self.b.span,
+                "a derivative that does not end in a continuation",
+            ));
+        }
+        self.materialize(at(&out, n - 2))
+    }
+
+    /// Raises a reverse derivative `D(e)` (a Target UNF term from
+    /// `D(T)` to `D(T·R)`) on the given entries of T and applies its final
+    /// continuation to `(0, ..., 0, seed)`: returns e's value and the
+    /// cotangents of the entries.
+    fn grad(
+        &mut self,
+        term: TermId,
+        inputs: Vec<Abs>,
+        seed: Abs,
+    ) -> Result<(ValId, Vec<Abs>), Error> {
+        let init = self.conts.len() as u32;
+        self.conts.push(Cont::Initial);
+        let mut s: State = inputs.into_iter().collect();
+        s.push_back_mut(Abs::Cont(init));
+        let out = self.eval(term, s, None)?;
+        let n = out.len();
+        let (Some(Abs::Cont(k)), true) = (out.last().copied(), n >= 2) else {
+            return Err(internal(
+                self.b.span,
+                "a derivative that does not end in a continuation",
+            ));
+        };
+        let value = self.materialize(at(&out, n - 2))?;
+        let mut cot = State::new();
+        for i in 0..n - 2 {
+            let w = match at(&out, i) {
+                Abs::Val(v) | Abs::Zero(v) => v,
+                Abs::Cont(_) => {
+                    return Err(internal(self.b.span, "a continuation among the results"));
+                }
+            };
+            cot.push_back_mut(Abs::Zero(w));
+        }
+        cot.push_back_mut(seed);
+        let cot = self.apply(k, cot)?;
+        Ok((value, cot.iter().copied().collect()))
+    }
+
+    /// Applies a continuation to cotangents: the backward pass.
+    fn apply(&mut self, k: u32, cot: State) -> Result<State, Error> {
+        let mut k = k;
+        let mut cot = cot;
+        loop {
+            match self.conts[k as usize].clone() {
+                Cont::Initial => return Ok(cot),
+                Cont::Compose { prev, jt, primal } => {
+                    cot = self.eval(jt, cot, Some(&primal))?;
+                    k = prev;
+                }
+            }
+        }
+    }
+
+    /// A primitive of Source UNF on the context `s`.
+    fn prim(&mut self, p: &Prim, s: State) -> Result<State, Error> {
+        use crate::ir::Op;
+        match p {
+            Prim::Var(_, index) => {
+                let x = at(&s, *index as usize - 1);
+                Ok(s.push_back(x))
+            }
+            Prim::Op(ctx, op) => {
+                let n = self.ctx_len(*ctx);
+                let v = match op {
+                    Op::Const(c) => self.b.real(*c),
+                    Op::Unary(o) => {
+                        let x = self.materialize(at(&s, n))?;
+                        let e = self.b.use_val(x);
+                        let e = self.b.un(*o, e);
+                        self.b.bind(e, "v")
+                    }
+                    Op::Binary(o) => {
+                        let x = self.materialize(at(&s, n))?;
+                        let y = self.materialize(at(&s, n + 1))?;
+                        let e = self.b.bin_vals(*o, x, y);
+                        self.b.bind(e, "v")
+                    }
+                    Op::Proj { index, tuple } => {
+                        let x = self.materialize(at(&s, n))?;
+                        let ty = match self.t.ground_ty(*tuple) {
+                            Some(Ty::Tuple(items)) => items[*index as usize - 1].clone(),
+                            _ => {
+                                return Err(internal(
+                                    self.b.span,
+                                    "π of a value that is not a tuple",
+                                ));
+                            }
+                        };
+                        let e = self.b.use_val(x);
+                        let e = self.b.node(
+                            Expr::Proj {
+                                tuple: e,
+                                index: *index,
+                            },
+                            ty,
+                        );
+                        self.b.bind(e, "v")
+                    }
+                };
+                Ok(s.push_back(Abs::Val(v)))
+            }
+            Prim::Pair(ctx, ty) => {
+                let n = self.ctx_len(*ctx);
+                let ty = self
+                    .t
+                    .ground_ty(*ty)
+                    .cloned()
+                    .unwrap_or(Ty::Tuple(Vec::new()));
+                let mut items = Vec::new();
+                for i in n..s.len() {
+                    let v = self.materialize(at(&s, i))?;
+                    items.push(self.b.use_val(v));
+                }
+                let e = self.b.node(Expr::Tuple(items), ty);
+                let v = self.b.bind(e, "p");
+                Ok(truncate(&s, n).push_back(Abs::Val(v)))
+            }
+            Prim::Proj(keep, drop, rest) => {
+                let (lk, ld, lr) = (
+                    self.ctx_len(*keep),
+                    self.ctx_len(*drop),
+                    self.ctx_len(*rest),
+                );
+                Ok(project(&s, lk, ld, lr))
+            }
+            Prim::Map {
+                ctx,
+                args,
+                ret,
+                fun,
+            } => {
+                let n = self.ctx_len(*ctx);
+                let mut arrays = Vec::new();
+                for i in 0..args.len() {
+                    arrays.push(self.materialize(at(&s, n + i))?);
+                }
+                let free: Vec<Abs> = fun.free.iter().map(|&f| at(&s, f as usize - 1)).collect();
+                let params = self.b.params(&vec![(Ty::Real, "x"); args.len()]);
+                self.b.begin();
+                let mut inputs = free;
+                inputs.extend(params.iter().map(|&p| Abs::Val(p)));
+                let res = self.value(fun.body, &inputs)?;
+                let e = self.b.use_val(res);
+                let body = self.b.end(e);
+                let lam = self.b.lambda(&params, body);
+                let op = if args.len() == 1 {
+                    syntax::Prim::Map
+                } else {
+                    syntax::Prim::Map2
+                };
+                let mut operands = vec![lam];
+                for a in arrays {
+                    operands.push(self.b.use_val(a));
+                }
+                let ty = self.t.ground_ty(*ret).cloned().unwrap_or(Ty::Real);
+                let e = self.b.prim(op, operands, ty);
+                let v = self.b.bind(e, "m");
+                Ok(s.push_back(Abs::Val(v)))
+            }
+            Prim::Reduce { ctx, fun, init, .. } => {
+                let n = self.ctx_len(*ctx);
+                let a = self.materialize(at(&s, n))?;
+                let z = self.value(*init, &[])?;
+                let lam = self.lambda2(fun.body, false)?;
+                let operands = vec![lam, self.b.use_val(z), self.b.use_val(a)];
+                let e = self.b.prim(syntax::Prim::Reduce, operands, Ty::Real);
+                let v = self.b.bind(e, "r");
+                Ok(s.push_back(Abs::Val(v)))
+            }
+        }
+    }
+
+    /// `fun (x, y) -> body(x, y)` for a closed function of two reals; when
+    /// `derivative` is set the body is a reverse derivative and the lambda
+    /// returns its value.
+    fn lambda2(&mut self, body: TermId, derivative: bool) -> Result<syntax::ExprId, Error> {
+        let params = self.b.params(&[(Ty::Real, "x"), (Ty::Real, "y")]);
+        self.b.begin();
+        let inputs: Vec<Abs> = params.iter().map(|&p| Abs::Val(p)).collect();
+        let res = if derivative {
+            self.primal_value(body, inputs)?
+        } else {
+            self.value(body, &inputs)?
+        };
+        let e = self.b.use_val(res);
+        let body = self.b.end(e);
+        Ok(self.b.lambda(&params, body))
+    }
+}
+
+/// `proj_{T1;T2;T3}` on a context of length `lk + ld + lr`: keeps the first
+/// `lk` and the last `lr` entries, in O(min(lk, ld) + lr).
+fn project(s: &State, lk: usize, ld: usize, lr: usize) -> State {
+    let rest: Vec<Abs> = (lk + ld..s.len()).map(|i| at(s, i)).collect();
+    let mut out = truncate(s, lk);
+    debug_assert_eq!(rest.len(), lr);
+    for x in rest {
+        out.push_back_mut(x);
+    }
+    out
+}

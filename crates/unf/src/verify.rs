@@ -1,0 +1,835 @@
+//! The verifier of Source UNF and Target UNF: the typing rules of Fig. 6
+//! and Fig. 7 (as made precise on the variants in `ir.rs`) and the arena
+//! invariants. One pass over the arena, children first, no recursion.
+//!
+//! Checklist, in the order the checks run:
+//!
+//! 1. Tables (`Tables::load`): context 0 and only it is empty; every parent
+//!    and every type a context names exists and is earlier; a continuation
+//!    type names an existing context whose types are all earlier than
+//!    itself; no type and no `(parent, type)` pair occurs twice.
+//! 2. Arena: `spans` is as long as `terms`; `root` exists; every child id is
+//!    smaller than its parent's; every term but the root has exactly one
+//!    parent.
+//! 3. The embedded Source module: the entry definition exists and its
+//!    parameters are typed with ground types; every `Fun::lambda` is a
+//!    lambda of the right arity whose parameters have the element types;
+//!    every `init_expr` exists.
+//! 4. Typing, per term, computing its input and output contexts:
+//!    - `var_{T;i}`: 1 <= i <= |T|;
+//!    - `op_{T;n}`: the operator is one of its arity; `π_i` reads a tuple
+//!      with at least i components;
+//!    - `pair_{T;A}`: A is a tuple type;
+//!    - `map`/`map2`: one or two arrays of reals, an array of reals out; the
+//!      free positions are increasing and inside T; the body maps F·P to
+//!      F·P·R (or, under `J^T`, `D_ρ'(F·P)` to `D_ρ'(F·P·R)`);
+//!    - `reduce`: an array of reals; a closed function of two reals whose
+//!      body is typed as for map2; a closed initial value `[] ⊢ init : [R]`;
+//!    - `e1 ; e2`: out(e1) = in(e2); for `;~`, out(e1) strictly extends
+//!      in(e1) and out(e2) extends out(e1);
+//!    - `<e1, e2>`: in(e1) = in(e2);
+//!    - `e1 ∘ e2`: out(e1) is one continuation `[T3 → B]` and out(e2) = T3.
+//! 5. Linear maps: a `J^T p` occurs only inside the right operand of a `∘`
+//!    and `T_in(p)` is a prefix of that `∘`'s input (its primal point); two
+//!    `J^T` of one operand read compatible points; a `∘` is never inside the
+//!    right operand of another; the bodies of `J^T map`/`J^T reduce` are
+//!    closed in this sense.
+//! 6. The module: in(root) = `input`, out(root) = `output`; for Source UNF,
+//!    `input` is the entry's parameter types, `wrt` is empty, and no `J^T`,
+//!    `<,>`, `∘` or continuation type occurs anywhere; for Target UNF,
+//!    `wrt` lists distinct parameter positions, `input = D_ρ(Gamma)` and
+//!    `output = D_ρ(T)` for some T, with ρ the tuple of the `wrt` types.
+
+use crate::error::{Loc, VerifyError};
+use crate::ir::{CtxId, Fun, Kind, Module, Op, Prim, Term, TermId, TyId, UTy};
+use crate::tables::{TableError, Tables};
+use syntax::{Expr, Span, Ty};
+
+/// What a successful check computes: the tables (extended with every
+/// context the check had to build) and the input and output context of
+/// every term.
+#[derive(Debug, Clone)]
+pub struct Checked {
+    /// The module's tables, possibly extended.
+    pub tables: Tables,
+    /// `io[t] = (in(t), out(t))`.
+    pub io: Vec<(CtxId, CtxId)>,
+}
+
+/// Checks a module against every rule of the checklist above.
+pub fn verify(m: &Module) -> Result<(), Vec<VerifyError>> {
+    check(m).map(|_| ())
+}
+
+/// Like [`verify`], returning the contexts it computed.
+pub fn check(m: &Module) -> Result<Checked, Vec<VerifyError>> {
+    let tables = match Tables::load(&m.tys, &m.ctxs) {
+        Ok(t) => t,
+        Err(errs) => {
+            return Err(errs
+                .into_iter()
+                .map(|e| match e {
+                    TableError::Ty(t, message) => VerifyError {
+                        at: Loc::Ty(t),
+                        span: Span::GENERATED,
+                        message,
+                    },
+                    TableError::Ctx(c, message) => VerifyError {
+                        at: Loc::Ctx(c),
+                        span: Span::GENERATED,
+                        message,
+                    },
+                })
+                .collect());
+        }
+    };
+    let mut c = Checker {
+        m,
+        real: TyId(0),
+        t: tables,
+        errors: Vec::new(),
+        info: Vec::with_capacity(m.terms.len()),
+    };
+    c.real = c.t.ground(&Ty::Real);
+    c.run();
+    if c.errors.is_empty() {
+        let io = c
+            .info
+            .iter()
+            .map(|i| i.io.expect("invariant: no error means every term is typed"))
+            .collect();
+        Ok(Checked { tables: c.t, io })
+    } else {
+        Err(c.errors)
+    }
+}
+
+/// What the check knows about one term.
+#[derive(Debug, Clone, Copy, Default)]
+struct Info {
+    /// Input and output contexts; None when the term is ill-typed.
+    io: Option<(CtxId, CtxId)>,
+    /// The longest primal prefix a `J^T` inside requires, if any.
+    req: Option<CtxId>,
+    /// Whether a `∘` occurs inside.
+    has_compose: bool,
+    /// Whether a Target-only construct occurs inside.
+    target_only: bool,
+}
+
+struct Checker<'a> {
+    m: &'a Module,
+    t: Tables,
+    real: TyId,
+    errors: Vec<VerifyError>,
+    info: Vec<Info>,
+}
+
+impl Checker<'_> {
+    fn err(&mut self, at: Loc, span: Span, message: impl Into<String>) {
+        self.errors.push(VerifyError {
+            at,
+            span,
+            message: message.into(),
+        });
+    }
+
+    fn run(&mut self) {
+        let m = self.m;
+        if m.spans.len() != m.terms.len() {
+            self.err(
+                Loc::Module,
+                Span::GENERATED,
+                format!("{} spans for {} terms", m.spans.len(), m.terms.len()),
+            );
+            return;
+        }
+        if m.root.index() >= m.terms.len() {
+            self.err(
+                Loc::Module,
+                Span::GENERATED,
+                format!("root {} does not exist", m.root),
+            );
+            return;
+        }
+        // Step 2: ids point backward, one parent each.
+        let mut parent: Vec<Option<TermId>> = vec![None; m.terms.len()];
+        let mut arena_ok = true;
+        for (i, term) in m.terms.iter().enumerate() {
+            let id = TermId(i as u32);
+            for child in term.children() {
+                if child.index() >= i {
+                    self.err(
+                        Loc::Term(id),
+                        m.spans[i],
+                        format!("child {child} is not earlier"),
+                    );
+                    arena_ok = false;
+                } else if let Some(p) = parent[child.index()] {
+                    self.err(
+                        Loc::Term(id),
+                        m.spans[i],
+                        format!("child {child} already belongs to {p}"),
+                    );
+                    arena_ok = false;
+                } else {
+                    parent[child.index()] = Some(id);
+                }
+            }
+        }
+        if !arena_ok {
+            return;
+        }
+        for (i, p) in parent.iter().enumerate() {
+            if p.is_none() && i != m.root.index() {
+                self.err(
+                    Loc::Term(TermId(i as u32)),
+                    m.spans[i],
+                    "term is not reachable from the root",
+                );
+            }
+        }
+        // Step 3: the entry.
+        let gamma = self.entry_context();
+        // Steps 4 and 5.
+        for i in 0..m.terms.len() {
+            let id = TermId(i as u32);
+            let info = self.term(id);
+            self.info.push(info);
+        }
+        // Step 6.
+        let root = self.info[m.root.index()];
+        let span = m.spans[m.root.index()];
+        if root.req.is_some() {
+            self.err(
+                Loc::Term(m.root),
+                span,
+                "a J^T occurs outside the right operand of a ∘",
+            );
+        }
+        if let Some((i, o)) = root.io {
+            if i != m.input {
+                self.err(
+                    Loc::Module,
+                    span,
+                    format!("the root's input is {i}, not `input` {}", m.input),
+                );
+            }
+            if o != m.output {
+                self.err(
+                    Loc::Module,
+                    span,
+                    format!("the root's output is {o}, not `output` {}", m.output),
+                );
+            }
+        }
+        let Some(gamma) = gamma else { return };
+        match m.kind {
+            Kind::Source => {
+                if root.target_only {
+                    self.err(
+                        Loc::Module,
+                        span,
+                        "a Source UNF module uses a Target UNF construct",
+                    );
+                }
+                if let Some(i) = m.tys.iter().position(|t| matches!(t, UTy::Cont(..))) {
+                    self.err(
+                        Loc::Ty(TyId(i as u32)),
+                        Span::GENERATED,
+                        "a Source UNF module holds a continuation type",
+                    );
+                }
+                if !m.wrt.is_empty() {
+                    self.err(
+                        Loc::Module,
+                        Span::GENERATED,
+                        "a Source UNF module has a `wrt` list",
+                    );
+                }
+                if m.input != gamma {
+                    self.err(
+                        Loc::Module,
+                        Span::GENERATED,
+                        "`input` is not the list of the entry's parameter types",
+                    );
+                }
+            }
+            Kind::Target => self.check_target_ends(gamma),
+        }
+    }
+
+    /// Gamma, from the entry's parameters.
+    fn entry_context(&mut self) -> Option<CtxId> {
+        let m = self.m;
+        let Some(def) = m.entry_def() else {
+            self.err(
+                Loc::Module,
+                Span::GENERATED,
+                format!("the source module has no definition `{}`", m.entry),
+            );
+            return None;
+        };
+        let mut gamma = CtxId::EMPTY;
+        for p in &def.params {
+            match &p.ty {
+                Some(ty) if ty.is_ground() => {
+                    let t = self.t.ground(ty);
+                    gamma = self.t.snoc(gamma, t);
+                }
+                _ => {
+                    self.err(
+                        Loc::Module,
+                        p.span,
+                        format!("parameter `{}` has no ground type", p.name),
+                    );
+                    return None;
+                }
+            }
+        }
+        Some(gamma)
+    }
+
+    fn check_target_ends(&mut self, gamma: CtxId) {
+        let m = self.m;
+        let n = self.t.len(gamma);
+        let mut seen = Vec::new();
+        for &w in &m.wrt {
+            if w == 0 || w > n {
+                self.err(
+                    Loc::Module,
+                    Span::GENERATED,
+                    format!("`wrt` position {w} is not a parameter"),
+                );
+                return;
+            }
+            if seen.contains(&w) {
+                self.err(
+                    Loc::Module,
+                    Span::GENERATED,
+                    format!("`wrt` lists position {w} twice"),
+                );
+                return;
+            }
+            seen.push(w);
+        }
+        let wrt_tys: Vec<TyId> = m
+            .wrt
+            .iter()
+            .filter_map(|&w| self.t.entry(gamma, w))
+            .collect();
+        let Some(rho) = rho_of(&mut self.t, &wrt_tys) else {
+            self.err(
+                Loc::Module,
+                Span::GENERATED,
+                "the gradient type is not ground",
+            );
+            return;
+        };
+        let k = self.t.cont(gamma, rho);
+        let d_gamma = self.t.snoc(gamma, k);
+        if m.input != d_gamma {
+            self.err(
+                Loc::Module,
+                Span::GENERATED,
+                "`input` is not D_ρ(Gamma) = Gamma·(Gamma → ρ)",
+            );
+        }
+        let out_ok = match self.t.split_last(m.output) {
+            Some((t_out, last)) => self.t.ty(last) == &UTy::Cont(t_out, rho),
+            None => false,
+        };
+        if !out_ok {
+            self.err(
+                Loc::Module,
+                Span::GENERATED,
+                "`output` is not D_ρ(T) = T·(T → ρ) for any T",
+            );
+        }
+    }
+
+    fn io(&self, t: TermId) -> Option<(CtxId, CtxId)> {
+        self.info[t.index()].io
+    }
+
+    fn term(&mut self, id: TermId) -> Info {
+        let m = self.m;
+        let span = m.spans[id.index()];
+        let at = Loc::Term(id);
+        let children: Vec<Info> = m.terms[id.index()]
+            .children()
+            .iter()
+            .map(|c| self.info[c.index()])
+            .collect();
+        let any_compose = children.iter().any(|c| c.has_compose);
+        let any_target = children.iter().any(|c| c.target_only);
+        match &m.terms[id.index()] {
+            Term::Prim(p) => {
+                let io = self.prim(id, p, false);
+                Info {
+                    io,
+                    req: None,
+                    has_compose: false,
+                    target_only: any_target,
+                }
+            }
+            Term::Jt(p) => {
+                let io = self.prim(id, p, true);
+                Info {
+                    io: io.map(|(i, o)| (o, i)),
+                    req: io.map(|(i, _)| i),
+                    has_compose: false,
+                    target_only: true,
+                }
+            }
+            Term::Seq(first, then) | Term::Weak(first, then) => {
+                let weak = matches!(m.terms[id.index()], Term::Weak(..));
+                let (a, b) = (self.info[first.index()], self.info[then.index()]);
+                let req = self.merge(at, span, a.req, b.req);
+                let io = match (a.io, b.io) {
+                    (Some((i1, o1)), Some((i2, o2))) => {
+                        if o1 != i2 {
+                            self.err(at, span, format!("`;` joins output {o1} to input {i2}"));
+                            None
+                        } else if weak
+                            && !(self.t.len(o1) > self.t.len(i1)
+                                && self.t.is_prefix(i1, o1)
+                                && self.t.is_prefix(o1, o2))
+                        {
+                            self.err(at, span, "`;~` whose operands do not extend their inputs");
+                            None
+                        } else {
+                            Some((i1, o2))
+                        }
+                    }
+                    _ => None,
+                };
+                Info {
+                    io,
+                    req,
+                    has_compose: any_compose,
+                    target_only: any_target,
+                }
+            }
+            Term::Tuple(a, b) => {
+                let req = {
+                    let (ra, rb) = (self.info[a.index()].req, self.info[b.index()].req);
+                    self.merge(at, span, ra, rb)
+                };
+                let io = match (self.io(*a), self.io(*b)) {
+                    (Some((i1, o1)), Some((i2, o2))) => {
+                        if i1 != i2 {
+                            self.err(
+                                at,
+                                span,
+                                format!("`<,>` of terms with inputs {i1} and {i2}"),
+                            );
+                            None
+                        } else {
+                            Some((i1, self.t.append(o1, o2)))
+                        }
+                    }
+                    _ => None,
+                };
+                Info {
+                    io,
+                    req,
+                    has_compose: any_compose,
+                    target_only: true,
+                }
+            }
+            Term::Compose(a, b) => {
+                let (ia, ib) = (self.info[a.index()], self.info[b.index()]);
+                if ia.req.is_some() {
+                    self.err(
+                        at,
+                        span,
+                        "the left operand of `∘` holds a J^T outside a `∘`",
+                    );
+                }
+                if ib.has_compose {
+                    self.err(at, span, "a `∘` inside the right operand of a `∘`");
+                }
+                let io = match (ia.io, ib.io) {
+                    (Some((i1, o1)), Some((i2, o2))) => {
+                        let cont = self
+                            .t
+                            .split_last(o1)
+                            .filter(|(p, _)| *p == CtxId::EMPTY)
+                            .and_then(|(_, t)| match self.t.ty(t) {
+                                UTy::Cont(arg, ret) => Some((*arg, *ret)),
+                                UTy::Ground(_) => None,
+                            });
+                        match cont {
+                            None => {
+                                self.err(
+                                    at,
+                                    span,
+                                    "the left operand of `∘` does not return one continuation",
+                                );
+                                None
+                            }
+                            Some((t3, _)) if t3 != o2 => {
+                                self.err(
+                                    at,
+                                    span,
+                                    format!("`∘` precomposes a continuation of {t3} with a map into {o2}"),
+                                );
+                                None
+                            }
+                            Some((_, ret)) => {
+                                if let Some(r) = ib.req
+                                    && !self.t.is_prefix(r, i1)
+                                {
+                                    self.err(
+                                        at,
+                                        span,
+                                        format!("a J^T reads the primal point {r}, which does not start {i1}"),
+                                    );
+                                }
+                                let k = self.t.cont(i2, ret);
+                                Some((i1, self.t.snoc(CtxId::EMPTY, k)))
+                            }
+                        }
+                    }
+                    _ => None,
+                };
+                Info {
+                    io,
+                    req: None,
+                    has_compose: true,
+                    target_only: true,
+                }
+            }
+        }
+    }
+
+    fn merge(&mut self, at: Loc, span: Span, a: Option<CtxId>, b: Option<CtxId>) -> Option<CtxId> {
+        match (a, b) {
+            (None, r) | (r, None) => r,
+            (Some(a), Some(b)) => {
+                if self.t.is_prefix(a, b) {
+                    Some(b)
+                } else if self.t.is_prefix(b, a) {
+                    Some(a)
+                } else {
+                    self.err(
+                        at,
+                        span,
+                        format!("J^T terms read incompatible primal points {a} and {b}"),
+                    );
+                    Some(a)
+                }
+            }
+        }
+    }
+
+    fn ctx_ok(&mut self, at: Loc, span: Span, c: CtxId) -> bool {
+        if self.t.has_ctx(c) {
+            true
+        } else {
+            self.err(at, span, format!("context {c} does not exist"));
+            false
+        }
+    }
+
+    fn ground(&mut self, at: Loc, span: Span, t: TyId) -> Option<Ty> {
+        if !self.t.has_ty(t) {
+            self.err(at, span, format!("type {t} does not exist"));
+            return None;
+        }
+        match self.t.ground_ty(t) {
+            Some(ty) => Some(ty.clone()),
+            None => {
+                self.err(at, span, format!("type {t} is not ground"));
+                None
+            }
+        }
+    }
+
+    fn real_array(&mut self, at: Loc, span: Span, t: TyId) -> bool {
+        match self.ground(at, span, t) {
+            Some(Ty::Array(_, elem)) if *elem == Ty::Real => true,
+            Some(_) => {
+                self.err(at, span, format!("type {t} is not an array of reals"));
+                false
+            }
+            None => false,
+        }
+    }
+
+    /// The input and output contexts of a primitive (of its J^T reversed).
+    fn prim(&mut self, id: TermId, p: &Prim, jt: bool) -> Option<(CtxId, CtxId)> {
+        let span = self.m.spans[id.index()];
+        let at = Loc::Term(id);
+        let real = self.real;
+        match p {
+            Prim::Var(ctx, index) => {
+                if !self.ctx_ok(at, span, *ctx) {
+                    return None;
+                }
+                let Some(a) = self.t.entry(*ctx, *index) else {
+                    self.err(
+                        at,
+                        span,
+                        format!(
+                            "var index {index} outside a context of length {}",
+                            self.t.len(*ctx)
+                        ),
+                    );
+                    return None;
+                };
+                Some((*ctx, self.t.snoc(*ctx, a)))
+            }
+            Prim::Op(ctx, op) => {
+                if !self.ctx_ok(at, span, *ctx) {
+                    return None;
+                }
+                let (args, res): (Vec<TyId>, TyId) = match op {
+                    Op::Const(_) => (vec![], real),
+                    Op::Unary(o) if is_unary(*o) => (vec![real], real),
+                    Op::Binary(o) if is_binary(*o) => (vec![real, real], real),
+                    Op::Unary(o) | Op::Binary(o) => {
+                        self.err(at, span, format!("`{o}` is not an operator of this arity"));
+                        return None;
+                    }
+                    Op::Proj { index, tuple } => match self.ground(at, span, *tuple) {
+                        Some(Ty::Tuple(items))
+                            if *index >= 1 && (*index as usize) <= items.len() =>
+                        {
+                            let res = self.t.ground(&items[*index as usize - 1]);
+                            (vec![*tuple], res)
+                        }
+                        Some(_) => {
+                            self.err(
+                                at,
+                                span,
+                                format!("π_{index} of type {tuple}, which has no such component"),
+                            );
+                            return None;
+                        }
+                        None => return None,
+                    },
+                };
+                let input = args.iter().fold(*ctx, |c, &a| self.t.snoc(c, a));
+                Some((input, self.t.snoc(input, res)))
+            }
+            Prim::Pair(ctx, ty) => {
+                if !self.ctx_ok(at, span, *ctx) {
+                    return None;
+                }
+                let Some(Ty::Tuple(items)) = self.ground(at, span, *ty) else {
+                    self.err(at, span, format!("pair of type {ty}, which is not a tuple"));
+                    return None;
+                };
+                if items.len() == 1 {
+                    self.err(at, span, "pair of one component");
+                    return None;
+                }
+                let input = items.iter().fold(*ctx, |c, it| {
+                    let t = self.t.ground(it);
+                    self.t.snoc(c, t)
+                });
+                Some((input, self.t.snoc(*ctx, *ty)))
+            }
+            Prim::Proj(keep, drop, rest) => {
+                if !(self.ctx_ok(at, span, *keep)
+                    && self.ctx_ok(at, span, *drop)
+                    && self.ctx_ok(at, span, *rest))
+                {
+                    return None;
+                }
+                let kd = self.t.append(*keep, *drop);
+                let input = self.t.append(kd, *rest);
+                Some((input, self.t.append(*keep, *rest)))
+            }
+            Prim::Map {
+                ctx,
+                args,
+                ret,
+                fun,
+            } => {
+                if !self.ctx_ok(at, span, *ctx) {
+                    return None;
+                }
+                if args.is_empty() || args.len() > 2 {
+                    self.err(at, span, format!("map over {} arrays", args.len()));
+                    return None;
+                }
+                let mut ok = true;
+                for &a in args {
+                    ok &= self.real_array(at, span, a);
+                }
+                ok &= self.real_array(at, span, *ret);
+                ok &= self.fun(at, span, *ctx, fun, args.len(), jt);
+                if !ok {
+                    return None;
+                }
+                let input = args.iter().fold(*ctx, |c, &a| self.t.snoc(c, a));
+                Some((input, self.t.snoc(input, *ret)))
+            }
+            Prim::Reduce {
+                ctx,
+                arg,
+                fun,
+                init_expr,
+                init,
+            } => {
+                if !self.ctx_ok(at, span, *ctx) {
+                    return None;
+                }
+                let mut ok = self.real_array(at, span, *arg);
+                if !fun.free.is_empty() {
+                    self.err(at, span, "the function of reduce has free variables");
+                    ok = false;
+                }
+                ok &= self.fun(at, span, *ctx, fun, 2, jt);
+                if init_expr.index() >= self.m.source.exprs.len() {
+                    self.err(
+                        at,
+                        span,
+                        format!("initial value {init_expr} does not exist"),
+                    );
+                    ok = false;
+                }
+                let ii = self.info[init.index()];
+                if ii.target_only {
+                    self.err(at, span, "the initial value of reduce is not Source UNF");
+                    ok = false;
+                }
+                let real_list = self.t.snoc(CtxId::EMPTY, real);
+                if ii.io.is_some() && ii.io != Some((CtxId::EMPTY, real_list)) {
+                    self.err(
+                        at,
+                        span,
+                        "the initial value of reduce is not `[] ⊢ init : [R]`",
+                    );
+                    ok = false;
+                }
+                if !ok || ii.io.is_none() {
+                    return None;
+                }
+                let input = self.t.snoc(*ctx, *arg);
+                Some((input, self.t.snoc(input, real)))
+            }
+        }
+    }
+
+    /// Checks a function index: the lambda, the free positions, the body.
+    fn fun(&mut self, at: Loc, span: Span, ctx: CtxId, fun: &Fun, arity: usize, jt: bool) -> bool {
+        let m = self.m;
+        let real = self.real;
+        let params = match m.source.exprs.get(fun.lambda.index()) {
+            Some(Expr::Lambda { params, .. }) => params,
+            Some(_) => {
+                self.err(at, span, format!("{} is not a lambda", fun.lambda));
+                return false;
+            }
+            None => {
+                self.err(at, span, format!("lambda {} does not exist", fun.lambda));
+                return false;
+            }
+        };
+        if params.len() != arity {
+            self.err(
+                at,
+                span,
+                format!(
+                    "a function of {} parameters where {arity} are taken",
+                    params.len()
+                ),
+            );
+            return false;
+        }
+        if params.iter().any(|p| p.ty.as_ref() != Some(&Ty::Real)) {
+            self.err(at, span, "a function whose parameters are not reals");
+            return false;
+        }
+        let mut body_ctx = CtxId::EMPTY;
+        let mut last = 0;
+        for &f in &fun.free {
+            if f <= last {
+                self.err(at, span, "free positions are not increasing");
+                return false;
+            }
+            last = f;
+            let Some(t) = self.t.entry(ctx, f) else {
+                self.err(at, span, format!("free position {f} outside the context"));
+                return false;
+            };
+            body_ctx = self.t.snoc(body_ctx, t);
+        }
+        for _ in 0..arity {
+            body_ctx = self.t.snoc(body_ctx, real);
+        }
+        let body_out = self.t.snoc(body_ctx, real);
+        let bi = self.info[fun.body.index()];
+        let Some(io) = bi.io else { return false };
+        let want = if jt {
+            if bi.req.is_some() {
+                self.err(at, span, "the body's derivative holds a J^T outside a `∘`");
+                return false;
+            }
+            let entries = self.t.entries(body_ctx);
+            let Some(rho) = rho_of(&mut self.t, &entries) else {
+                return false;
+            };
+            (
+                d_with(&mut self.t, body_ctx, rho),
+                d_with(&mut self.t, body_out, rho),
+            )
+        } else {
+            if bi.target_only {
+                self.err(at, span, "the body of a primitive is not Source UNF");
+                return false;
+            }
+            (body_ctx, body_out)
+        };
+        if io != want {
+            self.err(
+                at,
+                span,
+                format!(
+                    "the body maps {} to {}, but {} to {} is expected",
+                    io.0, io.1, want.0, want.1
+                ),
+            );
+            return false;
+        }
+        true
+    }
+}
+
+/// Whether a scalar primitive is a unary operator of Source UNF.
+pub fn is_unary(p: syntax::Prim) -> bool {
+    use syntax::Prim as P;
+    matches!(
+        p,
+        P::Neg | P::Sin | P::Cos | P::Tan | P::Exp | P::Log | P::Sqrt | P::Tanh | P::Abs
+    )
+}
+
+/// Whether a scalar primitive is a binary operator of Source UNF.
+pub fn is_binary(p: syntax::Prim) -> bool {
+    use syntax::Prim as P;
+    matches!(
+        p,
+        P::Add | P::Sub | P::Mul | P::Div | P::Pow | P::Max | P::Min
+    )
+}
+
+/// ρ for a list of ground types: the type itself when there is one, their
+/// tuple otherwise. None if one is not ground.
+pub fn rho_of(t: &mut Tables, tys: &[TyId]) -> Option<TyId> {
+    if tys.len() == 1 {
+        return t.ground_ty(tys[0]).map(|_| tys[0]);
+    }
+    let items: Option<Vec<Ty>> = tys.iter().map(|&x| t.ground_ty(x).cloned()).collect();
+    Some(t.ground(&Ty::Tuple(items?)))
+}
+
+/// `D_ρ(T) = T·(T → ρ)`.
+pub fn d_with(t: &mut Tables, c: CtxId, rho: TyId) -> CtxId {
+    let k = t.cont(c, rho);
+    t.snoc(c, k)
+}

@@ -1,0 +1,292 @@
+//! The stages of the bottom row of Figure 1 as commands, and `pipeline`,
+//! which chains them, writes every boundary file, and can hand any stage to
+//! an external program (the stage contract of architecture.md).
+
+use crate::diag::{self, CliError};
+use crate::inputs;
+use crate::load::{self, Program};
+use crate::stage;
+use std::path::{Path, PathBuf};
+use syntax::Module;
+
+/// A stage of the pipeline, in order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stage {
+    /// Text → Source (`syntax::compile`).
+    Parse,
+    /// Source → Source UNF (Fig. 9).
+    Unf,
+    /// Source UNF → Target UNF (Fig. 8).
+    Reverse,
+    /// Target UNF → Target (Fig. 10).
+    UnfInverse,
+}
+
+impl Stage {
+    /// Every stage, in pipeline order.
+    pub const ALL: [Stage; 4] = [Stage::Parse, Stage::Unf, Stage::Reverse, Stage::UnfInverse];
+
+    /// The stage's command name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Stage::Parse => "parse",
+            Stage::Unf => "unf",
+            Stage::Reverse => "reverse",
+            Stage::UnfInverse => "unf-inverse",
+        }
+    }
+
+    /// The file a pipeline writes for the stage's output.
+    pub fn output_file(self) -> &'static str {
+        match self {
+            Stage::Parse => "10.source.ron",
+            Stage::Unf => "20.source-unf.ron",
+            Stage::Reverse => "30.target-unf.ron",
+            Stage::UnfInverse => "40.target.ron",
+        }
+    }
+
+    fn from_name(name: &str) -> Option<Stage> {
+        Stage::ALL.into_iter().find(|s| s.name() == name)
+    }
+}
+
+/// Options shared by the stages.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// The entry definition (default: the last).
+    pub entry: Option<String>,
+    /// `--wrt a,b` for the reverse stage.
+    pub wrt: Option<String>,
+}
+
+fn unf_error(file: &syntax::SourceFile, e: &unf::Error) -> CliError {
+    diag::at(file, e.span(), &e.to_string())
+}
+
+fn reverse_error(file: &syntax::SourceFile, e: &reverse::Error) -> CliError {
+    diag::at(file, e.span(), &e.to_string())
+}
+
+/// Checks a UNF stage's output; a failure is a bug of the stage.
+fn verified_unf(stage: &str, m: unf::Module) -> Result<unf::Module, CliError> {
+    match unf::verify(&m) {
+        Ok(()) => Ok(m),
+        Err(errors) => {
+            let mut out = format!(
+                "after stage `{stage}`, the output fails the {} verifier:\n",
+                m.kind.ir_name()
+            );
+            for e in errors.iter().take(5) {
+                out.push_str(&format!("  {e}\n"));
+            }
+            Err(CliError::Internal(out))
+        }
+    }
+}
+
+/// Source → Source UNF for the chosen entry. A program that is
+/// higher-order only on the surface (a lambda applied or passed to a
+/// lambda, as in seeds/002 Example 182.9) is first specialised to first
+/// order by inlining; if that does not make it first-order, the error is
+/// the first-order check's, pointing at the construct.
+pub fn lower(m: &Module, opts: &Options) -> Result<unf::Module, CliError> {
+    let entry = inputs::entry(m, opts.entry.as_deref())?;
+    let first_order = syntax::check_first_order(m, entry);
+    let specialized;
+    let (m, entry) = match first_order {
+        Ok(()) => (m, entry),
+        Err(original) => {
+            let name = entry.name.clone();
+            specialized = syntax::specialize(m)
+                .ok()
+                .filter(|s| {
+                    s.def(name.as_str())
+                        .is_some_and(|d| syntax::check_first_order(s, d).is_ok())
+                })
+                .ok_or_else(|| diag::at(&m.file, original.span(), &original.to_string()))?;
+            let entry = specialized
+                .def(name.as_str())
+                .expect("invariant: checked just above");
+            (&specialized, entry)
+        }
+    };
+    let out = unf::lower(m, entry).map_err(|e| unf_error(&m.file, &e))?;
+    verified_unf("unf", out)
+}
+
+/// Source UNF → Target UNF.
+pub fn reverse(m: &unf::Module, opts: &Options) -> Result<unf::Module, CliError> {
+    let entry = inputs::entry(&m.source, Some(m.entry.as_str()))?;
+    let wrt = inputs::wrt_list(entry, opts.wrt.as_deref())?;
+    let out = reverse::reverse(m, &reverse::Config { wrt })
+        .map_err(|e| reverse_error(&m.source.file, &e))?;
+    verified_unf("reverse", out)
+}
+
+/// Target UNF (or Source UNF) → Target.
+pub fn raise(m: &unf::Module) -> Result<Module, CliError> {
+    let out = unf::raise(m).map_err(|e| unf_error(&m.source.file, &e))?;
+    stage::verified("unf-inverse", out)
+}
+
+fn source_of(path: &Path, stage: Stage) -> Result<Module, CliError> {
+    match load::load(path)? {
+        Program::Source(m) => Ok(m),
+        other => Err(wrong_input(
+            path,
+            stage,
+            &other,
+            "a `.ad` program or a `source` file",
+        )),
+    }
+}
+
+fn unf_of(path: &Path, stage: Stage, kind: unf::Kind) -> Result<unf::Module, CliError> {
+    match load::load(path)? {
+        Program::Unf(m) if m.kind == kind => Ok(m),
+        other => Err(wrong_input(
+            path,
+            stage,
+            &other,
+            &format!("a `{}` file", kind.ir_name()),
+        )),
+    }
+}
+
+fn wrong_input(path: &Path, stage: Stage, got: &Program, wanted: &str) -> CliError {
+    let ir = match got {
+        Program::Source(_) => "source",
+        Program::Target(_) => "target",
+        Program::Unf(m) => m.kind.ir_name(),
+    };
+    CliError::user(format!(
+        "stage `{}` takes {wanted}, but `{}` holds the `{ir}` IR",
+        stage.name(),
+        path.display()
+    ))
+}
+
+/// Runs one built-in stage from file to file.
+pub fn run_stage(
+    stage: Stage,
+    input: &Path,
+    output: &Path,
+    opts: &Options,
+) -> Result<(), CliError> {
+    let text = match stage {
+        Stage::Parse => {
+            let text = load::read_text(input)?;
+            let m = load::compile_text(&input.display().to_string(), text)?;
+            syntax::to_ron(syntax::SOURCE_IR, syntax::FORMAT_VERSION, &m)
+        }
+        Stage::Unf => unf::to_ron(&lower(&source_of(input, stage)?, opts)?),
+        Stage::Reverse => unf::to_ron(&reverse(&unf_of(input, stage, unf::Kind::Source)?, opts)?),
+        Stage::UnfInverse => {
+            let m = unf_of(input, stage, unf::Kind::Target)?;
+            syntax::to_ron(syntax::TARGET_IR, syntax::FORMAT_VERSION, &raise(&m)?)
+        }
+    };
+    load::write_text(output, &text)
+}
+
+/// Parses `STAGE=COMMAND` of `--replace`.
+pub fn parse_replacement(arg: &str) -> Result<(Stage, String), CliError> {
+    let (name, command) = arg
+        .split_once('=')
+        .ok_or_else(|| CliError::user(format!("--replace takes STAGE=COMMAND, not `{arg}`")))?;
+    let stage = Stage::from_name(name.trim()).ok_or_else(|| {
+        let names: Vec<_> = Stage::ALL
+            .iter()
+            .map(|s| format!("`{}`", s.name()))
+            .collect();
+        CliError::user(format!(
+            "no stage named `{name}` (the stages: {})",
+            names.join(", ")
+        ))
+    })?;
+    if command.trim().is_empty() {
+        return Err(CliError::user(format!("--replace {name}= needs a command")));
+    }
+    Ok((stage, command.trim().to_string()))
+}
+
+/// Runs an external program in place of a stage: `COMMAND IN OUT`. Its
+/// output is then read and verified like a built-in stage's.
+fn run_external(stage: Stage, command: &str, input: &Path, output: &Path) -> Result<(), CliError> {
+    let mut words = command.split_whitespace();
+    let program = words
+        .next()
+        .ok_or_else(|| CliError::user("an empty --replace command"))?;
+    let status = std::process::Command::new(program)
+        .args(words)
+        .arg(input)
+        .arg(output)
+        .status()
+        .map_err(|e| {
+            CliError::user(format!(
+                "cannot run `{command}` for stage `{}`: {e}",
+                stage.name()
+            ))
+        })?;
+    if !status.success() {
+        return Err(CliError::user(format!(
+            "the replacement of stage `{}` (`{command}`) failed with {status}",
+            stage.name()
+        )));
+    }
+    // The stage contract: what comes out of a stage is verified, whoever
+    // wrote it.
+    let loaded = load::load(output).map_err(|e| match e {
+        CliError::User(msg) => CliError::User(format!(
+            "the replacement of stage `{}` (`{command}`) wrote an unusable file:\n{msg}",
+            stage.name()
+        )),
+        other => other,
+    })?;
+    let expected = match stage {
+        Stage::Parse => "source",
+        Stage::Unf => unf::SOURCE_UNF_IR,
+        Stage::Reverse => unf::TARGET_UNF_IR,
+        Stage::UnfInverse => "target",
+    };
+    let got = match &loaded {
+        Program::Source(_) => "source",
+        Program::Target(_) => "target",
+        Program::Unf(m) => m.kind.ir_name(),
+    };
+    if got != expected {
+        return Err(CliError::user(format!(
+            "the replacement of stage `{}` wrote a `{got}` file, not `{expected}`",
+            stage.name()
+        )));
+    }
+    Ok(())
+}
+
+/// `cargo xtask pipeline`: every stage from the program text to Target,
+/// each boundary written into `dir`.
+pub fn pipeline(
+    file: &Path,
+    dir: &Path,
+    replace: &[String],
+    opts: &Options,
+) -> Result<(), CliError> {
+    let replacements: Vec<(Stage, String)> = replace
+        .iter()
+        .map(|r| parse_replacement(r))
+        .collect::<Result<_, _>>()?;
+    std::fs::create_dir_all(dir)
+        .map_err(|e| CliError::user(format!("cannot create `{}`: {e}", dir.display())))?;
+    let mut input: PathBuf = file.to_path_buf();
+    for stage in Stage::ALL {
+        let output = dir.join(stage.output_file());
+        match replacements.iter().find(|(s, _)| *s == stage) {
+            Some((_, command)) => run_external(stage, command, &input, &output)?,
+            None => run_stage(stage, &input, &output, opts)?,
+        }
+        println!("{:<12} {}", stage.name(), output.display());
+        input = output;
+    }
+    Ok(())
+}

@@ -26,8 +26,6 @@ pub(crate) struct Occ {
     pub calls: u32,
     /// Occurrences as the tuple of a projection.
     pub projections: u32,
-    /// Occurrences as a non-function argument of a builtin.
-    pub prim_args: u32,
     /// The lambda depth of the binder (0 for free names).
     pub depth: u32,
 }
@@ -39,7 +37,6 @@ impl Occ {
         under_lambda: true,
         calls: 0,
         projections: 0,
-        prim_args: 0,
         depth: 0,
     };
 }
@@ -49,7 +46,6 @@ impl Occ {
 enum Ctx {
     Call,
     Proj,
-    PrimArg,
     Other,
 }
 
@@ -108,7 +104,6 @@ impl Census<'_> {
         match ctx {
             Ctx::Call => o.calls += 1,
             Ctx::Proj => o.projections += 1,
-            Ctx::PrimArg => o.prim_args += 1,
             Ctx::Other => {}
         }
     }
@@ -130,7 +125,16 @@ impl Census<'_> {
                         Pat::Tuple(xs) => xs.iter().for_each(|x| self.bind(x, depth)),
                     }
                     todo.push((*body, depth, Ctx::Other));
-                    todo.push((*value, depth, Ctx::Other));
+                    match (pat, self.m.expr(*value)) {
+                        // `let (a, b) = t` uses `t` like `t.1` and `t.2` do.
+                        (Pat::Tuple(xs), Expr::Var(t)) => {
+                            self.record(t, depth, Ctx::Proj);
+                            for i in 0..xs.len() {
+                                self.record(&component(t, i as u32 + 1), depth, Ctx::Other);
+                            }
+                        }
+                        _ => todo.push((*value, depth, Ctx::Other)),
+                    }
                 }
                 Expr::Lambda { params, body } => {
                     for p in params {
@@ -150,7 +154,7 @@ impl Census<'_> {
                         let ctx = if Some(i) == fun_pos {
                             Ctx::Call
                         } else {
-                            Ctx::PrimArg
+                            Ctx::Other
                         };
                         todo.push((a, depth, ctx));
                     }

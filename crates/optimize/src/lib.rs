@@ -29,7 +29,7 @@ mod simplify;
 
 use std::collections::BTreeMap;
 
-use syntax::{Expr, Module, Span};
+use syntax::{Expr, Module, Pat, Span, Ty};
 
 pub use rules::{RuleInfo, RuleName, RuleSet, rules};
 
@@ -43,6 +43,10 @@ pub struct Config {
     /// A lambda used more than once is copied into each call when the
     /// number of uses times its size (in nodes) is at most this.
     pub inline_budget: usize,
+    /// The tallest expression (in nodes from root to leaf) that
+    /// `inline-once` and `inline-arg` move into a use; a taller one stays
+    /// bound by a `let`, so that long chains stay chains of `let`s.
+    pub inline_height: usize,
     /// Run `syntax::verify` on the output (a failure is
     /// [`Error::Internal`]). The verifier re-infers every type, which costs
     /// about as much as the optimization itself on large programs.
@@ -55,6 +59,7 @@ impl Default for Config {
             max_rounds: 32,
             rules: RuleSet::all(),
             inline_budget: 200,
+            inline_height: 8,
             verify: true,
         }
     }
@@ -112,17 +117,41 @@ pub fn optimize_report(m: &Module, cfg: &Config) -> Result<(Module, Report), Err
     let mut cur = m.clone();
     let mut names = None;
     let mut report = Report::default();
-    while report.rounds < cfg.max_rounds.max(1) {
-        let (next, next_names, fired) = simplify::round(cur, names, cfg);
-        report.rounds += 1;
-        cur = next;
-        names = next_names;
-        if fired.is_empty() {
-            report.converged = true;
-            break;
-        }
-        for (rule, n) in fired {
-            *report.fired.entry(rule).or_insert(0) += n;
+    // Two phases: `inline-once` waits until the other rules, `cse` among
+    // them, have reached their fixpoint, because merging equal values
+    // raises the use counts that `inline-once` relies on (two single-use
+    // `let`s of `exp v` are one `let` used twice). See note [phases].
+    let first = Config {
+        rules: cfg.rules.without(RuleName::InlineOnce),
+        ..cfg.clone()
+    };
+    let phases: &[&Config] = if cfg.rules.contains(RuleName::InlineOnce) {
+        &[&first, cfg]
+    } else {
+        &[cfg]
+    };
+    for phase in phases {
+        report.converged = false;
+        while report.rounds < cfg.max_rounds.max(1) {
+            let (next, next_names, fired) = simplify::round(cur, names, phase);
+            report.rounds += 1;
+            cur = next;
+            names = next_names;
+            if fired.is_empty() {
+                report.converged = true;
+                break;
+            }
+            // A round that only moved single-use values into their uses
+            // simplified them there under every rule: nothing is left for
+            // another round (see note [phases]).
+            let only_inlined = fired.keys().all(|&r| r == RuleName::InlineOnce);
+            for (rule, n) in fired {
+                *report.fired.entry(rule).or_insert(0) += n;
+            }
+            if only_inlined {
+                report.converged = true;
+                break;
+            }
         }
     }
     compact::compact(&mut cur);
@@ -142,6 +171,78 @@ pub fn optimize_report(m: &Module, cfg: &Config) -> Result<(Module, Report), Err
         });
     }
     Ok((cur, report))
+}
+
+/// The paper's G from a gradient program: the definition `entry` (or the
+/// last) of a reverse-mode output returns `(value, g_1, ..., g_k)`; the
+/// result returns `(g_1, ..., g_k)` (or `g_1` alone when k = 1), the value
+/// computed only as far as the gradients need it once optimized. Section 5
+/// states its forms and its bound (Theorem 5.4) for this G.
+pub fn gradient_only(m: &Module, entry: Option<&str>) -> Result<Module, Error> {
+    let pos = match entry {
+        Some(name) => m.defs.iter().position(|d| d.name.as_str() == name),
+        None => m.defs.len().checked_sub(1),
+    };
+    let Some(pos) = pos else {
+        return Err(Error::NotCoreForm {
+            span: Span::GENERATED,
+            message: "no such definition".to_string(),
+        });
+    };
+    let def = m.defs[pos].clone();
+    let body_ty = m.types.get(def.body.index()).cloned();
+    let Some(Ty::Tuple(parts)) = body_ty else {
+        return Err(Error::NotCoreForm {
+            span: def.name_span,
+            message: format!("`{}` does not return (value, gradients...)", def.name),
+        });
+    };
+    if parts.len() < 2 {
+        return Err(Error::NotCoreForm {
+            span: def.name_span,
+            message: format!("`{}` returns no gradient", def.name),
+        });
+    }
+    let mut out = m.clone();
+    let span = m.span(def.body);
+    let r = m.name_gen().fresh("r");
+    let whole = Ty::Tuple(parts.clone());
+    let mut items = Vec::new();
+    for (i, t) in parts.iter().enumerate().skip(1) {
+        let var = out.add(Expr::Var(r.clone()), span);
+        out.types.push(whole.clone());
+        let proj = out.add(
+            Expr::Proj {
+                tuple: var,
+                index: i as u32 + 1,
+            },
+            span,
+        );
+        out.types.push(t.clone());
+        items.push(proj);
+    }
+    let (result, ret) = if items.len() == 1 {
+        (items[0], parts[1].clone())
+    } else {
+        let ret = Ty::Tuple(parts[1..].to_vec());
+        let tuple = out.add(Expr::Tuple(items), span);
+        out.types.push(ret.clone());
+        (tuple, ret)
+    };
+    let body = out.add(
+        Expr::Let {
+            pat: Pat::Var(r),
+            ty: None,
+            value: def.body,
+            body: result,
+        },
+        span,
+    );
+    out.types.push(ret.clone());
+    out.defs[pos].body = body;
+    out.defs[pos].ret = Some(ret);
+    compact::compact(&mut out);
+    Ok(out)
 }
 
 /// Applies one rule, to a fixpoint (bounded by `cfg.max_rounds`), and no
@@ -199,3 +300,21 @@ fn check_input(m: &Module) -> Result<(), Error> {
     }
     Ok(())
 }
+
+// Note [phases]
+// ~~~~~~~~~~~~~~
+// Rules interact through the census: `inline-once` moves a value into its
+// only use, which is right only while the use is the only one. `cse` can
+// create uses: the adjoint of `exp (cos x)` recomputes `exp v` that the
+// primal bound to `v_2`, and once `cse` replaces the recomputation by
+// `v_2`, `v_2` has two uses. Had `inline-once` fired first, both copies of
+// `exp v` would have been inlined and could no longer be merged. So the
+// first phase runs every rule but `inline-once` to a fixpoint, the second
+// phase every rule. The default `max_rounds` bounds both phases together.
+//
+// A round that fired `inline-once` and nothing else ends the second phase
+// without a confirming round: the values it moved were simplified at their
+// uses, under every rule, in that round, and moving a value neither adds
+// nor removes a use of any name, so the census of a next round would see
+// the same program. (The property tests check that a second run of the
+// optimizer fires nothing.)

@@ -16,7 +16,7 @@
 //! different lengths is a run-time error that the rewritten program no
 //! longer raises). See docs/optimize.md.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use syntax::{Expr, ExprId, Name, Param, Pat, Prim, Size, Span, Ty, stack};
 
@@ -63,8 +63,9 @@ impl Round<'_> {
             Prim::Map => self.map_rules(id, &args),
             Prim::Map2 => self.map2_rules(id, &args),
             Prim::Reduce | Prim::Foldl => self.reduce_const(&args),
-            Prim::Shift1L | Prim::Shift1R => self.shift_const(id, op, &args),
-            Prim::Scanl | Prim::Scanr => self.scan_const(id, &args),
+            Prim::Shift1L | Prim::Shift1R => self
+                .scan_const(id, &args)
+                .or_else(|| self.shift_const(id, op, &args)),
             _ => self.const_fold(id, op, &args),
         };
         res.or_else(|| self.if_float_prim(id, op, &args))
@@ -224,19 +225,9 @@ impl Round<'_> {
             self.fire(RuleName::IfSame);
             return a;
         }
-        if self.on(RuleName::IfTuple)
-            && self.leaf(c).is_some()
-            && self.splits_tuple(a, b)
-            && let (Expr::Tuple(xs), Expr::Tuple(ys)) = (self.node(a), self.node(b))
-        {
+        if self.on(RuleName::IfTuple) && self.leaf(c).is_some() && self.splits_tuple(a, b) {
             self.fire(RuleName::IfTuple);
-            let mut items = Vec::with_capacity(xs.len());
-            for (i, (x, y)) in xs.into_iter().zip(ys).enumerate() {
-                let ci = if i == 0 { c } else { self.copy_leaf(c) };
-                let t = self.ty(x);
-                items.push(self.if_node(ci, x, y, span, t));
-            }
-            return self.add(Expr::Tuple(items), ty, span);
+            return self.if_tuple(c, a, b, span, ty);
         }
         self.add(
             Expr::If {
@@ -249,14 +240,164 @@ impl Round<'_> {
         )
     }
 
+    /// A branch as the `let`s it starts with and the tuple it ends in.
+    fn branch_tuple(&self, id: ExprId) -> Option<(Vec<ExprId>, Vec<ExprId>)> {
+        let mut lets = Vec::new();
+        let mut cur = id;
+        while let Expr::Let { body, .. } = self.m.expr(cur) {
+            lets.push(cur);
+            cur = *body;
+        }
+        match self.m.expr(cur) {
+            Expr::Tuple(items) => Some((lets, items.clone())),
+            _ => None,
+        }
+    }
+
     /// Whether `if _ then a else b` is split by `if-tuple`: both branches
-    /// tuples of one length, a component a function.
+    /// (after their `let`s) tuples of one length, some component a
+    /// function, and no function component using a branch's `let`s.
     pub(crate) fn splits_tuple(&self, a: ExprId, b: ExprId) -> bool {
-        match (self.m.expr(a), self.m.expr(b)) {
-            (Expr::Tuple(xs), Expr::Tuple(ys)) => {
-                xs.len() == ys.len() && xs.iter().any(|&x| !self.ty(x).is_ground())
+        let (Some((la, xs)), Some((lb, ys))) = (self.branch_tuple(a), self.branch_tuple(b)) else {
+            return false;
+        };
+        if xs.len() != ys.len() || xs.iter().all(|&x| self.ty(x).is_ground()) {
+            return false;
+        }
+        let (na, nb) = (self.binders(&la), self.binders(&lb));
+        xs.iter().zip(&ys).all(|(&x, &y)| {
+            self.ty(x).is_ground() || (!self.uses_any(x, &na) && !self.uses_any(y, &nb))
+        })
+    }
+
+    /// The names the `let` nodes `lets` bind.
+    fn binders(&self, lets: &[ExprId]) -> HashSet<Name> {
+        let mut out = HashSet::new();
+        for &l in lets {
+            match self.m.expr(l) {
+                Expr::Let {
+                    pat: Pat::Var(x), ..
+                } => {
+                    out.insert(x.clone());
+                }
+                Expr::Let {
+                    pat: Pat::Tuple(xs),
+                    ..
+                } => out.extend(xs.iter().cloned()),
+                _ => {}
             }
-            _ => false,
+        }
+        out
+    }
+
+    /// Whether a variable of `names` occurs under `id`.
+    fn uses_any(&self, id: ExprId, names: &HashSet<Name>) -> bool {
+        if names.is_empty() {
+            return false;
+        }
+        let mut stack = vec![id];
+        while let Some(i) = stack.pop() {
+            if matches!(self.m.expr(i), Expr::Var(v) if names.contains(v)) {
+                return true;
+            }
+            self.m.expr(i).for_each_child(|c| stack.push(c));
+        }
+        false
+    }
+
+    /// `if-tuple` on branches `splits_tuple` accepted: the function
+    /// components become conditionals of their own; the ground ones stay
+    /// under one conditional with the branches' `let`s, bound to a fresh
+    /// name and projected.
+    fn if_tuple(&mut self, c: ExprId, a: ExprId, b: ExprId, span: Span, ty: Ty) -> ExprId {
+        let ((la, xs), (lb, ys)) = match (self.branch_tuple(a), self.branch_tuple(b)) {
+            (Some(pa), Some(pb)) => (pa, pb),
+            _ => unreachable!("invariant: splits_tuple checked the branches"),
+        };
+        let ground: Vec<usize> = (0..xs.len())
+            .filter(|&i| self.ty(xs[i]).is_ground())
+            .collect();
+        // The ground components under the branches' own `let`s.
+        let part = |r: &mut Self, items: &[ExprId], lets: &[ExprId]| -> ExprId {
+            let mut tail = match ground.as_slice() {
+                [i] => items[*i],
+                _ => {
+                    let its: Vec<ExprId> = ground.iter().map(|&i| items[i]).collect();
+                    let tys = its.iter().map(|&i| r.ty(i)).collect();
+                    r.add(Expr::Tuple(its), Ty::Tuple(tys), span)
+                }
+            };
+            for &l in lets.iter().rev() {
+                if let Expr::Let {
+                    pat,
+                    ty: ann,
+                    value,
+                    ..
+                } = r.node(l)
+                {
+                    let t = r.ty(tail);
+                    tail = r.add(
+                        Expr::Let {
+                            pat,
+                            ty: ann,
+                            value,
+                            body: tail,
+                        },
+                        t,
+                        span,
+                    );
+                }
+            }
+            tail
+        };
+        let shared = if ground.is_empty() {
+            None
+        } else {
+            let ga = part(self, &xs, &la);
+            let gb = part(self, &ys, &lb);
+            let gty = self.ty(ga);
+            let g = self.if_node(c, ga, gb, span, gty.clone());
+            Some((self.fresh("r"), g, gty))
+        };
+        let mut items = Vec::with_capacity(xs.len());
+        for (i, (&x, &y)) in xs.iter().zip(&ys).enumerate() {
+            let t = self.ty(x);
+            let item = match (&shared, ground.iter().position(|&g| g == i)) {
+                (Some((r, _, gty)), Some(j)) => {
+                    let var = self.add(Expr::Var(r.clone()), gty.clone(), span);
+                    if ground.len() == 1 {
+                        var
+                    } else {
+                        self.add(
+                            Expr::Proj {
+                                tuple: var,
+                                index: j as u32 + 1,
+                            },
+                            t,
+                            span,
+                        )
+                    }
+                }
+                _ => {
+                    let ci = self.copy_leaf(c);
+                    self.if_node(ci, x, y, span, t)
+                }
+            };
+            items.push(item);
+        }
+        let tuple = self.add(Expr::Tuple(items), ty.clone(), span);
+        match shared {
+            Some((r, g, _)) => self.add(
+                Expr::Let {
+                    pat: Pat::Var(r),
+                    ty: None,
+                    value: g,
+                    body: tuple,
+                },
+                ty,
+                span,
+            ),
+            None => tuple,
         }
     }
 
@@ -405,13 +546,6 @@ impl Round<'_> {
         }
         if fact.size_src.is_none() {
             fact.size_src = self.size_src(v).and_then(|o| self.over_var(&o));
-        }
-        if let Expr::Prim {
-            op: Prim::Shift1L | Prim::Shift1R,
-            args,
-        } = self.m.expr(v)
-        {
-            fact.longer = self.over_var(&Over::Node(args[0]));
         }
         if fact != Fact::default() {
             self.facts.insert(name.clone(), fact);
@@ -658,43 +792,33 @@ impl Round<'_> {
         Some(z)
     }
 
-    /// A scan of the unit of its operator repeats its start `z`; its
-    /// length is one more than the scanned array's, which is known when
-    /// that array is a shift of `B` (non-empty, by the type of the shift).
+    /// A scan of the unit of its operator repeats its start `z` (one more
+    /// time than the scanned array is long); shifted, it is as long as the
+    /// scanned array: `shift1L (scanr (*) z OnesLike(A)) ~> map (fun _ -> z) A`.
+    /// Exact for every length, the empty array included.
     fn scan_const(&mut self, id: ExprId, args: &[ExprId]) -> Option<ExprId> {
         if !self.on(RuleName::ScanConst) {
             return None;
         }
-        let (f, z, a) = (args[0], args[1], args[2]);
+        let Expr::Prim {
+            op: Prim::Scanl | Prim::Scanr,
+            args: scan,
+        } = self.node(args[0])
+        else {
+            return None;
+        };
+        let (f, z, a) = (scan[0], scan[1], scan[2]);
         let over = self.unit_array(f, a)?;
         let (zc, zt) = self.leaf(z)?;
         if matches!(zc, Expr::Var(_)) {
             return None;
         }
-        let longer = self.longer(&over)?;
         self.fire(RuleName::ScanConst);
         let (ty, span) = (self.ty(id), self.m.span(id));
-        let src = self.emit_over(longer, span);
+        let src = self.emit_over(over, span);
         let src_ty = self.ty(src);
         let lam = self.const_lambda(zc, zt, &src_ty, span);
         Some(self.map_node(lam, src, ty, span))
-    }
-
-    /// `B` when `over` is `shift1L B` or `shift1R B`: one element longer.
-    fn longer(&self, over: &Over) -> Option<Over> {
-        let v = match over {
-            Over::Node(id) => match self.m.expr(*id) {
-                Expr::Prim {
-                    op: Prim::Shift1L | Prim::Shift1R,
-                    args,
-                } => return Some(Over::Node(args[0])),
-                Expr::Var(v) => v,
-                _ => return None,
-            },
-            Over::Var(v, _) => v,
-        };
-        let (n, t) = self.facts.get(v)?.longer.clone()?;
-        Some(Over::Var(n, t))
     }
 
     fn shift_const(&mut self, id: ExprId, op: Prim, args: &[ExprId]) -> Option<ExprId> {

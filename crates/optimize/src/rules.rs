@@ -30,11 +30,12 @@ pub enum RuleName {
     ForwardVar,
     /// `let x = c in e ~> e[c/x]` for a literal `c`.
     ForwardConst,
-    /// `let x = e1 in e2 ~> e2[e1/x]` for an argument of a call (or a
-    /// component of a split tuple) used once.
+    /// `(fun x -> e2) e1 ~> e2[e1/x]` for a parameter used once.
     InlineArg,
-    /// `let A = e1 in e2 ~> e2[e1/A]` for an array used once as a builtin's argument.
-    InlineArray,
+    /// `let x = e1 in e2 ~> e2[e1/x]` for `x` used once, not under a lambda.
+    InlineOnce,
+    /// `let x = e in ... e ... ~> let x = e in ... x ...` for `e` a builtin of variables and literals.
+    Cse,
     // Tuple partial evaluation.
     /// `(e1, ..., en).i ~> ei`.
     ProjTuple,
@@ -73,7 +74,7 @@ pub enum RuleName {
     ReduceConst,
     /// `shift1L K(A) ~> K(shift1L A)`, `shift1R K(A) ~> K(shift1R A)`.
     ShiftConst,
-    /// `scanr (*) z OnesLike(shift1L A) ~> map (fun _ -> z) A`, and `scanl`, `(+)` with `ZerosLike`, `shift1R`.
+    /// `shift1L (scanr (*) z OnesLike(A)) ~> map (fun _ -> z) A`, and `scanl`, `shift1R`, `(+)` with `ZerosLike`.
     ScanConst,
     // Classic array simplifications.
     /// `map (x. e1) (map (y. e2) A) ~> map (y. let x = e2 in e1) A`, with `map2` on either side.
@@ -98,7 +99,8 @@ impl RuleName {
         RuleName::ForwardVar,
         RuleName::ForwardConst,
         RuleName::InlineArg,
-        RuleName::InlineArray,
+        RuleName::InlineOnce,
+        RuleName::Cse,
         RuleName::ProjTuple,
         RuleName::TupleLet,
         RuleName::SplitTuple,
@@ -138,7 +140,8 @@ impl RuleName {
             RuleName::ForwardVar => "forward-var",
             RuleName::ForwardConst => "forward-const",
             RuleName::InlineArg => "inline-arg",
-            RuleName::InlineArray => "inline-array",
+            RuleName::InlineOnce => "inline-once",
+            RuleName::Cse => "cse",
             RuleName::ProjTuple => "proj-tuple",
             RuleName::TupleLet => "tuple-let",
             RuleName::SplitTuple => "split-tuple",
@@ -174,7 +177,8 @@ impl RuleName {
             | RuleName::ForwardVar
             | RuleName::ForwardConst
             | RuleName::InlineArg
-            | RuleName::InlineArray => "inlining and forward substitution",
+            | RuleName::InlineOnce => "inlining and forward substitution",
+            RuleName::Cse => "common subexpressions",
             RuleName::ProjTuple | RuleName::TupleLet | RuleName::SplitTuple => {
                 "tuple partial evaluation"
             }
@@ -211,10 +215,13 @@ impl RuleName {
             RuleName::ForwardVar => "let x1 = x2 in e ~> e[x2/x1]",
             RuleName::ForwardConst => "let x = c in e ~> e[c/x]  (c a literal: 0, 1, ...)",
             RuleName::InlineArg => {
-                "let x = e1 in e2 ~> e2[e1/x]  (x a parameter bound by beta or a component of a split tuple, used once, not under a lambda)"
+                "(fun (.., x, ..) -> e2)(.., e1, ..) ~> e2[e1/x]  (in beta: x used once, not under a lambda)"
             }
-            RuleName::InlineArray => {
-                "let A = e1 in e2 ~> e2[e1/A]  (A an array used once, as a builtin's argument, not under a lambda)"
+            RuleName::InlineOnce => {
+                "let x = e1 in e2 ~> e2[e1/x]  (x used once in e2, not under a lambda)"
+            }
+            RuleName::Cse => {
+                "let x = e in ... e ... ~> let x = e in ... x ...  (e a builtin of variables and literals, x in scope)"
             }
             RuleName::ProjTuple => "(e1, ..., en).i ~> ei",
             RuleName::TupleLet => {
@@ -250,7 +257,7 @@ impl RuleName {
                 "shift1L (map (fun _ -> c) A) ~> map (fun _ -> c) (shift1L A), and shift1R"
             }
             RuleName::ScanConst => {
-                "scanl f z (map (fun _ -> c) (shift1L A)) ~> map (fun _ -> z) A  (f = (+), c = 0 or f = (*), c = 1; z a literal; A non-empty, as shift1L : [n+1]T -> [n]T requires), and scanr, shift1R"
+                "shift1L (scanr f z (map (fun _ -> c) A)) ~> map (fun _ -> z) A  (f = (+), c = 0 or f = (*), c = 1; z a literal), and scanl, shift1R"
             }
             RuleName::MapFusion => {
                 "map (x. e1) (map (y. e2) A) ~> map (y. let x = e2 in e1) A, and with map2 inside or outside"
@@ -261,7 +268,7 @@ impl RuleName {
                 "f(if e1 then e2 else e3) ~> if e1 then f(e2) else f(e3)  (f a call, projection or builtin, other arguments atoms, a branch simplifies)"
             }
             RuleName::IfTuple => {
-                "if x then (a1, ..., an) else (b1, ..., bn) ~> (if x then a1 else b1, ..., if x then an else bn)  (a component is a function)"
+                "if x then (a1, ..., an) else (b1, ..., bn) ~> (if x then a1 else b1, ..., if x then an else bn)  (a component is a function; branches may start with lets, which then stay with the ground components)"
             }
         }
     }

@@ -53,6 +53,10 @@ pub(crate) enum Subst {
     Susp(ExprId, Env),
     /// This already simplified expression, at the single use.
     Done(ExprId),
+    /// The value of `let x = e` with `x` used once (`inline-once`):
+    /// simplified at the use, and put there unless it is taller than
+    /// `Config::inline_height`, in which case it is bound to `x` there.
+    Once(ExprId, Env, Name),
     /// A tuple split into components, bound to these names; the tuple is
     /// only ever projected.
     Tuple(Vec<Name>),
@@ -105,8 +109,6 @@ pub(crate) struct Fact {
     pub const_elem: Option<(Expr, Ty)>,
     /// A variable bound to an array of the same length, cheaper to walk.
     pub size_src: Option<(Name, Ty)>,
-    /// The array is `shift1L B` or `shift1R B`, and this is `B`.
-    pub longer: Option<(Name, Ty)>,
 }
 
 /// The state of one round.
@@ -123,6 +125,8 @@ pub(crate) struct Round<'c> {
     emitted: HashSet<Name>,
     /// The `Subst::Done` nodes already placed.
     done_used: HashSet<ExprId>,
+    /// The height of each node of the arena.
+    heights: Vec<u16>,
     /// Fresh names, made on first use (collecting every name of a large
     /// module costs as much as a fifth of a round).
     names: Option<NameGen>,
@@ -139,7 +143,15 @@ pub(crate) fn round(
     names: Option<NameGen>,
     cfg: &Config,
 ) -> (Module, Option<NameGen>, BTreeMap<RuleName, usize>) {
+    // Heights of the existing nodes, children first (ids point backwards).
+    let mut heights: Vec<u16> = Vec::with_capacity(m.exprs.len() * 2);
+    for e in &m.exprs {
+        let mut h = 0u16;
+        e.for_each_child(|c| h = h.max(heights[c.index()]));
+        heights.push(h.saturating_add(1));
+    }
     let mut r = Round {
+        heights,
         m,
         occ: HashMap::new(),
         overlays: Vec::new(),
@@ -174,11 +186,33 @@ impl Round<'_> {
         *self.fired.entry(rule).or_insert(0) += 1;
     }
 
+    /// Takes back a firing of `rule` recorded by a rewrite that was then
+    /// not made.
+    fn unfire(&mut self, rule: RuleName) {
+        if let Some(n) = self.fired.get_mut(&rule) {
+            *n -= 1;
+            if *n == 0 {
+                self.fired.remove(&rule);
+            }
+        }
+    }
+
     /// Appends a node with its type.
     pub(crate) fn add(&mut self, e: Expr, ty: Ty, span: Span) -> ExprId {
+        let mut h = 0u16;
+        e.for_each_child(|c| h = h.max(self.heights[c.index()]));
+        self.heights.push(h.saturating_add(1));
         let id = self.m.add(e, span);
         self.m.types.push(ty);
         id
+    }
+
+    /// Whether a built expression is short enough to be moved into a use
+    /// (`inline-once`, `inline-arg`): chains of single-use `let`s stay
+    /// `let`s past `Config::inline_height`, so that no expression grows as
+    /// deep as the program is long.
+    fn fits(&self, v: ExprId) -> bool {
+        usize::from(self.heights[v.index()]) <= self.cfg.inline_height
     }
 
     /// The type of a node.
@@ -372,7 +406,8 @@ impl Round<'_> {
             Expr::Prim { op, args } => {
                 let args = self.args(&args, env, blk);
                 let node = self.add(Expr::Prim { op, args }, ty, span);
-                self.rewrite(node)
+                let node = self.rewrite(node);
+                self.cse_use(node, env)
             }
         })
     }
@@ -395,6 +430,27 @@ impl Round<'_> {
         Step::Done(match env.get(x).cloned() {
             Some(Subst::Leaf(e, t)) => self.add(e, t, span),
             Some(Subst::Susp(e, senv)) => return Step::Tail(e, senv),
+            Some(Subst::Once(e, senv, name)) => {
+                let v = self.simplify(e, &senv, blk, pos);
+                if self.fits(v) || self.leaf(v).is_some() {
+                    v
+                } else {
+                    // Taller once simplified (it took in other inlined
+                    // values): bound to its own name here, and not counted
+                    // as inlined, so that the next round, seeing the taller
+                    // value, keeps the `let`.
+                    self.unfire(RuleName::InlineOnce);
+                    let (n, _) = self.binder(&name);
+                    let t = self.ty(v);
+                    blk.push(Bind {
+                        pat: Pat::Var(n.clone()),
+                        ann: None,
+                        value: v,
+                        span,
+                    });
+                    self.add(Expr::Var(n), t, span)
+                }
+            }
             Some(Subst::Done(v)) => {
                 if self.done_used.insert(v) {
                     v
@@ -496,6 +552,28 @@ impl Round<'_> {
                     return env.clone();
                 }
                 let (tail, tenv) = self.peel(value, env, blk);
+                // `let (a, b) = t` with `t` a split tuple: bind the parts.
+                if let Expr::Var(t) = self.node(tail)
+                    && let Some(Subst::Tuple(parts)) = tenv.get(&t)
+                    && parts.len() == xs.len()
+                    && self.on(RuleName::TupleLet)
+                {
+                    self.fire(RuleName::TupleLet);
+                    let parts = parts.clone();
+                    let ty = self.ty(tail);
+                    let mut env = tenv.clone();
+                    for ((x, o), part) in xs.iter().zip(occs).zip(&parts) {
+                        if o.count == 0 && self.on(RuleName::DeadLet) {
+                            self.fire(RuleName::DeadLet);
+                            continue;
+                        }
+                        let pty = self.component_ty(&ty, part, &parts);
+                        let step = self.var(part, &env, blk, Pos::Arg, span, pty);
+                        let v = self.finish(step, blk, Pos::Arg);
+                        env = self.bind_var_output(x, o, None, v, &env, blk, pos, span);
+                    }
+                    return env;
+                }
                 if let Expr::Tuple(items) = self.node(tail)
                     && items.len() == xs.len()
                     && self.on(RuleName::TupleLet)
@@ -551,28 +629,17 @@ impl Round<'_> {
                     let key = component(x, i as u32 + 1);
                     let pocc = self.occ(&key);
                     let n = self.fresh(x.as_str());
-                    if self.inline_once(&pocc) {
-                        // A component used once, like an argument: in place.
-                        self.fire(RuleName::InlineArg);
-                        env = env.insert(n.clone(), Subst::Susp(*item, env.clone()));
-                    } else {
-                        env =
-                            self.bind_var_input_named(&n, pocc, None, *item, &env, blk, pos, span);
-                    }
+                    env = self.bind_var_input_named(&n, pocc, None, *item, &env, blk, pos, span);
                     names.push(n);
                 }
                 return env.insert(x.clone(), Subst::Tuple(names));
             }
             _ => {}
         }
-        if occ.count == 1
-            && !occ.under_lambda
-            && occ.prim_args == 1
-            && matches!(self.ty(value), Ty::Array(..))
-            && self.on(RuleName::InlineArray)
-        {
-            self.fire(RuleName::InlineArray);
-            return env.insert(x.clone(), Subst::Susp(value, env.clone()));
+        if self.used_once(&occ) && self.fits(value) && self.on(RuleName::InlineOnce) {
+            // Simplified where it is used, once.
+            self.fire(RuleName::InlineOnce);
+            return env.insert(x.clone(), Subst::Once(value, env.clone(), x.clone()));
         }
         let v = self.simplify(value, &env, blk, Pos::LetValue);
         self.bind_var_output(x, occ, ann, v, &env, blk, pos, span)
@@ -638,18 +705,29 @@ impl Round<'_> {
                     let key = component(x, i as u32 + 1);
                     let pocc = self.occ(&key);
                     let n = self.fresh(x.as_str());
-                    if self.inline_once(&pocc) && self.leaf(*item).is_none() {
-                        self.fire(RuleName::InlineArg);
-                        env = env.insert(n.clone(), Subst::Done(*item));
-                    } else {
-                        self.emitted.remove(&n);
-                        env = self.bind_var_output(&n, pocc, None, *item, &env, blk, pos, span);
-                    }
+                    self.emitted.remove(&n);
+                    env = self.bind_var_output(&n, pocc, None, *item, &env, blk, pos, span);
                     names.push(n);
                 }
                 return env.insert(x.clone(), Subst::Tuple(names));
             }
             _ => {}
+        }
+        if self.used_once(&occ)
+            && self.leaf(v).is_none()
+            && self.fits(v)
+            && self.on(RuleName::InlineOnce)
+        {
+            self.fire(RuleName::InlineOnce);
+            return env.insert(x.clone(), Subst::Done(v));
+        }
+        let key = self.cse_key(v);
+        if let Some(k) = &key
+            && let Some(Subst::Leaf(e, t)) = env.get(k)
+        {
+            // The same value is already bound to a name in scope.
+            self.fire(RuleName::Cse);
+            return env.insert(x.clone(), Subst::Leaf(e.clone(), t.clone()));
         }
         let (n, renamed) = self.binder(x);
         self.record_fact(&n, v);
@@ -663,11 +741,71 @@ impl Round<'_> {
             },
             pos,
         );
-        if renamed {
-            env.insert(x.clone(), Subst::Leaf(Expr::Var(n), vty))
+        let mut env = if renamed {
+            env.insert(x.clone(), Subst::Leaf(Expr::Var(n.clone()), vty.clone()))
         } else {
             env.clone()
+        };
+        if let Some(k) = key {
+            env.insert_mut(k, Subst::Leaf(Expr::Var(n), vty));
         }
+        env
+    }
+
+    /// The key under which `cse` records the value `v`: a builtin (no
+    /// function argument) applied to leaves. Keys start with `#`, which no name does, so they
+    /// share the environment with the names: a key is visible exactly where
+    /// the `let` that bound its value is in scope.
+    fn cse_key(&self, v: ExprId) -> Option<Name> {
+        if !self.on(RuleName::Cse) {
+            return None;
+        }
+        let Expr::Prim { op, args } = self.m.expr(v) else {
+            return None;
+        };
+        if op.function_arg().is_some() || op.is_derivative_construct() {
+            return None;
+        }
+        // Built by hand: this runs on every builtin node of every round.
+        // Syntactic: `x * y` and `y * x` are different keys. Ordering the
+        // operands of `+` and `*` would find more (in Example 1.1 the
+        // adjoint's `x2 * x1` is the primal's `w1 = x1 * x2`), at the price
+        // of the paper's printed forms; see docs/optimize.md.
+        let mut key = String::with_capacity(24);
+        key.push('#');
+        push_hex(&mut key, *op as u64);
+        for &a in args {
+            match self.m.expr(a) {
+                Expr::Var(x) => {
+                    key.push(' ');
+                    key.push_str(x.as_str());
+                }
+                Expr::Real(r) => {
+                    key.push_str(" r");
+                    push_hex(&mut key, r.to_bits());
+                }
+                Expr::Int(i) => {
+                    key.push_str(" i");
+                    push_hex(&mut key, *i as u64);
+                }
+                Expr::Bool(b) => key.push_str(if *b { " t" } else { " f" }),
+                _ => return None,
+            }
+        }
+        Some(Name(key))
+    }
+
+    /// A builtin node whose value is already bound to a name in scope
+    /// becomes that name.
+    fn cse_use(&mut self, node: ExprId, env: &Env) -> ExprId {
+        if let Some(k) = self.cse_key(node)
+            && let Some(Subst::Leaf(e, t)) = env.get(&k)
+        {
+            self.fire(RuleName::Cse);
+            let (e, t, span) = (e.clone(), t.clone(), self.m.span(node));
+            return self.add(e, t, span);
+        }
+        node
     }
 
     /// `let (x1, ..., xk) = v` with `v` already simplified.
@@ -725,10 +863,10 @@ impl Round<'_> {
         env
     }
 
-    /// Whether an argument-like binding (a parameter bound by beta, a
-    /// component of a split tuple) goes in place of its single use.
-    fn inline_once(&self, occ: &Occ) -> bool {
-        occ.count == 1 && !occ.under_lambda && self.on(RuleName::InlineArg)
+    /// Whether a binding has one use, outside lambdas: its value can go in
+    /// place of the use without being evaluated more often.
+    fn used_once(&self, occ: &Occ) -> bool {
+        occ.count == 1 && !occ.under_lambda
     }
 
     /// Whether a lambda used several times may be copied into each use.
@@ -964,7 +1102,11 @@ impl Round<'_> {
                 self.fire(RuleName::DeadLet);
                 continue;
             }
-            if self.inline_once(&occ) && self.leaf(a).is_none() {
+            if self.used_once(&occ)
+                && self.leaf(a).is_none()
+                && self.fits(a)
+                && self.on(RuleName::InlineArg)
+            {
                 self.fire(RuleName::InlineArg);
                 env = env.insert(p.name.clone(), Subst::Done(a));
                 continue;
@@ -984,4 +1126,20 @@ pub(crate) fn size(m: &Module, id: ExprId) -> usize {
         m.expr(i).for_each_child(|c| stack.push(c));
     }
     n
+}
+
+/// Appends `v` in hexadecimal.
+fn push_hex(out: &mut String, mut v: u64) {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut buf = [0u8; 16];
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = DIGITS[(v & 15) as usize];
+        v >>= 4;
+        if v == 0 {
+            break;
+        }
+    }
+    out.extend(buf[i..].iter().map(|&b| b as char));
 }

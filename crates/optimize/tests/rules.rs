@@ -3,10 +3,11 @@
 //! every *other* rule so that the rule's patterns are exposed, the rule
 //! alone is applied to a fixpoint, and the result must verify and evaluate
 //! to the same value as the original program. Each rule must also fire on
-//! some of the programs, or its test would prove nothing. Two rules need
+//! some of the programs, or its test would prove nothing. Some rules need
 //! company: `inline-arg` acts only inside `beta` and `split-tuple` (run
-//! together), and `map2-const` is tested with `map-fusion` off, which would
-//! otherwise fold its pattern away first.
+//! together), `map2-const` is tested with `map-fusion` off, and `let-let`,
+//! `let-var` and `cse` with `inline-once` off, which would otherwise take
+//! their patterns away first.
 //!
 //! The whole optimizer is checked the same way, with Lemma 5.3 on top:
 //! after optimization no lambda (other than a builtin's function),
@@ -60,6 +61,9 @@ fn companions(rule: RuleName) -> Vec<RuleName> {
 fn rivals(rule: RuleName) -> Vec<RuleName> {
     match rule {
         RuleName::Map2Const => vec![RuleName::MapFusion],
+        // A single-use `let` is inlined before it can be flattened, merged
+        // or found to be `let x = e in x`.
+        RuleName::LetLet | RuleName::LetVar | RuleName::Cse => vec![RuleName::InlineOnce],
         _ => Vec::new(),
     }
 }
@@ -141,7 +145,8 @@ rule_tests! {
     forward_var => ForwardVar,
     forward_const => ForwardConst,
     inline_arg => InlineArg,
-    inline_array => InlineArray,
+    inline_once => InlineOnce,
+    cse => Cse,
     proj_tuple => ProjTuple,
     tuple_let => TupleLet,
     split_tuple => SplitTuple,

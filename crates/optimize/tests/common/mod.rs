@@ -64,10 +64,15 @@ pub fn verified(m: &Module, what: &str) {
     }
 }
 
-/// The module printed with the paper's notation: binary-operator lambdas
-/// as sections, constant-one maps as `ones_like`, constant-zero maps as
-/// `zeros_like`. Only for comparing with the paper's forms.
+/// The module printed with the paper's notation (see [`sugared`]).
 pub fn sugar(m: &Module) -> String {
+    syntax::print::module(&sugared(m))
+}
+
+/// The module with the paper's notation: binary-operator lambdas as
+/// sections, constant-one maps as `ones_like`, constant-zero maps as
+/// `zeros_like`. Only for comparing with the paper's forms.
+pub fn sugared(m: &Module) -> Module {
     let mut s = m.clone();
     for i in 0..s.exprs.len() {
         if let Expr::Lambda { params, body } = &s.exprs[i]
@@ -102,7 +107,62 @@ pub fn sugar(m: &Module) -> String {
             };
         }
     }
-    syntax::print::module(&s)
+    s
+}
+
+/// The components of the tuple the entry's body ends in (or the one
+/// result), each printed with the paper's sugar and with every name bound
+/// by the body's `let`s replaced by its value: forms that are equal up to
+/// the names and the placement of `let`s print equal.
+pub fn expanded_results(m: &Module) -> Vec<String> {
+    let s = sugared(m);
+    let def = s.entry(None).expect("a definition");
+    let mut lets = std::collections::HashMap::new();
+    let mut cur = def.body;
+    while let Expr::Let {
+        pat: syntax::Pat::Var(x),
+        value,
+        body,
+        ..
+    } = s.expr(cur)
+    {
+        lets.insert(x.clone(), *value);
+        cur = *body;
+    }
+    let results = match s.expr(cur) {
+        Expr::Tuple(items) => items.clone(),
+        _ => vec![cur],
+    };
+    results
+        .into_iter()
+        .map(|r| {
+            let mut out = Module::new(s.file.clone());
+            let id = copy_expanded(&s, r, &lets, &mut out);
+            syntax::print::expr(&out, id).trim().to_string()
+        })
+        .collect()
+}
+
+fn copy_expanded(
+    src: &Module,
+    id: syntax::ExprId,
+    lets: &std::collections::HashMap<Name, syntax::ExprId>,
+    out: &mut Module,
+) -> syntax::ExprId {
+    if let Expr::Var(x) = src.expr(id)
+        && let Some(&v) = lets.get(x)
+    {
+        return copy_expanded(src, v, lets, out);
+    }
+    let e = src.expr(id);
+    let kids: Vec<syntax::ExprId> = e
+        .children()
+        .into_iter()
+        .map(|c| copy_expanded(src, c, lets, out))
+        .collect();
+    let mut kids = kids.into_iter();
+    let e = e.map_children(|_| kids.next().expect("one new child per child"));
+    out.add(e, src.span(id))
 }
 
 /// The lengths of each array level of a value (`[[1, 2], [3, 4], [5, 6]]`

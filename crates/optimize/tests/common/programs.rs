@@ -93,7 +93,7 @@ impl Gen {
             return self.leaf(scope);
         }
         let d = depth - 1;
-        match self.pick(26) {
+        match self.pick(27) {
             0 => self.leaf(scope),
             1 => {
                 let op = ["+", "-", "*"][self.pick(3)];
@@ -271,11 +271,21 @@ impl Gen {
                 let arg = self.scalar(scope, d);
                 format!("(let {k} = fun ({u} : R) -> {u} * {leaf} in {k} {arg})")
             }
-            _ => format!(
+            25 => format!(
                 "(if length {} == 0 then 0 else {})",
                 self.array_leaf(scope),
                 self.leaf(scope)
             ),
+            _ => {
+                // The same computation twice, as reverse mode repeats the
+                // primal's operations in the adjoint.
+                let (v, a) = (self.name("v"), self.leaf(scope));
+                let f = ["sin", "tanh", "cos"][self.pick(3)];
+                format!(
+                    "(let {v} = {f} {a} in {v} * ({f} {a} + {}))",
+                    self.leaf(scope)
+                )
+            }
         }
     }
 
@@ -335,8 +345,8 @@ impl Gen {
                     0 => format!("(shift1R (scanl (*) 1 {a}))"),
                     1 => format!("(shift1R (scanl (+) 0 {a}))"),
                     2 => format!("(scanr (*) 1 (shift1L {a}))"),
-                    3 => format!("(scanr (*) 1 (ones_like (shift1L {a})))"),
-                    _ => format!("(scanl (+) 0 (zeros_like (shift1R {a})))"),
+                    3 => format!("(shift1L (scanr (*) 1 (ones_like {a})))"),
+                    _ => format!("(shift1R (scanl (+) 0 (zeros_like {a})))"),
                 }
             }
             7 => {
@@ -393,7 +403,7 @@ impl Gen {
             _ => {
                 let a = self.array(scope, d);
                 format!(
-                    "(map2 (fun (a : R, b : R) -> a * b) {a} (scanr (*) 1 (shift1L (ones_like {a}))))"
+                    "(map2 (fun (a : R, b : R) -> a * b) {a} (shift1L (scanr (*) 1 (ones_like {a}))))"
                 )
             }
         }

@@ -7,6 +7,7 @@
 
 pub mod chain;
 pub mod programs;
+pub mod source;
 
 #[allow(unused_imports)]
 pub use chain::let_chain_grad;

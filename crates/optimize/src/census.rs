@@ -9,9 +9,9 @@
 //! counts during the round; names it makes up itself have no entry and are
 //! treated as used many times, under a lambda.
 
-use std::collections::HashMap;
-
 use syntax::{Expr, ExprId, Module, Name, Pat};
+
+use crate::hash::FxHashMap;
 
 /// What the census knows of one name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -55,10 +55,11 @@ pub(crate) fn component(x: &Name, index: u32) -> Name {
 }
 
 /// The occurrences of every name bound in the tree under `root`.
-pub(crate) fn census(m: &Module, root: ExprId) -> HashMap<Name, Occ> {
+/// `capacity` is a guess of the number of names, to spare rehashing.
+pub(crate) fn census(m: &Module, root: ExprId, capacity: usize) -> FxHashMap<Name, Occ> {
     let mut c = Census {
         m,
-        occ: HashMap::new(),
+        occ: FxHashMap::with_capacity_and_hasher(capacity, Default::default()),
     };
     c.walk(root, 0, Ctx::Other);
     c.occ
@@ -66,7 +67,7 @@ pub(crate) fn census(m: &Module, root: ExprId) -> HashMap<Name, Occ> {
 
 struct Census<'m> {
     m: &'m Module,
-    occ: HashMap<Name, Occ>,
+    occ: FxHashMap<Name, Occ>,
 }
 
 impl Census<'_> {
@@ -81,24 +82,23 @@ impl Census<'_> {
     }
 
     fn record(&mut self, x: &Name, depth: u32, ctx: Ctx) {
-        // Free names (definition parameters) get an entry too; the
-        // simplifier never asks about them. A component `t.i` is bound
-        // where `t` is.
-        if !self.occ.contains_key(x) {
-            let bound_at = x
-                .as_str()
-                .rsplit_once('.')
-                .and_then(|(t, _)| self.occ.get(&Name::new(t)))
-                .map_or(0, |o| o.depth);
-            self.occ.insert(
-                x.clone(),
-                Occ {
+        let o = match self.occ.get_mut(x) {
+            Some(o) => o,
+            None => {
+                // Free names (definition parameters) get an entry too; the
+                // simplifier never asks about them. A component `t.i` is
+                // bound where `t` is.
+                let bound_at = x
+                    .as_str()
+                    .rsplit_once('.')
+                    .and_then(|(t, _)| self.occ.get(&Name::new(t)))
+                    .map_or(0, |o| o.depth);
+                self.occ.entry(x.clone()).or_insert(Occ {
                     depth: bound_at,
                     ..Occ::default()
-                },
-            );
-        }
-        let o = self.occ.get_mut(x).expect("invariant: inserted above");
+                })
+            }
+        };
         o.count = o.count.saturating_add(1);
         o.under_lambda |= depth > o.depth;
         match ctx {

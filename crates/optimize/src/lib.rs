@@ -22,6 +22,7 @@
 
 mod census;
 mod compact;
+mod hash;
 
 mod local;
 pub mod rules;
@@ -117,41 +118,38 @@ pub fn optimize_report(m: &Module, cfg: &Config) -> Result<(Module, Report), Err
     let mut cur = m.clone();
     let mut names = None;
     let mut report = Report::default();
-    // Two phases: `inline-once` waits until the other rules, `cse` among
-    // them, have reached their fixpoint, because merging equal values
-    // raises the use counts that `inline-once` relies on (two single-use
-    // `let`s of `exp v` are one `let` used twice). See note [phases].
+    // `inline-once` sits out the first round, in which `cse` merges equal
+    // values: merging raises the use counts that `inline-once` relies on
+    // (two single-use `let`s of `exp v` are one `let` used twice). See
+    // note [phases].
     let first = Config {
         rules: cfg.rules.without(RuleName::InlineOnce),
         ..cfg.clone()
     };
-    let phases: &[&Config] = if cfg.rules.contains(RuleName::InlineOnce) {
-        &[&first, cfg]
-    } else {
-        &[cfg]
-    };
-    for phase in phases {
-        report.converged = false;
-        while report.rounds < cfg.max_rounds.max(1) {
-            let (next, next_names, fired) = simplify::round(cur, names, phase);
-            report.rounds += 1;
-            cur = next;
-            names = next_names;
-            if fired.is_empty() {
-                report.converged = true;
-                break;
+    while report.rounds < cfg.max_rounds.max(1) {
+        let phase = if report.rounds == 0 { &first } else { cfg };
+        let (next, next_names, fired) = simplify::round(cur, names, phase);
+        report.rounds += 1;
+        cur = next;
+        names = next_names;
+        if fired.is_empty() {
+            if report.rounds == 1 && cfg.rules.contains(RuleName::InlineOnce) {
+                // A fixpoint without `inline-once`: now with it.
+                continue;
             }
-            // A round that only moved single-use values into their uses
-            // simplified them there under every rule: nothing is left for
-            // another round (see note [phases]).
-            let only_inlined = fired.keys().all(|&r| r == RuleName::InlineOnce);
-            for (rule, n) in fired {
-                *report.fired.entry(rule).or_insert(0) += n;
-            }
-            if only_inlined {
-                report.converged = true;
-                break;
-            }
+            report.converged = true;
+            break;
+        }
+        // A round that only moved single-use values into their uses
+        // simplified them there under every rule: nothing is left for
+        // another round (see note [phases]).
+        let only_inlined = fired.keys().all(|&r| r == RuleName::InlineOnce);
+        for (rule, n) in fired {
+            *report.fired.entry(rule).or_insert(0) += n;
+        }
+        if only_inlined {
+            report.converged = true;
+            break;
         }
     }
     compact::compact(&mut cur);
@@ -309,12 +307,16 @@ fn check_input(m: &Module) -> Result<(), Error> {
 // primal bound to `v_2`, and once `cse` replaces the recomputation by
 // `v_2`, `v_2` has two uses. Had `inline-once` fired first, both copies of
 // `exp v` would have been inlined and could no longer be merged. So the
-// first phase runs every rule but `inline-once` to a fixpoint, the second
-// phase every rule. The default `max_rounds` bounds both phases together.
+// first round runs every rule but `inline-once`, and the later rounds every
+// rule. (A round after the first can still find new equal values, made
+// equal by that round's rewrites, after `inline-once` has moved one of
+// them: the program is then right but keeps a duplicate. Running the first
+// phase to a fixpoint instead costs a round on every program, for a rare
+// gain.)
 //
-// A round that fired `inline-once` and nothing else ends the second phase
-// without a confirming round: the values it moved were simplified at their
-// uses, under every rule, in that round, and moving a value neither adds
-// nor removes a use of any name, so the census of a next round would see
-// the same program. (The property tests check that a second run of the
+// A round that fired `inline-once` and nothing else ends the run without a
+// confirming round: the values it moved were simplified at their uses,
+// under every rule, in that round, and moving a value neither adds nor
+// removes a use of any name, so the census of a next round would see the
+// same program. (The property tests check that a second run of the
 // optimizer fires nothing.)

@@ -16,7 +16,9 @@
 //! different lengths is a run-time error that the rewritten program no
 //! longer raises). See docs/optimize.md.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
+
+use crate::hash::FxHashSet;
 
 use syntax::{Expr, ExprId, Name, Param, Pat, Prim, Size, Span, Ty, stack};
 
@@ -271,8 +273,8 @@ impl Round<'_> {
     }
 
     /// The names the `let` nodes `lets` bind.
-    fn binders(&self, lets: &[ExprId]) -> HashSet<Name> {
-        let mut out = HashSet::new();
+    fn binders(&self, lets: &[ExprId]) -> FxHashSet<Name> {
+        let mut out = FxHashSet::default();
         for &l in lets {
             match self.m.expr(l) {
                 Expr::Let {
@@ -291,7 +293,7 @@ impl Round<'_> {
     }
 
     /// Whether a variable of `names` occurs under `id`.
-    fn uses_any(&self, id: ExprId, names: &HashSet<Name>) -> bool {
+    fn uses_any(&self, id: ExprId, names: &FxHashSet<Name>) -> bool {
         if names.is_empty() {
             return false;
         }

@@ -33,7 +33,7 @@
 //! and binders stay unique within a definition: a binder that is built a
 //! second time (a copied lambda) gets a fresh name.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::BTreeMap;
 
 use rpds::HashTrieMap;
 use syntax::ir::NameGen;
@@ -41,6 +41,7 @@ use syntax::{Expr, ExprId, Module, Name, Param, Pat, Span, Ty, stack};
 
 use crate::Config;
 use crate::census::{Occ, census, component};
+use crate::hash::{FxHashMap, FxHashSet};
 use crate::rules::RuleName;
 
 /// What replaces a bound name.
@@ -99,6 +100,8 @@ pub(crate) struct Bind {
     pub ann: Option<Ty>,
     pub value: ExprId,
     pub span: Span,
+    /// The `cse` key this binding recorded, dropped when it is wrapped.
+    pub cse_key: Option<Name>,
 }
 
 /// What is known of a `let`-bound array, for the array rules.
@@ -116,17 +119,22 @@ pub(crate) struct Round<'c> {
     /// The arena: the old nodes, then the new ones.
     pub m: Module,
     /// The census of the definition being simplified.
-    occ: HashMap<Name, Occ>,
+    occ: FxHashMap<Name, Occ>,
     /// Censuses of output subtrees being simplified again (innermost last).
-    overlays: Vec<HashMap<Name, Occ>>,
+    overlays: Vec<FxHashMap<Name, Occ>>,
     /// Facts about output names.
-    pub facts: HashMap<Name, Fact>,
+    pub facts: FxHashMap<Name, Fact>,
     /// The binders already built in this definition.
-    emitted: HashSet<Name>,
+    emitted: FxHashSet<Name>,
     /// The `Subst::Done` nodes already placed.
-    done_used: HashSet<ExprId>,
+    done_used: FxHashSet<ExprId>,
     /// The height of each node of the arena.
     heights: Vec<u16>,
+    /// `cse`: the values bound by the `let`s in scope, by key, and the
+    /// variable each is bound to. An entry lives as long as the block that
+    /// holds its `let` (see `wrap`); binders are unique, so nothing else
+    /// limits its scope.
+    cse: FxHashMap<Name, (Expr, Ty)>,
     /// Fresh names, made on first use (collecting every name of a large
     /// module costs as much as a fifth of a round).
     names: Option<NameGen>,
@@ -152,20 +160,24 @@ pub(crate) fn round(
     }
     let mut r = Round {
         heights,
+        cse: FxHashMap::default(),
         m,
-        occ: HashMap::new(),
+        occ: FxHashMap::default(),
         overlays: Vec::new(),
-        facts: HashMap::new(),
-        emitted: HashSet::new(),
-        done_used: HashSet::new(),
+        facts: FxHashMap::default(),
+        emitted: FxHashSet::default(),
+        done_used: FxHashSet::default(),
         names,
         cfg,
         fired: BTreeMap::new(),
     };
     for i in 0..r.m.defs.len() {
         let root = r.m.defs[i].body;
-        r.occ = census(&r.m, root);
+        // About one binder per four live nodes in reverse mode's output,
+        // the arena holds older rounds' nodes too.
+        r.occ = census(&r.m, root, r.m.exprs.len() / 8);
         r.facts.clear();
+        r.cse.clear();
         r.emitted = r.m.defs[i].params.iter().map(|p| p.name.clone()).collect();
         let body = r.block(root, &empty_env());
         r.m.defs[i].body = body;
@@ -300,6 +312,12 @@ impl Round<'_> {
     }
 
     fn wrap(&mut self, mut blk: Vec<Bind>, mut r: ExprId) -> ExprId {
+        // The block's `let`s go out of scope here.
+        for b in &blk {
+            if let Some(k) = &b.cse_key {
+                self.cse.remove(k);
+            }
+        }
         // let x = e in x ~> e
         while self.on(RuleName::LetVar)
             && let Some(last) = blk.last()
@@ -329,7 +347,7 @@ impl Round<'_> {
     /// Simplifies an output subtree again (a lambda built before its call
     /// was known), with a census of that subtree in force.
     fn resimplify(&mut self, id: ExprId, env: &Env, blk: &mut Vec<Bind>, pos: Pos) -> ExprId {
-        let local = census(&self.m, id);
+        let local = census(&self.m, id, 0);
         self.overlays.push(local);
         let r = self.simplify(id, env, blk, pos);
         self.overlays.pop();
@@ -407,7 +425,7 @@ impl Round<'_> {
                 let args = self.args(&args, env, blk);
                 let node = self.add(Expr::Prim { op, args }, ty, span);
                 let node = self.rewrite(node);
-                self.cse_use(node, env)
+                self.cse_use(node)
             }
         })
     }
@@ -447,6 +465,7 @@ impl Round<'_> {
                         ann: None,
                         value: v,
                         span,
+                        cse_key: None,
                     });
                     self.add(Expr::Var(n), t, span)
                 }
@@ -723,14 +742,19 @@ impl Round<'_> {
         }
         let key = self.cse_key(v);
         if let Some(k) = &key
-            && let Some(Subst::Leaf(e, t)) = env.get(k)
+            && let Some((e, t)) = self.cse.get(k)
         {
             // The same value is already bound to a name in scope.
+            let (e, t) = (e.clone(), t.clone());
             self.fire(RuleName::Cse);
-            return env.insert(x.clone(), Subst::Leaf(e.clone(), t.clone()));
+            return env.insert(x.clone(), Subst::Leaf(e, t));
         }
         let (n, renamed) = self.binder(x);
         self.record_fact(&n, v);
+        if let Some(k) = &key {
+            self.cse
+                .insert(k.clone(), (Expr::Var(n.clone()), vty.clone()));
+        }
         self.push(
             blk,
             Bind {
@@ -738,24 +762,19 @@ impl Round<'_> {
                 ann,
                 value: v,
                 span,
+                cse_key: key,
             },
             pos,
         );
-        let mut env = if renamed {
-            env.insert(x.clone(), Subst::Leaf(Expr::Var(n.clone()), vty.clone()))
+        if renamed {
+            env.insert(x.clone(), Subst::Leaf(Expr::Var(n), vty))
         } else {
             env.clone()
-        };
-        if let Some(k) = key {
-            env.insert_mut(k, Subst::Leaf(Expr::Var(n), vty));
         }
-        env
     }
 
     /// The key under which `cse` records the value `v`: a builtin (no
-    /// function argument) applied to leaves. Keys start with `#`, which no name does, so they
-    /// share the environment with the names: a key is visible exactly where
-    /// the `let` that bound its value is in scope.
+    /// function argument) applied to leaves.
     fn cse_key(&self, v: ExprId) -> Option<Name> {
         if !self.on(RuleName::Cse) {
             return None;
@@ -797,12 +816,12 @@ impl Round<'_> {
 
     /// A builtin node whose value is already bound to a name in scope
     /// becomes that name.
-    fn cse_use(&mut self, node: ExprId, env: &Env) -> ExprId {
+    fn cse_use(&mut self, node: ExprId) -> ExprId {
         if let Some(k) = self.cse_key(node)
-            && let Some(Subst::Leaf(e, t)) = env.get(&k)
+            && let Some((e, t)) = self.cse.get(&k)
         {
-            self.fire(RuleName::Cse);
             let (e, t, span) = (e.clone(), t.clone(), self.m.span(node));
+            self.fire(RuleName::Cse);
             return self.add(e, t, span);
         }
         node
@@ -857,6 +876,7 @@ impl Round<'_> {
                 ann,
                 value: v,
                 span,
+                cse_key: None,
             },
             pos,
         );
@@ -998,7 +1018,7 @@ impl Round<'_> {
         match self.node(f) {
             Expr::Lambda { .. } if self.on(RuleName::Beta) => {
                 self.fire(RuleName::Beta);
-                let local = census(&self.m, f);
+                let local = census(&self.m, f, 0);
                 self.overlays.push(local);
                 let step = self.beta(f, &empty_env(), args, blk, pos);
                 let r = self.finish(step, blk, pos);
@@ -1053,6 +1073,7 @@ impl Round<'_> {
                 ann: None,
                 value: a,
                 span,
+                cse_key: None,
             },
             pos,
         );

@@ -85,33 +85,35 @@ fn verified_unf(stage: &str, m: unf::Module) -> Result<unf::Module, CliError> {
     }
 }
 
-/// Source → Source UNF for the chosen entry. A program that is
-/// higher-order only on the surface (a lambda applied or passed to a
-/// lambda, as in seeds/002 Example 182.9) is first specialised to first
-/// order by inlining; if that does not make it first-order, the error is
-/// the first-order check's, pointing at the construct.
-pub fn lower(m: &Module, opts: &Options) -> Result<unf::Module, CliError> {
-    let entry = inputs::entry(m, opts.entry.as_deref())?;
-    let first_order = syntax::check_first_order(m, entry);
-    let specialized;
-    let (m, entry) = match first_order {
-        Ok(()) => (m, entry),
-        Err(original) => {
-            let name = entry.name.clone();
-            specialized = syntax::specialize(m)
-                .ok()
-                .filter(|s| {
-                    s.def(name.as_str())
-                        .is_some_and(|d| syntax::check_first_order(s, d).is_ok())
-                })
-                .ok_or_else(|| diag::at(&m.file, original.span(), &original.to_string()))?;
-            let entry = specialized
-                .def(name.as_str())
-                .expect("invariant: checked just above");
-            (&specialized, entry)
-        }
+/// The program reverse mode differentiates: `m` itself when its entry is
+/// first-order, else `m` specialised to first order by inlining (a program
+/// that is higher-order only on the surface, as seeds/002 Example 182.9).
+/// If that does not make it first-order, the error is the first-order
+/// check's, pointing at the construct.
+pub fn first_order<'m>(
+    m: &'m Module,
+    entry: &str,
+) -> Result<std::borrow::Cow<'m, Module>, CliError> {
+    let def = inputs::entry(m, Some(entry))?;
+    let Err(original) = syntax::check_first_order(m, def) else {
+        return Ok(std::borrow::Cow::Borrowed(m));
     };
-    let out = unf::lower(m, entry).map_err(|e| unf_error(&m.file, &e))?;
+    syntax::specialize(m)
+        .ok()
+        .filter(|s| {
+            s.def(entry)
+                .is_some_and(|d| syntax::check_first_order(s, d).is_ok())
+        })
+        .map(std::borrow::Cow::Owned)
+        .ok_or_else(|| diag::at(&m.file, original.span(), &original.to_string()))
+}
+
+/// Source → Source UNF for the chosen entry (after [`first_order`]).
+pub fn lower(m: &Module, opts: &Options) -> Result<unf::Module, CliError> {
+    let name = inputs::entry(m, opts.entry.as_deref())?.name.clone();
+    let m = first_order(m, name.as_str())?;
+    let entry = inputs::entry(&m, Some(name.as_str()))?;
+    let out = unf::lower(&m, entry).map_err(|e| unf_error(&m.file, &e))?;
     verified_unf("unf", out)
 }
 

@@ -30,6 +30,9 @@ impl CliError {
 /// (generated nodes, or a RON file whose text and spans disagree) render
 /// without a snippet rather than failing.
 pub fn render(file: &SourceFile, span: Span, message: &str, note: Option<&str>) -> String {
+    if let Some(text) = render_long_line(file, span, message) {
+        return text;
+    }
     let mut diag = Diagnostic::error().with_message(message);
     let len = file.text.len();
     if !span.is_generated()
@@ -62,4 +65,52 @@ pub fn render(file: &SourceFile, span: Span, message: &str, note: Option<&str>) 
 /// A user error at a program position.
 pub fn at(file: &SourceFile, span: Span, message: &str) -> CliError {
     CliError::User(render(file, span, message, None))
+}
+
+/// Lines longer than this are shown as an excerpt around the span.
+const LONG_LINE: usize = 240;
+
+/// A diagnostic on a very long line (generated programs, a 100,000-deep
+/// nesting on one line): `file:line:col` and an excerpt around the span,
+/// rather than the whole line.
+fn render_long_line(file: &SourceFile, span: Span, message: &str) -> Option<String> {
+    if span.is_generated() {
+        return None;
+    }
+    let (lo, hi) = (span.lo as usize, span.hi as usize);
+    let text = &file.text;
+    if lo > text.len() || !text.is_char_boundary(lo) {
+        return None;
+    }
+    let line_start = text[..lo].rfind('\n').map_or(0, |i| i + 1);
+    let line_end = text[lo..].find('\n').map_or(text.len(), |i| lo + i);
+    if line_end - line_start <= LONG_LINE {
+        return None;
+    }
+    let line_no = text[..lo].matches('\n').count() + 1;
+    let col = text[line_start..lo].chars().count() + 1;
+    let floor = |mut i: usize| {
+        while !text.is_char_boundary(i) {
+            i -= 1;
+        }
+        i
+    };
+    let from = floor(lo.saturating_sub(40).max(line_start));
+    let to = floor((hi.max(lo) + 40).min(line_end));
+    let excerpt = &text[from..to];
+    let caret_at = text[from..lo].chars().count() + if from > line_start { 1 } else { 0 };
+    let width = text[lo..floor(hi.clamp(lo, to))].chars().count().max(1);
+    let name = if file.name.is_empty() {
+        "<input>"
+    } else {
+        file.name.as_str()
+    };
+    Some(format!(
+        "error: {message}\n  ┌─ {name}:{line_no}:{col}\n  │ (line {line_no} is {} characters long; an excerpt)\n  │ {}{excerpt}{}\n  │ {}{}\n\n",
+        line_end - line_start,
+        if from > line_start { "…" } else { "" },
+        if to < line_end { "…" } else { "" },
+        " ".repeat(caret_at),
+        "^".repeat(width.min(80)),
+    ))
 }

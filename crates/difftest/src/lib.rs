@@ -1,0 +1,32 @@
+//! `difftest`: random Source programs and the differential tests between
+//! the ways this compiler computes a gradient.
+//!
+//! - [`gen_program`] / [`gen_inputs`] / [`admissible_inputs`]: random
+//!   programs, well typed by construction, sized by a node budget, covering
+//!   the language reverse mode accepts (module [`generate`]); their inputs drawn
+//!   away from the singular points of partial operations.
+//! - [`check_case`]: every comparison on one program at one point (module
+//!   [`fuzz`]); [`fuzz`]: many cases, with coverage counts per construct
+//!   and the depths of nested array operations reached, the first failure
+//!   shrunk ([`shrink`]) into a program file ready to become a fixture.
+//! - [`check_grad`]: every path on a user's program at a point and nearby
+//!   points, as a report with a rendering (`cargo xtask check-grad`).
+//!
+//! Programs are generated as an AST of their own ([`ast`]), printed to text
+//! and compiled with `syntax::compile`, so that the whole front end is part
+//! of every test. Everything is deterministic given a seed ([`Rng`]).
+
+pub mod ast;
+pub mod check;
+pub mod fuzz;
+pub mod generate;
+pub mod paths;
+pub mod rng;
+pub mod shrink;
+
+pub use ast::{GExpr, GTy, GVal, Program};
+pub use check::{CheckConfig, CheckReport, check_grad};
+pub use fuzz::{Disagreement, Failure, FuzzReport, check_case, check_dot, fixture_text, fuzz};
+pub use generate::{Features, admissible_inputs, gen_inputs, gen_program, gen_vector_program};
+pub use rng::Rng;
+pub use shrink::{shrink, shrink_with};

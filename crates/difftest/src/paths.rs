@@ -1,0 +1,251 @@
+//! The paths from a Source program to its gradient, run on one program at
+//! one point, and the comparisons between them.
+//!
+//! - `direct`: the direct macro of Fig. 5 (`reverse::reverse_direct`);
+//! - `unf`: UNF → D_ρ → UNF^-1 (`unf::lower`, `reverse::reverse`, `unf::raise`);
+//! - `forward`: forward mode (`forward::grad_program`);
+//! - `fd`: central finite differences of the Source program under the
+//!   reference evaluator, at two step sizes, whose difference estimates the
+//!   error of the quotient (so the tolerance follows the conditioning of the
+//!   program at that point).
+
+use semantics::Value;
+use syntax::{Def, Module};
+
+/// The value and gradient a path computed, the gradient one value per
+/// parameter of `wrt` (all parameters when `wrt` is `None`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Gradient {
+    /// The program's value.
+    pub value: f64,
+    /// One cotangent per differentiated parameter, shaped like it.
+    pub grads: Vec<Value>,
+}
+
+/// The reals of a value, depth first.
+pub fn flatten(v: &Value, out: &mut Vec<f64>) {
+    match v {
+        Value::Real(x) => out.push(*x),
+        Value::Array(items) | Value::Tuple(items) => items.iter().for_each(|i| flatten(i, out)),
+        _ => {}
+    }
+}
+
+/// The reals of a list of values.
+pub fn flat(vs: &[Value]) -> Vec<f64> {
+    let mut out = Vec::new();
+    vs.iter().for_each(|v| flatten(v, &mut out));
+    out
+}
+
+/// A value shaped like `template` with its reals taken from `xs` from `*i` on.
+pub fn unflatten(template: &Value, xs: &[f64], i: &mut usize) -> Value {
+    match template {
+        Value::Real(_) => {
+            *i += 1;
+            Value::Real(xs[*i - 1])
+        }
+        Value::Array(items) => Value::array(items.iter().map(|t| unflatten(t, xs, i)).collect()),
+        Value::Tuple(items) => Value::tuple(items.iter().map(|t| unflatten(t, xs, i)).collect()),
+        other => other.clone(),
+    }
+}
+
+/// The gradient program of the direct path.
+pub fn direct_program(m: &Module, def: &Def, cfg: &reverse::Config) -> Result<Module, String> {
+    let g = reverse::reverse_direct(m, def, cfg).map_err(|e| e.to_string())?;
+    syntax::verify(&g).map_err(|es| format!("direct output does not verify: {}", es[0]))?;
+    Ok(g)
+}
+
+/// The gradient program of the UNF path.
+pub fn unf_program(m: &Module, def: &Def, cfg: &reverse::Config) -> Result<Module, String> {
+    let s = unf::lower(m, def).map_err(|e| e.to_string())?;
+    let t = reverse::reverse(&s, cfg).map_err(|e| e.to_string())?;
+    let g = unf::raise(&t).map_err(|e| e.to_string())?;
+    syntax::verify(&g).map_err(|es| format!("UNF output does not verify: {}", es[0]))?;
+    Ok(g)
+}
+
+/// The gradient program of forward mode (one pass per input direction).
+pub fn forward_program(m: &Module, def: &Def, wrt: Option<&[String]>) -> Result<Module, String> {
+    let g = forward::grad_program(m, def, wrt).map_err(|e| e.to_string())?;
+    syntax::verify(&g).map_err(|es| format!("forward output does not verify: {}", es[0]))?;
+    Ok(g)
+}
+
+/// Runs a gradient program `(value, g_1, ..., g_k)`.
+pub fn run_gradient(g: &Module, inputs: &[(String, Value)]) -> Result<Gradient, String> {
+    let out = semantics::eval_entry(g, None, inputs).map_err(|e| e.to_string())?;
+    let items = out
+        .as_tuple()
+        .ok_or_else(|| format!("a gradient program returned {out}, not a tuple"))?;
+    let value = items
+        .first()
+        .and_then(Value::as_real)
+        .ok_or_else(|| "a gradient program's first component is not a real".to_string())?;
+    Ok(Gradient {
+        value,
+        grads: items[1..].to_vec(),
+    })
+}
+
+/// The value of the Source entry `def` at `inputs`.
+pub fn source_value(m: &Module, def: &Def, inputs: &[(String, Value)]) -> Result<f64, String> {
+    let v = semantics::eval_def(m, def, &ordered(def, inputs)?).map_err(|e| e.to_string())?;
+    v.as_real()
+        .ok_or_else(|| format!("the program returned {v}, not a real"))
+}
+
+fn ordered(def: &Def, inputs: &[(String, Value)]) -> Result<Vec<Value>, String> {
+    def.params
+        .iter()
+        .map(|p| {
+            inputs
+                .iter()
+                .find(|(n, _)| n == p.name.as_str())
+                .map(|(_, v)| v.clone())
+                .ok_or_else(|| format!("no input for `{}`", p.name))
+        })
+        .collect()
+}
+
+/// Central finite differences: the estimate and its error bound per
+/// differentiated parameter, shaped like the parameter. The step starts at
+/// 1e-3 (relative) and is divided by 4 until two successive quotients
+/// agree to 1e-7; that pair gives the Richardson-extrapolated estimate and,
+/// as their difference, the error estimate. A component for which no two
+/// successive quotients agree in 16 steps is inconclusive (infinite error).
+#[derive(Debug, Clone, PartialEq)]
+pub struct FiniteDiff {
+    /// The Richardson-extrapolated quotients.
+    pub grads: Vec<Value>,
+    /// An estimate of the error of each quotient.
+    pub errors: Vec<Value>,
+}
+
+/// Central finite differences of `def` at `inputs` with respect to the
+/// parameters `wrt` (1-based positions).
+pub fn finite_differences(
+    m: &Module,
+    def: &Def,
+    inputs: &[(String, Value)],
+    wrt: &[usize],
+) -> Result<FiniteDiff, String> {
+    let args = ordered(def, inputs)?;
+    let f = |args: &[Value]| -> Result<f64, String> {
+        let v = semantics::eval_def(m, def, args).map_err(|e| e.to_string())?;
+        v.as_real().ok_or_else(|| "not a real".to_string())
+    };
+    let f0 = f(&args)?;
+    let (mut grads, mut errors) = (Vec::new(), Vec::new());
+    for &w in wrt {
+        let template = &args[w - 1];
+        let mut xs = Vec::new();
+        flatten(template, &mut xs);
+        let (mut g, mut e) = (Vec::with_capacity(xs.len()), Vec::with_capacity(xs.len()));
+        for j in 0..xs.len() {
+            let quotient = |h: f64| -> Result<f64, String> {
+                let at = |delta: f64| -> Result<f64, String> {
+                    let mut ys = xs.clone();
+                    ys[j] += delta;
+                    let mut a = args.clone();
+                    a[w - 1] = unflatten(template, &ys, &mut 0);
+                    f(&a)
+                };
+                Ok((at(h)? - at(-h)?) / (2.0 * h))
+            };
+            // Shrink the step by 4 until two successive quotients agree;
+            // the error estimate follows the curvature, so an
+            // ill-conditioned point gets a smaller step. When no two agree
+            // (the step needed is below what f64 resolves) the component is
+            // inconclusive: its error is infinite and no AD value fails it.
+            let mut h = 1e-3 * xs[j].abs().max(1.0);
+            let mut prev = quotient(h)?;
+            let mut found = (prev, f64::INFINITY);
+            for _ in 0..16 {
+                h /= 4.0;
+                let q = quotient(h)?;
+                let err = (q - prev).abs() + 1e-13 * f0.abs().max(1.0) / h;
+                if err <= 1e-7 * (1.0 + q.abs()) {
+                    found = ((16.0 * q - prev) / 15.0, err);
+                    break;
+                }
+                prev = q;
+            }
+            g.push(found.0);
+            e.push(found.1);
+        }
+        grads.push(unflatten(template, &g, &mut 0));
+        errors.push(unflatten(template, &e, &mut 0));
+    }
+    Ok(FiniteDiff { grads, errors })
+}
+
+/// The largest relative difference `|a - b| / max(|a|, |b|)` between two
+/// lists of values of the same shapes (0 where both are below `tiny`;
+/// components where either side is NaN are left out: `ad_agree` and
+/// `fd_agree` judge those); infinite when the shapes differ.
+pub fn max_rel_diff(a: &[Value], b: &[Value], tiny: f64) -> f64 {
+    let (xs, ys) = (flat(a), flat(b));
+    if xs.len() != ys.len() || a.len() != b.len() {
+        return f64::INFINITY;
+    }
+    xs.iter()
+        .zip(&ys)
+        .map(|(x, y)| {
+            let scale = x.abs().max(y.abs());
+            if x.is_nan() && y.is_nan() {
+                0.0
+            } else if x.is_nan() || y.is_nan() {
+                f64::NAN
+            } else if scale <= tiny {
+                0.0
+            } else {
+                (x - y).abs() / scale
+            }
+        })
+        .fold(0.0, |m, d| if d.is_nan() { m } else { m.max(d) })
+}
+
+/// Whether two AD paths agree: relative 1e-8, absolute 1e-10 scaled by the
+/// largest component (they compute the same derivatives, in possibly
+/// different orders of summation).
+pub fn ad_agree(a: &[Value], b: &[Value]) -> Result<(), String> {
+    let (xs, ys) = (flat(a), flat(b));
+    if xs.len() != ys.len() {
+        return Err(format!("{} reals vs {}", xs.len(), ys.len()));
+    }
+    let scale = xs.iter().chain(&ys).fold(1.0_f64, |m, x| m.max(x.abs()));
+    for (i, (x, y)) in xs.iter().zip(&ys).enumerate() {
+        let ok = (x - y).abs() <= 1e-8 * x.abs().max(y.abs()) + 1e-10 * scale;
+        if !ok {
+            return Err(format!("component {i}: {x} vs {y}"));
+        }
+    }
+    Ok(())
+}
+
+/// How many components of a finite-difference gradient are inconclusive.
+pub fn inconclusive(fd: &FiniteDiff) -> usize {
+    flat(&fd.errors).iter().filter(|e| e.is_infinite()).count()
+}
+
+/// Whether an AD gradient agrees with finite differences within ten times
+/// the estimated error of the quotients plus 1e-6 relative (inconclusive
+/// components agree with anything).
+pub fn fd_agree(ad: &[Value], fd: &FiniteDiff) -> Result<(), String> {
+    let (xs, ys, es) = (flat(ad), flat(&fd.grads), flat(&fd.errors));
+    if xs.len() != ys.len() {
+        return Err(format!("{} reals vs {}", xs.len(), ys.len()));
+    }
+    for (i, ((x, y), e)) in xs.iter().zip(&ys).zip(&es).enumerate() {
+        let tol = 10.0 * e + 1e-6 * (1.0 + x.abs().max(y.abs()));
+        if e.is_finite() && ((x - y).abs() > tol || x.is_nan()) {
+            return Err(format!(
+                "component {i}: {x} vs finite differences {y} (tolerance {tol:.3e})"
+            ));
+        }
+    }
+    Ok(())
+}

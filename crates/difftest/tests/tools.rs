@@ -1,0 +1,264 @@
+//! The pieces of the differential tests on their own: the generator is
+//! deterministic and well typed, the comparisons reject wrong gradients,
+//! the shrinker finds small programs, and `check_grad` reports agreement
+//! and disagreement.
+
+use difftest::paths::{FiniteDiff, ad_agree, fd_agree, finite_differences};
+use difftest::{
+    CheckConfig, Disagreement, Features, GExpr, Rng, admissible_inputs, check_grad, gen_program,
+    shrink_with,
+};
+use semantics::Value;
+
+fn compile(text: &str) -> syntax::Module {
+    syntax::compile(syntax::SourceFile {
+        name: "t.ad".into(),
+        text: text.into(),
+    })
+    .expect("compiles")
+}
+
+#[test]
+fn generated_programs_compile_and_are_deterministic() {
+    for case in 0..200 {
+        let feat = Features {
+            max_nao: 3,
+            open_reduce: case % 2 == 0,
+        };
+        let p = gen_program(&mut Rng::for_case(11, case), 30, &feat);
+        let q = gen_program(&mut Rng::for_case(11, case), 30, &feat);
+        assert_eq!(p, q);
+        let text = p.text(None);
+        let m = p.compile().unwrap_or_else(|e| panic!("{text}\n{e}"));
+        assert!(m.is_typed());
+    }
+}
+
+#[test]
+fn admissible_inputs_keep_away_from_singular_points() {
+    // log of a value near 0 at every input: no admissible inputs.
+    let p = difftest::Program {
+        params: vec![("x1".into(), difftest::GTy::Real)],
+        ret: difftest::GTy::Real,
+        body: GExpr::Op1(
+            syntax::Prim::Log,
+            Box::new(GExpr::Op2(
+                syntax::Prim::Mul,
+                Box::new(GExpr::Var("x1".into())),
+                Box::new(GExpr::Const(0.0)),
+            )),
+        ),
+    };
+    assert!(admissible_inputs(&mut Rng::new(1), &p, 50).is_none());
+}
+
+#[test]
+fn comparisons_reject_wrong_gradients() {
+    let m = compile("def f (x : R) (y : R) : R = x * x * y");
+    let def = m.defs[0].clone();
+    let at = vec![
+        ("x".to_string(), Value::Real(3.0)),
+        ("y".to_string(), Value::Real(2.0)),
+    ];
+    let fd: FiniteDiff = finite_differences(&m, &def, &at, &[1, 2]).expect("fd");
+    let right = vec![Value::Real(12.0), Value::Real(9.0)];
+    assert!(fd_agree(&right, &fd).is_ok());
+    assert!(fd_agree(&[Value::Real(12.001), Value::Real(9.0)], &fd).is_err());
+    assert!(ad_agree(&right, &right).is_ok());
+    assert!(ad_agree(&right, &[Value::Real(12.0), Value::Real(9.0 + 1e-6)]).is_err());
+    assert!(ad_agree(&right, &[Value::Real(12.0)]).is_err());
+}
+
+#[test]
+fn the_shrinker_finds_a_small_failing_program() {
+    // A "bug" that shows whenever `sin` is applied to something.
+    fn has_sin(e: &GExpr) -> bool {
+        matches!(e, GExpr::Op1(syntax::Prim::Sin, _)) || e.children().iter().any(|c| has_sin(c))
+    }
+    let feat = Features::default();
+    let mut found = None;
+    for case in 0..500 {
+        let mut rng = Rng::for_case(5, case);
+        let p = gen_program(&mut rng, 40, &feat);
+        if has_sin(&p.body)
+            && p.body.size() > 20
+            && let Some((inputs, _)) = admissible_inputs(&mut rng, &p, 20)
+        {
+            found = Some((p, inputs));
+            break;
+        }
+    }
+    let (p, inputs) = found.expect("some program applies sin");
+    let before = p.body.size();
+    let d = Disagreement::new("sin", "applied");
+    let (small, _, d) = shrink_with(p, inputs, d, |p, _| {
+        has_sin(&p.body).then(|| Disagreement::new("sin", "applied"))
+    });
+    assert_eq!(d.check, "sin");
+    assert!(has_sin(&small.body));
+    assert!(
+        small.body.size() <= 2,
+        "{before} nodes shrunk to {}: {}",
+        small.body.size(),
+        small.text(None)
+    );
+}
+
+#[test]
+fn check_grad_agrees_on_a_smooth_program() {
+    let m = compile(
+        "def f (A : [n]R) (w : R) : R = reduce (+) 0 (map (fun x -> sin (x * w) + x * x) A)",
+    );
+    let at = vec![
+        ("A".to_string(), Value::reals(&[0.5, -1.0, 2.0])),
+        ("w".to_string(), Value::Real(0.7)),
+    ];
+    let report = check_grad(&m, None, &at, &CheckConfig::default()).expect("runs");
+    assert!(report.ok(), "{}", report.render());
+    assert_eq!(report.points.len(), 4);
+    let text = report.render();
+    for path in ["direct", "unf", "fd", "grad A", "grad w", "all paths agree"] {
+        assert!(text.contains(path), "{text}");
+    }
+}
+
+#[test]
+fn check_grad_reports_a_disagreement_at_a_kink() {
+    // At a tie, reverse mode sends the whole derivative to x (ties go to
+    // x); central differences see half of it on each side.
+    let m = compile("def f (x : R) (y : R) : R = max x y");
+    let at = vec![
+        ("x".to_string(), Value::Real(1.0)),
+        ("y".to_string(), Value::Real(1.0)),
+    ];
+    let cfg = CheckConfig {
+        nearby: 0,
+        ..CheckConfig::default()
+    };
+    let report = check_grad(&m, None, &at, &cfg).expect("runs");
+    assert!(!report.ok());
+    assert!(
+        report
+            .render()
+            .contains("DISAGREE: direct vs finite differences"),
+        "{}",
+        report.render()
+    );
+}
+
+#[test]
+fn check_grad_lists_a_path_that_refuses() {
+    // A conditional: the UNF path takes it (Section 7.2), the direct macro
+    // refuses it.
+    let m =
+        compile("def f (A : [n]R) (w : R) : R = sum (map (fun a -> if a > w then a * w else a) A)");
+    let at = vec![
+        ("A".to_string(), Value::reals(&[0.5, -1.0])),
+        ("w".to_string(), Value::Real(0.3)),
+    ];
+    let report = check_grad(&m, None, &at, &CheckConfig::default()).expect("runs");
+    assert!(report.ok(), "{}", report.render());
+    assert!(report.render().contains("refused"), "{}", report.render());
+}
+
+#[test]
+fn check_grad_agrees_on_every_fixture_reverse_mode_takes() {
+    let dir = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fixtures");
+    let mut checked = 0;
+    let mut entries: Vec<_> = std::fs::read_dir(&dir).expect("fixtures").collect();
+    entries.sort_by_key(|e| e.as_ref().map(|e| e.path()).ok());
+    for entry in entries {
+        let path = entry.expect("entry").path().join("program.ad");
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            continue;
+        };
+        // These fixtures sit on a kink on purpose, to show the documented
+        // derivative there (docs/derivatives.md): central differences
+        // average the two sides. pow_negative_base is NaN at every nearby
+        // point (a negative base to a non-integral power).
+        let at_a_kink = ["kinks", "relu_max", "pow_negative_base"];
+        if at_a_kink
+            .iter()
+            .any(|k| path.parent().is_some_and(|p| p.ends_with(k)))
+        {
+            continue;
+        }
+        let m = compile(&text);
+        let def = m.defs.last().expect("an entry").clone();
+        let exp = semantics::Expectations::parse(&text);
+        let Ok(at) = exp.inputs(&def) else { continue };
+        if at.len() != def.params.len()
+            || reverse::reverse_direct(&m, &def, &reverse::Config::default()).is_err()
+        {
+            continue;
+        }
+        let report = check_grad(&m, None, &at, &CheckConfig::default()).expect("runs");
+        assert!(report.ok(), "{}:\n{}", path.display(), report.render());
+        checked += 1;
+    }
+    assert!(checked >= 9, "only {checked} fixtures checked");
+}
+
+#[test]
+fn check_grad_marks_ill_conditioned_finite_differences() {
+    // The argument of tan moves by 1.5e6 per unit of x1: no step settles.
+    let m = compile("def f (x1 : R) : R = tan (let v = x1 + 1 in pow (v * v) (v * x1 + 1))");
+    let at = vec![("x1".to_string(), Value::Real(1.765))];
+    let cfg = CheckConfig {
+        nearby: 0,
+        ..CheckConfig::default()
+    };
+    let report = check_grad(&m, None, &at, &cfg).expect("runs");
+    assert!(report.ok(), "{}", report.render());
+    assert!(
+        report.render().contains("too ill-conditioned"),
+        "{}",
+        report.render()
+    );
+    let direct = report.points[0].paths[0]
+        .outcome
+        .as_ref()
+        .expect("direct runs");
+    let g = direct.grads[0].as_real().expect("a real");
+    assert!((g - 6027559.147462848).abs() < 1e-3, "{g}");
+}
+
+#[test]
+fn a_reported_failure_is_a_fixture_file() {
+    let feat = Features::default();
+    let mut rng = Rng::for_case(3, 1);
+    let p = gen_program(&mut rng, 25, &feat);
+    let (inputs, _) = admissible_inputs(&mut rng, &p, 50).expect("inputs");
+    let m = p.compile().expect("compiles");
+    let def = m.defs.last().expect("entry").clone();
+    let named = p.named_inputs(&inputs);
+    let g = reverse::reverse_direct(&m, &def, &reverse::Config::default()).expect("direct");
+    let out = semantics::eval_entry(&g, None, &named).expect("runs");
+    let mut d = Disagreement::new("example check", "what differed");
+    d.expected = Some(out.as_tuple().expect("tuple")[1..].to_vec());
+    let text = difftest::fixture_text(&p, &inputs, &d, 3, 1);
+    // It compiles, states its inputs, value and gradient, and is written
+    // in the printer's layout, as the fixtures are.
+    let fm = compile(&text);
+    let fdef = fm.defs.last().expect("entry").clone();
+    let exp = semantics::Expectations::parse(&text);
+    let at = exp.inputs(&fdef).expect("inputs read");
+    assert_eq!(at.len(), p.params.len());
+    let value = exp.value(&fm, &fdef).expect("a value line").expect("reads");
+    let got = semantics::eval_entry(&fm, None, &at).expect("runs");
+    assert!(got.approx_eq_default(&value), "{got} vs {value}");
+    for (name, _) in &p.params {
+        assert!(exp.grad(&fdef, name).expect("a grad line").is_ok());
+    }
+    let parsed = syntax::parse(syntax::SourceFile {
+        name: "f.ad".into(),
+        text: text.clone(),
+    })
+    .expect("parses");
+    let code: String = text
+        .lines()
+        .filter(|l| !l.trim_start().starts_with("--"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert_eq!(syntax::print::module(&parsed), code);
+}

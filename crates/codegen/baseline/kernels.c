@@ -111,6 +111,146 @@ static double logsumexp_grad(int64_t n, const double *a, double *g) {
     return log(s);
 }
 
+/* ---- GMM (ADBench's objective, as fixtures/gmm/program.ad writes it) ----
+ * The loop structure of ADBench's hand-written C++ tool, after the peers'
+ * hand-written Rust baseline (the project's shared peers directory),
+ * generalised to run-time sizes and to the program's parameters:
+ * alphas [k], means [k][d], icf [k][t] (t = d (d + 1) / 2: the log-diagonal,
+ * then the strict lower triangle column by column), x [n][d], and the
+ * scalars wishart_gamma, wishart_m, lgamma_sum. The gradient is with
+ * respect to alphas, means and icf. */
+typedef struct {
+    int64_t k, d, t, n;
+    const double *alphas, *means, *icf, *x;
+    double gamma, m, lgamma_sum;
+    double *q, *sq, *xc, *z, *w, *zb, *xcb, *gq, *gsq; /* scratch */
+} gmm_t;
+
+static double gmm_lse(const double *v, int64_t len) {
+    double mx = v[0];
+    for (int64_t i = 0; i < len; i++) mx = fmax(mx, v[i]);
+    double s = 0.0;
+    for (int64_t i = 0; i < len; i++) s += exp(v[i] - mx);
+    return log(s) + mx;
+}
+
+/* out = Q x, Q = diag(qd) + strict lower L (ltri column by column). */
+static void gmm_qtimesx(int64_t d, const double *qd, const double *ltri, const double *x, double *out) {
+    for (int64_t j = 0; j < d; j++) out[j] = qd[j] * x[j];
+    int64_t idx = 0;
+    for (int64_t i = 0; i < d; i++)
+        for (int64_t j = i + 1; j < d; j++) out[j] += ltri[idx++] * x[i];
+}
+
+static void gmm_pre(gmm_t *g) {
+    for (int64_t c = 0; c < g->k; c++) {
+        g->sq[c] = 0.0;
+        for (int64_t j = 0; j < g->d; j++) {
+            double v = g->icf[c * g->t + j];
+            g->sq[c] += v;
+            g->q[c * g->d + j] = exp(v);
+        }
+    }
+}
+
+static double gmm_constants(const gmm_t *g) {
+    double d = (double)g->d, nr = (double)g->n, kr = (double)g->k, pi = 3.141592653589793;
+    double nw = d + g->m + 1;
+    double c = nw * d * (log(g->gamma) - 0.5 * log(2.0)) - (0.25 * d * (d - 1) * log(pi) + g->lgamma_sum);
+    return -nr * d * 0.5 * log(2 * pi) - kr * c;
+}
+
+static double gmm_primal(gmm_t *g) {
+    int64_t d = g->d, k = g->k;
+    gmm_pre(g);
+    double slse = 0.0;
+    for (int64_t i = 0; i < g->n; i++) {
+        const double *x = g->x + i * d;
+        for (int64_t c = 0; c < k; c++) {
+            for (int64_t j = 0; j < d; j++) g->xc[j] = x[j] - g->means[c * d + j];
+            gmm_qtimesx(d, g->q + c * d, g->icf + c * g->t + d, g->xc, g->z);
+            double sn = 0.0;
+            for (int64_t j = 0; j < d; j++) sn += g->z[j] * g->z[j];
+            g->w[c] = g->alphas[c] + g->sq[c] - 0.5 * sn;
+        }
+        slse += gmm_lse(g->w, k);
+    }
+    double prior = 0.0;
+    for (int64_t c = 0; c < k; c++) {
+        double frob = 0.0;
+        for (int64_t j = 0; j < d; j++) frob += g->q[c * d + j] * g->q[c * d + j];
+        for (int64_t j = d; j < g->t; j++) frob += g->icf[c * g->t + j] * g->icf[c * g->t + j];
+        prior += 0.5 * g->gamma * g->gamma * frob - g->m * g->sq[c];
+    }
+    return gmm_constants(g) + slse - (double)g->n * gmm_lse(g->alphas, k) + prior;
+}
+
+/* Value and hand-derived gradient (ga [k], gm [k*d], gi [k*t]). */
+static double gmm_grad(gmm_t *g, double *ga, double *gm, double *gi) {
+    int64_t d = g->d, k = g->k, t = g->t;
+    gmm_pre(g);
+    memset(ga, 0, sizeof(double) * (size_t)k);
+    memset(gm, 0, sizeof(double) * (size_t)(k * d));
+    memset(gi, 0, sizeof(double) * (size_t)(k * t));
+    memset(g->gq, 0, sizeof(double) * (size_t)(k * d));
+    memset(g->gsq, 0, sizeof(double) * (size_t)k);
+    double slse = 0.0;
+    for (int64_t i = 0; i < g->n; i++) {
+        const double *x = g->x + i * d;
+        for (int64_t c = 0; c < k; c++) {
+            double *xc = g->xc + c * d, *z = g->z + c * d;
+            for (int64_t j = 0; j < d; j++) xc[j] = x[j] - g->means[c * d + j];
+            gmm_qtimesx(d, g->q + c * d, g->icf + c * t + d, xc, z);
+            double sn = 0.0;
+            for (int64_t j = 0; j < d; j++) sn += z[j] * z[j];
+            g->w[c] = g->alphas[c] + g->sq[c] - 0.5 * sn;
+        }
+        slse += gmm_lse(g->w, k);
+        double mx = g->w[0];
+        for (int64_t c = 0; c < k; c++) mx = fmax(mx, g->w[c]);
+        double se = 0.0;
+        for (int64_t c = 0; c < k; c++) {
+            g->w[c] = exp(g->w[c] - mx);
+            se += g->w[c];
+        }
+        for (int64_t c = 0; c < k; c++) {
+            double wk = g->w[c] / se;
+            const double *z = g->z + c * d, *xc = g->xc + c * d;
+            ga[c] += wk;
+            g->gsq[c] += wk;
+            for (int64_t j = 0; j < d; j++) {
+                g->zb[j] = -wk * z[j];
+                g->gq[c * d + j] += g->zb[j] * xc[j];
+                g->xcb[j] = g->q[c * d + j] * g->zb[j];
+            }
+            const double *ltri = g->icf + c * t + d;
+            double *gl = gi + c * t + d;
+            int64_t idx = 0;
+            for (int64_t a = 0; a < d; a++)
+                for (int64_t b = a + 1; b < d; b++) {
+                    gl[idx] += g->zb[b] * xc[a];
+                    g->xcb[a] += ltri[idx] * g->zb[b];
+                    idx++;
+                }
+            for (int64_t j = 0; j < d; j++) gm[c * d + j] -= g->xcb[j];
+        }
+    }
+    double lse_a = gmm_lse(g->alphas, k);
+    double g2 = g->gamma * g->gamma, prior = 0.0;
+    for (int64_t c = 0; c < k; c++) {
+        ga[c] -= (double)g->n * exp(g->alphas[c] - lse_a);
+        double frob = 0.0;
+        for (int64_t j = 0; j < d; j++) frob += g->q[c * d + j] * g->q[c * d + j];
+        for (int64_t j = d; j < t; j++) frob += g->icf[c * t + j] * g->icf[c * t + j];
+        prior += 0.5 * g2 * frob - g->m * g->sq[c];
+        g->gsq[c] -= g->m;
+        for (int64_t j = 0; j < d; j++) g->gq[c * d + j] += g2 * g->q[c * d + j];
+        for (int64_t j = d; j < t; j++) gi[c * t + j] += g2 * g->icf[c * t + j];
+        for (int64_t j = 0; j < d; j++) gi[c * t + j] += g->gq[c * d + j] * g->q[c * d + j] + g->gsq[c];
+    }
+    return gmm_constants(g) + slse - (double)g->n * lse_a + prior;
+}
+
 /* ---- the harness ---- */
 static double now_ns(void) {
     struct timespec ts;
@@ -142,6 +282,96 @@ static void print_times(const char *key, const double *t, long reps) {
     printf("\n");
 }
 
+static int read_i64s(FILE *f, int64_t *v, int count) {
+    return fread(v, sizeof(int64_t), (size_t)count, f) == (size_t)count;
+}
+
+static double *read_reals(FILE *f, int64_t count) {
+    double *a = (double *)malloc((size_t)(count > 0 ? count : 1) * sizeof(double));
+    if (a && count > 0 && fread(a, sizeof(double), (size_t)count, f) != (size_t)count) {
+        free(a);
+        return NULL;
+    }
+    return a;
+}
+
+/* GMM: the inputs of fixtures/gmm/program.ad in the driver's format. */
+static int gmm_main(FILE *f, long reps) {
+    int64_t ka, km[2], ki[2], kx[2];
+    if (!read_i64s(f, &ka, 1)) return 4;
+    double *alphas = read_reals(f, ka);
+    if (!read_i64s(f, km, 2)) return 4;
+    double *means = read_reals(f, km[0] * km[1]);
+    if (!read_i64s(f, ki, 2)) return 4;
+    double *icf = read_reals(f, ki[0] * ki[1]);
+    if (!read_i64s(f, kx, 2)) return 4;
+    double *x = read_reals(f, kx[0] * kx[1]);
+    double scalars[3];
+    if (!alphas || !means || !icf || !x || fread(scalars, sizeof(double), 3, f) != 3) return 4;
+    gmm_t g;
+    g.k = ka;
+    g.d = km[1];
+    g.t = ki[1];
+    g.n = kx[0];
+    g.alphas = alphas;
+    g.means = means;
+    g.icf = icf;
+    g.x = x;
+    g.gamma = scalars[0];
+    g.m = scalars[1];
+    g.lgamma_sum = scalars[2];
+    size_t kd = (size_t)(g.k * g.d);
+    g.q = malloc(sizeof(double) * kd);
+    g.sq = malloc(sizeof(double) * (size_t)g.k);
+    g.xc = malloc(sizeof(double) * kd);
+    g.z = malloc(sizeof(double) * kd);
+    g.w = malloc(sizeof(double) * (size_t)g.k);
+    g.zb = malloc(sizeof(double) * (size_t)g.d);
+    g.xcb = malloc(sizeof(double) * (size_t)g.d);
+    g.gq = malloc(sizeof(double) * kd);
+    g.gsq = malloc(sizeof(double) * (size_t)g.k);
+    double *ga = malloc(sizeof(double) * (size_t)g.k), *gm = malloc(sizeof(double) * kd);
+    double *gi = malloc(sizeof(double) * (size_t)(g.k * g.t));
+    double *wall = malloc(sizeof(double) * (size_t)(reps > 0 ? reps : 1));
+    double *cpu = malloc(sizeof(double) * (size_t)(reps > 0 ? reps : 1));
+    if (!g.q || !g.sq || !g.xc || !g.z || !g.w || !g.zb || !g.xcb || !g.gq || !g.gsq || !ga || !gm || !gi || !wall || !cpu)
+        return 70;
+    double value = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        for (long r = 0; r < (pass ? reps : 1); r++) {
+            double c0 = cpu_now_ns(), t0 = now_ns();
+            sink = gmm_primal(&g);
+            if (pass) {
+                wall[r] = now_ns() - t0;
+                cpu[r] = cpu_now_ns() - c0;
+            }
+        }
+    }
+    print_times("primal_ns", wall, reps);
+    print_times("primal_cpu_ns", cpu, reps);
+    for (int pass = 0; pass < 2; pass++) {
+        for (long r = 0; r < (pass ? reps : 1); r++) {
+            double c0 = cpu_now_ns(), t0 = now_ns();
+            value = gmm_grad(&g, ga, gm, gi);
+            if (pass) {
+                wall[r] = now_ns() - t0;
+                cpu[r] = cpu_now_ns() - c0;
+            }
+        }
+    }
+    print_times("grad_ns", wall, reps);
+    print_times("grad_cpu_ns", cpu, reps);
+    double gs = 0, gabs = 0;
+    for (int64_t i = 0; i < g.k; i++) gs += ga[i], gabs += fabs(ga[i]);
+    for (size_t i = 0; i < kd; i++) gs += gm[i], gabs += fabs(gm[i]);
+    for (int64_t i = 0; i < g.k * g.t; i++) gs += gi[i], gabs += fabs(gi[i]);
+    printf("check %.17g %.17g %.17g\n", value, gs, gabs);
+    free(alphas); free(means); free(icf); free(x);
+    free(g.q); free(g.sq); free(g.xc); free(g.z); free(g.w); free(g.zb); free(g.xcb); free(g.gq); free(g.gsq);
+    free(ga); free(gm); free(gi); free(wall); free(cpu);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     if (argc != 4) {
         fprintf(stderr, "usage: %s KERNEL IN REPS\n", argv[0]);
@@ -151,6 +381,11 @@ int main(int argc, char **argv) {
     long reps = atol(argv[3]);
     FILE *f = fopen(argv[2], "rb");
     if (!f) return 4;
+    if (!strcmp(k, "gmm")) {
+        int rc = gmm_main(f, reps);
+        fclose(f);
+        return rc;
+    }
     int64_t n = 0, m = 0;
     double *a = read_array(f, &n), *b = NULL;
     int two = strcmp(k, "dot") == 0;

@@ -21,6 +21,42 @@ fn list(var: &str) -> Vec<String> {
         .unwrap_or_default()
 }
 
+fn gmm_kernel() -> Result<codegen::bench::Kernel, String> {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/gmm/program.ad");
+    let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let m = syntax::compile(syntax::SourceFile {
+        name: "fixtures/gmm/program.ad".into(),
+        text,
+    })
+    .map_err(|e| e.to_string())?;
+    let def = m.def("gmm").ok_or("no `gmm` definition")?;
+    let cfg = reverse::Config {
+        wrt: Some(vec!["alphas".into(), "means".into(), "icf".into()]),
+    };
+    let g = reverse::gradient(&m, def, &cfg).map_err(|e| e.to_string())?;
+    let o = optimize::optimize(&g, &optimize::Config::default()).map_err(|e| e.to_string())?;
+    let entry = o
+        .entry(None)
+        .map(|d| d.name.to_string())
+        .ok_or("no gradient definition")?;
+    let selected = syntax::compile(syntax::SourceFile {
+        name: "fixtures/gmm/program.ad".into(),
+        text: m.file.text.clone(),
+    })
+    .map_err(|e| e.to_string())?;
+    Ok(codegen::bench::Kernel {
+        name: "gmm".into(),
+        primal: selected,
+        primal_entry: "gmm".into(),
+        grad: o,
+        grad_entry: entry,
+        inputs: codegen::bench::Inputs::Gmm { d: 10, k: 25 },
+        sizes: vec![10_000],
+        grad_origin: "reverse mode (UNF, D_rho, UNF^-1) and the optimizer, with respect to alphas, means, icf".into(),
+        variants: Vec::new(),
+    })
+}
+
 fn main() {
     // `cargo bench` passes `--bench`; nothing else is expected.
     let mut cfg = codegen::bench::BenchConfig::default();
@@ -47,8 +83,8 @@ fn main() {
             std::process::exit(1);
         }
     };
-    // The gradient programs reverse mode produces today (no optimizer
-    // yet), timed as a variant of each kernel.
+    // The gradient programs of the pipeline: reverse mode alone, and
+    // reverse mode followed by the optimizer, timed as variants.
     for k in &mut kernels {
         let Some(def) = k.primal.def(&k.primal_entry) else {
             continue;
@@ -59,15 +95,30 @@ fn main() {
                     .entry(None)
                     .map(|d| d.name.to_string())
                     .unwrap_or_default();
+                match optimize::optimize(&g, &optimize::Config::default()) {
+                    Ok(o) => k.variants.push((
+                        "adrev-c-pipeline".to_string(),
+                        "reverse mode (UNF, D_rho, UNF^-1) and the optimizer".to_string(),
+                        o,
+                        entry.clone(),
+                    )),
+                    Err(e) => eprintln!("{}: the optimizer refused it: {e}", k.name),
+                }
                 k.variants.push((
                     "adrev-c-reverse".to_string(),
-                    "reverse mode as it stands (UNF, D_rho, UNF^-1), not optimized".to_string(),
+                    "reverse mode (UNF, D_rho, UNF^-1), not optimized".to_string(),
                     g,
                     entry,
                 ));
             }
             Err(e) => eprintln!("{}: reverse mode refused it: {e}", k.name),
         }
+    }
+    // GMM (fixtures/gmm/program.ad) at the peers' sizes, its gradient with
+    // respect to alphas, means and icf from the pipeline.
+    match gmm_kernel() {
+        Ok(k) => kernels.push(k),
+        Err(e) => eprintln!("gmm: {e}"),
     }
     let report = match codegen::bench::run(&kernels, &cfg, &mut |line| eprintln!("{line}")) {
         Ok(r) => r,

@@ -27,8 +27,22 @@ pub const BASELINE_C: &str = include_str!("../baseline/kernels.c");
 /// The script that times JAX and PyTorch on the same input files.
 pub const PEERS_PY: &str = include_str!("../benches/peers/bench_peers.py");
 
-/// One benchmark: a primal and a gradient program over `arrays` input
-/// arrays of reals of length `n`.
+/// How a kernel's inputs are made for a size `n`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Inputs {
+    /// This many arrays of `n` reals ([`inputs`]).
+    Reals(usize),
+    /// The GMM objective's inputs at `n` points of dimension `d` and `k`
+    /// components ([`gmm_inputs`]).
+    Gmm {
+        /// The dimension.
+        d: usize,
+        /// The number of components.
+        k: usize,
+    },
+}
+
+/// One benchmark: a primal and a gradient program, their inputs.
 #[derive(Debug, Clone)]
 pub struct Kernel {
     /// The kernel's name (also its name in the baseline and the script).
@@ -41,8 +55,10 @@ pub struct Kernel {
     pub grad: Module,
     /// The gradient's definition.
     pub grad_entry: String,
-    /// How many `[n]R` inputs the kernel takes.
-    pub arrays: usize,
+    /// How its inputs are made.
+    pub inputs: Inputs,
+    /// Its sizes (empty: [`BenchConfig::sizes`]).
+    pub sizes: Vec<usize>,
     /// Where the gradient program comes from, for the report.
     pub grad_origin: String,
     /// Other gradient programs to time as well (single thread, default
@@ -108,7 +124,8 @@ pub fn kernels() -> Result<Vec<Kernel>, Error> {
                 primal_entry: primal.to_string(),
                 grad: m,
                 grad_entry: grad.to_string(),
-                arrays: *arrays,
+                inputs: Inputs::Reals(*arrays),
+                sizes: Vec::new(),
                 grad_origin: "hand-written first-order Target".to_string(),
                 variants: Vec::new(),
             })
@@ -138,6 +155,8 @@ pub struct BenchConfig {
     pub python: Option<PathBuf>,
     /// Only these kernels (empty: all).
     pub only: Vec<String>,
+    /// Also time the `adrev-c-fast` build.
+    pub fast: bool,
 }
 
 impl Default for BenchConfig {
@@ -151,6 +170,7 @@ impl Default for BenchConfig {
             threads: vec![1, 2],
             python: std::env::var_os("ADREV_PEERS_PYTHON").map(PathBuf::from),
             only: Vec::new(),
+            fast: true,
         }
     }
 }
@@ -291,7 +311,11 @@ pub fn run(
             native: true,
             ..cfg.codegen.clone()
         };
-        let fast = build_pair(k, &dir.join("fast"), &fast_cfg)?;
+        let fast = if cfg.fast {
+            Some(build_pair(k, &dir.join("fast"), &fast_cfg)?)
+        } else {
+            None
+        };
         let mut variants = Vec::new();
         for (tool, origin, module, entry) in &k.variants {
             report
@@ -313,9 +337,28 @@ pub fn run(
             };
             Some(build_pair(k, &dir.join("par"), &pcfg)?)
         };
-        for &n in &cfg.sizes {
+        let sizes = if k.sizes.is_empty() {
+            &cfg.sizes
+        } else {
+            &k.sizes
+        };
+        for &n in sizes {
             let input = dir.join(format!("input_{n}.bin"));
-            write_input(&input, &inputs(&k.name, k.arrays, n))?;
+            match k.inputs {
+                Inputs::Reals(arrays) => write_input(&input, &inputs(&k.name, arrays, n))?,
+                Inputs::Gmm { d, k: kk } => {
+                    let entry = seq
+                        .primal
+                        .program
+                        .entry(Some(&seq.primal_entry))
+                        .ok_or_else(|| Error::NoSuchEntry {
+                            span: Span::GENERATED,
+                            name: Some(seq.primal_entry.clone()),
+                        })?;
+                    let (bytes, _) = crate::exec::encode_args(entry, &gmm_inputs(d, kk, n))?;
+                    std::fs::write(&input, bytes).map_err(|e| Error::io("write", &input, e))?;
+                }
+            }
             let mut tools: Vec<(String, Samples, bool)> = Vec::new();
             let mut add = |tool: &str, s: Samples, parallel: bool| match tools
                 .iter_mut()
@@ -327,7 +370,9 @@ pub fn run(
             for round in 0..cfg.rounds.max(1) {
                 log(&format!("{} n={n}: round {}", k.name, round + 1));
                 add("adrev-c", ours(&seq, &input, reps, &[])?, false);
-                add("adrev-c-fast", ours(&fast, &input, reps, &[])?, false);
+                if let Some(fast) = &fast {
+                    add("adrev-c-fast", ours(fast, &input, reps, &[])?, false);
+                }
                 for (tool, built, entry) in &variants {
                     let pair = Pair {
                         primal: seq.primal.clone(),
@@ -502,6 +547,68 @@ pub fn inputs(kernel: &str, arrays: usize, n: usize) -> Vec<Vec<f64>> {
                 .collect()
         })
         .collect()
+}
+
+/// The inputs of `fixtures/gmm/program.ad` (ADBench's GMM) at `n` points
+/// of dimension `d` and `k` components, with the distributions of the
+/// peers' `gen_data.py` (alphas normal, means, icf and x uniform in [0, 1);
+/// Wishart gamma 1, m 0), from fixed seeds: the seven parameters in order.
+pub fn gmm_inputs(d: usize, k: usize, n: usize) -> Vec<semantics::Value> {
+    use semantics::Value;
+    let mut s: u64 = 0x6A11_0000;
+    let mut uniform = move || {
+        s = s.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = s;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^= z >> 31;
+        (z >> 11) as f64 / (1u64 << 53) as f64
+    };
+    let t = d * (d + 1) / 2;
+    let matrix = |rows: usize, cols: usize, u: &mut dyn FnMut() -> f64| {
+        Value::array(
+            (0..rows)
+                .map(|_| Value::reals(&(0..cols).map(|_| u()).collect::<Vec<_>>()))
+                .collect(),
+        )
+    };
+    // Box-Muller for the normal weights.
+    let alphas: Vec<f64> = (0..k)
+        .map(|_| {
+            let (u1, u2) = (uniform().max(1e-300), uniform());
+            (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos()
+        })
+        .collect();
+    let means = matrix(k, d, &mut uniform);
+    let icf = matrix(k, t, &mut uniform);
+    let x = matrix(n, d, &mut uniform);
+    // sum_{j=1..d} lgamma((d + m + 1) / 2 + (1 - j) / 2) with m = 0: the
+    // arguments are multiples of 1/2, whose gamma is exact by recurrence.
+    let lgamma_sum: f64 = (1..=d)
+        .map(|j| {
+            let halves = d + 2 - j; // twice the argument
+            let mut g = if halves.is_multiple_of(2) {
+                1.0
+            } else {
+                std::f64::consts::PI.sqrt()
+            };
+            let mut h = if halves.is_multiple_of(2) { 2 } else { 1 };
+            while h < halves {
+                g *= h as f64 / 2.0;
+                h += 2;
+            }
+            g.ln()
+        })
+        .sum();
+    vec![
+        Value::reals(&alphas),
+        means,
+        icf,
+        x,
+        Value::Real(1.0),
+        Value::Real(0.0),
+        Value::Real(lgamma_sum),
+    ]
 }
 
 /// Writes arrays in the driver's format (each: its length, then its reals).

@@ -75,9 +75,10 @@ fn every_fixture_runs_with_the_evaluators_value() {
 
 #[test]
 fn every_fixture_gradient_runs_with_the_evaluators_value() {
-    // The gradient programs of reverse mode (UNF, D_rho, UNF^-1), compiled
-    // to C: the value and gradient equal the evaluator's on the same
-    // program (relative 1e-12) and the fixture's `-- grad` comments.
+    // The gradient programs of reverse mode (UNF, D_rho, UNF^-1), as they
+    // come and after the optimizer, compiled to C: the value and gradient
+    // equal the evaluator's on the same program (relative 1e-12) and the
+    // fixture's `-- grad` comments.
     let cfg = Config::default();
     let mut compiled = 0;
     for path in fixtures() {
@@ -91,40 +92,47 @@ fn every_fixture_gradient_runs_with_the_evaluators_value() {
         let Ok(g) = reverse::gradient(&m, def, &reverse::Config::default()) else {
             continue;
         };
-        let gdef = g.entry(None).expect("the gradient definition");
+        let mut o = optimize::optimize(&g, &optimize::Config::default())
+            .unwrap_or_else(|e| panic!("{name}: the optimizer failed: {e}"));
+        let gname = g.entry(None).expect("the gradient definition").name.to_string();
+        let oname = format!("{gname}_opt");
+        if let Some(d) = o.defs.last_mut() {
+            d.name = syntax::Name::new(oname.clone());
+        }
+        // Both programs in one module (printed and read back), one build.
+        let both = format!("{}\n{}", syntax::print::module(&g), syntax::print::module(&o));
+        let both = common::module(&format!("{name} (gradients)"), &both);
         let tag = path
             .parent()
             .and_then(|p| p.file_name())
             .map(|s| s.to_string_lossy().to_string())
             .unwrap_or_default();
-        let built = common::build(&g, &cfg, &format!("fixture-grad-{tag}"));
+        let built = common::build(&both, &cfg, &format!("fixture-grad-{tag}"));
         let ex = semantics::Expectations::parse(&text);
         let inputs = ex.inputs(def).expect("the fixture's inputs");
-        let want = semantics::eval_entry(&g, Some(gdef.name.as_str()), &inputs)
-            .expect("the evaluator's gradient");
-        let got = codegen::run_entry(&built, Some(gdef.name.as_str()), &inputs)
-            .unwrap_or_else(|e| panic!("{name}: {e}"));
-        assert!(
-            want.approx_eq(&got, common::REL, common::ABS),
-            "{name}: evaluator {want}, C backend {got}"
-        );
-        // The stated gradients, in parameter order after the value.
-        let parts = got.as_tuple().expect("a (value, gradients...) tuple");
-        for (k, p) in def.params.iter().enumerate() {
-            if let Some(stated) = ex.grad(def, p.name.as_str()) {
-                let stated = stated.expect("the fixture's stated gradient");
-                assert!(
-                    stated.approx_eq_default(&parts[k + 1]),
-                    "{name}: grad {} stated {stated}, C backend {}",
-                    p.name,
-                    parts[k + 1]
-                );
+        for entry in [&gname, &oname] {
+            let want = semantics::eval_entry(&both, Some(entry), &inputs).expect("the evaluator's gradient");
+            let got = codegen::run_entry(&built, Some(entry), &inputs)
+                .unwrap_or_else(|e| panic!("{name} {entry}: {e}"));
+            assert!(
+                want.approx_eq(&got, common::REL, common::ABS),
+                "{name} {entry}: evaluator {want}, C backend {got}"
+            );
+            // The stated gradients, in parameter order after the value.
+            let parts = got.as_tuple().expect("a (value, gradients...) tuple");
+            for (k, p) in def.params.iter().enumerate() {
+                if let Some(stated) = ex.grad(def, p.name.as_str()) {
+                    let stated = stated.expect("the fixture's stated gradient");
+                    assert!(
+                        stated.approx_eq_default(&parts[k + 1]),
+                        "{name} {entry}: grad {} stated {stated}, C backend {}",
+                        p.name,
+                        parts[k + 1]
+                    );
+                }
             }
         }
         compiled += 1;
     }
-    assert!(
-        compiled >= 8,
-        "only {compiled} fixture gradients ran through the C backend"
-    );
+    assert!(compiled >= 8, "only {compiled} fixture gradients ran through the C backend");
 }

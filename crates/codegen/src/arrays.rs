@@ -82,6 +82,17 @@ impl Ctx<'_> {
                     }
                 }
                 let len = srcs[0].len().to_string();
+                // Projections and zips of arrays in memory are views of
+                // their buffers (structure of arrays): no loop at all.
+                if let Some(view) = structural_view(self.m, &f, &srcs) {
+                    return Ok(Val::Array(Arr::Manifest(Manifest {
+                        len,
+                        elem: view,
+                        owned: srcs
+                            .iter()
+                            .all(|s| matches!(s, Arr::Manifest(m) if m.owned)),
+                    })));
+                }
                 Ok(delayed(len, ty, Gen::Map { f, srcs }, span))
             }
             Prim::Build => {
@@ -1103,6 +1114,61 @@ impl Ctx<'_> {
 /// Writes one step of a fold: the context, the accumulator value, its
 /// variables, the index.
 type Step<'s> = dyn Fn(&mut Ctx<'_>, &Val, &[String], &str) -> Result<(), Error> + 's;
+
+/// The elements of `map f A` / `map2 f A B` over manifest arrays as leaves
+/// of the sources, when `f` only takes tuples apart and puts them together
+/// (`fun t -> t.2`, `fun (x, y) -> (x, y)`, `fun (x, y) -> y`, and `let`s
+/// of such): the result is a view of the sources' buffers.
+fn structural_view(m: &syntax::Module, f: &Func, srcs: &[Arr]) -> Option<Leaves> {
+    use std::collections::HashMap;
+    use syntax::{Expr, Pat};
+    fn go(m: &syntax::Module, id: ExprId, env: &HashMap<syntax::Name, Leaves>) -> Option<Leaves> {
+        stack::guard(|| match m.expr(id) {
+            Expr::Var(n) => env.get(n).cloned(),
+            Expr::Proj { tuple, index } => match go(m, *tuple, env)? {
+                Leaves::Tuple(items) => items.get((*index as usize).checked_sub(1)?).cloned(),
+                _ => None,
+            },
+            Expr::Tuple(items) if !items.is_empty() => Some(Leaves::Tuple(
+                items
+                    .iter()
+                    .map(|&i| go(m, i, env))
+                    .collect::<Option<Vec<_>>>()?,
+            )),
+            Expr::Let {
+                pat, value, body, ..
+            } => {
+                let v = go(m, *value, env)?;
+                let mut env = env.clone();
+                match (pat, v) {
+                    (Pat::Var(n), v) => {
+                        env.insert(n.clone(), v);
+                    }
+                    (Pat::Tuple(ns), Leaves::Tuple(items)) if ns.len() == items.len() => {
+                        for (n, l) in ns.iter().zip(items) {
+                            env.insert(n.clone(), l);
+                        }
+                    }
+                    _ => return None,
+                }
+                go(m, *body, &env)
+            }
+            _ => None,
+        })
+    }
+    let Expr::Lambda { params, body } = m.expr(f.lambda) else {
+        return None;
+    };
+    if params.len() != srcs.len() {
+        return None;
+    }
+    let mut env = HashMap::new();
+    for (p, s) in params.iter().zip(srcs) {
+        let Arr::Manifest(man) = s else { return None };
+        env.insert(p.name.clone(), man.elem.clone());
+    }
+    go(m, *body, &env)
+}
 
 /// The C operator of a reduction's function when it is `fun (a, b) -> a +
 /// b` or `a * b` (also as `let v = a op b in v`, reverse mode's form),

@@ -397,7 +397,8 @@ pub fn run(
                         );
                     }
                 }
-                if let Some(py) = &python {
+                // The peers' script knows the vector kernels only.
+                if let (Some(py), Inputs::Reals(_)) = (&python, k.inputs) {
                     for tool in &peers {
                         match run_peer(py, &script, tool, k, &input, reps) {
                             Ok(s) => add(&format!("{tool}-1t"), s, false),

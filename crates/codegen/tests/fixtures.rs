@@ -94,13 +94,21 @@ fn every_fixture_gradient_runs_with_the_evaluators_value() {
         };
         let mut o = optimize::optimize(&g, &optimize::Config::default())
             .unwrap_or_else(|e| panic!("{name}: the optimizer failed: {e}"));
-        let gname = g.entry(None).expect("the gradient definition").name.to_string();
+        let gname = g
+            .entry(None)
+            .expect("the gradient definition")
+            .name
+            .to_string();
         let oname = format!("{gname}_opt");
         if let Some(d) = o.defs.last_mut() {
             d.name = syntax::Name::new(oname.clone());
         }
         // Both programs in one module (printed and read back), one build.
-        let both = format!("{}\n{}", syntax::print::module(&g), syntax::print::module(&o));
+        let both = format!(
+            "{}\n{}",
+            syntax::print::module(&g),
+            syntax::print::module(&o)
+        );
         let both = common::module(&format!("{name} (gradients)"), &both);
         let tag = path
             .parent()
@@ -111,7 +119,8 @@ fn every_fixture_gradient_runs_with_the_evaluators_value() {
         let ex = semantics::Expectations::parse(&text);
         let inputs = ex.inputs(def).expect("the fixture's inputs");
         for entry in [&gname, &oname] {
-            let want = semantics::eval_entry(&both, Some(entry), &inputs).expect("the evaluator's gradient");
+            let want = semantics::eval_entry(&both, Some(entry), &inputs)
+                .expect("the evaluator's gradient");
             let got = codegen::run_entry(&built, Some(entry), &inputs)
                 .unwrap_or_else(|e| panic!("{name} {entry}: {e}"));
             assert!(
@@ -134,5 +143,8 @@ fn every_fixture_gradient_runs_with_the_evaluators_value() {
         }
         compiled += 1;
     }
-    assert!(compiled >= 8, "only {compiled} fixture gradients ran through the C backend");
+    assert!(
+        compiled >= 8,
+        "only {compiled} fixture gradients ran through the C backend"
+    );
 }

@@ -112,6 +112,10 @@ def streams (A : [n]R) : (R, R, [n+1]R, [n]R, R) =
 def stream_pairs (A : [n]R) : [n+1](R, R) =
   scanr (fun (x, p) -> (p.2 + x, p.1 * x)) (1, 2) A
 
+def views (A : [n]R) (B : [n]R) : ([n]R, [n](R, R), R) =
+  let z = map2 (fun (a, b) -> (b, a)) A B in
+  (map (fun p -> p.1) z, z, reduce (+) 0 (map (fun p -> let (u, v) = p in v) z))
+
 def stream_rows (A : [n]R) : [n+1][2]R =
   map (fun s -> [s, s * 2]) (scanr (+) 0 A)
 "#;
@@ -153,6 +157,7 @@ fn every_construct_agrees_with_the_evaluator() {
         ("streams", &[&["[1, 2, 3]"], &["[0.5]"], &["[]"]]),
         ("stream_pairs", &[&["[1, 2, 3]"], &["[]"]]),
         ("stream_rows", &[&["[1, 2, 3]"], &["[]"]]),
+        ("views", &[&["[1, 2, 3]", "[4, 5, 6]"], &["[]", "[]"]]),
     ];
     let mut failures = Vec::new();
     for (entry, arg_lists) in cases {

@@ -179,6 +179,10 @@ impl Printer<'_> {
         match m.term(t) {
             Term::Prim(p) => self.prim(out, p, false),
             Term::Jt(p) => self.prim(out, p, true),
+            Term::Fused(p, _) => {
+                out.push_str("F ");
+                self.prim(out, p, false);
+            }
             Term::Seq(..) | Term::Weak(..) => {
                 let mut items = Vec::new();
                 flatten_seq(m, t, &mut items);

@@ -40,6 +40,9 @@
 //!    `J^T` of one operand read compatible points; a `∘` is never inside the
 //!    right operand of another; the bodies of `J^T map`/`J^T reduce` are
 //!    closed in this sense.
+//!    A fused `F(if, J^T if)` (a real-valued `if`) maps `D_ρ(T_in)` to
+//!    `D_ρ(T_out)`, its bodies checked as under `J^T`; it is not linear, so
+//!    it counts as a `∘` for the rule above.
 //! 6. The module: in(root) = `input`, out(root) = `output`; for Source UNF,
 //!    `input` is the entry's parameter types, `wrt` is empty, and no `J^T`,
 //!    `<,>`, `∘` or continuation type occurs anywhere; for Target UNF,
@@ -377,6 +380,28 @@ impl Checker<'_> {
                     req: None,
                     has_compose: false,
                     target_only: any_target,
+                }
+            }
+            Term::Fused(p, rho) => {
+                let real = self.real;
+                let io = match p {
+                    Prim::If { ret, .. } if *ret == real => self.prim(id, p, true),
+                    _ => {
+                        self.err(at, span, "only an `if` with a real result is fused");
+                        None
+                    }
+                };
+                let io = match (io, self.ground(at, span, *rho)) {
+                    (Some((i, o)), Some(_)) => {
+                        Some((d_with(&mut self.t, i, *rho), d_with(&mut self.t, o, *rho)))
+                    }
+                    _ => None,
+                };
+                Info {
+                    io,
+                    req: None,
+                    has_compose: true,
+                    target_only: true,
                 }
             }
             Term::Jt(p) => {

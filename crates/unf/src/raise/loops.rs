@@ -21,7 +21,7 @@
 use super::emit::ValId;
 use super::{Abs, Raise, State, at, internal, truncate};
 use crate::error::Error;
-use crate::ir::{CtxId, Fun, LoopKind, Prim, Term, TermId, TyId};
+use crate::ir::{CtxId, Fun, LoopKind, Prim, TermId, TyId};
 use syntax::{Expr, ExprId, Prim as P, Size, Ty};
 
 /// The element type of an array type (the type itself otherwise).
@@ -545,40 +545,27 @@ impl Raise<'_> {
         Ok(s)
     }
 
-    /// `F(if, J^T if)` of a real-valued `if` (the term `<proj ; if, proj ∘
-    /// J^T if>` that D_ρ makes of it), raised in one piece: each branch
-    /// computes its value and, with the same forward pass, its gradient
-    /// with respect to its free variables (the paper's `∇_Γ e2`, seeded
-    /// with 1), `let (v, g) = if b then (v2, ∇e2) else (v3, ∇e3)`, and the
-    /// transposed Jacobian is `g * z`. Raising the primal `if` and `J^T if`
-    /// apart would write each branch's forward pass twice (once for the
-    /// value, once under the derivative), and an `if` nested in a branch
-    /// once more per enclosing `if`: quadratic in the depth of an
-    /// `if`/`else if` chain. None when `(a, b)` is not that term.
-    pub(super) fn eager_if(
-        &mut self,
-        a: TermId,
-        b: TermId,
-        s: &State,
-    ) -> Result<Option<State>, Error> {
-        let m = self.m;
-        let (Term::Seq(drop, p), Term::Compose(keep, jt)) = (m.term(a), m.term(b)) else {
-            return Ok(None);
-        };
-        let (
-            Term::Prim(Prim::If { ctx, ret, .. }),
-            Term::Jt(Prim::If {
-                then_fun, else_fun, ..
-            }),
-        ) = (m.term(*p), m.term(*jt))
+    /// `F(if, J^T if)` of a real-valued `if` in one piece
+    /// (`Term::Fused`): each branch computes its value and, with the same
+    /// forward pass, its gradient with respect to its free variables (the
+    /// paper's `∇_Γ e2`, seeded with 1), `let (v, g) = if b then (v2, ∇e2)
+    /// else (v3, ∇e3)`, and the continuation is precomposed with `g * z`.
+    /// `s` is `D(T_in) = T_in · K`.
+    pub(super) fn fused(&mut self, p: &Prim, s: &State) -> Result<State, Error> {
+        let Prim::If {
+            ctx,
+            then_fun,
+            else_fun,
+            ..
+        } = p
         else {
-            return Ok(None);
+            return Err(internal(self.b.span, "a fused primitive that is not an if"));
         };
-        if self.t.ground_ty(*ret) != Some(&Ty::Real) {
-            return Ok(None);
-        }
+        let Some(Abs::Cont(prev)) = s.last().copied() else {
+            return Err(internal(self.b.span, "a derivative without a continuation"));
+        };
         self.b.retype = true;
-        let s1 = self.eval(*drop, s.clone(), None)?;
+        let s1 = truncate(s, s.len() - 1);
         let n = self.ctx_len(*ctx);
         let cond = self.materialize(at(&s1, n))?;
         let mut runs = Vec::with_capacity(2);
@@ -631,14 +618,6 @@ impl Raise<'_> {
             self.b.unpack(d, "v")
         };
         let out = s1.push_back(Abs::Val(parts[0]));
-        // The continuation: the `keep` projection's continuation, then g * z.
-        let rk = self.eval(*keep, s.clone(), None)?;
-        let Some(Abs::Cont(prev)) = rk.last().copied() else {
-            return Err(internal(
-                self.b.span,
-                "the left operand of `∘` is not a continuation",
-            ));
-        };
         let grads = union
             .iter()
             .zip(&parts[1..])
@@ -646,10 +625,10 @@ impl Raise<'_> {
             .collect();
         let id = self.conts.len() as u32;
         self.conts.push(super::Cont::Scaled { prev, n, grads });
-        Ok(Some(out.push_back(Abs::Cont(id))))
+        Ok(out.push_back(Abs::Cont(id)))
     }
 
-    /// Applies `J^T if = g * z` (see [`Raise::eager_if`]) to cotangents.
+    /// Applies `J^T if = g * z` (see [`Raise::fused`]) to cotangents.
     pub(super) fn apply_scaled(
         &mut self,
         cot: State,

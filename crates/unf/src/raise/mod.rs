@@ -68,8 +68,8 @@ enum Cont {
         primal: State,
     },
     /// `prev ∘ J^T if` for a real-valued `if` whose branch gradient was
-    /// computed with its value (`loops.rs`, `eager_if`): the cotangent z on
-    /// top of the `if`'s output (position `n + 1`) adds `g * z` at each
+    /// computed with its value (`Term::Fused`, `loops.rs`): the cotangent z
+    /// on top of the `if`'s output (position `n + 1`) adds `g * z` at each
     /// listed position.
     Scaled {
         prev: u32,
@@ -251,12 +251,11 @@ impl Raise<'_> {
                 let s = self.eval(*first, s, primal)?;
                 self.eval(*then, s, primal)
             }
+            Term::Fused(p, _) => match primal {
+                None => self.fused(p, &s),
+                Some(_) => Err(internal(span, "a fused F(p, J^T p) inside a linear map")),
+            },
             Term::Tuple(a, b) => {
-                if primal.is_none()
-                    && let Some(out) = self.eager_if(*a, *b, &s)?
-                {
-                    return Ok(out);
-                }
                 let mut ra = self.eval(*a, s.clone(), primal)?;
                 let rb = self.eval(*b, s, primal)?;
                 for x in rb.iter() {

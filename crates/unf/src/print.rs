@@ -312,13 +312,16 @@ impl Printer<'_> {
 
     fn fun(&mut self, out: &mut String, fun: &Fun) {
         let m = self.m;
+        let mut named = false;
         if let Some(Expr::Lambda { params, .. }) = m.source.exprs.get(fun.lambda.index()) {
             let names: Vec<&str> = params.iter().map(|p| p.name.as_str()).collect();
             out.push_str(&names.join(","));
+            named = !names.is_empty();
         }
         if !fun.free.is_empty() {
             let free: Vec<String> = fun.free.iter().map(|f| format!("#{f}")).collect();
-            let _ = write!(out, " [free {}]", free.join(","));
+            let sep = if named { " " } else { "" };
+            let _ = write!(out, "{sep}[free {}]", free.join(","));
         }
         out.push_str(".{");
         self.term(out, fun.body, false);

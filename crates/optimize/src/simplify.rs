@@ -37,7 +37,7 @@ use std::collections::BTreeMap;
 
 use rpds::HashTrieMap;
 use syntax::ir::NameGen;
-use syntax::{Expr, ExprId, Module, Name, Param, Pat, Span, Ty, stack};
+use syntax::{Expr, ExprId, Module, Name, Param, Pat, Prim, Span, Ty, stack};
 
 use crate::Config;
 use crate::census::{Occ, census, component};
@@ -653,6 +653,15 @@ impl Round<'_> {
                 }
                 return env.insert(x.clone(), Subst::Tuple(names));
             }
+            Expr::Prim {
+                op: Prim::Map | Prim::Map2,
+                ..
+            } if self.on(RuleName::UnzipFusion) && self.unzipped(x, &occ, value) => {
+                // Each projection gets its own copy, which map-fusion then
+                // fuses and whose other components die.
+                self.fire(RuleName::UnzipFusion);
+                return env.insert(x.clone(), Subst::Susp(value, env.clone()));
+            }
             _ => {}
         }
         if self.used_once(&occ) && self.fits(value) && self.on(RuleName::InlineOnce) {
@@ -887,6 +896,24 @@ impl Round<'_> {
     /// place of the use without being evaluated more often.
     fn used_once(&self, occ: &Occ) -> bool {
         occ.count == 1 && !occ.under_lambda
+    }
+
+    /// Whether the array of tuples `x = value` is only unzipped: every use
+    /// `map (fun t -> t.i) x`, outside lambdas, each component at most
+    /// once, and the copies small.
+    fn unzipped(&self, x: &Name, occ: &Occ, value: ExprId) -> bool {
+        let Ty::Array(_, elem) = self.ty(value) else {
+            return false;
+        };
+        let Ty::Tuple(parts) = *elem else {
+            return false;
+        };
+        occ.count > 1
+            && occ.count != u32::MAX
+            && occ.count == occ.proj_maps
+            && !occ.under_lambda
+            && (1..=parts.len() as u32).all(|i| self.occ(&component(x, i)).count <= 1)
+            && (occ.count as usize).saturating_mul(size(&self.m, value)) <= self.cfg.inline_budget
     }
 
     /// Whether a lambda used several times may be copied into each use.

@@ -3,7 +3,8 @@
 //! in time proportional to its length. Measured in this (debug) build on
 //! chains of 2,000, 4,000 and 8,000 multiplications, best of three runs
 //! each: linear growth gives a ratio of 4 between the first and the last,
-//! quadratic 16; the test allows 8. The release-mode benchmark
+//! quadratic 16; the test allows 10 (the machines are shared, and a larger
+//! arena also costs more per node in cache misses). The release-mode benchmark
 //! (`cargo bench -p optimize`) times 20,000.
 
 mod common;
@@ -62,7 +63,7 @@ fn let_chain_time_grows_linearly() {
         .collect();
     let ratio = times[2].1.as_secs_f64() / times[0].1.as_secs_f64().max(1e-6);
     assert!(
-        ratio < 8.0,
+        ratio < 10.0,
         "optimizing 4x the chain took {ratio:.1}x the time (linear: 4): {times:?}"
     );
 }

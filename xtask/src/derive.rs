@@ -16,6 +16,8 @@ pub enum Via {
     /// Reverse mode through Unary Normal Form: UNF (Fig. 9), D_rho (Fig. 8),
     /// UNF^-1 (Fig. 10).
     Unf,
+    /// The direct reverse macro of Fig. 5 (the top arrow of Figure 1).
+    Direct,
     /// Forward mode, one pass per input direction (seeds/002, dF~).
     Forward,
 }
@@ -32,6 +34,10 @@ pub struct GradRequest<'a> {
     pub at: &'a [String],
     /// The route.
     pub via: Via,
+    /// Where the gradient program runs.
+    pub backend: crate::native::Backend,
+    /// Keep the raw output of the route (no partial evaluation).
+    pub no_opt: bool,
 }
 
 /// Loads a Source program with its derivative constructs expanded.
@@ -67,6 +73,7 @@ pub fn gradient_program(
             let t = crate::pipeline::reverse(&s, &opts)?;
             crate::pipeline::raise(&t)
         }
+        Via::Direct => direct(m, entry, wrt),
         Via::Forward => {
             let out = forward::grad_program(m, entry, wrt).map_err(|e| forward_error(m, e))?;
             stage::verified("forward", out)
@@ -80,8 +87,16 @@ pub fn grad(req: &GradRequest<'_>) -> Result<(), CliError> {
     let entry = inputs::entry(&m, req.entry)?;
     let wrt = inputs::wrt_list(entry, req.wrt)?;
     let args = inputs::entry_args(&m, entry, req.at)?;
-    let program = gradient_program(&m, entry, wrt.as_deref(), req.via)?;
-    let out = stage::run(&program, &format!("{}_grad", entry.name), &args)?;
+    let mut program = gradient_program(&m, entry, wrt.as_deref(), req.via)?;
+    if !req.no_opt {
+        program = crate::pipeline::optimize(&program)?;
+    }
+    let out = crate::native::run(
+        &program,
+        &format!("{}_grad", entry.name),
+        &args,
+        req.backend,
+    )?;
     let names = stage::wrt_names(entry, wrt.as_deref());
     let (value, grads) = stage::split_outputs(out, names.len())?;
     println!("value = {value}");
@@ -172,5 +187,67 @@ pub fn hessian(
             println!("hessian {a} {b} = {}", rest[k + i * k + j]);
         }
     }
+    Ok(())
+}
+
+/// The direct macro of Fig. 5, for a first-order Source program.
+pub fn direct(m: &Module, entry: &Def, wrt: Option<&[String]>) -> Result<Module, CliError> {
+    let m = crate::pipeline::first_order(m, entry.name.as_str())?;
+    let entry = inputs::entry(&m, Some(entry.name.as_str()))?;
+    let cfg = reverse::Config {
+        wrt: wrt.map(<[String]>::to_vec),
+    };
+    let out = reverse::reverse_direct(&m, entry, &cfg)
+        .map_err(|e| diag::at(&m.file, e.span(), &e.to_string()))?;
+    stage::verified("reverse-direct", out)
+}
+
+/// `cargo xtask check-grad`: every route at one point and a few nearby
+/// points; exit status 1 where they disagree.
+pub fn check_grad(
+    file: &Path,
+    entry: Option<&str>,
+    wrt: Option<&str>,
+    at: &[String],
+    nearby: usize,
+    seed: u64,
+) -> Result<(), CliError> {
+    let m = load_source(file, "check-grad")?;
+    let def = inputs::entry(&m, entry)?;
+    let wrt = inputs::wrt_list(def, wrt)?;
+    let args = inputs::entry_args(&m, def, at)?;
+    let named: Vec<(String, semantics::Value)> = def
+        .params
+        .iter()
+        .map(|p| p.name.to_string())
+        .zip(args)
+        .collect();
+    let cfg = difftest::CheckConfig { nearby, seed, wrt };
+    let report =
+        difftest::check_grad(&m, Some(def.name.as_str()), &named, &cfg).map_err(CliError::user)?;
+    print!("{}", report.render());
+    if report.ok() {
+        Ok(())
+    } else {
+        Err(CliError::user("the routes disagree (see the table above)"))
+    }
+}
+
+/// `cargo xtask cost`: the cost of the program and of its optimized
+/// gradient (Fig. 11), statically and counted in an evaluation, with
+/// Theorem 5.4's bound.
+pub fn cost(file: &Path, entry: Option<&str>, at: &[String], no_opt: bool) -> Result<(), CliError> {
+    let m = load_source(file, "cost")?;
+    let def = inputs::entry(&m, entry)?;
+    let args = inputs::entry_args(&m, def, at)?;
+    let mut g = gradient_program(&m, def, None, Via::Unf)?;
+    if !no_opt {
+        g = crate::pipeline::optimize(&g)?;
+    }
+    let gname = format!("{}_grad", def.name);
+    let gdef = inputs::entry(&g, Some(gname.as_str()))?;
+    let report = semantics::cost::report(&m, def, &g, gdef, &args)
+        .map_err(|e| diag::at(&m.file, e.span(), &e.to_string()))?;
+    print!("{report}");
     Ok(())
 }

@@ -11,6 +11,7 @@ mod derive;
 mod diag;
 mod inputs;
 mod load;
+mod native;
 mod pipeline;
 mod stage;
 
@@ -63,6 +64,9 @@ enum Command {
         /// parameter. Without any, the file's `-- at` comments are used.
         #[arg(long = "at", value_name = "NAME=VALUE")]
         at: Vec<String>,
+        /// Where to run: the reference evaluator or generated C.
+        #[arg(long, value_enum, default_value = "eval")]
+        backend: native::Backend,
     },
     /// Print the gradient of a real-valued entry: `value = ...`, then
     /// `grad PARAM = ...` for each parameter.
@@ -82,6 +86,13 @@ enum Command {
         /// The route that computes the gradient.
         #[arg(long, value_enum, default_value = "unf")]
         via: derive::Via,
+        /// Where to run the gradient program: the evaluator or generated C.
+        #[arg(long, value_enum, default_value = "eval")]
+        backend: native::Backend,
+        /// Run the route's raw output, without partial evaluation and the
+        /// optimizations of Fig. 12.
+        #[arg(long)]
+        no_opt: bool,
     },
     /// Print the value and the directional derivative (forward mode).
     Jvp {
@@ -155,7 +166,7 @@ enum Command {
         #[arg(short, long)]
         output: PathBuf,
     },
-    /// Run parse → unf → reverse → unf-inverse, writing every boundary
+    /// Run parse → unf → reverse → unf-inverse → optimize, writing every boundary
     /// file into DIR.
     Pipeline {
         /// The program text.
@@ -178,7 +189,7 @@ enum Command {
     /// calling convention of `pipeline --replace`, so a replacement can be
     /// a script that calls back into the built-in stages.
     Stage {
-        /// parse, unf, reverse or unf-inverse.
+        /// parse, unf, reverse, unf-inverse or optimize.
         stage: String,
         /// The input file.
         input: PathBuf,
@@ -193,6 +204,100 @@ enum Command {
         /// Chain lengths for `scale`.
         #[arg(long, value_delimiter = ',', default_value = "5000,10000,20000")]
         sizes: Vec<usize>,
+    },
+    /// Stage: Source → Target by the direct reverse macro (Fig. 5).
+    ReverseDirect {
+        /// A Source IR file (or a `.ad` program).
+        input: PathBuf,
+        /// Where to write the Target RON file.
+        #[arg(short, long)]
+        output: PathBuf,
+        /// The definition to differentiate (default: the last).
+        #[arg(long)]
+        entry: Option<String>,
+        /// The parameters to differentiate with respect to (default: all).
+        #[arg(long, value_name = "A,B,...")]
+        wrt: Option<String>,
+    },
+    /// Run every gradient route on one program at one point (and nearby
+    /// points), print their gradients and largest relative differences, and
+    /// exit 1 where they disagree (JAX's check_grads).
+    CheckGrad {
+        /// A `.ad` program or a Source IR file.
+        file: PathBuf,
+        /// The definition to check (default: the last).
+        #[arg(long)]
+        entry: Option<String>,
+        /// The parameters to differentiate with respect to (default: all).
+        #[arg(long, value_name = "A,B,...")]
+        wrt: Option<String>,
+        /// An input, `NAME=VALUE`; without any, the file's `-- at` comments.
+        #[arg(long = "at", value_name = "NAME=VALUE")]
+        at: Vec<String>,
+        /// How many random points near the given one to check too.
+        #[arg(long, default_value_t = 3)]
+        nearby: usize,
+        /// The seed of the nearby points.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+    },
+    /// Differential fuzzing: random programs through every route; stops at
+    /// the first disagreement and prints it as a fixture.
+    FuzzDiff {
+        /// How many programs to generate.
+        #[arg(long, default_value_t = 1000)]
+        cases: u64,
+        /// The seed of the run.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+    },
+    /// Write the C source (and header) of a program: `OUT.c`, `OUT.h`.
+    Codegen {
+        /// A Target or Source IR file, or a `.ad` program.
+        input: PathBuf,
+        /// The C file to write.
+        #[arg(short, long)]
+        output: PathBuf,
+    },
+    /// Generate C for a program (or its gradient) and build the driver and
+    /// the shared library into DIR with the system C compiler.
+    Compile {
+        /// A `.ad` program or a Source IR file.
+        file: PathBuf,
+        /// Compile the gradient program (reverse mode through UNF).
+        #[arg(long)]
+        grad: bool,
+        /// The definition to differentiate (default: the last).
+        #[arg(long)]
+        entry: Option<String>,
+        /// The directory for the C files and the binaries.
+        #[arg(short, long)]
+        output: PathBuf,
+    },
+    /// Stage: Target → Target by partial evaluation and Fig. 12.
+    Optimize {
+        /// A Target IR file.
+        input: PathBuf,
+        /// Where to write the optimized Target RON file.
+        #[arg(short, long)]
+        output: PathBuf,
+    },
+    /// List the optimizer's rewrite rules.
+    Rules,
+    /// The cost (Fig. 11) of a program and of its gradient, p = NAO(e),
+    /// their ratio and Theorem 5.4's bound 4·3^p.
+    Cost {
+        /// A `.ad` program or a Source IR file.
+        file: PathBuf,
+        /// The definition (default: the last).
+        #[arg(long)]
+        entry: Option<String>,
+        /// An input, `NAME=VALUE`; without any, the file's `-- at` comments.
+        #[arg(long = "at", value_name = "NAME=VALUE")]
+        at: Vec<String>,
+        /// Cost the unoptimized gradient instead.
+        #[arg(long)]
+        no_opt: bool,
     },
     /// Rewrite every snapshot (fixtures' stage boundaries, diagnostics) from
     /// what the code produces now; review the result with `git diff`.
@@ -243,8 +348,53 @@ fn run(command: Command) -> Result<(), CliError> {
         Command::Parse { file, output } => parse(&file, &output),
         Command::Check { file, entry } => check(&file, entry.as_deref()),
         Command::Print { file } => print(&file),
-        Command::Eval { file, entry, at } => eval(&file, entry.as_deref(), &at),
+        Command::Eval {
+            file,
+            entry,
+            at,
+            backend,
+        } => eval(&file, entry.as_deref(), &at, backend),
         Command::Bless => bless(),
+        Command::Optimize { input, output } => pipeline::run_stage(
+            pipeline::Stage::Optimize,
+            &input,
+            &output,
+            &pipeline::Options::default(),
+        ),
+        Command::Rules => {
+            for r in optimize::rules() {
+                println!("{:<18} {:<22} {}", r.name, r.group, r.description);
+            }
+            Ok(())
+        }
+        Command::Cost {
+            file,
+            entry,
+            at,
+            no_opt,
+        } => derive::cost(&file, entry.as_deref(), &at, no_opt),
+        Command::Codegen { input, output } => native::codegen_cmd(&input, &output),
+        Command::Compile {
+            file,
+            grad,
+            entry,
+            output,
+        } => native::compile(&file, grad, entry.as_deref(), &output),
+        Command::ReverseDirect {
+            input,
+            output,
+            entry,
+            wrt,
+        } => reverse_direct(&input, &output, entry.as_deref(), wrt.as_deref()),
+        Command::CheckGrad {
+            file,
+            entry,
+            wrt,
+            at,
+            nearby,
+            seed,
+        } => derive::check_grad(&file, entry.as_deref(), wrt.as_deref(), &at, nearby, seed),
+        Command::FuzzDiff { cases, seed } => fuzz_diff(cases, seed),
         Command::Bench { which, sizes } => match which.as_str() {
             "scale" => bench::scale(&sizes),
             other => Err(CliError::user(format!(
@@ -294,12 +444,16 @@ fn run(command: Command) -> Result<(), CliError> {
             wrt,
             at,
             via,
+            backend,
+            no_opt,
         } => derive::grad(&derive::GradRequest {
             file: &file,
             entry: entry.as_deref(),
             wrt: wrt.as_deref(),
             at: &at,
             via,
+            backend,
+            no_opt,
         }),
         Command::Jvp {
             file,
@@ -364,7 +518,12 @@ fn print(file: &Path) -> Result<(), CliError> {
     Ok(())
 }
 
-fn eval(file: &Path, entry: Option<&str>, at: &[String]) -> Result<(), CliError> {
+fn eval(
+    file: &Path,
+    entry: Option<&str>,
+    at: &[String],
+    backend: native::Backend,
+) -> Result<(), CliError> {
     let program = load::load(file)?;
     if let load::Program::Unf(u) = &program {
         // A UNF module is run as it stands, on the inputs of its entry.
@@ -384,7 +543,7 @@ fn eval(file: &Path, entry: Option<&str>, at: &[String]) -> Result<(), CliError>
     let m = stage::expanded(program.module("eval")?)?;
     let def = inputs::entry(&m, entry)?;
     let args = inputs::entry_args(&m, def, at)?;
-    let value = stage::run(&m, def.name.as_str(), &args)?;
+    let value = native::run(&m, def.name.as_str(), &args, backend)?;
     println!("{value}");
     Ok(())
 }
@@ -412,9 +571,18 @@ fn bless() -> Result<(), CliError> {
     } else {
         &["test", "--workspace", "--no-fail-fast"]
     };
+    // Each boundary is regenerated from the previous boundary's file, so a
+    // change upstream reaches the files downstream one pass later: bless
+    // once per stage boundary, then check.
+    for _ in 0..4 {
+        std::process::Command::new("cargo")
+            .args(args)
+            .env("UPDATE_EXPECT", "1")
+            .status()
+            .map_err(|e| CliError::user(format!("cannot run cargo: {e}")))?;
+    }
     let status = std::process::Command::new("cargo")
         .args(args)
-        .env("UPDATE_EXPECT", "1")
         .status()
         .map_err(|e| CliError::user(format!("cannot run cargo: {e}")))?;
     if status.success() {
@@ -424,5 +592,41 @@ fn bless() -> Result<(), CliError> {
         Err(CliError::user(
             "some tests still fail after blessing (see above)",
         ))
+    }
+}
+
+fn reverse_direct(
+    input: &Path,
+    output: &Path,
+    entry: Option<&str>,
+    wrt: Option<&str>,
+) -> Result<(), CliError> {
+    let m = derive::load_source(input, "reverse-direct")?;
+    let def = inputs::entry(&m, entry)?;
+    let wrt = inputs::wrt_list(def, wrt)?;
+    let out = derive::direct(&m, def, wrt.as_deref())?;
+    load::write_text(
+        output,
+        &syntax::to_ron(syntax::TARGET_IR, syntax::FORMAT_VERSION, &out),
+    )
+}
+
+fn fuzz_diff(cases: u64, seed: u64) -> Result<(), CliError> {
+    let step = (cases / 20).max(1);
+    let report = difftest::fuzz(cases, seed, |done, r| {
+        if done % step == 0 {
+            eprintln!(
+                "fuzz-diff: {done}/{cases} cases, {} passed, {:.1} s",
+                r.passed,
+                r.elapsed.as_secs_f64()
+            );
+        }
+    });
+    print!("{}", report.render());
+    match report.failure {
+        None => Ok(()),
+        Some(_) => Err(CliError::user(
+            "fuzz-diff found a disagreement (printed above as a fixture)",
+        )),
     }
 }

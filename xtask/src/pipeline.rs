@@ -20,11 +20,19 @@ pub enum Stage {
     Reverse,
     /// Target UNF → Target (Fig. 10).
     UnfInverse,
+    /// Target → Target: partial evaluation and Fig. 12.
+    Optimize,
 }
 
 impl Stage {
     /// Every stage, in pipeline order.
-    pub const ALL: [Stage; 4] = [Stage::Parse, Stage::Unf, Stage::Reverse, Stage::UnfInverse];
+    pub const ALL: [Stage; 5] = [
+        Stage::Parse,
+        Stage::Unf,
+        Stage::Reverse,
+        Stage::UnfInverse,
+        Stage::Optimize,
+    ];
 
     /// The stage's command name.
     pub fn name(self) -> &'static str {
@@ -33,6 +41,7 @@ impl Stage {
             Stage::Unf => "unf",
             Stage::Reverse => "reverse",
             Stage::UnfInverse => "unf-inverse",
+            Stage::Optimize => "optimize",
         }
     }
 
@@ -43,6 +52,7 @@ impl Stage {
             Stage::Unf => "20.source-unf.ron",
             Stage::Reverse => "30.target-unf.ron",
             Stage::UnfInverse => "40.target.ron",
+            Stage::Optimize => "50.opt.ron",
         }
     }
 
@@ -85,33 +95,35 @@ fn verified_unf(stage: &str, m: unf::Module) -> Result<unf::Module, CliError> {
     }
 }
 
-/// Source → Source UNF for the chosen entry. A program that is
-/// higher-order only on the surface (a lambda applied or passed to a
-/// lambda, as in seeds/002 Example 182.9) is first specialised to first
-/// order by inlining; if that does not make it first-order, the error is
-/// the first-order check's, pointing at the construct.
-pub fn lower(m: &Module, opts: &Options) -> Result<unf::Module, CliError> {
-    let entry = inputs::entry(m, opts.entry.as_deref())?;
-    let first_order = syntax::check_first_order(m, entry);
-    let specialized;
-    let (m, entry) = match first_order {
-        Ok(()) => (m, entry),
-        Err(original) => {
-            let name = entry.name.clone();
-            specialized = syntax::specialize(m)
-                .ok()
-                .filter(|s| {
-                    s.def(name.as_str())
-                        .is_some_and(|d| syntax::check_first_order(s, d).is_ok())
-                })
-                .ok_or_else(|| diag::at(&m.file, original.span(), &original.to_string()))?;
-            let entry = specialized
-                .def(name.as_str())
-                .expect("invariant: checked just above");
-            (&specialized, entry)
-        }
+/// The program reverse mode differentiates: `m` itself when its entry is
+/// first-order, else `m` specialised to first order by inlining (a program
+/// that is higher-order only on the surface, as seeds/002 Example 182.9).
+/// If that does not make it first-order, the error is the first-order
+/// check's, pointing at the construct.
+pub fn first_order<'m>(
+    m: &'m Module,
+    entry: &str,
+) -> Result<std::borrow::Cow<'m, Module>, CliError> {
+    let def = inputs::entry(m, Some(entry))?;
+    let Err(original) = syntax::check_first_order(m, def) else {
+        return Ok(std::borrow::Cow::Borrowed(m));
     };
-    let out = unf::lower(m, entry).map_err(|e| unf_error(&m.file, &e))?;
+    syntax::specialize(m)
+        .ok()
+        .filter(|s| {
+            s.def(entry)
+                .is_some_and(|d| syntax::check_first_order(s, d).is_ok())
+        })
+        .map(std::borrow::Cow::Owned)
+        .ok_or_else(|| diag::at(&m.file, original.span(), &original.to_string()))
+}
+
+/// Source → Source UNF for the chosen entry (after [`first_order`]).
+pub fn lower(m: &Module, opts: &Options) -> Result<unf::Module, CliError> {
+    let name = inputs::entry(m, opts.entry.as_deref())?.name.clone();
+    let m = first_order(m, name.as_str())?;
+    let entry = inputs::entry(&m, Some(name.as_str()))?;
+    let out = unf::lower(&m, entry).map_err(|e| unf_error(&m.file, &e))?;
     verified_unf("unf", out)
 }
 
@@ -122,6 +134,13 @@ pub fn reverse(m: &unf::Module, opts: &Options) -> Result<unf::Module, CliError>
     let out = reverse::reverse(m, &reverse::Config { wrt })
         .map_err(|e| reverse_error(&m.source.file, &e))?;
     verified_unf("reverse", out)
+}
+
+/// Target → Target by partial evaluation and the rules of Fig. 12.
+pub fn optimize(m: &Module) -> Result<Module, CliError> {
+    let out = optimize::optimize(m, &optimize::Config::default())
+        .map_err(|e| diag::at(&m.file, e.span(), &e.to_string()))?;
+    stage::verified("optimize", out)
 }
 
 /// Target UNF (or Source UNF) → Target.
@@ -186,6 +205,13 @@ pub fn run_stage(
             let m = unf_of(input, stage, unf::Kind::Target)?;
             syntax::to_ron(syntax::TARGET_IR, syntax::FORMAT_VERSION, &raise(&m)?)
         }
+        Stage::Optimize => {
+            let m = match load::load(input)? {
+                Program::Target(m) | Program::Source(m) => m,
+                other => return Err(wrong_input(input, stage, &other, "a `target` file")),
+            };
+            syntax::to_ron(syntax::TARGET_IR, syntax::FORMAT_VERSION, &optimize(&m)?)
+        }
     };
     load::write_text(output, &text)
 }
@@ -248,7 +274,7 @@ fn run_external(stage: Stage, command: &str, input: &Path, output: &Path) -> Res
         Stage::Parse => "source",
         Stage::Unf => unf::SOURCE_UNF_IR,
         Stage::Reverse => unf::TARGET_UNF_IR,
-        Stage::UnfInverse => "target",
+        Stage::UnfInverse | Stage::Optimize => "target",
     };
     let got = match &loaded {
         Program::Source(_) => "source",

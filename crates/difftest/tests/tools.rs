@@ -148,8 +148,10 @@ fn check_grad_reports_a_disagreement_at_a_kink() {
 
 #[test]
 fn check_grad_lists_a_path_that_refuses() {
-    // Open reduce: the direct macro takes it, the UNF path refuses it.
-    let m = compile("def f (A : [n]R) (w : R) : R = reduce (fun (a, b) -> a * w + b) w A");
+    // A conditional: the UNF path takes it (Section 7.2), the direct macro
+    // refuses it.
+    let m =
+        compile("def f (A : [n]R) (w : R) : R = sum (map (fun a -> if a > w then a * w else a) A)");
     let at = vec![
         ("A".to_string(), Value::reals(&[0.5, -1.0])),
         ("w".to_string(), Value::Real(0.3)),
@@ -170,6 +172,17 @@ fn check_grad_agrees_on_every_fixture_reverse_mode_takes() {
         let Ok(text) = std::fs::read_to_string(&path) else {
             continue;
         };
+        // These fixtures sit on a kink on purpose, to show the documented
+        // derivative there (docs/derivatives.md): central differences
+        // average the two sides. pow_negative_base is NaN at every nearby
+        // point (a negative base to a non-integral power).
+        let at_a_kink = ["kinks", "relu_max", "pow_negative_base"];
+        if at_a_kink
+            .iter()
+            .any(|k| path.parent().is_some_and(|p| p.ends_with(k)))
+        {
+            continue;
+        }
         let m = compile(&text);
         let def = m.defs.last().expect("an entry").clone();
         let exp = semantics::Expectations::parse(&text);

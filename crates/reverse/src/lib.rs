@@ -285,11 +285,7 @@ impl D<'_> {
                 ctx: *ctx,
                 args: args.clone(),
                 ret: *ret,
-                fun: Fun {
-                    lambda: fun.lambda,
-                    free: fun.free.clone(),
-                    body: self.copy(fun.body),
-                },
+                fun: self.copy_fun(fun),
             },
             Prim::Reduce {
                 ctx,
@@ -308,7 +304,39 @@ impl D<'_> {
                 init_expr: *init_expr,
                 init: self.copy(*init),
             },
+            Prim::If {
+                ctx,
+                ret,
+                then_fun,
+                else_fun,
+            } => Prim::If {
+                ctx: *ctx,
+                ret: *ret,
+                then_fun: self.copy_fun(then_fun),
+                else_fun: self.copy_fun(else_fun),
+            },
+            Prim::Loop {
+                kind,
+                ctx,
+                args,
+                ret,
+                fun,
+            } => Prim::Loop {
+                kind: *kind,
+                ctx: *ctx,
+                args: args.clone(),
+                ret: *ret,
+                fun: self.copy_fun(fun),
+            },
             other => other.clone(),
+        }
+    }
+
+    fn copy_fun(&mut self, fun: &Fun) -> Fun {
+        Fun {
+            lambda: fun.lambda,
+            free: fun.free.clone(),
+            body: self.copy(fun.body),
         }
     }
 
@@ -339,6 +367,30 @@ impl D<'_> {
                 fun: self.diff_fun(fun),
                 init_expr: *init_expr,
                 init: self.copy(*init),
+            },
+            Prim::If {
+                ctx,
+                ret,
+                then_fun,
+                else_fun,
+            } => Prim::If {
+                ctx: *ctx,
+                ret: *ret,
+                then_fun: self.diff_fun(then_fun),
+                else_fun: self.diff_fun(else_fun),
+            },
+            Prim::Loop {
+                kind,
+                ctx,
+                args,
+                ret,
+                fun,
+            } => Prim::Loop {
+                kind: *kind,
+                ctx: *ctx,
+                args: args.clone(),
+                ret: *ret,
+                fun: self.diff_fun(fun),
             },
             other => other.clone(),
         }

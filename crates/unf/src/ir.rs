@@ -39,7 +39,7 @@ pub const SOURCE_UNF_IR: &str = "source-unf";
 /// The envelope name of a Target UNF file (the output of reverse mode).
 pub const TARGET_UNF_IR: &str = "target-unf";
 /// The format version of both UNF IRs; bump on any change to these types.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
 
 /// Index of a term in [`Module::terms`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -161,24 +161,104 @@ pub enum Op {
         /// The tuple type.
         tuple: TyId,
     },
+    /// An `Int` constant: `T ⊢ T·Int`.
+    Int(i64),
+    /// A `Bool` constant: `T ⊢ T·Bool`.
+    Bool(bool),
+    /// A first-order builtin that is not a real operator, over the argument
+    /// types `args` (a list) with result `ret`:
+    /// `T·A1·..·Ak ⊢ op : T·A1·..·Ak·ret`. The builtins are the comparisons
+    /// (`<`, `<=`, `>`, `>=`, `==`, `!=` on reals or integers, result
+    /// `Bool`), the logic (`&&`, `||`, `not`), the integer arithmetic (`+`,
+    /// `-`, `*`, negation, `abs`, `max`, `min` on `Int`), `length` (an array
+    /// to `Int`), and the shifts `shift1L`, `shift1R` (`[n+1]A` to `[n]A`).
+    /// Those with an `Int` or `Bool` result have a zero transposed
+    /// Jacobian (Section 7.3: non-smooth values are external to the
+    /// differentiation); the shifts' is the zero-padded shift back.
+    Builtin {
+        /// The builtin.
+        op: syntax::Prim,
+        /// The argument types, a list.
+        args: CtxId,
+        /// The result type.
+        ret: TyId,
+    },
+    /// Indexing `a[i]` of an array of type `array = [n]A`:
+    /// `T·[n]A·Int ⊢ index : T·[n]A·Int·A`. Its transposed Jacobian is a
+    /// scatter-add: the cotangent is added at position i of a zero array.
+    Index {
+        /// The array type.
+        array: TyId,
+    },
 }
 
-/// The function argument of `map`, `map2` and `reduce`, the paper's
-/// `x,y.e` index: the Source lambda, and its body in UNF.
+/// The second-order builtins other than `map`, `map2` and the paper's
+/// `reduce`, as the primitive [`Prim::Loop`] carries them. The function's
+/// parameters and the operands are listed with each kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum LoopKind {
+    /// `reduce f z A` in general (a function with free variables, an
+    /// initial value that depends on the context, elements that are not
+    /// reals): the left fold, differentiated as `foldl`. Operands `S`,
+    /// `[n]S`; result S; function `(S, S) -> S`.
+    Reduce,
+    /// `foldl f z A` (Appendix A.3): operands `S`, `[n]A`; result `S`;
+    /// function `(S, A) -> S`.
+    Foldl,
+    /// `scanl f z A`: operands `S`, `[n]A`; result `[n+1]S`; function
+    /// `(S, A) -> S`.
+    Scanl,
+    /// `scanr f z A`: operands `S`, `[n]A`; result `[n+1]S`; function
+    /// `(A, S) -> S`.
+    Scanr,
+    /// `ifold f z n`: operands `S`, `Int`; result `S`; function
+    /// `(S, Int) -> S`.
+    Ifold,
+    /// `build n f`: operand `Int`; result `[n]A`; function `(Int) -> A`.
+    Build,
+}
+
+impl LoopKind {
+    /// The Source builtin.
+    pub fn prim(self) -> syntax::Prim {
+        match self {
+            LoopKind::Reduce => syntax::Prim::Reduce,
+            LoopKind::Foldl => syntax::Prim::Foldl,
+            LoopKind::Scanl => syntax::Prim::Scanl,
+            LoopKind::Scanr => syntax::Prim::Scanr,
+            LoopKind::Ifold => syntax::Prim::Ifold,
+            LoopKind::Build => syntax::Prim::Build,
+        }
+    }
+
+    /// The number of operands read from the context.
+    pub fn operands(self) -> usize {
+        match self {
+            LoopKind::Build => 1,
+            _ => 2,
+        }
+    }
+}
+
+/// The function argument of a second-order primitive, the paper's `x,y.e`
+/// index: the Source lambda, and its body in UNF. For a branch of `if` it
+/// is the branch: a function of no parameters.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Fun {
-    /// The Source lambda in [`Module::source`] (`fun (x, y) -> e`).
+    /// The Source lambda in [`Module::source`] (`fun (x, y) -> e`), or the
+    /// Source branch expression of an `if`.
     pub lambda: ExprId,
     /// 1-based positions, in the primitive's context T, of the variables free
     /// in the lambda, in increasing order (the paper lets e see all of T; we
     /// pass only what it uses, so that bodies stay small).
     pub free: Vec<u32>,
     /// In a primitive: the body in Source UNF, typed
-    /// `F·P ⊢ body : F·P·R` where F are the types of `free` and P the
-    /// lambda's parameter types. In a `J^T` primitive: the reverse
-    /// derivative of that body, `D_ρ'(F·P) ⊢ body : D_ρ'(F·P·R)` with
-    /// `ρ' = underline(F·P)` (the whole gradient of the body).
+    /// `F·P ⊢ body : F·P·C` where F are the types of `free`, P the
+    /// lambda's parameter types and C its result type (each primitive says
+    /// which). In a `J^T` primitive: the reverse derivative of that body,
+    /// `D_ρ'(F·P) ⊢ body : D_ρ'(F·P·C)` with `ρ' = underline(F·P)` (the
+    /// whole gradient of the body).
     pub body: TermId,
 }
 
@@ -199,7 +279,9 @@ pub enum Prim {
     /// lists).
     Proj(CtxId, CtxId, CtxId),
     /// `map_{T;x.e}` (k = 1) and `map2_{T;x,y.e}` (k = 2):
-    /// `T·A1·..·Ak ⊢ map : T·A1·..·Ak·C` with `A_j = [n]R`, `C = [n]R`.
+    /// `T·A1·..·Ak ⊢ map : T·A1·..·Ak·C` with `A_j = [n]E_j`, `C = [n]E`,
+    /// the function `(E_1, .., E_k) -> E`, of any ground types (reals in
+    /// the paper's core, Appendix A.5 in general).
     Map {
         /// T.
         ctx: CtxId,
@@ -223,6 +305,47 @@ pub enum Prim {
         init_expr: ExprId,
         /// e2 in Source UNF, closed: `[] ⊢ init : [R]`.
         init: TermId,
+    },
+    /// `[e1, ..., ek]` = `Array(T, [k]A)`: `T·A·..·A ⊢ T·[k]A` (k copies of
+    /// A; the elements are consumed, as `pair` consumes its components).
+    Array {
+        /// T.
+        ctx: CtxId,
+        /// The array type `[k]A`.
+        ty: TyId,
+        /// k.
+        len: u32,
+    },
+    /// `if b then e2 else e3` (Section 7.2): `T·Bool ⊢ if : T·Bool·C`,
+    /// each branch a [`Fun`] of no parameters, `F ⊢ body : F·C`. Only the
+    /// branch the condition selects is evaluated, and its transposed
+    /// Jacobian sends the cotangent into that branch only.
+    If {
+        /// T.
+        ctx: CtxId,
+        /// The result type C.
+        ret: TyId,
+        /// The branch taken when the condition is true.
+        then_fun: Fun,
+        /// The branch taken when it is false.
+        else_fun: Fun,
+    },
+    /// The other second-order builtins (`foldl`, the scans, `ifold`,
+    /// `build`, and `reduce` beyond the paper's core): operands `args`
+    /// (listed with each [`LoopKind`]) after T, result `ret`:
+    /// `T·A1·..·Ak ⊢ loop : T·A1·..·Ak·ret`. The function may have free
+    /// variables of any ground type (Section 7.1).
+    Loop {
+        /// Which builtin.
+        kind: LoopKind,
+        /// T.
+        ctx: CtxId,
+        /// The operand types.
+        args: Vec<TyId>,
+        /// The result type.
+        ret: TyId,
+        /// The function.
+        fun: Fun,
     },
 }
 
@@ -319,6 +442,22 @@ impl Prim {
             Prim::Map { args, .. } if args.len() == 1 => "map",
             Prim::Map { .. } => "map2",
             Prim::Reduce { .. } => "reduce",
+            Prim::Array { .. } => "array",
+            Prim::If { .. } => "if",
+            Prim::Loop { kind, .. } => kind.prim().symbol(),
+        }
+    }
+
+    /// The functions this primitive carries, in order.
+    pub fn funs(&self) -> Vec<&Fun> {
+        match self {
+            Prim::Map { fun, .. } | Prim::Reduce { fun, .. } | Prim::Loop { fun, .. } => {
+                vec![fun]
+            }
+            Prim::If {
+                then_fun, else_fun, ..
+            } => vec![then_fun, else_fun],
+            _ => Vec::new(),
         }
     }
 }
@@ -329,9 +468,8 @@ impl Term {
     pub fn children(&self) -> Vec<TermId> {
         match self {
             Term::Prim(p) | Term::Jt(p) => match p {
-                Prim::Map { fun, .. } => vec![fun.body],
                 Prim::Reduce { fun, init, .. } => vec![fun.body, *init],
-                _ => Vec::new(),
+                _ => p.funs().iter().map(|f| f.body).collect(),
             },
             Term::Seq(first, then) | Term::Weak(first, then) => vec![*first, *then],
             Term::Tuple(a, b) | Term::Compose(a, b) => vec![*a, *b],

@@ -26,8 +26,8 @@ pub mod verify;
 
 pub use error::{Error, Loc, VerifyError};
 pub use ir::{
-    Ctx, CtxId, FORMAT_VERSION, Fun, Kind, Module, Op, Prim, SOURCE_UNF_IR, TARGET_UNF_IR, Term,
-    TermId, TyId, UTy,
+    Ctx, CtxId, FORMAT_VERSION, Fun, Kind, LoopKind, Module, Op, Prim, SOURCE_UNF_IR,
+    TARGET_UNF_IR, Term, TermId, TyId, UTy,
 };
 pub use lower::lower;
 pub use print::print;

@@ -20,9 +20,9 @@
 //! `Error::Unsupported`.
 
 use crate::error::Error;
-use crate::ir::{CtxId, Fun, Kind, Module, Op, Prim, Term, TermId, TyId};
+use crate::ir::{CtxId, Fun, Kind, LoopKind, Module, Op, Prim, Term, TermId, TyId};
 use crate::tables::Tables;
-use crate::verify::{is_binary, is_unary};
+use crate::verify::{builtin_fits, is_binary, is_unary};
 use rpds::HashTrieMap;
 use std::collections::BTreeSet;
 use syntax::stack::guard;
@@ -196,8 +196,8 @@ impl Lower<'_> {
         let real = self.t.ground(&Ty::Real);
         match self.m.expr(e) {
             Expr::Real(c) => Ok(self.prim(Prim::Op(gamma, Op::Const(*c)), span)),
-            Expr::Int(_) => Err(unsupported_with(span, "Int", " constants")),
-            Expr::Bool(_) => Err(unsupported_with(span, "Bool", " constants")),
+            Expr::Int(k) => Ok(self.prim(Prim::Op(gamma, Op::Int(*k)), span)),
+            Expr::Bool(b) => Ok(self.prim(Prim::Op(gamma, Op::Bool(*b)), span)),
             Expr::Var(x) => match env.get(x) {
                 Some(&index) => Ok(self.prim(Prim::Var(gamma, index), span)),
                 None => Err(unsupported_with(
@@ -252,13 +252,108 @@ impl Lower<'_> {
                 Ok(self.seq(s, h, false, span))
             }
             Expr::Prim { op, args } => self.prim_app(e, *op, args, gamma, env, real),
-            Expr::If { .. } => Err(unsupported(span, "if")),
+            Expr::If {
+                cond,
+                then_branch,
+                else_branch,
+            } => {
+                // UNF(b) ; if_{Γ; e2; e3} ; proj_{Γ;[Bool];[C]}: the
+                // branches are functions of their free variables.
+                let t = self.expr(*cond, gamma, env)?;
+                let then_fun = self.branch(*then_branch, env, gamma)?;
+                let else_fun = self.branch(*else_branch, env, gamma)?;
+                let ret = self.ty_of(e);
+                let p = self.prim(
+                    Prim::If {
+                        ctx: gamma,
+                        ret,
+                        then_fun,
+                        else_fun,
+                    },
+                    span,
+                );
+                let s = self.seq(t, p, false, span);
+                let b = self.t.ground(&Ty::Bool);
+                let h = self.hide(gamma, &[b], ret, span);
+                Ok(self.seq(s, h, false, span))
+            }
+            Expr::Array(items) => {
+                let ty = self.ty_of(e);
+                let arr = self.prim(
+                    Prim::Array {
+                        ctx: gamma,
+                        ty,
+                        len: items.len() as u32,
+                    },
+                    span,
+                );
+                if items.is_empty() {
+                    return Ok(arr);
+                }
+                let (ops, _) = self.operands(items, gamma, env, span)?;
+                Ok(self.seq(ops, arr, false, span))
+            }
+            Expr::Index { array, index } => {
+                let (ops, tys) = self.operands(&[*array, *index], gamma, env, span)?;
+                let res = self.ty_of(e);
+                let op = self.prim(Prim::Op(gamma, Op::Index { array: tys[0] }), span);
+                let s = self.seq(ops, op, false, span);
+                let h = self.hide(gamma, &tys, res, span);
+                Ok(self.seq(s, h, false, span))
+            }
             Expr::Lambda { .. } => Err(unsupported(span, "fun")),
             Expr::App { .. } => Err(unsupported(span, "application")),
             Expr::Section(p) => Err(unsupported(span, p.symbol())),
-            Expr::Array(_) => Err(unsupported(span, "[...]")),
-            Expr::Index { .. } => Err(unsupported(span, "a[i]")),
         }
+    }
+
+    /// A branch of `if` as a function of no parameters: the branch lowered
+    /// in the context of its free variables.
+    fn branch(&mut self, b: ExprId, env: &Env, gamma: CtxId) -> Result<Fun, Error> {
+        let span = self.m.spans[b.index()];
+        let (free, ctx, inner) = self.free_context(b, env, gamma, span)?;
+        let body = self.expr(b, ctx, &inner)?;
+        Ok(Fun {
+            lambda: b,
+            free,
+            body,
+        })
+    }
+
+    /// The context of the free variables of `e` (in the order of their
+    /// positions in gamma), their positions, and the names bound to them.
+    fn free_context(
+        &mut self,
+        e: ExprId,
+        env: &Env,
+        gamma: CtxId,
+        span: Span,
+    ) -> Result<(Vec<u32>, CtxId, Env), Error> {
+        let mut fv: Vec<(u32, Name)> = Vec::new();
+        for x in free_vars(self.m, e) {
+            match env.get(&x) {
+                Some(&pos) => fv.push((pos, x)),
+                None => {
+                    return Err(unsupported_with(
+                        span,
+                        x.as_str(),
+                        " (a name that is not a variable in scope)",
+                    ));
+                }
+            }
+        }
+        fv.sort();
+        let mut ctx = CtxId::EMPTY;
+        let mut inner = Env::new();
+        for (pos, x) in &fv {
+            let t = self
+                .t
+                .entry(gamma, *pos)
+                .expect("invariant: env positions are inside gamma");
+            ctx = self.t.snoc(ctx, t);
+            inner = inner.insert(x.clone(), self.t.len(ctx));
+        }
+        Ok((fv.into_iter().map(|(p, _)| p).collect(), ctx, inner))
     }
 
     /// `let (x1, ..., xk) = e1 in e2`: after `UNF(e1)` the context is
@@ -341,12 +436,8 @@ impl Lower<'_> {
         let span = self.m.spans[e.index()];
         let all_real =
             args.iter().all(|&a| *self.src_ty(a) == Ty::Real) && *self.src_ty(e) == Ty::Real;
-        if (is_unary(op) || is_binary(op)) && !all_real {
-            return Err(unsupported_with(
-                span,
-                op.symbol(),
-                " on values that are not reals",
-            ));
+        if op.function_arg().is_none() && !((is_unary(op) || is_binary(op)) && all_real) {
+            return self.builtin(e, op, args, gamma, env);
         }
         if is_unary(op) {
             let t = self.expr(args[0], gamma, env)?;
@@ -365,10 +456,6 @@ impl Lower<'_> {
         match op {
             P::Map | P::Map2 => {
                 let arrays = &args[1..];
-                for &a in arrays {
-                    self.check_real_array(op, a)?;
-                }
-                self.check_real_array(op, e)?;
                 let fun = self.fun(op, args[0], arrays.len(), env, gamma, false)?;
                 let (ops, tys) = self.operands(arrays, gamma, env, span)?;
                 let ret = self.ty_of(e);
@@ -385,25 +472,18 @@ impl Lower<'_> {
                 let h = self.hide(gamma, &tys, ret, span);
                 Ok(self.seq(s, h, false, span))
             }
+            P::Reduce if !self.paper_reduce(args) => {
+                self.loop_(e, LoopKind::Reduce, args, gamma, env)
+            }
+            P::Foldl => self.loop_(e, LoopKind::Foldl, args, gamma, env),
+            P::Scanl => self.loop_(e, LoopKind::Scanl, args, gamma, env),
+            P::Scanr => self.loop_(e, LoopKind::Scanr, args, gamma, env),
+            P::Ifold => self.loop_(e, LoopKind::Ifold, args, gamma, env),
+            P::Build => self.loop_(e, LoopKind::Build, args, gamma, env),
             P::Reduce => {
-                self.check_real_array(op, args[2])?;
-                if *self.src_ty(e) != Ty::Real {
-                    return Err(unsupported_with(
-                        span,
-                        "reduce",
-                        " over values that are not reals",
-                    ));
-                }
+                // The paper's reduce (Section 3.1): a closed function of two
+                // reals, a closed initial value, an array of reals.
                 let fun = self.fun(op, args[0], 2, env, gamma, true)?;
-                let init_span = self.m.spans[args[1].index()];
-                let fv = free_vars(self.m, args[1]);
-                if let Some(x) = fv.iter().next() {
-                    return Err(unsupported_with(
-                        init_span,
-                        "reduce",
-                        &format!(" whose initial value depends on `{x}`"),
-                    ));
-                }
                 let init = self.expr(args[1], CtxId::EMPTY, &Env::new())?;
                 let t = self.expr(args[2], gamma, env)?;
                 let arg = self.ty_of(args[2]);
@@ -425,15 +505,90 @@ impl Lower<'_> {
         }
     }
 
-    fn check_real_array(&self, op: syntax::Prim, e: ExprId) -> Result<(), Error> {
-        match self.src_ty(e) {
-            Ty::Array(_, elem) if **elem == Ty::Real => Ok(()),
-            _ => Err(unsupported_with(
-                self.m.spans[e.index()],
+    /// Whether `reduce f z A` is in the paper's core (Section 3.1): `f` a
+    /// closed lambda of two reals, `z` closed, `A` an array of reals. Such
+    /// a reduce keeps the paper's primitive and its transposed Jacobian
+    /// (Fig. 10); any other is differentiated as the left fold it is.
+    fn paper_reduce(&self, args: &[ExprId]) -> bool {
+        let closed_lambda = matches!(self.m.expr(args[0]), Expr::Lambda { params, .. }
+            if params.iter().all(|p| p.ty.as_ref() == Some(&Ty::Real)))
+            && free_vars(self.m, args[0]).is_empty();
+        let real_array = matches!(self.src_ty(args[2]), Ty::Array(_, elem) if **elem == Ty::Real);
+        closed_lambda && real_array && free_vars(self.m, args[1]).is_empty()
+    }
+
+    /// A second-order builtin other than map and the paper's reduce:
+    /// `UNF(operands) ; loop ; proj`, the function lowered in the context
+    /// of its free variables and its parameters.
+    fn loop_(
+        &mut self,
+        e: ExprId,
+        kind: LoopKind,
+        args: &[ExprId],
+        gamma: CtxId,
+        env: &Env,
+    ) -> Result<TermId, Error> {
+        let span = self.m.spans[e.index()];
+        let op = kind.prim();
+        let f = args[op.function_arg().expect("invariant: loops take a function")];
+        let arity = if kind == LoopKind::Build { 1 } else { 2 };
+        let fun = self.fun(op, f, arity, env, gamma, false)?;
+        let operands: Vec<ExprId> = args.iter().copied().filter(|&a| a != f).collect();
+        let (ops, tys) = self.operands(&operands, gamma, env, span)?;
+        let ret = self.ty_of(e);
+        let p = self.prim(
+            Prim::Loop {
+                kind,
+                ctx: gamma,
+                args: tys.clone(),
+                ret,
+                fun,
+            },
+            span,
+        );
+        let s = self.seq(ops, p, false, span);
+        let h = self.hide(gamma, &tys, ret, span);
+        Ok(self.seq(s, h, false, span))
+    }
+
+    /// A first-order builtin that is not a real operator ([`Op::Builtin`]):
+    /// `UNF(operands) ; op ; proj`.
+    fn builtin(
+        &mut self,
+        e: ExprId,
+        op: syntax::Prim,
+        args: &[ExprId],
+        gamma: CtxId,
+        env: &Env,
+    ) -> Result<TermId, Error> {
+        let span = self.m.spans[e.index()];
+        let arg_tys: Vec<Ty> = args.iter().map(|&a| self.src_ty(a).clone()).collect();
+        let ret_ty = self.src_ty(e).clone();
+        if !builtin_fits(op, &arg_tys, &ret_ty) {
+            let shown: Vec<String> = arg_tys.iter().map(crate::print::ground).collect();
+            return Err(unsupported_with(
+                span,
                 op.symbol(),
-                " over values that are not arrays of reals",
-            )),
+                &format!(" on {}", shown.join(" and ")),
+            ));
         }
+        let (ops, tys) = self.operands(args, gamma, env, span)?;
+        let list = self.t.list(&tys);
+        let ret = self.ty_of(e);
+        let o = self.prim(
+            Prim::Op(
+                gamma,
+                Op::Builtin {
+                    op,
+                    args: list,
+                    ret,
+                },
+            ),
+            span,
+        );
+        let s = self.seq(ops, o, false, span);
+        let h = self.hide(gamma, &tys, ret, span);
+        Ok(self.seq(s, h, false, span))
     }
 
     /// The function index of map, map2 and reduce: the lambda's body lowered
@@ -465,55 +620,42 @@ impl Lower<'_> {
                 ),
             });
         }
-        if params.iter().any(|p| p.ty.as_ref() != Some(&Ty::Real))
-            || *self.src_ty(*body) != Ty::Real
-        {
-            return Err(unsupported_with(
-                span,
-                op.symbol(),
-                " whose function is not over reals",
-            ));
-        }
-        let mut fv: Vec<(u32, Name)> = Vec::new();
-        for x in free_vars(self.m, f) {
-            match env.get(&x) {
-                Some(&pos) => fv.push((pos, x)),
-                None => {
+        let mut param_tys = Vec::with_capacity(params.len());
+        for p in params {
+            match &p.ty {
+                Some(ty) if ty.is_ground() => param_tys.push(ty.clone()),
+                _ => {
                     return Err(unsupported_with(
                         span,
-                        x.as_str(),
-                        " (a name that is not a variable in scope)",
+                        op.symbol(),
+                        " whose function takes a function",
                     ));
                 }
             }
         }
-        fv.sort();
-        if closed && let Some((_, x)) = fv.first() {
+        if !self.src_ty(*body).is_ground() {
             return Err(unsupported_with(
                 span,
-                "reduce",
-                &format!(" whose function has the free variable `{x}`"),
+                op.symbol(),
+                " whose function returns a function",
             ));
         }
-        let mut ctx = CtxId::EMPTY;
-        let mut inner = Env::new();
-        for (pos, x) in &fv {
-            let t = self
-                .t
-                .entry(gamma, *pos)
-                .expect("invariant: env positions are inside gamma");
-            ctx = self.t.snoc(ctx, t);
-            inner = inner.insert(x.clone(), self.t.len(ctx));
+        let (free, mut ctx, mut inner) = self.free_context(f, env, gamma, span)?;
+        if closed && !free.is_empty() {
+            return Err(Error::Shape {
+                span,
+                message: "the paper's reduce with a free variable in its function".to_string(),
+            });
         }
-        let real = self.t.ground(&Ty::Real);
-        for p in params {
-            ctx = self.t.snoc(ctx, real);
+        for (p, ty) in params.iter().zip(&param_tys) {
+            let t = self.t.ground(ty);
+            ctx = self.t.snoc(ctx, t);
             inner = inner.insert(p.name.clone(), self.t.len(ctx));
         }
         let body = self.expr(*body, ctx, &inner)?;
         Ok(Fun {
             lambda: f,
-            free: fv.into_iter().map(|(p, _)| p).collect(),
+            free,
             body,
         })
     }

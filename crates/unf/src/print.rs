@@ -84,6 +84,17 @@ pub fn print(m: &Module) -> String {
     head + &body
 }
 
+/// The length of a context of the module's table (0 if it does not exist).
+fn m_len(m: &Module, c: CtxId) -> usize {
+    let mut n = 0;
+    let mut cur = c;
+    while let Some(crate::ir::Ctx::Snoc(p, _)) = m.ctxs.get(cur.index()) {
+        n += 1;
+        cur = *p;
+    }
+    n
+}
+
 fn flatten_seq(m: &Module, t: TermId, out: &mut Vec<(TermId, bool)>) {
     // Iterative: a long program is a deep left- or right-nested sequence.
     let mut stack = vec![(t, false)];
@@ -224,6 +235,25 @@ impl Printer<'_> {
                         let tt = self.ty(*tuple);
                         let _ = write!(out, "π{index}_{{{c};{tt}}}");
                     }
+                    Op::Int(k) => {
+                        let _ = write!(out, "{}_{{{c};0}}", real(*k as f64));
+                    }
+                    Op::Bool(b) => {
+                        let _ = write!(out, "{b}_{{{c};0}}");
+                    }
+                    Op::Builtin { op, args, .. } => {
+                        let n = m_len(self.m, *args);
+                        let sym = op.symbol();
+                        if sym.chars().all(|ch| ch.is_ascii_alphanumeric()) {
+                            let _ = write!(out, "{sym}_{{{c};{n}}}");
+                        } else {
+                            let _ = write!(out, "({sym})_{{{c};{n}}}");
+                        }
+                    }
+                    Op::Index { array } => {
+                        let tt = self.ty(*array);
+                        let _ = write!(out, "index_{{{c};{tt}}}");
+                    }
                 }
             }
             Prim::Pair(ctx, ty) => {
@@ -247,6 +277,30 @@ impl Printer<'_> {
                 self.fun(out, fun);
                 out.push_str("; ");
                 self.term(out, *init, true);
+                out.push('}');
+            }
+            Prim::Array { ctx, ty, .. } => {
+                let c = self.ctx(*ctx);
+                let tt = self.ty(*ty);
+                let _ = write!(out, "array_{{{c};{tt}}}");
+            }
+            Prim::If {
+                ctx,
+                then_fun,
+                else_fun,
+                ..
+            } => {
+                let c = self.ctx(*ctx);
+                let _ = write!(out, "if_{{{c}; ");
+                self.fun(out, then_fun);
+                out.push_str("; ");
+                self.fun(out, else_fun);
+                out.push('}');
+            }
+            Prim::Loop { ctx, fun, .. } => {
+                let c = self.ctx(*ctx);
+                let _ = write!(out, "{}_{{{c}; ", p.name());
+                self.fun(out, fun);
                 out.push('}');
             }
         }

@@ -41,7 +41,7 @@
 //!    `output = D_ρ(T)` for some T, with ρ the tuple of the `wrt` types.
 
 use crate::error::{Loc, VerifyError};
-use crate::ir::{CtxId, Fun, Kind, Module, Op, Prim, Term, TermId, TyId, UTy};
+use crate::ir::{CtxId, Fun, Kind, LoopKind, Module, Op, Prim, Term, TermId, TyId, UTy};
 use crate::tables::{TableError, Tables};
 use syntax::{Expr, Span, Ty};
 
@@ -593,6 +593,29 @@ impl Checker<'_> {
                         self.err(at, span, format!("`{o}` is not an operator of this arity"));
                         return None;
                     }
+                    Op::Int(_) => (vec![], self.t.ground(&Ty::Int)),
+                    Op::Bool(_) => (vec![], self.t.ground(&Ty::Bool)),
+                    Op::Builtin { op, args, ret } => {
+                        if !self.ctx_ok(at, span, *args) {
+                            return None;
+                        }
+                        let arg_ids = self.t.entries(*args);
+                        let mut tys = Vec::new();
+                        for &a in &arg_ids {
+                            tys.push(self.ground(at, span, a)?);
+                        }
+                        let r = self.ground(at, span, *ret)?;
+                        if !builtin_fits(*op, &tys, &r) {
+                            self.err(at, span, format!("`{op}` does not apply to these types"));
+                            return None;
+                        }
+                        (arg_ids, *ret)
+                    }
+                    Op::Index { array } => {
+                        let elem = self.array_elem(at, span, *array)?;
+                        let int = self.t.ground(&Ty::Int);
+                        (vec![*array, int], self.t.ground(&elem))
+                    }
                     Op::Proj { index, tuple } => match self.ground(at, span, *tuple) {
                         Some(Ty::Tuple(items))
                             if *index >= 1 && (*index as usize) <= items.len() =>
@@ -656,13 +679,12 @@ impl Checker<'_> {
                     self.err(at, span, format!("map over {} arrays", args.len()));
                     return None;
                 }
-                let mut ok = true;
+                let mut elems = Vec::new();
                 for &a in args {
-                    ok &= self.real_array(at, span, a);
+                    elems.push(self.array_elem(at, span, a)?);
                 }
-                ok &= self.real_array(at, span, *ret);
-                ok &= self.fun(at, span, *ctx, fun, args.len(), jt);
-                if !ok {
+                let out = self.array_elem(at, span, *ret)?;
+                if !self.fun(at, span, *ctx, fun, &elems, &out, jt) {
                     return None;
                 }
                 let input = args.iter().fold(*ctx, |c, &a| self.t.snoc(c, a));
@@ -683,7 +705,7 @@ impl Checker<'_> {
                     self.err(at, span, "the function of reduce has free variables");
                     ok = false;
                 }
-                ok &= self.fun(at, span, *ctx, fun, 2, jt);
+                ok &= self.fun(at, span, *ctx, fun, &[Ty::Real, Ty::Real], &Ty::Real, jt);
                 if init_expr.index() >= self.m.source.exprs.len() {
                     self.err(
                         at,
@@ -712,39 +734,201 @@ impl Checker<'_> {
                 let input = self.t.snoc(*ctx, *arg);
                 Some((input, self.t.snoc(input, real)))
             }
+            Prim::Array { ctx, ty, len } => {
+                if !self.ctx_ok(at, span, *ctx) {
+                    return None;
+                }
+                let elem = self.array_elem(at, span, *ty)?;
+                let e = self.t.ground(&elem);
+                let input = (0..*len).fold(*ctx, |c, _| self.t.snoc(c, e));
+                Some((input, self.t.snoc(*ctx, *ty)))
+            }
+            Prim::If {
+                ctx,
+                ret,
+                then_fun,
+                else_fun,
+            } => {
+                if !self.ctx_ok(at, span, *ctx) {
+                    return None;
+                }
+                let c = self.ground(at, span, *ret)?;
+                let ok = self.fun(at, span, *ctx, then_fun, &[], &c, jt)
+                    & self.fun(at, span, *ctx, else_fun, &[], &c, jt);
+                if !ok {
+                    return None;
+                }
+                let b = self.t.ground(&Ty::Bool);
+                let input = self.t.snoc(*ctx, b);
+                Some((input, self.t.snoc(input, *ret)))
+            }
+            Prim::Loop {
+                kind,
+                ctx,
+                args,
+                ret,
+                fun,
+            } => {
+                if !self.ctx_ok(at, span, *ctx) {
+                    return None;
+                }
+                if args.len() != kind.operands() {
+                    self.err(
+                        at,
+                        span,
+                        format!("`{}` with {} operands", kind.prim(), args.len()),
+                    );
+                    return None;
+                }
+                let mut tys = Vec::new();
+                for &a in args {
+                    tys.push(self.ground(at, span, a)?);
+                }
+                let r = self.ground(at, span, *ret)?;
+                let (params, res) = self.loop_signature(at, span, *kind, &tys, &r)?;
+                if !self.fun(at, span, *ctx, fun, &params, &res, jt) {
+                    return None;
+                }
+                let input = args.iter().fold(*ctx, |c, &a| self.t.snoc(c, a));
+                Some((input, self.t.snoc(input, *ret)))
+            }
         }
     }
 
-    /// Checks a function index: the lambda, the free positions, the body.
-    fn fun(&mut self, at: Loc, span: Span, ctx: CtxId, fun: &Fun, arity: usize, jt: bool) -> bool {
-        let m = self.m;
-        let real = self.real;
-        let params = match m.source.exprs.get(fun.lambda.index()) {
-            Some(Expr::Lambda { params, .. }) => params,
-            Some(_) => {
-                self.err(at, span, format!("{} is not a lambda", fun.lambda));
-                return false;
-            }
-            None => {
-                self.err(at, span, format!("lambda {} does not exist", fun.lambda));
-                return false;
-            }
+    /// The parameter and result types of the function of a loop, from its
+    /// operand and result types; an error if these do not fit the kind.
+    fn loop_signature(
+        &mut self,
+        at: Loc,
+        span: Span,
+        kind: LoopKind,
+        args: &[Ty],
+        ret: &Ty,
+    ) -> Option<(Vec<Ty>, Ty)> {
+        let elem = |t: &Ty| match t {
+            Ty::Array(_, e) => Some((**e).clone()),
+            _ => None,
         };
-        if params.len() != arity {
+        let sig = match kind {
+            LoopKind::Reduce | LoopKind::Foldl => {
+                let e = elem(&args[1]);
+                match e {
+                    Some(e)
+                        if same_shape(&args[0], ret)
+                            && (kind == LoopKind::Foldl || same_shape(&e, ret)) =>
+                    {
+                        Some((vec![args[0].clone(), e], args[0].clone()))
+                    }
+                    _ => None,
+                }
+            }
+            LoopKind::Scanl | LoopKind::Scanr => match (elem(&args[1]), elem(ret)) {
+                (Some(e), Some(r)) if same_shape(&r, &args[0]) => {
+                    let params = if kind == LoopKind::Scanl {
+                        vec![args[0].clone(), e]
+                    } else {
+                        vec![e, args[0].clone()]
+                    };
+                    Some((params, args[0].clone()))
+                }
+                _ => None,
+            },
+            LoopKind::Ifold if args[1] == Ty::Int && same_shape(&args[0], ret) => {
+                Some((vec![args[0].clone(), Ty::Int], args[0].clone()))
+            }
+            LoopKind::Build if args[0] == Ty::Int => elem(ret).map(|e| (vec![Ty::Int], e)),
+            LoopKind::Ifold | LoopKind::Build => None,
+        };
+        if sig.is_none() {
             self.err(
                 at,
                 span,
                 format!(
-                    "a function of {} parameters where {arity} are taken",
-                    params.len()
+                    "`{}` of operands and result that do not fit it",
+                    kind.prim()
                 ),
             );
-            return false;
         }
-        if params.iter().any(|p| p.ty.as_ref() != Some(&Ty::Real)) {
-            self.err(at, span, "a function whose parameters are not reals");
-            return false;
+        sig
+    }
+
+    /// The element type of an array type.
+    fn array_elem(&mut self, at: Loc, span: Span, t: TyId) -> Option<Ty> {
+        match self.ground(at, span, t)? {
+            Ty::Array(_, elem) => Some(*elem),
+            _ => {
+                self.err(at, span, format!("type {t} is not an array"));
+                None
+            }
         }
+    }
+
+    /// Checks a function index: the lambda (or, with no parameters, the
+    /// branch expression), the free positions, the body. `params` and `res`
+    /// are the parameter and result types the primitive needs; the body is
+    /// typed with the lambda's own (the same up to array sizes).
+    #[allow(clippy::too_many_arguments)]
+    fn fun(
+        &mut self,
+        at: Loc,
+        span: Span,
+        ctx: CtxId,
+        fun: &Fun,
+        params: &[Ty],
+        res: &Ty,
+        jt: bool,
+    ) -> bool {
+        let m = self.m;
+        let Some(expr) = m.source.exprs.get(fun.lambda.index()) else {
+            self.err(at, span, format!("function {} does not exist", fun.lambda));
+            return false;
+        };
+        let (declared, body_expr): (Vec<Ty>, syntax::ExprId) = if params.is_empty() {
+            (Vec::new(), fun.lambda)
+        } else {
+            let Expr::Lambda { params: ps, body } = expr else {
+                self.err(at, span, format!("{} is not a lambda", fun.lambda));
+                return false;
+            };
+            if ps.len() != params.len() {
+                self.err(
+                    at,
+                    span,
+                    format!(
+                        "a function of {} parameters where {} are taken",
+                        ps.len(),
+                        params.len()
+                    ),
+                );
+                return false;
+            }
+            let mut declared = Vec::new();
+            for (p, want) in ps.iter().zip(params) {
+                match &p.ty {
+                    Some(ty) if same_shape(ty, want) => declared.push(ty.clone()),
+                    _ => {
+                        self.err(
+                            at,
+                            span,
+                            format!("parameter `{}` is not of type {}", p.name, show(want)),
+                        );
+                        return false;
+                    }
+                }
+            }
+            (declared, *body)
+        };
+        let result = match m.source.types.get(body_expr.index()) {
+            Some(ty) if same_shape(ty, res) => ty.clone(),
+            _ => {
+                self.err(
+                    at,
+                    span,
+                    format!("the function does not return {}", show(res)),
+                );
+                return false;
+            }
+        };
         let mut body_ctx = CtxId::EMPTY;
         let mut last = 0;
         for &f in &fun.free {
@@ -757,12 +941,18 @@ impl Checker<'_> {
                 self.err(at, span, format!("free position {f} outside the context"));
                 return false;
             };
+            if self.t.ground_ty(t).is_none() {
+                self.err(at, span, format!("free position {f} is not of ground type"));
+                return false;
+            }
             body_ctx = self.t.snoc(body_ctx, t);
         }
-        for _ in 0..arity {
-            body_ctx = self.t.snoc(body_ctx, real);
+        for ty in &declared {
+            let t = self.t.ground(ty);
+            body_ctx = self.t.snoc(body_ctx, t);
         }
-        let body_out = self.t.snoc(body_ctx, real);
+        let r = self.t.ground(&result);
+        let body_out = self.t.snoc(body_ctx, r);
         let bi = self.info[fun.body.index()];
         let Some(io) = bi.io else { return false };
         let want = if jt {
@@ -797,6 +987,43 @@ impl Checker<'_> {
             return false;
         }
         true
+    }
+}
+
+/// Whether two ground types are equal up to the sizes of their arrays.
+pub fn same_shape(a: &Ty, b: &Ty) -> bool {
+    match (a, b) {
+        (Ty::Array(_, x), Ty::Array(_, y)) => same_shape(x, y),
+        (Ty::Tuple(xs), Ty::Tuple(ys)) => {
+            xs.len() == ys.len() && xs.iter().zip(ys).all(|(x, y)| same_shape(x, y))
+        }
+        _ => a == b,
+    }
+}
+
+fn show(t: &Ty) -> String {
+    crate::print::ground(t)
+}
+
+/// Whether `op` is a builtin of [`Op::Builtin`] applying to arguments of
+/// the types `args` with result `ret`.
+pub fn builtin_fits(op: syntax::Prim, args: &[Ty], ret: &Ty) -> bool {
+    use syntax::Prim as P;
+    let scalar = |t: &Ty| matches!(t, Ty::Real | Ty::Int);
+    match (op, args) {
+        (P::Lt | P::Le | P::Gt | P::Ge, [a, b]) => scalar(a) && a == b && *ret == Ty::Bool,
+        (P::Eq | P::Ne, [a, b]) => {
+            matches!(a, Ty::Real | Ty::Int | Ty::Bool) && a == b && *ret == Ty::Bool
+        }
+        (P::And | P::Or, [a, b]) => *a == Ty::Bool && *b == Ty::Bool && *ret == Ty::Bool,
+        (P::Not, [a]) => *a == Ty::Bool && *ret == Ty::Bool,
+        (P::Add | P::Sub | P::Mul | P::Max | P::Min, [a, b]) => {
+            *a == Ty::Int && *b == Ty::Int && *ret == Ty::Int
+        }
+        (P::Neg | P::Abs, [a]) => *a == Ty::Int && *ret == Ty::Int,
+        (P::Length, [Ty::Array(..)]) => *ret == Ty::Int,
+        (P::Shift1L | P::Shift1R, [a @ Ty::Array(..)]) => same_shape(a, ret),
+        _ => false,
     }
 }
 

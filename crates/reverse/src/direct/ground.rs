@@ -327,7 +327,8 @@ pub(super) fn partial2(b: &mut Emit, op: Prim, x: &Atom, y: &Atom, r: &Atom) -> 
             (Partial::Expr(dx), Partial::Expr(b.un(Prim::Neg, q)))
         }
         Prim::Pow => {
-            // y * pow x (y - 1), and (if x == 0 then 0 else r * log x).
+            // y * pow x (y - 1), and (if x > 0 then r * log x else 0)
+            // (docs/derivatives.md).
             let (ye, xe, y1) = (b.atom(y), b.atom(x), b.atom(y));
             let one = b.real(1.0);
             let ym1 = b.bin(Prim::Sub, y1, one);
@@ -335,15 +336,16 @@ pub(super) fn partial2(b: &mut Emit, op: Prim, x: &Atom, y: &Atom, r: &Atom) -> 
             let dx = b.bin(Prim::Mul, ye, p);
             let (x1, x2, re) = (b.atom(x), b.atom(x), b.atom(r));
             let zero = b.real(0.0);
-            let at_zero = b.bin(Prim::Eq, x1, zero);
+            let positive = b.bin(Prim::Gt, x1, zero);
             let l = b.un(Prim::Log, x2);
             let rl = b.bin(Prim::Mul, re, l);
             let zero = b.real(0.0);
-            (Partial::Expr(dx), Partial::Expr(b.ite(at_zero, zero, rl)))
+            (Partial::Expr(dx), Partial::Expr(b.ite(positive, rl, zero)))
         }
         _ => {
-            // max: x wins when x >= y; min: x wins when x <= y (ties go to x).
-            let cmp = if op == Prim::Max { Prim::Ge } else { Prim::Le };
+            // max x y is `if x > y then x else y`, min x y is
+            // `if x < y then x else y`: ties go to y (docs/derivatives.md).
+            let cmp = if op == Prim::Max { Prim::Gt } else { Prim::Lt };
             let (x1, y1, x2, y2) = (b.atom(x), b.atom(y), b.atom(x), b.atom(y));
             let c1 = b.bin(cmp, x1, y1);
             let c2 = b.bin(cmp, x2, y2);

@@ -11,10 +11,11 @@
 //! not hide its arguments right away is still differentiated correctly.
 //!
 //! Derivatives at the points where an operator is not differentiable are
-//! the intentional ones of Appendix A.4 (docs/unf.md lists them): `abs` has
-//! derivative `sign x` (0 at 0), `max x y` gives all to `x` when `x >= y`,
-//! `min x y` to `x` when `x <= y`, and `pow x y` has derivative 0 in `y`
-//! at `x = 0`.
+//! the intentional ones of Appendix A.4, the same as forward mode's
+//! (docs/derivatives.md lists them): `abs` has derivative `sign x` (0 at
+//! 0), `max x y` is `if x > y then x else y` and `min x y` is
+//! `if x < y then x else y` (a tie goes to `y`), and `pow x y` has
+//! derivative 0 in `y` where `x <= 0`.
 
 use super::emit::{ValId, plus_one};
 use super::{Abs, Raise, State, at, internal, truncate};
@@ -45,9 +46,10 @@ impl Raise<'_> {
             Prim::Op(ctx, op) => {
                 let n = self.ctx_len(*ctx);
                 let arity = match op {
-                    Op::Const(_) => 0,
+                    Op::Const(_) | Op::Int(_) | Op::Bool(_) => 0,
                     Op::Unary(_) | Op::Proj { .. } => 1,
-                    Op::Binary(_) => 2,
+                    Op::Binary(_) | Op::Index { .. } => 2,
+                    Op::Builtin { args, .. } => self.ctx_len(*args),
                 };
                 let mut s = s;
                 let z = at(&s, n + arity);
@@ -60,7 +62,22 @@ impl Raise<'_> {
                     }
                 };
                 match op {
-                    Op::Const(_) => {}
+                    Op::Const(_) | Op::Int(_) | Op::Bool(_) => {}
+                    Op::Builtin { op, .. } => {
+                        if matches!(op, P::Shift1L | P::Shift1R) {
+                            let a = self.materialize(at(primal, n))?;
+                            let d = self.jt_shift(*op, a, z)?;
+                            let acc = self.add(at(&s, n), Abs::Val(d))?;
+                            s.set_mut(n, acc);
+                        }
+                    }
+                    Op::Index { .. } => {
+                        let a = self.materialize(at(primal, n))?;
+                        let i = self.materialize(at(primal, n + 1))?;
+                        let d = self.jt_index(a, i, z)?;
+                        let acc = self.add(at(&s, n), Abs::Val(d))?;
+                        s.set_mut(n, acc);
+                    }
                     Op::Unary(o) => {
                         let x = self.materialize(at(primal, n))?;
                         let d = self.partial1(*o, x)?;
@@ -140,49 +157,7 @@ impl Raise<'_> {
                 }
                 Ok(s)
             }
-            Prim::Map { ctx, args, fun, .. } => {
-                let n = self.ctx_len(*ctx);
-                let k = args.len();
-                let z = at(&s, n + k);
-                let mut s = truncate(&s, n + k);
-                let z = match z {
-                    Abs::Val(z) => z,
-                    Abs::Zero(_) => return Ok(s),
-                    Abs::Cont(_) => {
-                        return Err(internal(self.b.span, "a continuation as a cotangent"));
-                    }
-                };
-                let mut arrays = Vec::with_capacity(k);
-                for i in 0..k {
-                    arrays.push(self.materialize(at(primal, n + i))?);
-                }
-                let free: Vec<Abs> = fun
-                    .free
-                    .iter()
-                    .map(|&f| at(primal, f as usize - 1))
-                    .collect();
-                let nf = free.len();
-                for c in 0..nf + k {
-                    let Some(per_elem) = self.elem_grad(fun.body, &free, &arrays, c, z)? else {
-                        continue;
-                    };
-                    let (pos, total) = if c < nf {
-                        // Sum the contributions of all elements: reduce +^ 0 G.
-                        let w = self.witness(free[c])?;
-                        let ty = self.b.ty(w).clone();
-                        let add = self.add_lambda(&ty);
-                        let zero = self.zero_of(w);
-                        let operands = vec![add, self.b.use_val(zero), self.b.use_val(per_elem)];
-                        let e = self.b.prim(P::Reduce, operands, ty);
-                        (fun.free[c] as usize - 1, self.b.bind(e, "d"))
-                    } else {
-                        (n + c - nf, per_elem)
-                    };
-                    let acc = self.add(at(&s, pos), Abs::Val(total))?;
-                    s.set_mut(pos, acc);
-                }
-                Ok(s)
-            }
+            Prim::Map { ctx, args, fun, .. } => self.jt_map(*ctx, args, fun, s, primal),
             Prim::Reduce { ctx, fun, init, .. } => {
                 let n = self.ctx_len(*ctx);
                 let z = at(&s, n + 1);
@@ -199,11 +174,38 @@ impl Raise<'_> {
                 s.set_mut(n, acc);
                 Ok(s)
             }
+            Prim::Array { ctx, len, .. } => {
+                self.b.retype = true;
+                let n = self.ctx_len(*ctx);
+                let z = at(&s, n);
+                let mut s = truncate(&s, n);
+                for i in 0..*len as usize {
+                    let d = match z {
+                        Abs::Val(z) => {
+                            let ie = self.b.node(Expr::Int(i as i64), Ty::Int);
+                            Abs::Val(self.index_at(z, ie))
+                        }
+                        Abs::Zero(_) => Abs::Zero(self.witness(at(primal, n + i))?),
+                        Abs::Cont(_) => {
+                            return Err(internal(self.b.span, "a continuation as a cotangent"));
+                        }
+                    };
+                    s.push_back_mut(d);
+                }
+                Ok(s)
+            }
+            Prim::If {
+                ctx,
+                then_fun,
+                else_fun,
+                ..
+            } => self.jt_if(*ctx, then_fun, else_fun, s, primal),
+            Prim::Loop { kind, ctx, fun, .. } => self.jt_loop(*kind, *ctx, fun, s, primal),
         }
     }
 
     /// The value an entry of a primal point stands for (a zero's witness).
-    fn witness(&mut self, a: Abs) -> Result<ValId, Error> {
+    pub(super) fn witness(&mut self, a: Abs) -> Result<ValId, Error> {
         match a {
             Abs::Val(v) | Abs::Zero(v) => Ok(v),
             Abs::Cont(_) => Err(internal(self.b.span, "a continuation in a primal point")),
@@ -277,113 +279,13 @@ impl Raise<'_> {
     }
 
     /// `fun (u, v) -> u +^ v` on a ground type.
-    fn add_lambda(&mut self, ty: &Ty) -> ExprId {
+    pub(super) fn add_lambda(&mut self, ty: &Ty) -> ExprId {
         let params = self.b.params(&[(ty.clone(), "u"), (ty.clone(), "v")]);
         self.b.begin();
         let r = self.add_vals(params[0], params[1]);
         let e = self.b.use_val(r);
         let body = self.b.end(e);
         self.b.lambda(&params, body)
-    }
-
-    /// `fun (g, s) -> g * s`, scaling a value of a ground type by a real.
-    fn scale_lambda(&mut self, ty: &Ty) -> ExprId {
-        let params = self.b.params(&[(ty.clone(), "g"), (Ty::Real, "s")]);
-        self.b.begin();
-        let r = self.scale_vals(params[0], params[1]);
-        let e = self.b.use_val(r);
-        let body = self.b.end(e);
-        self.b.lambda(&params, body)
-    }
-
-    /// `v * s` for a value v of a ground type and a real s.
-    fn scale_vals(&mut self, v: ValId, s: ValId) -> ValId {
-        match self.b.ty(v).clone() {
-            Ty::Real => {
-                let e = self.b.bin_vals(P::Mul, v, s);
-                self.b.bind(e, "d")
-            }
-            Ty::Array(_, elem) => {
-                let params = self.b.params(&[((*elem).clone(), "u")]);
-                self.b.begin();
-                let r = self.scale_vals(params[0], s);
-                let e = self.b.use_val(r);
-                let body = self.b.end(e);
-                let lam = self.b.lambda(&params, body);
-                let ty = self.b.ty(v).clone();
-                let operands = vec![lam, self.b.use_val(v)];
-                let e = self.b.prim(P::Map, operands, ty);
-                self.b.bind(e, "d")
-            }
-            Ty::Tuple(_) => {
-                let parts = self.b.unpack(v, "d");
-                let scaled: Vec<ValId> = parts.iter().map(|&p| self.scale_vals(p, s)).collect();
-                let items = scaled.iter().map(|&x| self.b.use_val(x)).collect();
-                let ty = self.b.ty(v).clone();
-                let e = self.b.node(Expr::Tuple(items), ty);
-                self.b.bind(e, "d")
-            }
-            Ty::Int | Ty::Bool | Ty::Func(..) => v,
-        }
-    }
-
-    /// The array of the contributions of each element of a `map`/`map2` to
-    /// component `c` of its body's context (a free variable, then the
-    /// parameters), times the cotangent `z` of the result; None when that
-    /// component's derivative is zero.
-    fn elem_grad(
-        &mut self,
-        body: TermId,
-        free: &[Abs],
-        arrays: &[ValId],
-        c: usize,
-        z: ValId,
-    ) -> Result<Option<ValId>, Error> {
-        let aty = self.b.ty(arrays[0]).clone();
-        let one_array = arrays.len() == 1;
-        // With one array the seed is z's element itself; with two, the
-        // derivative is computed with seed 1 and multiplied by z after.
-        let params = if one_array {
-            self.b.params(&[(Ty::Real, "x"), (Ty::Real, "z")])
-        } else {
-            self.b.params(&[(Ty::Real, "x"), (Ty::Real, "y")])
-        };
-        self.b.begin();
-        let mut inputs: Vec<Abs> = free.to_vec();
-        let seed = if one_array {
-            inputs.push(Abs::Val(params[0]));
-            Abs::Val(params[1])
-        } else {
-            inputs.extend(params.iter().map(|&p| Abs::Val(p)));
-            Abs::Val(self.b.real(1.0))
-        };
-        let (_, cot) = self.grad(body, inputs, seed)?;
-        let d = match cot[c] {
-            Abs::Zero(_) => {
-                self.b.discard();
-                return Ok(None);
-            }
-            a => self.materialize(a)?,
-        };
-        let dty = self.b.ty(d).clone();
-        let e = self.b.use_val(d);
-        let lbody = self.b.end(e);
-        let lam = self.b.lambda(&params, lbody);
-        let second = if one_array { z } else { arrays[1] };
-        let gty = match &aty {
-            Ty::Array(size, _) => Ty::Array(size.clone(), Box::new(dty.clone())),
-            other => other.clone(),
-        };
-        let operands = vec![lam, self.b.use_val(arrays[0]), self.b.use_val(second)];
-        let e = self.b.prim(P::Map2, operands, gty.clone());
-        let g = self.b.bind(e, "g");
-        if one_array {
-            return Ok(Some(g));
-        }
-        let scale = self.scale_lambda(&dty);
-        let operands = vec![scale, self.b.use_val(g), self.b.use_val(z)];
-        let e = self.b.prim(P::Map2, operands, gty);
-        Ok(Some(self.b.bind(e, "g")))
     }
 
     /// `old +^ d * z`, in one binding.
@@ -437,7 +339,7 @@ impl Raise<'_> {
     }
 
     /// `a +^ b`.
-    fn add(&mut self, a: Abs, b: Abs) -> Result<Abs, Error> {
+    pub(super) fn add(&mut self, a: Abs, b: Abs) -> Result<Abs, Error> {
         match (a, b) {
             (Abs::Zero(_), x) | (x, Abs::Zero(_)) => Ok(x),
             (Abs::Val(x), Abs::Val(y)) => Ok(Abs::Val(self.add_vals(x, y))),
@@ -592,17 +494,17 @@ impl Raise<'_> {
             P::Sub => (Partial::One, Partial::MinusOne),
             P::Mul => (Partial::Expr(b.use_val(y)), Partial::Expr(b.use_val(x))),
             P::Div => {
-                // 1 / y and -(x / (y * y)).
+                // 1 / y and -((x / y) / y).
                 let one = b.real_node(1.0);
                 let ye = b.use_val(y);
                 let dx = b.bin(P::Div, one, ye);
                 let (xe, y1, y2) = (b.use_val(x), b.use_val(y), b.use_val(y));
-                let yy = b.bin(P::Mul, y1, y2);
-                let q = b.bin(P::Div, xe, yy);
+                let r = b.bin(P::Div, xe, y1);
+                let q = b.bin(P::Div, r, y2);
                 (Partial::Expr(dx), Partial::Expr(b.un(P::Neg, q)))
             }
             P::Pow => {
-                // y * pow x (y - 1), and (if x == 0 then 0 else pow x y * log x).
+                // y * pow x (y - 1), and (if x > 0 then pow x y * log x else 0).
                 let (ye, xe, y1) = (b.use_val(y), b.use_val(x), b.use_val(y));
                 let one = b.real_node(1.0);
                 let ym1 = b.bin(P::Sub, y1, one);
@@ -610,16 +512,17 @@ impl Raise<'_> {
                 let dx = b.bin(P::Mul, ye, p);
                 let (x1, x2, x3, y2) = (b.use_val(x), b.use_val(x), b.use_val(x), b.use_val(y));
                 let zero = b.real_node(0.0);
-                let at_zero = b.cmp(P::Eq, x1, zero);
+                let positive = b.cmp(P::Gt, x1, zero);
                 let p = b.bin(P::Pow, x2, y2);
                 let l = b.un(P::Log, x3);
                 let pl = b.bin(P::Mul, p, l);
                 let zero = b.real_node(0.0);
-                (Partial::Expr(dx), Partial::Expr(b.ite(at_zero, zero, pl)))
+                (Partial::Expr(dx), Partial::Expr(b.ite(positive, pl, zero)))
             }
             P::Max | P::Min => {
-                // Max: x wins when x >= y; Min: x wins when x <= y.
-                let cmp = if op == P::Max { P::Ge } else { P::Le };
+                // `max x y` is `if x > y then x else y`, `min x y` is
+                // `if x < y then x else y`: on a tie y wins.
+                let cmp = if op == P::Max { P::Gt } else { P::Lt };
                 let (x1, y1, x2, y2) = (b.use_val(x), b.use_val(y), b.use_val(x), b.use_val(y));
                 let c1 = b.cmp(cmp, x1, y1);
                 let c2 = b.cmp(cmp, x2, y2);

@@ -24,6 +24,10 @@ enum ValKind {
     Var(Name),
     /// A real constant, written where it is used.
     Real(f64),
+    /// An integer constant, written where it is used.
+    Int(i64),
+    /// A boolean constant, written where it is used.
+    Bool(bool),
 }
 
 #[derive(Debug, Clone)]
@@ -38,6 +42,10 @@ struct Binding {
     span: Span,
 }
 
+/// A block taken off the stack by [`Builder::suspend`], to be finished
+/// later with [`Builder::resume`].
+pub struct Suspended(Vec<Binding>);
+
 /// The Target program under construction.
 pub struct Builder {
     /// The module the nodes go into.
@@ -47,6 +55,10 @@ pub struct Builder {
     blocks: Vec<Vec<Binding>>,
     /// The span new nodes get: the one of the UNF term being raised.
     pub span: Span,
+    /// Whether the program holds nodes whose array sizes were not
+    /// computed exactly (the constructs beyond the paper's core): `raise`
+    /// then types the finished module with `syntax::infer`.
+    pub retype: bool,
 }
 
 impl Builder {
@@ -62,6 +74,7 @@ impl Builder {
             vals: Vec::new(),
             blocks: vec![Vec::new()],
             span: Span::GENERATED,
+            retype: false,
         }
     }
 
@@ -91,6 +104,16 @@ impl Builder {
         self.push_val(ValKind::Real(c), Ty::Real)
     }
 
+    /// An integer constant.
+    pub fn int(&mut self, k: i64) -> ValId {
+        self.push_val(ValKind::Int(k), Ty::Int)
+    }
+
+    /// A boolean constant.
+    pub fn boolean(&mut self, b: bool) -> ValId {
+        self.push_val(ValKind::Bool(b), Ty::Bool)
+    }
+
     /// A fresh name.
     pub fn fresh(&mut self, base: &str) -> Name {
         self.names.fresh(base)
@@ -114,6 +137,8 @@ impl Builder {
         match val.kind {
             ValKind::Var(n) => self.node(Expr::Var(n), val.ty),
             ValKind::Real(c) => self.node(Expr::Real(c), Ty::Real),
+            ValKind::Int(k) => self.node(Expr::Int(k), Ty::Int),
+            ValKind::Bool(b) => self.node(Expr::Bool(b), Ty::Bool),
         }
     }
 
@@ -131,6 +156,8 @@ impl Builder {
                 return self.push_val(ValKind::Var(n), ty);
             }
             Expr::Real(c) => return self.real(*c),
+            Expr::Int(k) => return self.int(*k),
+            Expr::Bool(b) => return self.boolean(*b),
             _ => {}
         }
         let name = self.fresh(base);
@@ -229,10 +256,19 @@ impl Builder {
         }
     }
 
-    /// Drops the current block (its nodes stay in the arena, unreachable,
-    /// until `compact`).
-    pub fn discard(&mut self) {
-        self.blocks.pop();
+    /// Takes the current block off the stack, unfinished: its values stay
+    /// usable once it is [`resume`](Builder::resume)d.
+    pub fn suspend(&mut self) -> Suspended {
+        Suspended(
+            self.blocks
+                .pop()
+                .expect("invariant: begin and suspend are paired"),
+        )
+    }
+
+    /// Puts a suspended block back on the stack, to add to it and `end` it.
+    pub fn resume(&mut self, block: Suspended) {
+        self.blocks.push(block.0);
     }
 
     /// `fun (p1, ..., pk) -> body`, where the parameters' values were made
@@ -293,6 +329,28 @@ impl Builder {
     /// A comparison on values.
     pub fn cmp(&mut self, op: Prim, a: ExprId, b: ExprId) -> ExprId {
         self.prim(op, vec![a, b], Ty::Bool)
+    }
+
+    /// `a[i]`, with the element type of `a`.
+    pub fn index(&mut self, a: ValId, i: ExprId) -> ExprId {
+        let elem = match self.ty(a) {
+            Ty::Array(_, e) => (**e).clone(),
+            other => other.clone(),
+        };
+        let ae = self.use_val(a);
+        self.node(
+            Expr::Index {
+                array: ae,
+                index: i,
+            },
+            elem,
+        )
+    }
+
+    /// `length a`.
+    pub fn length(&mut self, a: ValId) -> ExprId {
+        let ae = self.use_val(a);
+        self.prim(Prim::Length, vec![ae], Ty::Int)
     }
 
     /// `if c then a else b`.

@@ -27,8 +27,10 @@
 //!   position of `wrt`, seeded with 1 on the result (the paper's
 //!   `π2 D(e)(0_Γ, 1)`).
 
+mod arrays;
 mod calculus;
 mod emit;
+mod loops;
 
 use crate::error::Error;
 use crate::ir::{Kind, Module, Prim, Term, TermId, UTy};
@@ -131,6 +133,7 @@ pub fn raise(m: &Module) -> Result<syntax::Module, Error> {
         }
     };
     let ret = r.b.node_ty(body).clone();
+    let retype = r.b.retype;
     let mut out = r.b.out;
     out.defs.push(Def {
         name,
@@ -143,7 +146,16 @@ pub fn raise(m: &Module) -> Result<syntax::Module, Error> {
     // types it (`syntax::verify`, run on raise's output by the tests,
     // checks that inference reproduces the stored types), so inference is
     // not run again here: on long programs it would double raise's time.
+    // The constructs beyond the paper's core (conditionals, loops,
+    // indexing, ...) make arrays whose sizes inference relates better than
+    // the builder: a program that holds one is typed again by inference.
     out.compact();
+    if retype {
+        syntax::infer(&mut out).map_err(|e| Error::Shape {
+            span: e.span(),
+            message: format!("internal error in raise: the output does not type: {e}"),
+        })?;
+    }
     Ok(out)
 }
 
@@ -360,6 +372,28 @@ impl Raise<'_> {
                         let e = self.b.bin_vals(*o, x, y);
                         self.b.bind(e, "v")
                     }
+                    Op::Int(k) => self.b.int(*k),
+                    Op::Bool(b) => self.b.boolean(*b),
+                    Op::Builtin { op, args, ret } => {
+                        self.b.retype = true;
+                        let k = self.ctx_len(*args);
+                        let mut operands = Vec::with_capacity(k);
+                        for i in 0..k {
+                            let x = self.materialize(at(&s, n + i))?;
+                            operands.push(self.b.use_val(x));
+                        }
+                        let ty = self.t.ground_ty(*ret).cloned().unwrap_or(Ty::Real);
+                        let e = self.b.prim(*op, operands, ty);
+                        self.b.bind(e, "v")
+                    }
+                    Op::Index { .. } => {
+                        self.b.retype = true;
+                        let a = self.materialize(at(&s, n))?;
+                        let i = self.materialize(at(&s, n + 1))?;
+                        let ie = self.b.use_val(i);
+                        let e = self.b.index(a, ie);
+                        self.b.bind(e, "v")
+                    }
                     Op::Proj { index, tuple } => {
                         let x = self.materialize(at(&s, n))?;
                         let ty = match self.t.ground_ty(*tuple) {
@@ -420,14 +454,7 @@ impl Raise<'_> {
                     arrays.push(self.materialize(at(&s, n + i))?);
                 }
                 let free: Vec<Abs> = fun.free.iter().map(|&f| at(&s, f as usize - 1)).collect();
-                let params = self.b.params(&vec![(Ty::Real, "x"); args.len()]);
-                self.b.begin();
-                let mut inputs = free;
-                inputs.extend(params.iter().map(|&p| Abs::Val(p)));
-                let res = self.value(fun.body, &inputs)?;
-                let e = self.b.use_val(res);
-                let body = self.b.end(e);
-                let lam = self.b.lambda(&params, body);
+                let lam = self.fun_lambda(fun, &free)?;
                 let op = if args.len() == 1 {
                     syntax::Prim::Map
                 } else {
@@ -452,7 +479,105 @@ impl Raise<'_> {
                 let v = self.b.bind(e, "r");
                 Ok(s.push_back(Abs::Val(v)))
             }
+            Prim::Array { ctx, ty, len } => {
+                self.b.retype = true;
+                let n = self.ctx_len(*ctx);
+                let mut items = Vec::with_capacity(*len as usize);
+                for i in 0..*len as usize {
+                    let v = self.materialize(at(&s, n + i))?;
+                    items.push(self.b.use_val(v));
+                }
+                let ty = self.t.ground_ty(*ty).cloned().unwrap_or(Ty::Real);
+                let e = self.b.node(Expr::Array(items), ty);
+                let v = self.b.bind(e, "a");
+                Ok(truncate(&s, n).push_back(Abs::Val(v)))
+            }
+            Prim::If {
+                ctx,
+                ret,
+                then_fun,
+                else_fun,
+            } => {
+                self.b.retype = true;
+                let n = self.ctx_len(*ctx);
+                let c = self.materialize(at(&s, n))?;
+                let mut branches = Vec::with_capacity(2);
+                for fun in [then_fun, else_fun] {
+                    let free: Vec<Abs> = fun.free.iter().map(|&f| at(&s, f as usize - 1)).collect();
+                    self.b.begin();
+                    let v = self.value(fun.body, &free)?;
+                    let e = self.b.use_val(v);
+                    branches.push(self.b.end(e));
+                }
+                let ty = self.t.ground_ty(*ret).cloned().unwrap_or(Ty::Real);
+                let ce = self.b.use_val(c);
+                let e = self.b.node(
+                    Expr::If {
+                        cond: ce,
+                        then_branch: branches[0],
+                        else_branch: branches[1],
+                    },
+                    ty,
+                );
+                let v = self.b.bind(e, "v");
+                Ok(s.push_back(Abs::Val(v)))
+            }
+            Prim::Loop {
+                kind,
+                ctx,
+                args,
+                ret,
+                fun,
+            } => {
+                self.b.retype = true;
+                let n = self.ctx_len(*ctx);
+                let free: Vec<Abs> = fun.free.iter().map(|&f| at(&s, f as usize - 1)).collect();
+                let lam = self.fun_lambda(fun, &free)?;
+                let mut operands = Vec::with_capacity(args.len() + 1);
+                for i in 0..args.len() {
+                    let v = self.materialize(at(&s, n + i))?;
+                    operands.push(self.b.use_val(v));
+                }
+                let f_pos = kind.prim().function_arg().unwrap_or(0);
+                operands.insert(f_pos, lam);
+                let ty = self.t.ground_ty(*ret).cloned().unwrap_or(Ty::Real);
+                let e = self.b.prim(kind.prim(), operands, ty);
+                let v = self.b.bind(e, "l");
+                Ok(s.push_back(Abs::Val(v)))
+            }
         }
+    }
+
+    /// The parameters of a function's Source lambda (none for a branch):
+    /// their types and names.
+    fn fun_params(&self, fun: &crate::ir::Fun) -> Vec<(Ty, String)> {
+        match self.m.source.exprs.get(fun.lambda.index()) {
+            Some(Expr::Lambda { params, .. }) => params
+                .iter()
+                .map(|p| {
+                    (
+                        p.ty.clone().unwrap_or(Ty::Real),
+                        p.name.as_str().to_string(),
+                    )
+                })
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// The Target lambda of a function: `fun (p1, ..., pk) -> body`, the
+    /// body's free variables bound to `free`.
+    fn fun_lambda(&mut self, fun: &crate::ir::Fun, free: &[Abs]) -> Result<syntax::ExprId, Error> {
+        let ps = self.fun_params(fun);
+        let spec: Vec<(Ty, &str)> = ps.iter().map(|(t, n)| (t.clone(), n.as_str())).collect();
+        let params = self.b.params(&spec);
+        self.b.begin();
+        let mut inputs = free.to_vec();
+        inputs.extend(params.iter().map(|&p| Abs::Val(p)));
+        let res = self.value(fun.body, &inputs)?;
+        let e = self.b.use_val(res);
+        let body = self.b.end(e);
+        Ok(self.b.lambda(&params, body))
     }
 
     /// `fun (x, y) -> body(x, y)` for a closed function of two reals; when

@@ -32,6 +32,11 @@ use crate::error::Error;
 use crate::shape::SizeEnv;
 use crate::value::Value;
 
+mod loops;
+mod scalar;
+
+use scalar::{add, binary, d_binary, d_unary, scalar, unary, zeros_like};
+
 /// An entry of a context at run time.
 #[derive(Clone)]
 enum Slot {
@@ -320,6 +325,19 @@ impl Eval<'_> {
                             .and_then(|items| items.get(*index as usize - 1).cloned())
                             .ok_or_else(|| type_error(span, format!("π{index} of {}", t.kind())))?
                     }
+                    Op::Int(k) => Value::Int(*k),
+                    Op::Bool(b) => Value::Bool(*b),
+                    Op::Builtin { op, args, .. } => {
+                        let k = self.len(*args);
+                        let vals = (n..n + k)
+                            .map(|i| self.value(&s, i))
+                            .collect::<Result<Vec<_>, _>>()?;
+                        scalar::builtin(*op, &vals, span)?
+                    }
+                    Op::Index { .. } => {
+                        let (a, i) = (self.value(&s, n)?, self.value(&s, n + 1)?);
+                        loops::index(&a, &i, span)?
+                    }
                 };
                 Ok(s.push_back(Slot::Val(v)))
             }
@@ -367,7 +385,53 @@ impl Eval<'_> {
                 }
                 Ok(s.push_back(Slot::Val(acc)))
             }
+            Prim::Array { ctx, .. } => {
+                let n = self.len(*ctx);
+                let items = (n..s.len())
+                    .map(|i| self.value(&s, i))
+                    .collect::<Result<Vec<_>, _>>()?;
+                Ok(truncate(&s, n).push_back(Slot::Val(Value::array(items))))
+            }
+            Prim::If {
+                ctx,
+                then_fun,
+                else_fun,
+                ..
+            } => {
+                let n = self.len(*ctx);
+                let c = self.value(&s, n)?;
+                let fun = match c.as_bool() {
+                    Some(true) => then_fun,
+                    Some(false) => else_fun,
+                    None => {
+                        return Err(type_error(
+                            span,
+                            format!("a condition that is {}", c.kind()),
+                        ));
+                    }
+                };
+                let free = self.free_values(&s, fun)?;
+                let v = self.run(fun.body, free)?;
+                Ok(s.push_back(Slot::Val(v)))
+            }
+            Prim::Loop { kind, ctx, fun, .. } => {
+                let n = self.len(*ctx);
+                let ops = (n..n + kind.operands())
+                    .map(|i| self.value(&s, i))
+                    .collect::<Result<Vec<_>, _>>()?;
+                let free = self.free_values(&s, fun)?;
+                let v = self.run_loop(*kind, fun.body, &free, &ops, false, span)?;
+                Ok(s.push_back(Slot::Val(v)))
+            }
         }
+    }
+
+    /// The values of a function's free variables in the context `s`.
+    fn free_values(&self, s: &Ctx, fun: &unf::Fun) -> Result<Vec<Value>, Error> {
+        fun.free
+            .iter()
+            .map(|&f| self.value(s, f as usize - 1))
+            .collect()
     }
 
     /// The `k` arrays at positions `n..n+k`, of equal lengths.
@@ -411,7 +475,19 @@ impl Eval<'_> {
                 let z = self.last_value(&s)?;
                 let mut s = truncate(&s, s.len() - 1);
                 match op {
-                    Op::Const(_) => {}
+                    Op::Const(_) | Op::Int(_) | Op::Bool(_) => {}
+                    Op::Builtin { op, .. } => {
+                        if matches!(op, P::Shift1L | P::Shift1R) {
+                            let a = self.value(pr, n)?;
+                            let d = loops::jt_shift(*op, &a, &z)?;
+                            self.add_at(&mut s, n, &d)?;
+                        }
+                    }
+                    Op::Index { .. } => {
+                        let (a, i) = (self.value(pr, n)?, self.value(pr, n + 1)?);
+                        let d = loops::jt_index(&a, &i, &z, span)?;
+                        self.add_at(&mut s, n, &d)?;
+                    }
                     Op::Unary(o) => {
                         let zr = z
                             .as_real()
@@ -542,134 +618,65 @@ impl Eval<'_> {
                 self.add_at(&mut s, n, &Value::reals(&out))?;
                 Ok(s)
             }
+            Prim::Array { ctx, len, .. } => {
+                let n = self.len(*ctx);
+                let z = self.last_value(&s)?;
+                let items = z
+                    .as_array()
+                    .ok_or_else(|| internal("the cotangent of an array is not an array"))?;
+                if items.len() != *len as usize {
+                    return Err(internal("an array literal's cotangent of another length"));
+                }
+                let mut s = truncate(&s, n);
+                for x in items.iter() {
+                    s.push_back_mut(Slot::Val(x.clone()));
+                }
+                Ok(s)
+            }
+            Prim::If {
+                ctx,
+                then_fun,
+                else_fun,
+                ..
+            } => {
+                let n = self.len(*ctx);
+                let z = self.last_value(&s)?;
+                let mut s = truncate(&s, n + 1);
+                let c = self.value(pr, n)?;
+                let fun = if c.as_bool() == Some(true) {
+                    then_fun
+                } else {
+                    else_fun
+                };
+                let free: Vec<Slot> = self
+                    .free_values(pr, fun)?
+                    .into_iter()
+                    .map(Slot::Val)
+                    .collect();
+                let (_, cot) = self.grad(fun.body, free, z)?;
+                for (j, &f) in fun.free.iter().enumerate() {
+                    self.add_at(&mut s, f as usize - 1, &cot[j])?;
+                }
+                Ok(s)
+            }
+            Prim::Loop { kind, ctx, fun, .. } => {
+                let n = self.len(*ctx);
+                let k = kind.operands();
+                let z = self.last_value(&s)?;
+                let mut s = truncate(&s, n + k);
+                let ops = (n..n + k)
+                    .map(|i| self.value(pr, i))
+                    .collect::<Result<Vec<_>, _>>()?;
+                let free = self.free_values(pr, fun)?;
+                let (d_ops, d_free) = self.jt_loop(*kind, fun.body, &free, &ops, &z, span)?;
+                for (i, d) in d_ops.iter().enumerate() {
+                    self.add_at(&mut s, n + i, d)?;
+                }
+                for (j, &f) in fun.free.iter().enumerate() {
+                    self.add_at(&mut s, f as usize - 1, &d_free[j])?;
+                }
+                Ok(s)
+            }
         }
     }
-}
-
-/// The result of a scalar rule, or an error for an operator without one
-/// (the verifier admits none).
-fn scalar<T>(op: P, r: Option<T>) -> Result<T, Error> {
-    r.ok_or_else(|| internal(&format!("no rule for `{}`", op.symbol())))
-}
-
-/// `0_G` of the shape of a value.
-fn zeros_like(v: &Value) -> Value {
-    match v {
-        Value::Real(_) => Value::Real(0.0),
-        Value::Int(_) => Value::Int(0),
-        Value::Bool(_) => Value::Bool(false),
-        Value::Tuple(items) => Value::tuple(items.iter().map(zeros_like).collect()),
-        Value::Array(items) => Value::array(items.iter().map(zeros_like).collect()),
-        Value::Closure(_) => v.clone(),
-    }
-}
-
-/// `a +^ b` on values of one ground type.
-fn add(a: &Value, b: &Value) -> Result<Value, Error> {
-    Ok(match (a, b) {
-        (Value::Real(x), Value::Real(y)) => Value::Real(x + y),
-        (Value::Int(x), Value::Int(y)) => Value::Int(x.wrapping_add(*y)),
-        (Value::Bool(x), Value::Bool(_)) => Value::Bool(*x),
-        (Value::Tuple(xs), Value::Tuple(ys)) if xs.len() == ys.len() => Value::tuple(
-            xs.iter()
-                .zip(ys.iter())
-                .map(|(x, y)| add(x, y))
-                .collect::<Result<_, _>>()?,
-        ),
-        (Value::Array(xs), Value::Array(ys)) if xs.len() == ys.len() => Value::array(
-            xs.iter()
-                .zip(ys.iter())
-                .map(|(x, y)| add(x, y))
-                .collect::<Result<_, _>>()?,
-        ),
-        _ => {
-            return Err(internal(&format!(
-                "adding cotangents {} and {}",
-                a.kind(),
-                b.kind()
-            )));
-        }
-    })
-}
-
-fn unary(op: P, x: f64) -> Option<f64> {
-    Some(match op {
-        P::Neg => -x,
-        P::Sin => x.sin(),
-        P::Cos => x.cos(),
-        P::Tan => x.tan(),
-        P::Exp => x.exp(),
-        P::Log => x.ln(),
-        P::Sqrt => x.sqrt(),
-        P::Tanh => x.tanh(),
-        P::Abs => x.abs(),
-        _ => return None,
-    })
-}
-
-fn binary(op: P, x: f64, y: f64) -> Option<f64> {
-    Some(match op {
-        P::Add => x + y,
-        P::Sub => x - y,
-        P::Mul => x * y,
-        P::Div => x / y,
-        P::Pow => x.powf(y),
-        P::Max => x.max(y),
-        P::Min => x.min(y),
-        _ => return None,
-    })
-}
-
-/// The derivative of a unary operator (docs/unf.md, "Derivatives of the
-/// scalar operators"; the same choices at non-differentiable points).
-fn d_unary(op: P, x: f64) -> Option<f64> {
-    Some(match op {
-        P::Neg => -1.0,
-        P::Sin => x.cos(),
-        P::Cos => -x.sin(),
-        P::Tan => 1.0 + x.tan() * x.tan(),
-        P::Exp => x.exp(),
-        P::Log => 1.0 / x,
-        P::Sqrt => 0.5 / x.sqrt(),
-        P::Tanh => 1.0 - x.tanh() * x.tanh(),
-        P::Abs => {
-            if x > 0.0 {
-                1.0
-            } else if x < 0.0 {
-                -1.0
-            } else {
-                0.0
-            }
-        }
-        _ => return None,
-    })
-}
-
-/// The partial derivatives of a binary operator.
-fn d_binary(op: P, x: f64, y: f64) -> Option<(f64, f64)> {
-    Some(match op {
-        P::Add => (1.0, 1.0),
-        P::Sub => (1.0, -1.0),
-        P::Mul => (y, x),
-        P::Div => (1.0 / y, -(x / (y * y))),
-        P::Pow => (
-            y * x.powf(y - 1.0),
-            if x == 0.0 { 0.0 } else { x.powf(y) * x.ln() },
-        ),
-        P::Max => {
-            if x >= y {
-                (1.0, 0.0)
-            } else {
-                (0.0, 1.0)
-            }
-        }
-        P::Min => {
-            if x <= y {
-                (1.0, 0.0)
-            } else {
-                (0.0, 1.0)
-            }
-        }
-        _ => return None,
-    })
 }

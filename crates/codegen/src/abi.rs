@@ -1,0 +1,429 @@
+//! The exported functions: their C signatures, their bodies' prologue
+//! (parameters to values, size checks) and epilogue (results to output
+//! parameters), the header, and the error strings for C callers.
+//!
+//! The calling convention (docs/codegen.md, "Calling a generated
+//! function"): for a definition `f`, the symbol `adrev_f` takes the call
+//! context, then for each parameter its dims (`int64_t`) and leaves (a
+//! scalar by value, or a `const T *` buffer), then for the result a
+//! pointer to each dim and leaf. Result buffers live in the context's
+//! arena until its next call. It returns 0, or the number of the failure
+//! site (and `adrev_error` says what failed).
+
+use std::collections::BTreeMap;
+
+use syntax::{Def, Module, Name, Size, Span, Ty};
+
+use crate::Config;
+use crate::error::Error;
+use crate::layout::{Kind, Layout};
+use crate::lower::{Ctx, Site, SiteKind};
+use crate::val::{Arr, Env, Leaves, Manifest, Val};
+use crate::writer::c_ident;
+
+/// One exported function of a generated program.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Entry {
+    /// The definition's name in the program.
+    pub name: String,
+    /// The C symbol (`adrev_` and the name made an identifier).
+    pub symbol: String,
+    /// Where the definition's name is written.
+    pub span: Span,
+    /// Its parameters.
+    pub params: Vec<EntryParam>,
+    /// The result type.
+    pub ret: Ty,
+    /// The result's layout.
+    pub ret_layout: Layout,
+    /// The span of the definition's body (where a result of the wrong
+    /// size is reported).
+    pub body_span: Span,
+}
+
+/// A parameter of an exported function.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EntryParam {
+    /// Its name in the program.
+    pub name: String,
+    /// Its type.
+    pub ty: Ty,
+    /// Its layout: the dims and leaves passed for it.
+    pub layout: Layout,
+    /// Where it is written.
+    pub span: Span,
+}
+
+impl Entry {
+    /// The C prototype (without the trailing `;`).
+    pub fn prototype(&self) -> String {
+        let mut args = vec!["ad_ctx *ctx".to_string()];
+        for (k, p) in self.params.iter().enumerate() {
+            for d in 0..p.layout.dims {
+                args.push(format!("int64_t p{k}_d{d}"));
+            }
+            for (l, leaf) in p.layout.leaves.iter().enumerate() {
+                let t = leaf.kind.c_type();
+                if leaf.under.is_empty() {
+                    args.push(format!("{t} p{k}_l{l}"));
+                } else {
+                    args.push(format!("const {t} *p{k}_l{l}"));
+                }
+            }
+        }
+        for d in 0..self.ret_layout.dims {
+            args.push(format!("int64_t *out_d{d}"));
+        }
+        for (l, leaf) in self.ret_layout.leaves.iter().enumerate() {
+            let t = leaf.kind.c_type();
+            if leaf.under.is_empty() {
+                args.push(format!("{t} *out_l{l}"));
+            } else {
+                args.push(format!("const {t} **out_l{l}"));
+            }
+        }
+        format!("int {}({})", self.symbol, args.join(", "))
+    }
+
+    /// A comment describing the arguments, for the header.
+    pub fn describe(&self) -> String {
+        let mut out = format!(
+            "/* {}: {}",
+            self.name,
+            self.params
+                .iter()
+                .map(|p| format!("({} : {})", p.name, syntax::print::ty(&p.ty)))
+                .collect::<Vec<_>>()
+                .join(" ")
+        );
+        out.push_str(&format!(" -> {}\n", syntax::print::ty(&self.ret)));
+        for (k, p) in self.params.iter().enumerate() {
+            out.push_str(&format!(
+                " *   `{}`: p{k}_d* are its array lengths, p{k}_l* its scalars / buffers (row-major)\n",
+                p.name
+            ));
+        }
+        out.push_str(" *   result: *out_d* its array lengths, *out_l* its scalars / buffers (valid until the next call) */");
+        out
+    }
+}
+
+/// The C symbols for the definitions: `adrev_` plus the name as an
+/// identifier, made unique.
+pub(crate) fn symbols(m: &Module) -> Vec<String> {
+    let mut seen = std::collections::HashSet::new();
+    m.defs
+        .iter()
+        .map(|d| {
+            let base = format!("adrev_{}", c_ident(d.name.as_str()));
+            let mut s = base.clone();
+            let mut k = 1;
+            while !seen.insert(s.clone())
+                || s == "adrev_ctx_new"
+                || s == "adrev_ctx_free"
+                || s == "adrev_error"
+                || s == "adrev_error_info"
+            {
+                k += 1;
+                s = format!("{base}_{k}");
+            }
+            s
+        })
+        .collect()
+}
+
+/// Compiles one definition to an exported C function.
+pub(crate) fn emit_def(
+    m: &Module,
+    def: &Def,
+    symbol: &str,
+    cfg: &Config,
+    sites: &mut Vec<Site>,
+) -> Result<(Entry, String), Error> {
+    let mut params = Vec::new();
+    for p in &def.params {
+        let ty = p
+            .ty
+            .clone()
+            .ok_or_else(|| Error::core(p.span, format!("parameter `{}` has no type", p.name)))?;
+        let layout = Layout::of(&ty, p.span, "a parameter")?;
+        params.push(EntryParam {
+            name: p.name.to_string(),
+            ty,
+            layout,
+            span: p.span,
+        });
+    }
+    let ret = match &def.ret {
+        Some(t) => t.clone(),
+        None => m.ty(def.body).cloned().ok_or_else(|| {
+            Error::core(def.name_span, format!("`{}` has no result type", def.name))
+        })?,
+    };
+    let ret_layout = Layout::of(&ret, def.name_span, "a result")?;
+    let entry = Entry {
+        name: def.name.to_string(),
+        symbol: symbol.to_string(),
+        span: def.name_span,
+        params,
+        ret,
+        ret_layout,
+        body_span: m.span(def.body),
+    };
+
+    let mut cx = Ctx::new(m, def, cfg, sites);
+    cx.w.open(entry.prototype());
+    cx.w.line("ad_begin(ctx);");
+    let mut env = Env::new();
+    let mut sizes: BTreeMap<Name, (String, i64)> = BTreeMap::new();
+    for (k, p) in entry.params.iter().enumerate() {
+        let mut at = (0, 0);
+        let v = param_val(&mut cx, &p.ty, k, &mut at, &p.name, p.span, &mut sizes);
+        env = env.insert(Name::new(p.name.clone()), v);
+    }
+    let res = cx.expr(def.body, &env)?;
+    let res = cx.materialize_val(res)?;
+    let res = own(&mut cx, res, &entry.ret, def.name_span)?;
+    let mut at = (0, 0);
+    write_outputs(&mut cx, &res, &mut at);
+    cx.w.line("return 0;");
+    cx.w.close();
+    Ok((entry, crate::fuse::fuse(&cx.w.finish())))
+}
+
+/// The value of parameter `k` of type `ty`, reading dims and leaves from
+/// `at` on; checks the array sizes against the type.
+#[allow(clippy::too_many_arguments)]
+fn param_val(
+    cx: &mut Ctx<'_>,
+    ty: &Ty,
+    k: usize,
+    at: &mut (usize, usize),
+    name: &str,
+    span: Span,
+    sizes: &mut BTreeMap<Name, (String, i64)>,
+) -> Val {
+    match ty {
+        Ty::Tuple(items) => Val::Tuple(
+            items
+                .iter()
+                .map(|t| param_val(cx, t, k, at, name, span, sizes))
+                .collect::<Vec<_>>()
+                .into(),
+        ),
+        Ty::Array(size, elem) => {
+            let len = format!("p{k}_d{}", at.0);
+            at.0 += 1;
+            let len = check_size(cx, size, &len, name, span, sizes);
+            let elem = param_leaves(cx, elem, k, at, name, span, sizes);
+            Val::Array(Arr::Manifest(Manifest {
+                len,
+                elem,
+                owned: false,
+            }))
+        }
+        _ => {
+            let kind = Kind::of(ty).unwrap_or(Kind::Real);
+            let v = Val::Scalar(kind, format!("p{k}_l{}", at.1));
+            at.1 += 1;
+            v
+        }
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn param_leaves(
+    cx: &mut Ctx<'_>,
+    ty: &Ty,
+    k: usize,
+    at: &mut (usize, usize),
+    name: &str,
+    span: Span,
+    sizes: &mut BTreeMap<Name, (String, i64)>,
+) -> Leaves {
+    match ty {
+        Ty::Tuple(items) => Leaves::Tuple(
+            items
+                .iter()
+                .map(|t| param_leaves(cx, t, k, at, name, span, sizes))
+                .collect(),
+        ),
+        Ty::Array(size, elem) => {
+            let len = format!("p{k}_d{}", at.0);
+            at.0 += 1;
+            let len = check_size(cx, size, &len, name, span, sizes);
+            Leaves::Array {
+                len,
+                elem: Box::new(param_leaves(cx, elem, k, at, name, span, sizes)),
+            }
+        }
+        _ => {
+            let kind = Kind::of(ty).unwrap_or(Kind::Real);
+            let l = Leaves::Scalar {
+                kind,
+                ptr: format!("p{k}_l{}", at.1),
+            };
+            at.1 += 1;
+            l
+        }
+    }
+}
+
+/// Checks an input length against the size in its type (for C callers;
+/// `run` has checked the inputs already, with the evaluator's messages).
+/// Returns the expression to use for the length from then on: lengths
+/// that the type says are equal become the same variable, so that the
+/// loops over them fuse and their equality is not checked again.
+fn check_size(
+    cx: &mut Ctx<'_>,
+    size: &Size,
+    len: &str,
+    name: &str,
+    span: Span,
+    sizes: &mut BTreeMap<Name, (String, i64)>,
+) -> String {
+    let kind = SiteKind::InputSize {
+        param: name.to_string(),
+    };
+    match size {
+        Size::Dyn => cx.fail_if(&format!("{len} < 0"), span, kind, len, "0"),
+        Size::Lit(n) => cx.fail_if(&format!("{len} != {n}"), span, kind, len, &n.to_string()),
+        Size::Var(v, off) => match sizes.get(v) {
+            Some((first, off0)) => {
+                let want = match off - off0 {
+                    0 => first.clone(),
+                    d if d > 0 => format!("{first} + {d}"),
+                    d => format!("{first} - {}", -d),
+                };
+                cx.fail_if(&format!("{len} != {want}"), span, kind, len, &want);
+                if off == off0 {
+                    return first.clone();
+                }
+            }
+            None => {
+                let cond = if *off > 0 {
+                    format!("{len} - {off} < 0")
+                } else {
+                    format!("{len} < 0")
+                };
+                cx.fail_if(&cond, span, kind, len, "0");
+                sizes.insert(v.clone(), (len.to_string(), *off));
+            }
+        },
+    }
+    len.to_string()
+}
+
+/// Copies every array of a result that is a view of an input into the
+/// arena, so that results never alias the caller's buffers.
+fn own(cx: &mut Ctx<'_>, v: Val, ty: &Ty, span: Span) -> Result<Val, Error> {
+    match (v, ty) {
+        (Val::Tuple(items), Ty::Tuple(tys)) => Ok(Val::Tuple(
+            items
+                .iter()
+                .zip(tys)
+                .map(|(v, t)| own(cx, v.clone(), t, span))
+                .collect::<Result<Vec<_>, _>>()?
+                .into(),
+        )),
+        (Val::Array(Arr::Manifest(m)), Ty::Array(_, elem)) if !m.owned => {
+            let v = Val::Array(Arr::Manifest(m.clone()));
+            let mut dims = Vec::new();
+            crate::arrays::dims_of(&v, &mut dims);
+            let copy = cx.copy_array(&m, elem, &dims[1..], span)?;
+            Ok(Val::Array(Arr::Manifest(copy)))
+        }
+        (v, _) => Ok(v),
+    }
+}
+
+/// Writes a (materialized) result to the output parameters.
+fn write_outputs(cx: &mut Ctx<'_>, v: &Val, at: &mut (usize, usize)) {
+    match v {
+        Val::Scalar(_, c) => {
+            cx.w.line(format!("*out_l{} = {c};", at.1));
+            at.1 += 1;
+        }
+        Val::Tuple(items) => items.iter().for_each(|v| write_outputs(cx, v, at)),
+        Val::Array(Arr::Manifest(m)) => {
+            cx.w.line(format!("*out_d{} = {};", at.0, m.len));
+            at.0 += 1;
+            let mut dims = Vec::new();
+            m.elem.dims(&mut dims);
+            for d in dims {
+                cx.w.line(format!("*out_d{} = {d};", at.0));
+                at.0 += 1;
+            }
+            let mut ptrs = Vec::new();
+            m.elem.ptrs(&mut ptrs);
+            for (_, p) in ptrs {
+                cx.w.line(format!("*out_l{} = {p};", at.1));
+                at.1 += 1;
+            }
+        }
+        // Materialized before, and functions are refused by the layout.
+        Val::Array(Arr::Delayed(_)) | Val::Func(_) => {}
+    }
+}
+
+/// What a failure site means, as a C format string taking the two
+/// details as `long long` (`%lld`), prefixed with `line:column`.
+pub(crate) fn site_text(m: &Module, site: &Site) -> String {
+    let what = match &site.kind {
+        SiteKind::Index => "index %lld out of bounds for an array of %lld".to_string(),
+        SiteKind::Overflow(op) => format!("integer overflow in `{op}`"),
+        SiteKind::SizeMismatch(op) => format!("{op} over arrays of sizes %lld and %lld"),
+        SiteKind::NegativeCount(op) => format!("`{op}` with a negative count %lld"),
+        SiteKind::Alloc(_) => "cannot allocate an array of %lld elements".to_string(),
+        SiteKind::Ragged => "rows of different lengths (%lld and %lld)".to_string(),
+        SiteKind::AccumulatorSize(op) => {
+            format!("the accumulator of `{op}` changed length from %lld to %lld")
+        }
+        SiteKind::InputSize { param } => {
+            format!("input `{param}`: an array length (%lld) that does not fit its type")
+        }
+    };
+    let at = if site.span.is_generated() {
+        String::new()
+    } else {
+        let (line, col) = line_col(&m.file.text, site.span.lo as usize);
+        format!("{}:{line}:{col}: ", m.file.name)
+    };
+    c_string(&format!("{at}{what}"))
+}
+
+/// The 1-based line and column of a byte offset.
+pub(crate) fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let offset = offset.min(text.len());
+    let before = text.get(..offset).unwrap_or("");
+    let line = before.matches('\n').count() + 1;
+    let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    (line, col)
+}
+
+/// A C string literal (escaping quotes, backslashes, control characters,
+/// and `%` except in `%lld`).
+pub(crate) fn c_string(s: &str) -> String {
+    let mut out = String::from("\"");
+    let mut rest = s;
+    while let Some(ch) = rest.chars().next() {
+        if rest.starts_with("%lld") {
+            out.push_str("%lld");
+            rest = &rest[4..];
+            continue;
+        }
+        match ch {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '%' => out.push_str("%%"),
+            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
+                out.push_str(&format!("\\{:03o}", c as u32))
+            }
+            c if !c.is_ascii() => out.push('?'),
+            c => out.push(c),
+        }
+        rest = &rest[ch.len_utf8()..];
+    }
+    out.push('"');
+    out
+}

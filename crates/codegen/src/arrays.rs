@@ -1,0 +1,1193 @@
+//! The array builtins as loops: delayed arrays and their fusion,
+//! materialization into arena buffers, folds and scans.
+//!
+//! - `map`, `map2`, `build` and the shifts of delayed arrays make delayed
+//!   arrays (no loop yet); the consumer's loop computes their elements.
+//! - `reduce`, `foldl`, `ifold`, `scanl` and `scanr` are loops that pull
+//!   the elements of their input, so a chain `reduce f z (map g (map2 h A
+//!   B))` is one loop.
+//! - An array is *materialized* (written to buffers) when a result, a
+//!   conditional, or a name used more than once needs it.
+//! - Every loop whose body allocates takes an arena mark at the top of the
+//!   body and resets to it at the bottom, so temporaries of one element are
+//!   gone before the next (no allocation grows with the trip count). Values
+//!   that must survive an iteration are stored into buffers allocated
+//!   before the loop.
+//! - With `Config::parallel`, an outermost materializing loop or reduction
+//!   whose body neither allocates nor can fail gets an OpenMP pragma (see
+//!   note [parallel loops]).
+
+use std::rc::Rc;
+
+use syntax::{ExprId, Prim, Span, Ty, stack};
+
+use crate::error::Error;
+use crate::layout::{Kind, has_array, scalar_kinds};
+use crate::lower::{Ctx, Flags, SiteKind, int_lit};
+use crate::streams::{Order, order, rebuild, scalars};
+use crate::val::{Arr, Delayed, Env, Func, Gen, Leaves, Manifest, Val};
+
+/// The direction of a loop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Dir {
+    Up,
+    Down,
+}
+
+/// The accumulators of a reassociated `reduce`.
+pub(crate) const LANES: usize = 4;
+
+/// The trip count from which parallel loops use more than one thread.
+pub(crate) const PAR_MIN: u32 = 32768;
+
+impl Ctx<'_> {
+    /// Compiles a builtin application.
+    pub fn prim(&mut self, id: ExprId, op: Prim, args: &[ExprId], env: &Env) -> Result<Val, Error> {
+        let span = self.span(id);
+        if args.len() != op.arity() {
+            return Err(Error::core(
+                span,
+                format!("`{op}` takes {} operands, given {}", op.arity(), args.len()),
+            ));
+        }
+        if op.is_derivative_construct() {
+            return Err(Error::unsupported(
+                span,
+                format!("`{op}` (expand it with the forward stage first)"),
+            ));
+        }
+        let vals = args
+            .iter()
+            .map(|&a| self.expr(a, env))
+            .collect::<Result<Vec<_>, _>>()?;
+        let ty = self.ty(id)?.clone();
+        match op {
+            Prim::Map | Prim::Map2 => {
+                let f = func(&vals[0], span)?;
+                let srcs = vals[1..]
+                    .iter()
+                    .map(|v| array(v, span))
+                    .collect::<Result<Vec<_>, _>>()?;
+                let srcs = self.compatible(srcs)?;
+                if let [a, b] = srcs.as_slice() {
+                    let (la, lb) = (a.len().to_string(), b.len().to_string());
+                    if la != lb {
+                        self.fail_if(
+                            &format!("{la} != {lb}"),
+                            span,
+                            SiteKind::SizeMismatch(op),
+                            &la,
+                            &lb,
+                        );
+                    }
+                }
+                let len = srcs[0].len().to_string();
+                Ok(delayed(len, ty, Gen::Map { f, srcs }, span))
+            }
+            Prim::Build => {
+                let Some((Kind::Int, n)) = vals[0].scalar() else {
+                    return Err(Error::core(span, "`build` needs an integer count"));
+                };
+                let n = n.to_string();
+                self.fail_if(
+                    &format!("{n} < 0"),
+                    span,
+                    SiteKind::NegativeCount(op),
+                    &n,
+                    "0",
+                );
+                let f = func(&vals[1], span)?;
+                Ok(delayed(n, ty, Gen::Build { f }, span))
+            }
+            Prim::Shift1L | Prim::Shift1R => {
+                let a = array(&vals[0], span)?;
+                // A stream read upwards may lose its last element, one
+                // read downwards its first: the reads stay aligned.
+                let aligned = matches!(
+                    (op, order(&a)),
+                    (_, Order::Any) | (Prim::Shift1R, Order::Up) | (Prim::Shift1L, Order::Down)
+                );
+                let a = if aligned { a } else { self.random_access(a)? };
+                let n = a.len().to_string();
+                let len = self.len_minus_one(&n);
+                let off = if op == Prim::Shift1L { 1 } else { 0 };
+                Ok(match a {
+                    Arr::Manifest(m) => Val::Array(Arr::Manifest(Manifest {
+                        len,
+                        elem: if off == 1 { m.elem.offset("1") } else { m.elem },
+                        owned: m.owned,
+                    })),
+                    Arr::Delayed(_) => delayed(len, ty, Gen::Offset { src: a, off }, span),
+                })
+            }
+            Prim::Length => {
+                let a = array(&vals[0], span)?;
+                Ok(Val::Scalar(Kind::Int, a.len().to_string()))
+            }
+            Prim::Reduce | Prim::Foldl => {
+                let f = func(&vals[0], span)?;
+                let a = array(&vals[2], span)?;
+                self.fold(op, &f, vals[1].clone(), Source::Array(a), &ty, span)
+            }
+            Prim::Ifold => {
+                let f = func(&vals[0], span)?;
+                let Some((Kind::Int, n)) = vals[2].scalar() else {
+                    return Err(Error::core(span, "`ifold` needs an integer count"));
+                };
+                let n = n.to_string();
+                self.fail_if(
+                    &format!("{n} < 0"),
+                    span,
+                    SiteKind::NegativeCount(op),
+                    &n,
+                    "0",
+                );
+                self.fold(op, &f, vals[1].clone(), Source::Count(n), &ty, span)
+            }
+            Prim::Scanl | Prim::Scanr => {
+                let f = func(&vals[0], span)?;
+                let a = array(&vals[2], span)?;
+                let Ty::Array(_, acc_ty) = &ty else {
+                    return Err(Error::core(
+                        span,
+                        format!("`{op}` whose type is not an array"),
+                    ));
+                };
+                if let Some(stream) = self.scan_stream(op, &f, &vals[1], &a, &ty, span)? {
+                    return Ok(stream);
+                }
+                self.scan(op, &f, vals[1].clone(), a, acc_ty, span)
+                    .map(|m| Val::Array(Arr::Manifest(m)))
+            }
+            _ => self.scalar_prim(op, &vals, span),
+        }
+    }
+
+    /// The length `n + 1`, remembered as an offset of `n`'s base.
+    pub fn len_plus_one(&mut self, n: &str) -> String {
+        let (base, off) = self.lens.get(n).cloned().unwrap_or((n.to_string(), 0));
+        let len = self.fresh("n");
+        self.w.line(format!("const int64_t {len} = {n} + 1;"));
+        self.lens.insert(len.clone(), (base, off + 1));
+        len
+    }
+
+    /// The length `max(n - 1, 0)` (a shift): when `n` is known to be a
+    /// length plus at least one, that length plus one less, so that
+    /// `shift1L (scanl f z A)` has the length of `A` itself (and its loops
+    /// fuse with those over `A`).
+    pub fn len_minus_one(&mut self, n: &str) -> String {
+        match self.lens.get(n).cloned() {
+            Some((base, 1)) => base,
+            Some((base, off)) if off > 1 => {
+                let len = self.fresh("n");
+                self.w
+                    .line(format!("const int64_t {len} = {base} + {};", off - 1));
+                self.lens.insert(len.clone(), (base, off - 1));
+                len
+            }
+            _ => {
+                let len = self.fresh("n");
+                self.w
+                    .line(format!("const int64_t {len} = {n} > 0 ? {n} - 1 : 0;"));
+                len
+            }
+        }
+    }
+
+    /// Element `i` of an array (no bounds check).
+    pub fn elem(&mut self, a: &Arr, i: &str) -> Result<Val, Error> {
+        match a {
+            Arr::Manifest(m) => Ok(self.element(&m.elem, i, m.owned)),
+            Arr::Delayed(d) => self.element_of(d, i),
+        }
+    }
+
+    /// Element `i` of manifest leaves; scalars are loaded into variables.
+    pub fn element(&mut self, leaves: &Leaves, i: &str, owned: bool) -> Val {
+        match leaves {
+            Leaves::Scalar { kind, ptr } => self.let_scalar(*kind, &format!("{ptr}[{i}]"), "x"),
+            Leaves::Tuple(items) => Val::Tuple(
+                items
+                    .iter()
+                    .map(|l| self.element(l, i, owned))
+                    .collect::<Vec<_>>()
+                    .into(),
+            ),
+            Leaves::Array { len, elem } => Val::Array(Arr::Manifest(Manifest {
+                len: len.clone(),
+                elem: elem.offset(&format!("({i}) * {len}")),
+                owned,
+            })),
+        }
+    }
+
+    /// Computes element `i` of a delayed array.
+    fn element_of(&mut self, d: &Delayed, i: &str) -> Result<Val, Error> {
+        stack::guard(|| match &d.recipe {
+            Gen::Map { f, srcs } => {
+                let args = srcs
+                    .iter()
+                    .map(|s| self.elem(s, i))
+                    .collect::<Result<Vec<_>, _>>()?;
+                self.apply(f, args, d.span)
+            }
+            Gen::Build { f } => self.apply(f, vec![Val::Scalar(Kind::Int, i.to_string())], d.span),
+            Gen::Scan { .. } => self.scan_element(d, i),
+            Gen::Offset { src, off } => {
+                if *off == 0 {
+                    self.elem(src, i)
+                } else {
+                    let j = self.fresh("j");
+                    self.w.line(format!("const int64_t {j} = {i} + {off};"));
+                    self.elem(src, &j)
+                }
+            }
+        })
+    }
+
+    /// Writes every delayed array inside a value to buffers.
+    pub fn materialize_val(&mut self, v: Val) -> Result<Val, Error> {
+        stack::guard(|| match v {
+            Val::Array(a @ Arr::Delayed(_)) => Ok(Val::Array(Arr::Manifest(self.materialize(&a)?))),
+            Val::Tuple(items) => Ok(Val::Tuple(
+                items
+                    .iter()
+                    .map(|v| self.materialize_val(v.clone()))
+                    .collect::<Result<Vec<_>, _>>()?
+                    .into(),
+            )),
+            v => Ok(v),
+        })
+    }
+
+    /// Writes an array to buffers (a manifest array is returned as it is).
+    pub fn materialize(&mut self, a: &Arr) -> Result<Manifest, Error> {
+        let d = match a {
+            Arr::Manifest(m) => return Ok(m.clone()),
+            Arr::Delayed(d) => d.clone(),
+        };
+        let Ty::Array(_, elem_ty) = &d.ty else {
+            return Err(Error::core(
+                d.span,
+                "a delayed array whose type is not an array",
+            ));
+        };
+        let span = d.span;
+        let op = match d.recipe {
+            Gen::Map { .. } => Some(Prim::Map),
+            Gen::Build { .. } => Some(Prim::Build),
+            Gen::Scan { op, .. } => Some(op),
+            Gen::Offset { .. } => None,
+        };
+        let len = d.len.clone();
+        let dir = order(a).dir();
+        if !has_array(elem_ty) {
+            let leaves = self.alloc_leaves(elem_ty, &len, span, op)?;
+            self.open_streams(a);
+            self.for_loop(&len, dir, true, None, |cx, i| {
+                let v = cx.element_of(&d, i)?;
+                cx.store(&v, &leaves, i)
+            })?;
+            return Ok(Manifest {
+                len,
+                elem: leaves,
+                owned: true,
+            });
+        }
+        // The rows' dims are known once the first row is computed: the
+        // buffers are allocated in iteration 0, whose temporaries are then
+        // kept (see note [rows of unknown length]).
+        let leaves = self.declare_leaves(elem_ty, span, false)?;
+        self.open_streams(a);
+        // The rows' buffers are allocated in the first iteration, whose
+        // temporaries are kept.
+        let (first, later) = match dir {
+            Dir::Up => ("0".to_string(), "> 0".to_string()),
+            Dir::Down => (format!("{len} - 1"), format!("< {len} - 1")),
+        };
+        self.for_loop(&len, dir, false, Some(&later), |cx, i| {
+            let v = cx.element_of(&d, i)?;
+            let v = cx.settle(v)?;
+            cx.fit_row(&v, &leaves, i, &first, &len, span, SiteKind::Ragged, op)?;
+            cx.store(&v, &leaves, i)
+        })?;
+        Ok(Manifest {
+            len,
+            elem: leaves,
+            owned: true,
+        })
+    }
+
+    /// Materializes the delayed arrays of a value whose elements contain
+    /// arrays, so that every dim of the value is known.
+    fn settle(&mut self, v: Val) -> Result<Val, Error> {
+        stack::guard(|| match v {
+            Val::Array(Arr::Delayed(d)) => {
+                let deep = matches!(&d.ty, Ty::Array(_, e) if has_array(e));
+                if deep {
+                    let m = self.materialize(&Arr::Delayed(d))?;
+                    Ok(Val::Array(Arr::Manifest(m)))
+                } else {
+                    Ok(Val::Array(Arr::Delayed(d)))
+                }
+            }
+            Val::Tuple(items) => Ok(Val::Tuple(
+                items
+                    .iter()
+                    .map(|v| self.settle(v.clone()))
+                    .collect::<Result<Vec<_>, _>>()?
+                    .into(),
+            )),
+            v => Ok(v),
+        })
+    }
+
+    /// In row `i` of an array being written into `leaves` (declared by
+    /// `declare_leaves`, `n` rows): on the first row written (index
+    /// `first`), sets the dims from the row and allocates the buffers; on
+    /// the others, checks the dims.
+    #[allow(clippy::too_many_arguments)]
+    fn fit_row(
+        &mut self,
+        row: &Val,
+        leaves: &Leaves,
+        i: &str,
+        first: &str,
+        n: &str,
+        span: Span,
+        kind: SiteKind,
+        op: Option<Prim>,
+    ) -> Result<(), Error> {
+        let mut have = Vec::new();
+        dims_of(row, &mut have);
+        let mut want = Vec::new();
+        leaves.dims(&mut want);
+        self.w.open(format!("if ({i} == {first})"));
+        for (w, h) in want.iter().zip(&have) {
+            self.w.line(format!("{w} = {h};"));
+        }
+        self.alloc_declared(leaves, n, span, op);
+        self.w.reopen("else");
+        self.check_dims(&want, &have, span, kind);
+        self.w.close();
+        Ok(())
+    }
+
+    /// Fails unless the dims `have` equal the dims `want` (checks between
+    /// identical expressions are left out).
+    fn check_dims(&mut self, want: &[String], have: &[String], span: Span, kind: SiteKind) {
+        for (w, h) in want.iter().zip(have) {
+            if w != h {
+                self.fail_if(&format!("{h} != {w}"), span, kind.clone(), w, h);
+            }
+        }
+    }
+
+    /// Allocates the declared pointers of `leaves` for `n` elements.
+    fn alloc_declared(&mut self, leaves: &Leaves, n: &str, span: Span, op: Option<Prim>) {
+        match leaves {
+            Leaves::Scalar { kind, ptr } => self.alloc_into(ptr, *kind, n, span, op),
+            Leaves::Tuple(items) => items
+                .iter()
+                .for_each(|l| self.alloc_declared(l, n, span, op)),
+            Leaves::Array { len, elem } => {
+                let count = format!("ad_mulc({n}, {len})");
+                self.alloc_declared(elem, &count, span, op);
+            }
+        }
+    }
+
+    /// Allocates buffers for `n` elements of a type whose dims are given
+    /// (`dims` in preorder; none for a type without arrays).
+    fn alloc_leaves_dims(
+        &mut self,
+        elem: &Ty,
+        n: &str,
+        dims: &mut std::slice::Iter<'_, String>,
+        span: Span,
+        op: Option<Prim>,
+    ) -> Result<Leaves, Error> {
+        stack::guard(|| match elem {
+            Ty::Real | Ty::Int | Ty::Bool => {
+                let kind = Kind::of(elem).expect("invariant: a scalar type");
+                let ptr = self.alloc(kind, n, span, op);
+                Ok(Leaves::Scalar { kind, ptr })
+            }
+            Ty::Tuple(items) => Ok(Leaves::Tuple(
+                items
+                    .iter()
+                    .map(|t| self.alloc_leaves_dims(t, n, dims, span, op))
+                    .collect::<Result<Vec<_>, _>>()?,
+            )),
+            Ty::Array(_, inner) => {
+                let len = dims
+                    .next()
+                    .cloned()
+                    .ok_or_else(|| Error::core(span, "a value with fewer dims than its type"))?;
+                let count = self.fresh("c");
+                self.w
+                    .line(format!("const int64_t {count} = ad_mulc({n}, {len});"));
+                let elem = self.alloc_leaves_dims(inner, &count, dims, span, op)?;
+                Ok(Leaves::Array {
+                    len,
+                    elem: Box::new(elem),
+                })
+            }
+            Ty::Func(..) => Err(Error::unsupported(span, "an array of functions")),
+        })
+    }
+
+    fn alloc_leaves(
+        &mut self,
+        elem: &Ty,
+        n: &str,
+        span: Span,
+        op: Option<Prim>,
+    ) -> Result<Leaves, Error> {
+        self.alloc_leaves_dims(elem, n, &mut [].iter(), span, op)
+    }
+
+    /// A copy of a manifest array in fresh buffers (`inner` are the dims
+    /// of its elements, in preorder).
+    pub fn copy_array(
+        &mut self,
+        m: &Manifest,
+        elem_ty: &Ty,
+        inner: &[String],
+        span: Span,
+    ) -> Result<Manifest, Error> {
+        let leaves = self.alloc_leaves_dims(elem_ty, &m.len, &mut inner.iter(), span, None)?;
+        let src = Arr::Manifest(m.clone());
+        self.for_loop(&m.len, Dir::Up, true, None, |cx, i| {
+            let e = cx.elem(&src, i)?;
+            cx.store(&e, &leaves, i)
+        })?;
+        Ok(Manifest {
+            len: m.len.clone(),
+            elem: leaves,
+            owned: true,
+        })
+    }
+
+    /// Writes value `v` as element `i` of `dest` (whose dims `v` matches).
+    pub fn store(&mut self, v: &Val, dest: &Leaves, i: &str) -> Result<(), Error> {
+        stack::guard(|| match (v, dest) {
+            (Val::Scalar(_, c), Leaves::Scalar { ptr, .. }) => {
+                self.w.line(format!("{ptr}[{i}] = {c};"));
+                Ok(())
+            }
+            (Val::Tuple(vs), Leaves::Tuple(ds)) if vs.len() == ds.len() => {
+                for (v, d) in vs.iter().zip(ds) {
+                    self.store(v, d, i)?;
+                }
+                Ok(())
+            }
+            (Val::Array(a), Leaves::Array { len, elem }) => {
+                let sub = elem.offset(&format!("({i}) * {len}"));
+                let a = a.clone();
+                let n = a.len().to_string();
+                self.open_streams(&a);
+                self.for_loop(&n, order(&a).dir(), true, None, |cx, j| {
+                    let e = cx.elem(&a, j)?;
+                    cx.store(&e, &sub, j)
+                })
+            }
+            _ => Err(Error::core(
+                Span::GENERATED,
+                "a value stored into buffers of another shape",
+            )),
+        })
+    }
+
+    /// Writes a loop over `0..n` (in direction `dir`); `body` gets the
+    /// index variable. `parallel` says whether the loop may run in
+    /// parallel if its body allows; `reset_when` is a condition on the
+    /// index (`"> 0"`) under which the arena is reset after the body, when
+    /// not every iteration's temporaries may be dropped.
+    pub fn for_loop(
+        &mut self,
+        n: &str,
+        dir: Dir,
+        parallel: bool,
+        reset_when: Option<&str>,
+        body: impl FnOnce(&mut Self, &str) -> Result<(), Error>,
+    ) -> Result<(), Error> {
+        let i = self.fresh("i");
+        let (lines, flags) = self.capture(|cx| body(cx, &i))?;
+        self.write_loop(&i, n, dir, lines, flags, parallel, reset_when);
+        Ok(())
+    }
+
+    /// Writes a loop around a captured body.
+    #[allow(clippy::too_many_arguments)]
+    fn write_loop(
+        &mut self,
+        i: &str,
+        n: &str,
+        dir: Dir,
+        lines: Vec<String>,
+        flags: Flags,
+        parallel: bool,
+        reset_when: Option<&str>,
+    ) {
+        let head = match dir {
+            Dir::Up => format!("for (int64_t {i} = 0; {i} < {n}; {i}++)"),
+            Dir::Down => format!("for (int64_t {i} = {n} - 1; {i} >= 0; {i}--)"),
+        };
+        if parallel && self.may_parallelize(flags) {
+            self.w.line(format!(
+                "AD_PRAGMA(omp parallel for schedule(static) if ({n} >= {PAR_MIN}))"
+            ));
+        }
+        self.w.open(head);
+        let mark = flags.allocs.then(|| self.fresh("mark"));
+        if let Some(mark) = &mark {
+            self.w
+                .line(format!("const ad_mark {mark} = ad_mark_get(ctx);"));
+        }
+        self.w.splice(lines);
+        if let Some(mark) = &mark {
+            match reset_when {
+                Some(cond) => self
+                    .w
+                    .line(format!("if ({i} {cond}) ad_reset(ctx, {mark});")),
+                None => self.w.line(format!("ad_reset(ctx, {mark});")),
+            }
+        }
+        self.w.close();
+    }
+
+    /// Whether a loop with this body may get a parallel pragma: only when
+    /// asked for, outside every other loop, and when the body neither
+    /// allocates nor fails (note [parallel loops]).
+    pub fn may_parallelize(&self, flags: Flags) -> bool {
+        self.cfg.parallel
+            && self.loop_depth == 0
+            && !flags.allocs
+            && !flags.fails
+            && !flags.sequential
+    }
+
+    /// Runs `f` writing into a detached buffer, inside a new loop frame;
+    /// returns the lines and what the body did (also recorded in the
+    /// enclosing frames).
+    pub fn capture(
+        &mut self,
+        f: impl FnOnce(&mut Self) -> Result<(), Error>,
+    ) -> Result<(Vec<String>, Flags), Error> {
+        let saved = std::mem::take(&mut self.w);
+        self.frames.push(Flags::default());
+        self.loop_depth += 1;
+        let res = f(self);
+        self.loop_depth -= 1;
+        let flags = self.frames.pop().unwrap_or_default();
+        if let Some(outer) = self.frames.last_mut() {
+            outer.allocs |= flags.allocs;
+            outer.fails |= flags.fails;
+        }
+        let inner = std::mem::replace(&mut self.w, saved);
+        res?;
+        Ok((inner.into_lines(), flags))
+    }
+
+    /// `reduce`, `foldl`, `ifold`.
+    fn fold(
+        &mut self,
+        op: Prim,
+        f: &Func,
+        z: Val,
+        src: Source,
+        ty: &Ty,
+        span: Span,
+    ) -> Result<Val, Error> {
+        let src = match src {
+            Source::Array(a) => Source::Array(self.readable(a, Dir::Up)?),
+            count => count,
+        };
+        let n = match &src {
+            Source::Array(a) => a.len().to_string(),
+            Source::Count(n) => n.clone(),
+        };
+        if has_array(ty) {
+            return self.fold_arrays(op, f, z, src, ty, &n, span);
+        }
+        let kinds = scalar_kinds(ty);
+        let mut zs = Vec::new();
+        scalars(&z, &mut zs);
+        if zs.len() != kinds.len() {
+            return Err(Error::core(
+                span,
+                format!("`{op}` with an initial value of another type"),
+            ));
+        }
+        // The accumulator lives in mutable variables.
+        let accs: Vec<String> = kinds
+            .iter()
+            .zip(&zs)
+            .map(|(k, z)| {
+                let a = self.fresh("acc");
+                self.w.line(format!("{} {a} = {z};", k.c_type()));
+                a
+            })
+            .collect();
+        let acc_val = rebuild(
+            &z,
+            &mut accs
+                .iter()
+                .zip(&kinds)
+                .map(|(a, k)| Val::Scalar(*k, a.clone())),
+        );
+        let step = |cx: &mut Ctx<'_>, acc: &Val, accs: &[String], i: &str| -> Result<(), Error> {
+            let x = match &src {
+                Source::Array(a) => cx.elem(a, i)?,
+                Source::Count(_) => Val::Scalar(Kind::Int, i.to_string()),
+            };
+            let v = cx.apply(f, vec![acc.clone(), x], span)?;
+            cx.update(accs, &kinds, &v, span)
+        };
+        if let Source::Array(a) = &src {
+            self.open_streams(a);
+        }
+        let i = self.fresh("i");
+        let (lines, flags) = self.capture(|cx| step(cx, &acc_val, &accs, &i))?;
+        let parallel = op == Prim::Reduce && self.may_parallelize(flags);
+        if parallel {
+            self.w
+                .open(format!("if ({n} >= {PAR_MIN} && ad_max_threads() > 1)"));
+            self.parallel_reduce(f, &z, &accs, &kinds, &acc_val, &n, span, &step)?;
+            self.w.reopen("else");
+        }
+        let random = match &src {
+            Source::Array(a) => order(a) == Order::Any,
+            Source::Count(_) => true,
+        };
+        let reassociate = op == Prim::Reduce && self.cfg.reassociate && random && !flags.sequential;
+        let simd = match (accs.as_slice(), simple_op(self.m, f)) {
+            ([acc], Some(sym)) if reassociate && !flags.fails && !flags.allocs => {
+                Some((acc.clone(), sym))
+            }
+            _ => None,
+        };
+        if let Some((acc, sym)) = simd {
+            // A vectorizable reduction (note [reassociation]).
+            self.w
+                .line(format!("AD_PRAGMA(omp simd reduction({sym}:{acc}))"));
+            self.write_loop(&i, &n, Dir::Up, lines, flags, false, None);
+        } else if reassociate {
+            self.lanes_reduce(f, &z, &accs, &kinds, &acc_val, &n, span, &step)?;
+        } else {
+            self.write_loop(&i, &n, Dir::Up, lines, flags, false, None);
+        }
+        if parallel {
+            self.w.close();
+        }
+        Ok(acc_val)
+    }
+
+    /// `reduce` with [`LANES`] accumulators, each taking every `LANES`-th
+    /// element, combined in lane order at the end: independent chains the
+    /// processor overlaps and the compiler may vectorize
+    /// (`Config::reassociate`; note [reassociation]).
+    #[allow(clippy::too_many_arguments)]
+    fn lanes_reduce(
+        &mut self,
+        f: &Func,
+        z: &Val,
+        accs: &[String],
+        kinds: &[Kind],
+        acc_val: &Val,
+        n: &str,
+        span: Span,
+        step: &Step<'_>,
+    ) -> Result<(), Error> {
+        let mut zs = Vec::new();
+        scalars(z, &mut zs);
+        let mut lanes: Vec<(Vec<String>, Val)> = vec![(accs.to_vec(), acc_val.clone())];
+        for _ in 1..LANES {
+            let vars: Vec<String> = kinds
+                .iter()
+                .zip(&zs)
+                .map(|(k, z)| {
+                    let a = self.fresh("lane");
+                    self.w.line(format!("{} {a} = {z};", k.c_type()));
+                    a
+                })
+                .collect();
+            let val = rebuild(
+                z,
+                &mut vars
+                    .iter()
+                    .zip(kinds)
+                    .map(|(a, k)| Val::Scalar(*k, a.clone())),
+            );
+            lanes.push((vars, val));
+        }
+        let i = self.fresh("i");
+        self.w.line(format!("int64_t {i} = 0;"));
+        let (lines, flags) = self.capture(|cx| {
+            for (l, (vars, val)) in lanes.iter().enumerate() {
+                let il = cx.let_var(Kind::Int, &format!("{i} + {l}"), "il");
+                step(cx, val, vars, &il)?;
+            }
+            Ok(())
+        })?;
+        self.w
+            .open(format!("for (; {i} + {LANES} <= {n}; {i} += {LANES})"));
+        self.splice_body(lines, flags);
+        self.w.close();
+        let (lines, flags) = self.capture(|cx| step(cx, acc_val, accs, &i))?;
+        self.w.open(format!("for (; {i} < {n}; {i}++)"));
+        self.splice_body(lines, flags);
+        self.w.close();
+        for (_, val) in lanes.iter().skip(1) {
+            let v = self.apply(f, vec![acc_val.clone(), val.clone()], span)?;
+            self.update(accs, kinds, &v, span)?;
+        }
+        Ok(())
+    }
+
+    /// A captured loop body, with an arena mark and reset if it allocates.
+    fn splice_body(&mut self, lines: Vec<String>, flags: Flags) {
+        let mark = flags.allocs.then(|| self.fresh("mark"));
+        if let Some(mark) = &mark {
+            self.w
+                .line(format!("const ad_mark {mark} = ad_mark_get(ctx);"));
+        }
+        self.w.splice(lines);
+        if let Some(mark) = &mark {
+            self.w.line(format!("ad_reset(ctx, {mark});"));
+        }
+    }
+
+    /// Assigns a new scalar accumulator value to the accumulator variables
+    /// (through temporaries, so that `(a, b) -> (b, a)` is right).
+    pub fn update(
+        &mut self,
+        accs: &[String],
+        kinds: &[Kind],
+        v: &Val,
+        span: Span,
+    ) -> Result<(), Error> {
+        let mut vs = Vec::new();
+        scalars(v, &mut vs);
+        if vs.len() != accs.len() {
+            return Err(Error::core(
+                span,
+                "a fold step of another type than its accumulator",
+            ));
+        }
+        let tmps: Vec<String> = vs
+            .iter()
+            .zip(kinds)
+            .map(|(c, k)| self.let_var(*k, c, "next"))
+            .collect();
+        for (a, t) in accs.iter().zip(tmps) {
+            self.w.line(format!("{a} = {t};"));
+        }
+        Ok(())
+    }
+
+    /// `reduce` with a scalar accumulator, in parallel chunks combined in
+    /// order (note [parallel loops]).
+    #[allow(clippy::too_many_arguments)]
+    fn parallel_reduce(
+        &mut self,
+        f: &Func,
+        z: &Val,
+        accs: &[String],
+        kinds: &[Kind],
+        acc_val: &Val,
+        n: &str,
+        span: Span,
+        step: &Step<'_>,
+    ) -> Result<(), Error> {
+        let nt = self.fresh("nt");
+        let used = self.fresh("used");
+        self.w.line(format!("const int {nt} = ad_max_threads();"));
+        self.w.line(format!("int {used} = 1;"));
+        let parts: Vec<String> = kinds
+            .iter()
+            .map(|k| self.alloc(*k, &nt.to_string(), span, Some(Prim::Reduce)))
+            .collect();
+        self.w
+            .line(format!("AD_PRAGMA(omp parallel num_threads({nt}))"));
+        self.w.open("");
+        let (t, tn) = (self.fresh("t"), self.fresh("tn"));
+        self.w.line(format!(
+            "const int {t} = ad_thread_num(), {tn} = ad_num_threads();"
+        ));
+        self.w.line(format!("if ({t} == 0) {used} = {tn};"));
+        let (lo, hi) = (self.fresh("lo"), self.fresh("hi"));
+        self.w.line(format!(
+            "const int64_t {lo} = ad_split({n}, {t}, {tn}), {hi} = ad_split({n}, {t} + 1, {tn});"
+        ));
+        let mut zs = Vec::new();
+        scalars(z, &mut zs);
+        let locals: Vec<String> = kinds
+            .iter()
+            .zip(&zs)
+            .map(|(k, z)| {
+                let a = self.fresh("part");
+                self.w.line(format!("{} {a} = {z};", k.c_type()));
+                a
+            })
+            .collect();
+        let local_val = rebuild(
+            z,
+            &mut locals
+                .iter()
+                .zip(kinds)
+                .map(|(a, k)| Val::Scalar(*k, a.clone())),
+        );
+        let i = self.fresh("i");
+        self.w
+            .open(format!("for (int64_t {i} = {lo}; {i} < {hi}; {i}++)"));
+        self.loop_depth += 1;
+        step(self, &local_val, &locals, &i)?;
+        self.loop_depth -= 1;
+        self.w.close();
+        for (p, l) in parts.iter().zip(&locals) {
+            self.w.line(format!("{p}[{t}] = {l};"));
+        }
+        self.w.close();
+        // Combine the partial results in thread order.
+        let t = self.fresh("t");
+        self.w
+            .open(format!("for (int {t} = 0; {t} < {used}; {t}++)"));
+        let part_vals: Vec<Val> = parts
+            .iter()
+            .zip(kinds)
+            .map(|(p, k)| self.let_scalar(*k, &format!("{p}[{t}]"), "part"))
+            .collect();
+        let part_val = rebuild(z, &mut part_vals.into_iter());
+        let v = self.apply(f, vec![acc_val.clone(), part_val], span)?;
+        self.update(accs, kinds, &v, span)?;
+        self.w.close();
+        Ok(())
+    }
+
+    /// A fold whose accumulator contains arrays: two buffer sets, the
+    /// current and the next, swapped after each step.
+    #[allow(clippy::too_many_arguments)]
+    fn fold_arrays(
+        &mut self,
+        op: Prim,
+        f: &Func,
+        z: Val,
+        src: Source,
+        ty: &Ty,
+        n: &str,
+        span: Span,
+    ) -> Result<Val, Error> {
+        let z = self.materialize_val(z)?;
+        let mut dims = Vec::new();
+        dims_of(&z, &mut dims);
+        let dims: Vec<String> = dims
+            .into_iter()
+            .map(|d| self.let_var(Kind::Int, &d, "dim"))
+            .collect();
+        let cur = self.alloc_leaves_dims(ty, "1", &mut dims.iter(), span, Some(op))?;
+        let next = self.alloc_leaves_dims(ty, "1", &mut dims.iter(), span, Some(op))?;
+        self.store(&z, &cur, "0")?;
+        // The pointers are swapped, so they must be variables.
+        let (cur, next) = (self.pointer_vars(&cur), self.pointer_vars(&next));
+        if let Source::Array(a) = &src {
+            self.open_streams(a);
+        }
+        self.for_loop(n, Dir::Up, false, None, |cx, i| {
+            let acc = cx.element(&cur, "0", true);
+            let x = match &src {
+                Source::Array(a) => cx.elem(a, i)?,
+                Source::Count(_) => Val::Scalar(Kind::Int, i.to_string()),
+            };
+            let v = cx.apply(f, vec![acc, x], span)?;
+            let v = cx.settle(v)?;
+            let mut have = Vec::new();
+            dims_of(&v, &mut have);
+            cx.check_dims(&dims, &have, span, SiteKind::AccumulatorSize(op));
+            cx.store(&v, &next, "0")?;
+            let (mut pc, mut pn) = (Vec::new(), Vec::new());
+            cur.ptrs(&mut pc);
+            next.ptrs(&mut pn);
+            for ((k, c), (_, nx)) in pc.iter().zip(&pn) {
+                let t = cx.fresh("swap");
+                cx.w.line(format!(
+                    "{} *{t} = {c}; {c} = {nx}; {nx} = {t};",
+                    k.c_type()
+                ));
+            }
+            Ok(())
+        })?;
+        Ok(self.element(&cur, "0", true))
+    }
+
+    /// Copies the pointers of freshly allocated leaves into mutable variables.
+    fn pointer_vars(&mut self, leaves: &Leaves) -> Leaves {
+        match leaves {
+            Leaves::Scalar { kind, ptr } => {
+                let p = self.fresh("cur");
+                self.w.line(format!("{} *{p} = {ptr};", kind.c_type()));
+                Leaves::Scalar {
+                    kind: *kind,
+                    ptr: p,
+                }
+            }
+            Leaves::Tuple(items) => {
+                Leaves::Tuple(items.iter().map(|l| self.pointer_vars(l)).collect())
+            }
+            Leaves::Array { len, elem } => Leaves::Array {
+                len: len.clone(),
+                elem: Box::new(self.pointer_vars(elem)),
+            },
+        }
+    }
+
+    /// `scanl` and `scanr`: `n + 1` accumulators written to buffers.
+    fn scan(
+        &mut self,
+        op: Prim,
+        f: &Func,
+        z: Val,
+        a: Arr,
+        acc_ty: &Ty,
+        span: Span,
+    ) -> Result<Manifest, Error> {
+        let a = self.readable(
+            a,
+            if op == Prim::Scanl {
+                Dir::Up
+            } else {
+                Dir::Down
+            },
+        )?;
+        let n = a.len().to_string();
+        let len = self.len_plus_one(&n);
+        let first = if op == Prim::Scanl {
+            "0".to_string()
+        } else {
+            n.clone()
+        };
+        if !has_array(acc_ty) {
+            let kinds = scalar_kinds(acc_ty);
+            let out = self.alloc_leaves(acc_ty, &len, span, Some(op))?;
+            let mut zs = Vec::new();
+            scalars(&z, &mut zs);
+            let accs: Vec<String> = kinds
+                .iter()
+                .zip(&zs)
+                .map(|(k, z)| {
+                    let a = self.fresh("acc");
+                    self.w.line(format!("{} {a} = {z};", k.c_type()));
+                    a
+                })
+                .collect();
+            let acc_val = rebuild(
+                &z,
+                &mut accs
+                    .iter()
+                    .zip(&kinds)
+                    .map(|(a, k)| Val::Scalar(*k, a.clone())),
+            );
+            self.store(&acc_val, &out, &first)?;
+            let dir = if op == Prim::Scanl {
+                Dir::Up
+            } else {
+                Dir::Down
+            };
+            self.for_loop(&n, dir, false, None, |cx, i| {
+                let x = cx.elem(&a, i)?;
+                let args = if op == Prim::Scanl {
+                    vec![acc_val.clone(), x]
+                } else {
+                    vec![x, acc_val.clone()]
+                };
+                let v = cx.apply(f, args, span)?;
+                cx.update(&accs, &kinds, &v, span)?;
+                let at = if op == Prim::Scanl {
+                    format!("{i} + 1")
+                } else {
+                    i.to_string()
+                };
+                cx.store(&acc_val, &out, &at)
+            })?;
+            return Ok(Manifest {
+                len,
+                elem: out,
+                owned: true,
+            });
+        }
+        // Array accumulators: each step reads the previous one from the result.
+        let z = self.materialize_val(z)?;
+        let mut dims = Vec::new();
+        dims_of(&z, &mut dims);
+        let out = self.alloc_leaves_dims(acc_ty, &len, &mut dims.iter(), span, Some(op))?;
+        self.store(&z, &out, &first)?;
+        let dir = if op == Prim::Scanl {
+            Dir::Up
+        } else {
+            Dir::Down
+        };
+        self.for_loop(&n, dir, false, None, |cx, i| {
+            let (prev, at) = if op == Prim::Scanl {
+                (i.to_string(), format!("{i} + 1"))
+            } else {
+                (format!("{i} + 1"), i.to_string())
+            };
+            let acc = cx.element(&out, &prev, true);
+            let x = cx.elem(&a, i)?;
+            let args = if op == Prim::Scanl {
+                vec![acc, x]
+            } else {
+                vec![x, acc]
+            };
+            let v = cx.apply(f, args, span)?;
+            let v = cx.settle(v)?;
+            let mut have = Vec::new();
+            dims_of(&v, &mut have);
+            cx.check_dims(&dims, &have, span, SiteKind::AccumulatorSize(op));
+            cx.store(&v, &out, &at)
+        })?;
+        Ok(Manifest {
+            len,
+            elem: out,
+            owned: true,
+        })
+    }
+
+    /// An array literal, written to buffers.
+    pub fn literal_array(
+        &mut self,
+        ty: &Ty,
+        vals: Vec<Val>,
+        span: Span,
+    ) -> Result<Manifest, Error> {
+        let Ty::Array(_, elem_ty) = ty else {
+            return Err(Error::core(
+                span,
+                "an array literal whose type is not an array",
+            ));
+        };
+        let len = int_lit(vals.len() as i64);
+        let vals = vals
+            .into_iter()
+            .map(|v| self.settle(v))
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut dims = Vec::new();
+        if let Some(v) = vals.first() {
+            dims_of(v, &mut dims);
+        } else {
+            dims = vec!["INT64_C(0)".to_string(); crate::layout::count(elem_ty).0];
+        }
+        let dims: Vec<String> = dims
+            .into_iter()
+            .map(|d| self.let_var(Kind::Int, &d, "dim"))
+            .collect();
+        for v in vals.iter().skip(1) {
+            let mut have = Vec::new();
+            dims_of(v, &mut have);
+            self.check_dims(&dims, &have, span, SiteKind::Ragged);
+        }
+        let out = self.alloc_leaves_dims(elem_ty, &len, &mut dims.iter(), span, None)?;
+        for (j, v) in vals.iter().enumerate() {
+            self.store(v, &out, &int_lit(j as i64))?;
+        }
+        Ok(Manifest {
+            len,
+            elem: out,
+            owned: true,
+        })
+    }
+}
+
+/// Writes one step of a fold: the context, the accumulator value, its
+/// variables, the index.
+type Step<'s> = dyn Fn(&mut Ctx<'_>, &Val, &[String], &str) -> Result<(), Error> + 's;
+
+/// The C operator of a reduction's function when it is `fun (a, b) -> a +
+/// b` or `a * b` (also as `let v = a op b in v`, reverse mode's form),
+/// which OpenMP can reduce in vector lanes.
+fn simple_op(m: &syntax::Module, f: &Func) -> Option<&'static str> {
+    use syntax::Expr;
+    let Expr::Lambda { params, body } = m.expr(f.lambda) else {
+        return None;
+    };
+    let [a, b] = params.as_slice() else {
+        return None;
+    };
+    let mut e = m.expr(*body);
+    if let Expr::Let {
+        pat: syntax::Pat::Var(v),
+        value,
+        body,
+        ..
+    } = e
+        && matches!(m.expr(*body), Expr::Var(w) if w == v)
+    {
+        e = m.expr(*value);
+    }
+    let Expr::Prim { op, args } = e else {
+        return None;
+    };
+    let names: Vec<&syntax::Name> = args
+        .iter()
+        .filter_map(|x| match m.expr(*x) {
+            Expr::Var(n) => Some(n),
+            _ => None,
+        })
+        .collect();
+    let operands = names.len() == 2
+        && ((names[0] == &a.name && names[1] == &b.name)
+            || (names[0] == &b.name && names[1] == &a.name));
+    match op {
+        Prim::Add if operands => Some("+"),
+        Prim::Mul if operands => Some("*"),
+        _ => None,
+    }
+}
+
+/// What a fold runs over.
+enum Source {
+    /// The elements of an array.
+    Array(Arr),
+    /// The integers `0..n`.
+    Count(String),
+}
+
+fn delayed(len: String, ty: Ty, recipe: Gen, span: Span) -> Val {
+    Val::Array(Arr::Delayed(Rc::new(Delayed {
+        len,
+        ty,
+        recipe,
+        span,
+    })))
+}
+
+fn func(v: &Val, span: Span) -> Result<Rc<Func>, Error> {
+    match v {
+        Val::Func(f) => Ok(f.clone()),
+        _ => Err(Error::core(
+            span,
+            "a builtin's function argument is not a function",
+        )),
+    }
+}
+
+fn array(v: &Val, span: Span) -> Result<Arr, Error> {
+    v.arr()
+        .cloned()
+        .ok_or_else(|| Error::core(span, "a builtin's array argument is not an array"))
+}
+
+/// The dims of a value, in the preorder of its type (`settle`d values).
+pub(crate) fn dims_of(v: &Val, out: &mut Vec<String>) {
+    match v {
+        Val::Scalar(..) | Val::Func(_) => {}
+        Val::Tuple(items) => items.iter().for_each(|v| dims_of(v, out)),
+        Val::Array(Arr::Manifest(m)) => {
+            out.push(m.len.clone());
+            m.elem.dims(out);
+        }
+        Val::Array(Arr::Delayed(d)) => out.push(d.len.clone()),
+    }
+}

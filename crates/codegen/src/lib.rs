@@ -1,0 +1,363 @@
+//! `codegen`: first-order Target programs to C99, built with the system C
+//! compiler and run from Rust.
+//!
+//! In: a typed core-form module, as the optimizer leaves it (seeds/000
+//! Lemma 5.3: no lambda, application or non-ground variable except the
+//! function arguments of array builtins; lambdas applied where they stand
+//! or bound by `let` and applied later are inlined too). Out: a
+//! [`CProgram`] (C source, header, driver; [`emit`], pure), built into a
+//! driver executable and optionally a shared library ([`build`]), and run
+//! on [`semantics::Value`]s ([`run`], [`run_entry`], [`time`]).
+//!
+//! - `lower.rs` / `arrays.rs`: expressions to C statements; arrays are
+//!   manifest buffers or delayed (pull) arrays, so chains of `map`,
+//!   `map2`, `build` and shifts fuse into the loop that consumes them;
+//! - `abi.rs`: one exported function per definition, its signature (dims
+//!   and leaves of each parameter, `layout.rs`) and the header;
+//! - `runtime.rs`: the arena and helpers every generated file includes;
+//! - `driver.rs` / `transfer.rs` / `exec.rs`: the driver executable, the
+//!   exact binary exchange of values, building and running;
+//! - `bench.rs`: the benchmark harness behind `cargo xtask bench`.
+//!
+//! Invariants: the generated code computes what `semantics` computes, bit
+//! for bit in the default configuration (same libm, no reassociation, no
+//! contraction: `-ffp-contract=off`); it reports the evaluator's run-time
+//! errors with the same spans (except that errors inside array elements
+//! that are never used may go unreported, docs/codegen.md); no allocation
+//! is made per element: temporaries come from an arena reset per loop
+//! iteration and per call.
+
+mod abi;
+mod arrays;
+pub mod bench;
+mod driver;
+mod error;
+mod exec;
+mod fuse;
+mod layout;
+mod lower;
+mod runtime;
+mod streams;
+mod transfer;
+mod uses;
+mod val;
+mod writer;
+
+use std::path::PathBuf;
+
+use syntax::{Module, Ty};
+
+pub use abi::{Entry, EntryParam};
+pub use error::Error;
+pub use exec::{Times, build, run, run_entry, time};
+pub use layout::{Kind, Layout, Leaf};
+pub use lower::{Site, SiteKind};
+
+/// How C code is generated and built.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Config {
+    /// Mark large `map`s and `reduce`s as OpenMP parallel loops and build
+    /// with `-fopenmp`. Off by default: a parallel `reduce` adds in
+    /// another order, so results are no longer bit-identical to the
+    /// evaluator's.
+    pub parallel: bool,
+    /// Let `reduce` keep several partial results (lanes) combined at the
+    /// end, which the language allows (`reduce` takes an associative
+    /// function and its unit) and which makes sums several times faster.
+    /// Off by default: the evaluator folds from the left, and results then
+    /// differ from its in the last bits.
+    pub reassociate: bool,
+    /// Call glibc's vector math library (libmvec) from vectorized loops:
+    /// `sin`, `cos`, `tan`, `exp`, `log`, `tanh` several elements at a
+    /// time. Off by default: libmvec's results may differ from libm's by a
+    /// few units in the last place (within 4 ulp), so no longer
+    /// bit-identical to the evaluator's. Pair it with `native` for the
+    /// widest vectors.
+    pub vector_math: bool,
+    /// The optimization level passed to the C compiler.
+    pub opt_level: OptLevel,
+    /// Build for the machine at hand (`-march=native`); does not change
+    /// results (contraction stays off).
+    pub native: bool,
+    /// Build with AddressSanitizer and UndefinedBehaviorSanitizer (and
+    /// `-O1 -g`), aborting on the first report.
+    pub sanitize: bool,
+    /// Also build a shared library `lib<name>.so`.
+    pub shared_library: bool,
+    /// The C compiler (default: `$CC`, else `cc`).
+    pub cc: String,
+    /// More flags, appended last.
+    pub extra_flags: Vec<String>,
+}
+
+/// The C compiler's optimization level.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OptLevel {
+    /// `-O0`.
+    O0,
+    /// `-O1`.
+    O1,
+    /// `-O2`.
+    O2,
+    /// `-O3`.
+    O3,
+}
+
+impl Default for Config {
+    fn default() -> Config {
+        Config {
+            parallel: false,
+            reassociate: false,
+            vector_math: false,
+            opt_level: OptLevel::O3,
+            native: false,
+            sanitize: false,
+            shared_library: false,
+            cc: std::env::var("CC").unwrap_or_else(|_| "cc".to_string()),
+            extra_flags: Vec::new(),
+        }
+    }
+}
+
+impl Config {
+    /// The flags the C compiler is given (docs/codegen.md explains each).
+    pub fn flags(&self) -> Vec<String> {
+        let mut f: Vec<String> = vec!["-std=c99".into()];
+        if self.sanitize {
+            f.extend(
+                [
+                    "-O1",
+                    "-g",
+                    "-fsanitize=address,undefined",
+                    "-fno-sanitize-recover=all",
+                    "-fno-omit-frame-pointer",
+                ]
+                .map(String::from),
+            );
+        } else {
+            f.push(
+                match self.opt_level {
+                    OptLevel::O0 => "-O0",
+                    OptLevel::O1 => "-O1",
+                    OptLevel::O2 => "-O2",
+                    OptLevel::O3 => "-O3",
+                }
+                .into(),
+            );
+        }
+        f.extend(["-ffp-contract=off", "-fno-math-errno"].map(String::from));
+        if self.native {
+            f.push("-march=native".into());
+        }
+        if self.parallel {
+            f.push("-fopenmp".into());
+        } else if self.reassociate || self.vector_math {
+            // Only the `omp simd` pragmas, no OpenMP run time.
+            f.push("-fopenmp-simd".into());
+        }
+        if self.vector_math {
+            f.extend(
+                ["-DAD_VECTOR_MATH", "-fno-builtin-sin", "-fno-builtin-cos"].map(String::from),
+            );
+        }
+        f.extend(self.extra_flags.iter().cloned());
+        f
+    }
+
+    /// The libraries linked, after the sources.
+    pub fn libs(&self) -> Vec<String> {
+        if self.vector_math {
+            vec!["-lmvec".into(), "-lm".into()]
+        } else {
+            vec!["-lm".into()]
+        }
+    }
+}
+
+/// Generated C: the source, its header and the driver, plus what the
+/// Rust side needs to call it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CProgram {
+    /// The file stem (`program` for `program.c`, `program.h`).
+    pub name: String,
+    /// The C source: runtime, error table, one function per definition.
+    pub source: String,
+    /// The header declaring the exported functions.
+    pub header: String,
+    /// The driver's C source (a `main` running one function on a file).
+    pub driver: String,
+    /// The exported functions.
+    pub entries: Vec<Entry>,
+    /// The failure sites, numbered from 1.
+    pub sites: Vec<Site>,
+    /// Whether the code has parallel loops (build with OpenMP).
+    pub parallel: bool,
+}
+
+impl CProgram {
+    /// The exported function for a definition (`None`: the last one).
+    pub fn entry(&self, name: Option<&str>) -> Option<&Entry> {
+        match name {
+            Some(n) => self.entries.iter().find(|e| e.name == n),
+            None => self.entries.last(),
+        }
+    }
+}
+
+/// A program built by [`build`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Built {
+    /// What was built.
+    pub program: CProgram,
+    /// The directory holding the files.
+    pub dir: PathBuf,
+    /// The C source file.
+    pub source: PathBuf,
+    /// The header file.
+    pub header: PathBuf,
+    /// The driver executable.
+    pub driver: PathBuf,
+    /// The shared library, if asked for.
+    pub shared_library: Option<PathBuf>,
+    /// The compiler command lines that were run, as a shell would read them.
+    pub commands: Vec<String>,
+    /// Whether it was built with the sanitizers.
+    pub sanitized: bool,
+}
+
+/// Generates C for every definition of `m` whose parameters and result
+/// are ground (definitions taking or returning functions are only used
+/// inlined into later ones, and are skipped unless one is the last).
+pub fn emit(m: &Module, cfg: &Config) -> Result<CProgram, Error> {
+    if !m.is_typed() {
+        return Err(Error::core(
+            syntax::Span::GENERATED,
+            "the module has no types (run the front end first)",
+        ));
+    }
+    let last = m.defs.len().saturating_sub(1);
+    let symbols = abi::symbols(m);
+    let mut sites = Vec::new();
+    let mut entries = Vec::new();
+    let mut funcs = Vec::new();
+    for (k, (def, sym)) in m.defs.iter().zip(&symbols).enumerate() {
+        let ground = def
+            .params
+            .iter()
+            .all(|p| p.ty.as_ref().is_some_and(Ty::is_ground))
+            && def.ret.as_ref().is_none_or(Ty::is_ground);
+        if !ground && k != last {
+            continue;
+        }
+        let (entry, text) = abi::emit_def(m, def, sym, cfg, &mut sites)?;
+        entries.push(entry);
+        funcs.push(text);
+    }
+    let name = stem(&m.file.name);
+    let mut source = format!(
+        "/* Generated by the adrev C backend from {} (C99; see docs/codegen.md). */\n",
+        abi::c_string(&m.file.name).trim_matches('"')
+    );
+    source.push_str(runtime::PRELUDE);
+    source.push_str(&format!("\n#include \"{name}.h\"\n\n"));
+    source.push_str("static const char *const ad_site_text[] = {\n    \"\",\n");
+    for s in &sites {
+        source.push_str(&format!("    {},\n", abi::site_text(m, s)));
+    }
+    source.push_str("};\n\n");
+    source.push_str(
+        "const char *adrev_error(ad_ctx *ctx) {\n    if (ctx->site <= 0 || (size_t)ctx->site >= sizeof ad_site_text / sizeof ad_site_text[0]) return \"\";\n    snprintf(ctx->message, sizeof ctx->message, ad_site_text[ctx->site], (long long)ctx->detail[0], (long long)ctx->detail[1]);\n    return ctx->message;\n}\n\n",
+    );
+    for f in funcs {
+        source.push_str(&f);
+        source.push('\n');
+    }
+    let header = header(&name, &m.file.name, &entries);
+    let driver = driver::driver(&format!("{name}.h"), &entries);
+    Ok(CProgram {
+        name,
+        source,
+        header,
+        driver,
+        entries,
+        sites,
+        parallel: cfg.parallel,
+    })
+}
+
+/// Emits, builds (in `dir`) and runs a module's entry (`None`: the last
+/// definition) on inputs by parameter name: the C backend's counterpart
+/// of `semantics::eval_entry`, for `eval --backend c` / `grad --backend c`.
+/// The value prints (`Display`) exactly as the evaluator's does, and is
+/// bit-identical to it in the default configuration.
+pub fn eval_entry(
+    m: &Module,
+    entry: Option<&str>,
+    inputs: &[(String, semantics::Value)],
+    cfg: &Config,
+    dir: &std::path::Path,
+) -> Result<semantics::Value, Error> {
+    let name = match entry {
+        Some(n) => n.to_string(),
+        None => m
+            .defs
+            .last()
+            .map(|d| d.name.to_string())
+            .ok_or(Error::NoSuchEntry {
+                span: syntax::Span::GENERATED,
+                name: None,
+            })?,
+    };
+    if m.def(&name).is_none() {
+        return Err(Error::NoSuchEntry {
+            span: syntax::Span::GENERATED,
+            name: Some(name),
+        });
+    }
+    let c = emit(m, cfg)?;
+    let built = build(&c, dir, cfg)?;
+    run_entry(&built, Some(&name), inputs)
+}
+
+/// Writes the C source and header of a program as `<dir>/<name>.c` and
+/// `<dir>/<name>.h` without compiling them (`cargo xtask codegen`);
+/// returns the two paths.
+pub fn write_sources(c: &CProgram, dir: &std::path::Path) -> Result<(PathBuf, PathBuf), Error> {
+    std::fs::create_dir_all(dir).map_err(|e| Error::io("create", dir, e))?;
+    let source = dir.join(format!("{}.c", c.name));
+    let header = dir.join(format!("{}.h", c.name));
+    std::fs::write(&source, &c.source).map_err(|e| Error::io("write", &source, e))?;
+    std::fs::write(&header, &c.header).map_err(|e| Error::io("write", &header, e))?;
+    Ok((source, header))
+}
+
+/// The header: the context API and one prototype per entry.
+fn header(name: &str, file: &str, entries: &[Entry]) -> String {
+    let guard = format!("ADREV_{}_H", name.to_ascii_uppercase());
+    let mut h = format!(
+        "/* Generated by the adrev C backend from {}.\n * Each function returns 0, or the number of the failure site (adrev_error says\n * what failed). Results live in the context's arena until its next call. */\n#ifndef {guard}\n#define {guard}\n\n#include <stdbool.h>\n#include <stdint.h>\n\ntypedef struct ad_ctx ad_ctx;\n\n/* A call context (its arena is reused from call to call); NULL if out of memory. */\nad_ctx *adrev_ctx_new(void);\n/* Frees a context and every result it holds. */\nvoid adrev_ctx_free(ad_ctx *ctx);\n/* What the last call's failure was (\"\" after a success). */\nconst char *adrev_error(ad_ctx *ctx);\n/* The last failure's site number and its two details (0s after a success). */\nvoid adrev_error_info(ad_ctx *ctx, int64_t info[3]);\n\n",
+        abi::c_string(file).trim_matches('"')
+    );
+    for e in entries {
+        h.push_str(&e.describe());
+        h.push('\n');
+        h.push_str(&e.prototype());
+        h.push_str(";\n\n");
+    }
+    h.push_str(&format!("#endif /* {guard} */\n"));
+    h
+}
+
+/// A C-friendly file stem from a program's path.
+fn stem(path: &str) -> String {
+    let s = std::path::Path::new(path)
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .map(writer::c_ident)
+        .unwrap_or_default();
+    if s.is_empty() {
+        "program".to_string()
+    } else {
+        s
+    }
+}

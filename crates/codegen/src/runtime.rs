@@ -1,0 +1,246 @@
+//! The C runtime every generated file starts with: the call context, its
+//! arena, failure reporting, checked integer arithmetic and the OpenMP
+//! shims. Plain C99 (plus `_Pragma`), no dependency beyond libc and libm.
+//!
+//! The arena (see note [the arena] in docs/codegen.md) is a list of chunks
+//! used as a stack: `ad_alloc` bumps, `ad_mark_get` / `ad_reset` pop back
+//! to a mark, and every exported function starts by resetting it to empty.
+//! Chunks are kept for the next call, so a function called repeatedly on
+//! inputs of one size allocates nothing after the first call. Under
+//! AddressSanitizer, memory outside live allocations is poisoned and every
+//! allocation is followed by a poisoned red zone, so an overrun of an arena
+//! buffer is reported like one of a `malloc` buffer.
+
+/// The runtime: included at the top of every generated `.c` file.
+pub const PRELUDE: &str = r#"#include <math.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define AD_PRAGMA(x) _Pragma(#x)
+
+#ifdef AD_VECTOR_MATH
+/* Config::vector_math: glibc's libmvec has vector versions of these, which
+ * the vectorizer calls when the function is declared `simd`. glibc declares
+ * them so only under -ffast-math, which we do not use (it would also allow
+ * contraction and reassociation everywhere). `const` keeps calls on one
+ * argument shared although sin and cos are then not builtins (built with
+ * -fno-builtin-sin -fno-builtin-cos, so that gcc does not merge them into a
+ * scalar sincos, which would stop the loop from being vectorized). */
+#define AD_SIMD __attribute__((__simd__("notinbranch"), __const__))
+AD_SIMD extern double sin(double);
+AD_SIMD extern double cos(double);
+AD_SIMD extern double tan(double);
+AD_SIMD extern double exp(double);
+AD_SIMD extern double log(double);
+AD_SIMD extern double tanh(double);
+#endif
+
+#ifdef _OPENMP
+#include <omp.h>
+static int ad_max_threads(void) { return omp_get_max_threads(); }
+static int ad_thread_num(void) { return omp_get_thread_num(); }
+static int ad_num_threads(void) { return omp_get_num_threads(); }
+#else
+static int ad_max_threads(void) { return 1; }
+static int ad_thread_num(void) { return 0; }
+static int ad_num_threads(void) { return 1; }
+#endif
+
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#define AD_POISON(p, n) ASAN_POISON_MEMORY_REGION((p), (n))
+#define AD_UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION((p), (n))
+#define AD_REDZONE 64
+#else
+#define AD_POISON(p, n) ((void)(p), (void)(n))
+#define AD_UNPOISON(p, n) ((void)(p), (void)(n))
+#define AD_REDZONE 0
+#endif
+
+/* Every buffer starts on a 64-byte boundary (a cache line, an AVX-512 vector). */
+#define AD_ALIGN 64
+#define AD_CHUNK_MIN ((size_t)1 << 20)
+
+typedef struct ad_chunk {
+    struct ad_chunk *next;
+    void *mem;    /* what malloc returned */
+    char *data;   /* AD_ALIGN-aligned start of the usable bytes */
+    size_t cap;   /* usable bytes */
+    size_t used;  /* bytes handed out */
+} ad_chunk;
+
+struct ad_ctx {
+    ad_chunk *first;
+    ad_chunk *cur;
+    int64_t site;       /* the failure site of the last call, 0 if none */
+    int64_t detail[2];  /* its two numbers (an index and a length, ...) */
+    char message[256];
+};
+
+typedef struct ad_ctx ad_ctx;
+
+typedef struct {
+    ad_chunk *chunk;
+    size_t used;
+} ad_mark;
+
+static ad_chunk *ad_chunk_new(size_t cap) {
+    ad_chunk *c = (ad_chunk *)malloc(sizeof(ad_chunk));
+    if (!c) return NULL;
+    c->mem = NULL;
+    if (cap > SIZE_MAX - AD_ALIGN || !(c->mem = malloc(cap + AD_ALIGN))) {
+        free(c);
+        return NULL;
+    }
+    c->data = (char *)(((uintptr_t)c->mem + AD_ALIGN - 1) & ~(uintptr_t)(AD_ALIGN - 1));
+    c->next = NULL;
+    c->cap = cap;
+    c->used = 0;
+    AD_POISON(c->data, cap);
+    return c;
+}
+
+static void ad_chunk_free(ad_chunk *c) {
+    AD_UNPOISON(c->data, c->cap);
+    free(c->mem);
+    free(c);
+}
+
+ad_ctx *adrev_ctx_new(void) {
+    ad_ctx *ctx = (ad_ctx *)calloc(1, sizeof(ad_ctx));
+    if (!ctx) return NULL;
+    ctx->first = ad_chunk_new(AD_CHUNK_MIN);
+    if (!ctx->first) {
+        free(ctx);
+        return NULL;
+    }
+    ctx->cur = ctx->first;
+    return ctx;
+}
+
+void adrev_ctx_free(ad_ctx *ctx) {
+    if (!ctx) return;
+    ad_chunk *c = ctx->first;
+    while (c) {
+        ad_chunk *next = c->next;
+        ad_chunk_free(c);
+        c = next;
+    }
+    free(ctx);
+}
+
+static ad_mark ad_mark_get(ad_ctx *ctx) {
+    ad_mark m;
+    m.chunk = ctx->cur;
+    m.used = ctx->cur->used;
+    return m;
+}
+
+/* Frees everything allocated since the mark. */
+static void ad_reset(ad_ctx *ctx, ad_mark m) {
+#if defined(__SANITIZE_ADDRESS__)
+    for (ad_chunk *c = m.chunk; c; c = c->next) {
+        size_t from = c == m.chunk ? m.used : 0;
+        if (c->used > from) AD_POISON(c->data + from, c->used - from);
+        if (c == ctx->cur) break;
+    }
+#endif
+    ctx->cur = m.chunk;
+    ctx->cur->used = m.used;
+}
+
+/* Starts a call: the arena is emptied and the failure cleared. */
+static void ad_begin(ad_ctx *ctx) {
+    ad_mark start;
+    start.chunk = ctx->first;
+    start.used = 0;
+    ad_reset(ctx, start);
+    ctx->site = 0;
+    ctx->detail[0] = ctx->detail[1] = 0;
+    ctx->message[0] = 0;
+}
+
+/* `count` elements of `size` bytes, AD_ALIGN-aligned; NULL if too large. */
+static void *ad_alloc(ad_ctx *ctx, int64_t count, size_t size) {
+    if (count < 0 || size == 0) return NULL;
+    if ((uint64_t)count > (SIZE_MAX / 2 - AD_ALIGN - AD_REDZONE) / size) return NULL;
+    size_t bytes = (size_t)count * size;
+    size_t need = (bytes + AD_REDZONE + AD_ALIGN - 1) & ~(size_t)(AD_ALIGN - 1);
+    if (need == 0) need = AD_ALIGN;
+    ad_chunk *c = ctx->cur;
+    if (c->cap - c->used < need) {
+        if (c->next && c->next->cap >= need) {
+            c = c->next;
+        } else {
+            size_t cap = c->cap * 2;
+            if (cap < need) cap = need;
+            if (cap < AD_CHUNK_MIN) cap = AD_CHUNK_MIN;
+            ad_chunk *fresh = ad_chunk_new(cap);
+            if (!fresh) return NULL;
+            fresh->next = c->next;
+            c->next = fresh;
+            c = fresh;
+        }
+        c->used = 0;
+        ctx->cur = c;
+    }
+    char *p = c->data + c->used;
+    c->used += need;
+    AD_UNPOISON(p, bytes);
+    return p;
+}
+
+/* The element count `a * b`, saturated so that ad_alloc refuses it. */
+static int64_t ad_mulc(int64_t a, int64_t b) {
+    if (a <= 0 || b <= 0) return 0;
+    if (a > INT64_MAX / b) return INT64_MAX;
+    return a * b;
+}
+
+/* The first index of chunk `t` of `tn` equal chunks of `0..n`. */
+static int64_t ad_split(int64_t n, int64_t t, int64_t tn) {
+    return (n / tn) * t + (t < n % tn ? t : n % tn);
+}
+
+void adrev_error_info(ad_ctx *ctx, int64_t info[3]) {
+    info[0] = ctx->site;
+    info[1] = ctx->detail[0];
+    info[2] = ctx->detail[1];
+}
+
+static int ad_fail(ad_ctx *ctx, int64_t site, int64_t a, int64_t b) {
+    ctx->site = site;
+    ctx->detail[0] = a;
+    ctx->detail[1] = b;
+    return (int)site;
+}
+
+static bool ad_add_ovf(int64_t a, int64_t b, int64_t *r) {
+    if ((b > 0 && a > INT64_MAX - b) || (b < 0 && a < INT64_MIN - b)) return true;
+    *r = a + b;
+    return false;
+}
+
+static bool ad_sub_ovf(int64_t a, int64_t b, int64_t *r) {
+    if ((b < 0 && a > INT64_MAX + b) || (b > 0 && a < INT64_MIN + b)) return true;
+    *r = a - b;
+    return false;
+}
+
+static bool ad_mul_ovf(int64_t a, int64_t b, int64_t *r) {
+    if (a == 0 || b == 0) {
+        *r = 0;
+        return false;
+    }
+    if (a > 0 ? (b > 0 ? a > INT64_MAX / b : b < INT64_MIN / a)
+              : (b > 0 ? a < INT64_MIN / b : b < INT64_MAX / a)) {
+        return true;
+    }
+    *r = a * b;
+    return false;
+}
+"#;

@@ -1,0 +1,394 @@
+//! Hand-written programs covering each construct the C backend compiles,
+//! each checked against the evaluator on a few inputs (empty arrays
+//! included), and the run-time errors the evaluator reports.
+
+mod common;
+
+use codegen::Config;
+use common::{agree, args, module};
+
+/// One module, many definitions: built once, each definition run on
+/// several argument lists.
+const FEATURES: &str = r#"
+def scalars (x : R) (y : R) : R =
+  let a = sin x * cos y + tan (x / 4) - exp (y / 3) in
+  let b = log (abs x + 1) + sqrt (abs y) + tanh x in
+  let c = pow (abs x + 0.5) y + max x y - min x y in
+  if a > b && not (c < 0) || x == y then a * b - c else -(a / c)
+
+def ints (k : Int) (j : Int) : (Int, Bool) =
+  let a = k * j + k - j in
+  ((if a > 0 - k then a else 0 - k) + j - (-j), a >= 0 && k != j)
+
+def tuples (x : R) (y : R) : ((R, R), R) =
+  let p = (x + y, x * y) in
+  let (u, v) = p in
+  ((v, u), p.1 - snd p)
+
+def dotp (A : [n]R) (B : [n]R) : R =
+  reduce (+) 0 (map2 (*) A B)
+
+def fused (A : [n]R) : R =
+  reduce (fun (a, b) -> max a b) (-1000) (map (fun x -> x * 2) (map (fun y -> y + 1) A))
+
+def shared (A : [n]R) : [n]R =
+  let e = map exp A in
+  let s = reduce (+) 0 e in
+  map (fun x -> x / s) e
+
+def prods (A : [n]R) : (R, [n]R) =
+  let s = scanl (*) 1 A in
+  let r = scanr (*) 1 (shift1L A) in
+  (s[length A], map2 (*) r (shift1R s))
+
+def scans (A : [n]R) : ([n+1]R, [n+1]R) =
+  (scanl (fun (acc, x) -> acc * 0.5 + x) 1 A, scanr (fun (x, acc) -> x - acc) 2 A)
+
+def shifts (A : [n]R) : ([n-1]R, [n-1]R, [n-1]R) =
+  (shift1L (map (fun x -> x * 3) A), shift1R (map (fun x -> x - 1) A), shift1L A)
+
+def pair_fold (A : [n]R) : (R, R) =
+  foldl (fun (p, x) -> (p.1 + x, p.2 * x + 1)) (0, 1) A
+
+def swap_fold (A : [n]R) : (R, R) =
+  foldl (fun (p, x) -> (p.2, p.1 + x)) (1, 2) A
+
+def horner (c : [n]R) (x : R) : R =
+  foldl (fun (acc, ci) -> acc * x + ci) 0 c
+
+def builds (k : Int) (x : R) : [_]R =
+  build k (fun i -> if i > 2 then x else x * 2)
+
+def ifolds (k : Int) : (R, Int) =
+  ifold (fun (acc, i) -> (acc.1 + 1 / (1 + acc.1), acc.2 + i)) (1, 0) k
+
+def conds (A : [n]R) (x : R) : [n]R =
+  if x > 0 then map (fun a -> a * x) A else A
+
+def literal (x : R) : [3]R =
+  [x, x + 1, sin x]
+
+def indexing (A : [n]R) (i : Int) : R =
+  A[i] + (map (fun x -> x * x) A)[i]
+
+def matrix (A : [n]R) : [n][n]R =
+  map (fun x -> map (fun y -> x * y + 1) A) A
+
+def rowsums (A : [n]R) : [n]R =
+  let M = map (fun x -> map (fun y -> x - y) A) A in
+  map (fun row -> reduce (+) 0 row) M
+
+def rows (A : [n]R) (i : Int) : ([n]R, R) =
+  let M = build (length A) (fun r -> map (fun y -> y + A[r]) (scanl (+) 0 (shift1L A))) in
+  let row = M[i] in
+  (row, reduce (+) 0 (map (fun rr -> rr[0]) M))
+
+def vec_fold (A : [n]R) : [n]R =
+  foldl (fun (acc, x) -> map2 (fun (a, b) -> a * x + b) acc A) (map (fun a -> 0) A) A
+
+def vec_scan (A : [n]R) : [n+1][n]R =
+  scanl (fun (acc, x) -> map (fun a -> a + x) acc) A A
+
+def higher (x : R) : R =
+  let twice = fun (f : R -> R) -> fun (y : R) -> f (f y) in
+  (twice (fun z -> z * z + 1)) x
+
+def lengths (A : [n]R) : Int =
+  length A + length (shift1L A) + length (scanl (+) 0 A)
+
+def unit_result (x : R) : () =
+  ()
+
+def bools (A : [n]R) : [n]Bool =
+  map (fun a -> a > 0) A
+
+def streams (A : [n]R) : (R, R, [n+1]R, [n]R, R) =
+  (reduce (+) 0 (scanr (fun (x, acc) -> x + acc * 0.5) 1 A),
+   foldl (fun (acc, s) -> acc * 0.5 + s) 0 (scanl (+) 0 (scanl (*) 1 A)),
+   map2 (fun (l, r) -> l - r) (scanl (+) 0 A) (scanr (+) 0 A),
+   shift1L (scanl (fun (acc, x) -> acc + x * x) 0 A),
+   (scanl (+) 0 A)[length A])
+
+def stream_pairs (A : [n]R) : [n+1](R, R) =
+  scanr (fun (x, p) -> (p.2 + x, p.1 * x)) (1, 2) A
+
+def stream_rows (A : [n]R) : [n+1][2]R =
+  map (fun s -> [s, s * 2]) (scanr (+) 0 A)
+"#;
+
+#[test]
+fn every_construct_agrees_with_the_evaluator() {
+    let m = module("features.ad", FEATURES);
+    let built = common::build(&m, &Config::default(), "features");
+    let cases: &[(&str, &[&[&str]])] = &[
+        (
+            "scalars",
+            &[&["0.5", "1.25"], &["-2", "3"], &["1", "1"], &["0", "-0.5"]],
+        ),
+        ("ints", &[&["3", "4"], &["-7", "2"], &["0", "0"]]),
+        ("tuples", &[&["1.5", "-2"]]),
+        ("dotp", &[&["[1, 2, 3]", "[4, 5, 6]"], &["[]", "[]"]]),
+        ("fused", &[&["[1, -2, 3.5]"], &["[]"]]),
+        ("shared", &[&["[0.5, 1.5, -1, 2]"], &["[]"]]),
+        ("prods", &[&["[1, 2, 3, 4]"], &["[0.5]"], &["[2, 0, 3]"]]),
+        ("scans", &[&["[1, 2, 3]"], &["[]"]]),
+        ("shifts", &[&["[1, 2, 3, 4]"], &["[7]"]]),
+        ("pair_fold", &[&["[1, 2, 3]"], &["[]"]]),
+        ("swap_fold", &[&["[1, 2, 3, 4]"]]),
+        ("horner", &[&["[2, -1, 0.5, 3]", "1.5"]]),
+        ("builds", &[&["5", "1.5"], &["0", "2"]]),
+        ("ifolds", &[&["6"], &["0"]]),
+        ("conds", &[&["[1, 2]", "3"], &["[1, 2]", "-3"]]),
+        ("literal", &[&["0.25"]]),
+        ("indexing", &[&["[1, 2, 3]", "2"], &["[1, 2, 3]", "0"]]),
+        ("matrix", &[&["[1, 2, 3]"], &["[]"]]),
+        ("rowsums", &[&["[1, 2, 4]"]]),
+        ("rows", &[&["[1, 2, 4]", "1"], &["[3, 5]", "0"]]),
+        ("vec_fold", &[&["[1, 2, 3]"], &["[]"]]),
+        ("vec_scan", &[&["[1, 2]"], &["[]"]]),
+        ("higher", &[&["0.5"]]),
+        ("lengths", &[&["[1, 2, 3]"], &["[]"]]),
+        ("unit_result", &[&["1"]]),
+        ("bools", &[&["[1, -2, 0]"]]),
+        ("streams", &[&["[1, 2, 3]"], &["[0.5]"], &["[]"]]),
+        ("stream_pairs", &[&["[1, 2, 3]"], &["[]"]]),
+        ("stream_rows", &[&["[1, 2, 3]"], &["[]"]]),
+    ];
+    let mut failures = Vec::new();
+    for (entry, arg_lists) in cases {
+        for texts in arg_lists.iter() {
+            let a = args(&m, entry, texts);
+            if let Err(e) = agree(&m, &built, entry, &a) {
+                failures.push(format!("{entry} {texts:?}: {e}"));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    // Every definition was exercised.
+    for def in &m.defs {
+        assert!(
+            cases.iter().any(|(e, _)| *e == def.name.as_str()),
+            "no case for {}",
+            def.name
+        );
+    }
+}
+
+#[test]
+fn results_are_bit_identical_to_the_evaluator() {
+    // No reassociation and no contraction: the same operations in the
+    // same order on the same libm.
+    let m = module(
+        "bits.ad",
+        "def f (A : [n]R) : (R, [n]R) =\n  let e = map (fun x -> sin x * exp x + cos x / 3) A in\n  (reduce (+) 0 e, scanl (*) 1 (shift1R e))\n",
+    );
+    let built = common::build(&m, &Config::default(), "bits");
+    let xs: Vec<f64> = (0..257).map(|i| (i as f64 * 0.37).sin() * 3.0).collect();
+    let a = vec![semantics::Value::reals(&xs)];
+    let want = semantics::eval_def(&m, m.def("f").expect("f"), &a).expect("evaluates");
+    let got = codegen::run(&built, "f", &a).expect("runs");
+    assert_eq!(want.to_string(), got.to_string());
+}
+
+#[test]
+fn run_time_errors_are_the_evaluators() {
+    let text = r#"
+def oob (A : [n]R) (i : Int) : R =
+  A[i]
+
+def oob_delayed (A : [n]R) (i : Int) : R =
+  (map (fun x -> x + 1) A)[i]
+
+def mismatch (A : [n]R) (k : Int) : [_]R =
+  map2 (+) A (build k (fun i -> 1))
+
+def negative (k : Int) : [_]R =
+  build k (fun i -> 0)
+
+def negative_fold (k : Int) : Int =
+  ifold (fun (acc, i) -> acc + i) 0 k
+
+def overflow (k : Int) : Int =
+  k * k * k
+
+def inner (A : [n]R) (i : Int) : [n]R =
+  map (fun x -> x + A[i]) A
+"#;
+    let m = module("errors.ad", text);
+    let built = common::build(&m, &Config::default(), "errors");
+    let cases: &[(&str, &[&str])] = &[
+        ("oob", &["[1, 2]", "2"]),
+        ("oob", &["[1, 2]", "-1"]),
+        ("oob", &["[]", "0"]),
+        ("oob_delayed", &["[1, 2]", "5"]),
+        ("mismatch", &["[1, 2]", "3"]),
+        ("negative", &["-1"]),
+        ("negative_fold", &["-4"]),
+        ("overflow", &["3000000"]),
+        ("overflow", &["-9223372036854775807"]),
+        ("inner", &["[1, 2, 3]", "3"]),
+    ];
+    for (entry, texts) in cases {
+        let a = args(&m, entry, texts);
+        let def = m.def(entry).expect("entry");
+        let want = semantics::eval_def(&m, def, &a).expect_err("the evaluator fails");
+        match codegen::run(&built, entry, &a) {
+            Err(codegen::Error::Eval(got)) => {
+                assert_eq!(got, want, "{entry} {texts:?}");
+                assert_eq!(got.to_string(), want.to_string());
+            }
+            other => panic!("{entry} {texts:?}: evaluator {want:?}, C backend {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn inputs_are_checked_like_the_evaluators() {
+    let m = module(
+        "inputs.ad",
+        "def f (A : [n]R) (B : [n]R) : R =\n  reduce (+) 0 (map2 (*) A B)\n",
+    );
+    let built = common::build(&m, &Config::default(), "inputs");
+    let inputs = vec![
+        ("A".to_string(), semantics::Value::reals(&[1.0, 2.0])),
+        ("B".to_string(), semantics::Value::reals(&[1.0])),
+    ];
+    let want = semantics::eval_entry(&m, None, &inputs).expect_err("sizes differ");
+    let got = codegen::run_entry(&built, None, &inputs).expect_err("sizes differ");
+    assert_eq!(got.to_string(), want.to_string());
+    let missing = codegen::run_entry(&built, None, &inputs[..1]).expect_err("B missing");
+    assert_eq!(
+        missing.to_string(),
+        semantics::eval_entry(&m, None, &inputs[..1])
+            .expect_err("B missing")
+            .to_string()
+    );
+}
+
+#[test]
+fn unsupported_constructs_are_refused_with_their_span() {
+    let text = "def f (x : R) : R =\n  let g = if x > 0 then (fun (y : R) -> y) else (fun (y : R) -> -y) in\n  g x\n";
+    let m = module("unsupported.ad", text);
+    match codegen::emit(&m, &Config::default()) {
+        Err(codegen::Error::Unsupported { span, what }) => {
+            assert!(what.contains("function"), "{what}");
+            assert!(text[span.lo as usize..span.hi as usize].starts_with("if x > 0"));
+        }
+        other => panic!("expected an unsupported-construct error, got {other:?}"),
+    }
+    let text = "def f (g : R -> R) (x : R) : R =\n  g x\n";
+    let m = module("unsupported2.ad", text);
+    match codegen::emit(&m, &Config::default()) {
+        Err(codegen::Error::Unsupported { what, .. }) => {
+            assert!(what.contains("function type"), "{what}")
+        }
+        other => panic!("expected an unsupported-construct error, got {other:?}"),
+    }
+}
+
+#[test]
+fn parallel_loops_agree_with_the_evaluator() {
+    // Large enough for the parallel paths (the threshold is 32768 elements).
+    let m = module(
+        "parallel.ad",
+        "def f (A : [n]R) : (R, [n]R, R) =\n  let s = reduce (+) 0 (map (fun x -> x * x + 1) A) in\n  (s, map (fun x -> sin x * s) A, reduce (fun (a, b) -> max a b) (-1) A)\n",
+    );
+    let cfg = Config {
+        parallel: true,
+        ..Config::default()
+    };
+    let c = codegen::emit(&m, &cfg).expect("emits");
+    assert!(c.source.contains("omp parallel for"), "no parallel map");
+    assert!(
+        c.source.contains("omp parallel num_threads"),
+        "no parallel reduction"
+    );
+    let built = codegen::build(&c, &common::dir("parallel"), &cfg).expect("builds with OpenMP");
+    assert!(built.commands[0].contains("-fopenmp"));
+    let xs: Vec<f64> = (0..100_003)
+        .map(|i| ((i as f64) * 0.61).sin().abs())
+        .collect();
+    for n in [xs.len(), 5] {
+        let a = vec![semantics::Value::reals(&xs[..n])];
+        agree(&m, &built, "f", &a).unwrap_or_else(|e| panic!("n = {n}: {e}"));
+    }
+}
+
+#[test]
+fn reassociated_reductions_agree_with_the_evaluator() {
+    let m = module(
+        "lanes.ad",
+        "def f (A : [n]R) (k : Int) : (R, R, (R, R)) =\n  (reduce (+) 0 (map (fun x -> x * x) A),\n   reduce (fun (a, b) -> max a b) (-1) (build (length A) (fun i -> A[i] * 2)),\n   reduce (fun (p, q) -> (p.1 + q.1, p.2 * q.2)) (0, 1) (map (fun x -> (x, 1 + x * 0.001)) A))\n",
+    );
+    let cfg = Config {
+        reassociate: true,
+        ..Config::default()
+    };
+    let c = codegen::emit(&m, &cfg).expect("emits");
+    assert!(c.source.contains("+= 4"), "no reduction in lanes");
+    let built = codegen::build(&c, &common::dir("lanes"), &cfg).expect("builds");
+    let xs: Vec<f64> = (0..1003)
+        .map(|i| ((i as f64) * 0.37).cos().abs() + 0.1)
+        .collect();
+    for n in [0, 1, 3, 4, 5, 1003] {
+        let a = vec![semantics::Value::reals(&xs[..n]), semantics::Value::Int(2)];
+        agree(&m, &built, "f", &a).unwrap_or_else(|e| panic!("n = {n}: {e}"));
+    }
+}
+
+#[test]
+fn eval_entry_prints_what_the_evaluator_prints() {
+    let text = "def f (A : [n]R) (x : R) : (R, [n]R) =\n  (reduce (+) 0 (map (fun a -> a * x) A), map (fun a -> a / 3) A)\n";
+    let m = module("eval.ad", text);
+    let inputs = vec![
+        (
+            "A".to_string(),
+            semantics::Value::reals(&[0.1, 0.2, 1e-300, -7.5]),
+        ),
+        ("x".to_string(), semantics::Value::Real(0.3)),
+    ];
+    let want = semantics::eval_entry(&m, None, &inputs).expect("evaluates");
+    let got = codegen::eval_entry(
+        &m,
+        None,
+        &inputs,
+        &Config::default(),
+        &common::dir("eval-entry"),
+    )
+    .expect("runs");
+    assert_eq!(got.to_string(), want.to_string());
+    let missing = codegen::eval_entry(
+        &m,
+        Some("g"),
+        &inputs,
+        &Config::default(),
+        &common::dir("eval-entry"),
+    );
+    assert!(matches!(missing, Err(codegen::Error::NoSuchEntry { .. })));
+}
+
+#[test]
+fn vector_math_and_vector_reductions_agree_with_the_evaluator() {
+    let m = module(
+        "vector.ad",
+        "def f (A : [n]R) : (R, [n]R, R) =\n  (reduce (+) 0 (map (fun x -> sin x * exp x) A),\n   map (fun x -> cos x * exp x + sin x * exp x) A,\n   reduce (*) 1 (map (fun x -> 1 + tanh x * 0.001) A))\n",
+    );
+    let cfg = Config {
+        reassociate: true,
+        vector_math: true,
+        native: true,
+        ..Config::default()
+    };
+    let c = codegen::emit(&m, &cfg).expect("emits");
+    assert!(
+        c.source.contains("omp simd reduction(+:"),
+        "no vector reduction"
+    );
+    let built = codegen::build(&c, &common::dir("vector"), &cfg).expect("builds with libmvec");
+    assert!(built.commands[0].contains("-lmvec"));
+    let xs: Vec<f64> = (0..1003).map(|i| ((i as f64) * 0.37).sin()).collect();
+    for n in [0, 1, 7, 1003] {
+        let a = vec![semantics::Value::reals(&xs[..n])];
+        agree(&m, &built, "f", &a).unwrap_or_else(|e| panic!("n = {n}: {e}"));
+    }
+}

@@ -1,0 +1,186 @@
+//! The derivatives at the points where an operator is not differentiable
+//! or not defined (docs/derivatives.md): reverse mode through UNF gives the
+//! documented value, and the same as forward mode, at each of them; the
+//! three ways of writing ReLU agree wherever the documented choices make
+//! them agree; a branch that is not taken never reaches the gradient.
+
+use semantics::Value;
+
+fn compile(text: &str) -> syntax::Module {
+    syntax::compile(syntax::SourceFile {
+        name: "kinks.ad".to_string(),
+        text: text.to_string(),
+    })
+    .expect("compiles")
+}
+
+/// The gradient of the last definition of `text` at `at` (one real per
+/// parameter), by reverse mode (UNF) and by forward mode.
+fn grads(text: &str, at: &[f64]) -> (Vec<f64>, Vec<f64>) {
+    let m = compile(text);
+    let def = m.defs.last().expect("a definition").clone();
+    let inputs: Vec<(String, Value)> = def
+        .params
+        .iter()
+        .zip(at)
+        .map(|(p, &x)| (p.name.to_string(), Value::Real(x)))
+        .collect();
+    let g = reverse::gradient(&m, &def, &reverse::Config::default()).expect("reverse mode");
+    syntax::verify(&g).expect("the gradient program verifies");
+    let f = forward::grad_program(&m, &def, None).expect("forward mode");
+    let reals = |out: Value| -> Vec<f64> {
+        out.as_tuple().expect("a tuple")[1..]
+            .iter()
+            .map(|v| v.as_real().expect("a real"))
+            .collect()
+    };
+    let rev = reals(semantics::eval_entry(&g, None, &inputs).expect("run reverse"));
+    let fwd = reals(semantics::eval_entry(&f, None, &inputs).expect("run forward"));
+    (rev, fwd)
+}
+
+/// Equal as IEEE values, NaN equal to NaN.
+fn same(a: f64, b: f64) -> bool {
+    a == b || (a.is_nan() && b.is_nan())
+}
+
+fn check(text: &str, at: &[f64], expected: &[f64]) {
+    check_routes(text, at, expected, expected);
+}
+
+/// As [`check`], where forward mode's IEEE arithmetic differs: it multiplies
+/// every partial by the tangent of its argument, and an infinite partial
+/// times a zero tangent is NaN, where reverse mode keeps the partials apart.
+fn check_routes(text: &str, at: &[f64], expected: &[f64], forward: &[f64]) {
+    let (rev, fwd) = grads(text, at);
+    for (i, &e) in expected.iter().enumerate() {
+        assert!(
+            same(rev[i], e),
+            "{text} at {at:?}: reverse gives {} for parameter {i}, documented {e}",
+            rev[i]
+        );
+        assert!(
+            same(fwd[i], forward[i]),
+            "{text} at {at:?}: forward gives {} for parameter {i}, not {}",
+            fwd[i],
+            forward[i]
+        );
+    }
+}
+
+#[test]
+fn each_operator_at_its_kink() {
+    let inf = f64::INFINITY;
+    // abs at 0: 0 (sign 0 = 0).
+    check("def f (x : R) : R = abs x", &[0.0], &[0.0]);
+    check("def f (x : R) : R = abs x", &[-3.0], &[-1.0]);
+    // max and min on a tie: all to the second argument.
+    check(
+        "def f (x : R) (y : R) : R = max x y",
+        &[2.0, 2.0],
+        &[0.0, 1.0],
+    );
+    check(
+        "def f (x : R) (y : R) : R = min x y",
+        &[2.0, 2.0],
+        &[0.0, 1.0],
+    );
+    check(
+        "def f (x : R) (y : R) : R = max x y",
+        &[3.0, 2.0],
+        &[1.0, 0.0],
+    );
+    check(
+        "def f (x : R) (y : R) : R = min x y",
+        &[3.0, 2.0],
+        &[0.0, 1.0],
+    );
+    // sqrt and log at 0: IEEE's 1 / 0.
+    check("def f (x : R) : R = sqrt x", &[0.0], &[inf]);
+    check("def f (x : R) : R = log x", &[0.0], &[inf]);
+    // Division by 0: 1 / y and -((x / y) / y) as IEEE gives them. Forward
+    // mode adds -((x / y) / y) * 0 = NaN to the derivative in x, and
+    // 0 / y = NaN to the one in y.
+    let nan = f64::NAN;
+    check_routes(
+        "def f (x : R) (y : R) : R = x / y",
+        &[1.0, 0.0],
+        &[inf, -inf],
+        &[nan, nan],
+    );
+    // pow: y x^(y-1) in x everywhere; in y, x^y log x where x > 0, else 0.
+    check(
+        "def f (x : R) (y : R) : R = pow x y",
+        &[-2.0, 3.0],
+        &[12.0, 0.0],
+    );
+    check(
+        "def f (x : R) (y : R) : R = pow x y",
+        &[0.0, 2.0],
+        &[0.0, 0.0],
+    );
+    // At 0^0 the partial in x is 0 * 0^(-1) = 0 * inf = NaN (IEEE), which
+    // forward mode carries into the derivative in y too.
+    check_routes(
+        "def f (x : R) (y : R) : R = pow x y",
+        &[0.0, 0.0],
+        &[nan, 0.0],
+        &[nan, nan],
+    );
+    check(
+        "def f (x : R) (y : R) : R = pow x y",
+        &[2.0, 3.0],
+        &[12.0, 8.0 * 2f64.ln()],
+    );
+    // A comparison is not differentiated: the branch taken is.
+    check("def f (x : R) : R = if x > 0 then x else 0", &[0.0], &[0.0]);
+    check(
+        "def f (x : R) : R = if x >= 0 then x else 0",
+        &[0.0],
+        &[1.0],
+    );
+}
+
+#[test]
+fn relu_forms_at_zero() {
+    let relu_max = "def f (x : R) : R = max x 0";
+    let relu_if = "def f (x : R) : R = if x > 0 then x else 0";
+    let relu_abs = "def f (x : R) : R = (x + abs x) / 2";
+    // `max x 0` is `if x > 0 then x else 0`: 0 at 0, by both routes.
+    check(relu_max, &[0.0], &[0.0]);
+    check(relu_if, &[0.0], &[0.0]);
+    // With abs' 0 = 0 the abs form has (1 + 0) / 2 at 0: the one form that
+    // does not agree there (docs/derivatives.md, "ReLU at 0").
+    check(relu_abs, &[0.0], &[0.5]);
+    // Everywhere else the three agree.
+    for x in [-2.0, -0.25, 0.25, 3.0] {
+        let want = if x > 0.0 { 1.0 } else { 0.0 };
+        for text in [relu_max, relu_if, relu_abs] {
+            check(text, &[x], &[want]);
+        }
+    }
+}
+
+#[test]
+fn the_branch_not_taken_never_reaches_the_gradient() {
+    // log x at -2 and its derivative 1 / x are never computed.
+    check(
+        "def f (x : R) : R = if x > 0 then log x else x * x",
+        &[-2.0],
+        &[-4.0],
+    );
+    // An infinite derivative (sqrt at 0) and a NaN value (0 * log 0, log
+    // of a negative) in the branch not taken, inside a loop: at y = 0 the
+    // taken branch adds x * 0, at y = x = -3 it adds x * x.
+    check(
+        "def f (x : R) : R = foldl (fun (acc, y) -> if y > 0 then acc + sqrt y * log y else acc + x * y) 0 [0, x]",
+        &[-3.0],
+        &[-6.0],
+    );
+    // The cotangent of a variable used only in the branch not taken is 0.
+    check(
+        "def f (x : R) (y : R) : R = if x < 1 then 2 * x else log (y - 5)",
+        &[0.5, 1.0],
+        &[2.0, 0.0],
+    );
+}

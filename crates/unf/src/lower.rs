@@ -14,10 +14,15 @@
 //! - Sharing. Every context is interned in [`Tables`]; a term stores ids.
 //!
 //! Beyond the paper's core: k-ary tuples (`pair` of k components), tuple
-//! patterns in `let` (a projection per component), and `map` with one array
+//! patterns in `let` (a projection per component), `map` with one array
 //! (Fig. 4's `map (x.e) A = map2 (x,y.e) A A`, kept as a primitive of its
-//! own so the array is not duplicated). Everything else is
-//! `Error::Unsupported`.
+//! own so the array is not duplicated), and the constructs of Section 7 and
+//! Appendix A: `if` (each branch a function of its free variables),
+//! `foldl`, the scans, `ifold`, `build`, `reduce` beyond the paper's
+//! restriction (a `Loop`), indexing, array literals, Int and Bool
+//! constants, comparisons, logic, integer arithmetic, `length` and the
+//! shifts (`Op::Builtin`), over any ground types. A builtin on types it
+//! does not take is `Error::Unsupported`.
 
 use crate::error::Error;
 use crate::ir::{CtxId, Fun, Kind, LoopKind, Module, Op, Prim, Term, TermId, TyId};
@@ -33,10 +38,10 @@ type Env = HashTrieMap<Name, u32>;
 
 /// The arrow UNF: the Source UNF of the definition `entry` of `m`.
 ///
-/// `m` must be in core form and `entry` first order (`syntax` checks it);
-/// constructs outside the language of Section 3 (conditionals, folds, scans,
-/// indexing, free variables in the function of `reduce`, ...) are refused
-/// with [`Error::Unsupported`] naming the construct and its span.
+/// `m` must be in core form and `entry` first order (`syntax` checks it).
+/// Every first-order construct is lowered (module documentation); a builtin
+/// applied to types it does not take is refused with
+/// [`Error::Unsupported`] naming it and its span.
 pub fn lower(m: &syntax::Module, entry: &Def) -> Result<Module, Error> {
     syntax::check_first_order(m, entry)?;
     if !m.is_typed() {

@@ -13,16 +13,22 @@
 //!    parent.
 //! 3. The embedded Source module: the entry definition exists and its
 //!    parameters are typed with ground types; every `Fun::lambda` is a
-//!    lambda of the right arity whose parameters have the element types;
-//!    every `init_expr` exists.
+//!    lambda of the right arity whose parameters have the types the
+//!    primitive gives them (up to array sizes), or for a branch of `if`
+//!    an expression; every `init_expr` exists.
 //! 4. Typing, per term, computing its input and output contexts:
 //!    - `var_{T;i}`: 1 <= i <= |T|;
 //!    - `op_{T;n}`: the operator is one of its arity; `π_i` reads a tuple
-//!      with at least i components;
-//!    - `pair_{T;A}`: A is a tuple type;
-//!    - `map`/`map2`: one or two arrays of reals, an array of reals out; the
-//!      free positions are increasing and inside T; the body maps F·P to
-//!      F·P·R (or, under `J^T`, `D_ρ'(F·P)` to `D_ρ'(F·P·R)`);
+//!      with at least i components; a builtin applies to its argument and
+//!      result types (`builtin_fits`); indexing reads an array;
+//!    - `pair_{T;A}`: A is a tuple type; `array_{T;[k]A}` reads k A's;
+//!    - `map`/`map2`: one or two arrays, an array out, the function from
+//!      their elements to its element; the free positions are increasing,
+//!      inside T and of ground type; the body maps F·P to F·P·C (or, under
+//!      `J^T`, `D_ρ'(F·P)` to `D_ρ'(F·P·C)`);
+//!    - `if`: a `Bool` on top of T; both branches return the result type;
+//!    - loops: the operands, the result and the function fit the kind
+//!      (`loop_signature`);
 //!    - `reduce`: an array of reals; a closed function of two reals whose
 //!      body is typed as for map2; a closed initial value `[] ⊢ init : [R]`;
 //!    - `e1 ; e2`: out(e1) = in(e2); for `;~`, out(e1) strictly extends

@@ -67,6 +67,15 @@ enum Cont {
         jt: TermId,
         primal: State,
     },
+    /// `prev ∘ J^T if` for a real-valued `if` whose branch gradient was
+    /// computed with its value (`loops.rs`, `eager_if`): the cotangent z on
+    /// top of the `if`'s output (position `n + 1`) adds `g * z` at each
+    /// listed position.
+    Scaled {
+        prev: u32,
+        n: usize,
+        grads: Vec<(usize, ValId)>,
+    },
 }
 
 /// The arrow UNF^-1: the Target program of a UNF module (see the module
@@ -243,6 +252,11 @@ impl Raise<'_> {
                 self.eval(*then, s, primal)
             }
             Term::Tuple(a, b) => {
+                if primal.is_none()
+                    && let Some(out) = self.eager_if(*a, *b, &s)?
+                {
+                    return Ok(out);
+                }
                 let mut ra = self.eval(*a, s.clone(), primal)?;
                 let rb = self.eval(*b, s, primal)?;
                 for x in rb.iter() {
@@ -342,6 +356,10 @@ impl Raise<'_> {
                 Cont::Initial => return Ok(cot),
                 Cont::Compose { prev, jt, primal } => {
                     cot = self.eval(jt, cot, Some(&primal))?;
+                    k = prev;
+                }
+                Cont::Scaled { prev, n, grads } => {
+                    cot = self.apply_scaled(cot, n, &grads)?;
                     k = prev;
                 }
             }

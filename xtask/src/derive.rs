@@ -36,6 +36,8 @@ pub struct GradRequest<'a> {
     pub via: Via,
     /// Where the gradient program runs.
     pub backend: crate::native::Backend,
+    /// Keep the raw output of the route (no partial evaluation).
+    pub no_opt: bool,
 }
 
 /// Loads a Source program with its derivative constructs expanded.
@@ -85,7 +87,10 @@ pub fn grad(req: &GradRequest<'_>) -> Result<(), CliError> {
     let entry = inputs::entry(&m, req.entry)?;
     let wrt = inputs::wrt_list(entry, req.wrt)?;
     let args = inputs::entry_args(&m, entry, req.at)?;
-    let program = gradient_program(&m, entry, wrt.as_deref(), req.via)?;
+    let mut program = gradient_program(&m, entry, wrt.as_deref(), req.via)?;
+    if !req.no_opt {
+        program = crate::pipeline::optimize(&program)?;
+    }
     let out = crate::native::run(
         &program,
         &format!("{}_grad", entry.name),
@@ -226,4 +231,23 @@ pub fn check_grad(
     } else {
         Err(CliError::user("the routes disagree (see the table above)"))
     }
+}
+
+/// `cargo xtask cost`: the cost of the program and of its optimized
+/// gradient (Fig. 11), statically and counted in an evaluation, with
+/// Theorem 5.4's bound.
+pub fn cost(file: &Path, entry: Option<&str>, at: &[String], no_opt: bool) -> Result<(), CliError> {
+    let m = load_source(file, "cost")?;
+    let def = inputs::entry(&m, entry)?;
+    let args = inputs::entry_args(&m, def, at)?;
+    let mut g = gradient_program(&m, def, None, Via::Unf)?;
+    if !no_opt {
+        g = crate::pipeline::optimize(&g)?;
+    }
+    let gname = format!("{}_grad", def.name);
+    let gdef = inputs::entry(&g, Some(gname.as_str()))?;
+    let report = semantics::cost::report(&m, def, &g, gdef, &args)
+        .map_err(|e| diag::at(&m.file, e.span(), &e.to_string()))?;
+    print!("{report}");
+    Ok(())
 }

@@ -89,6 +89,10 @@ enum Command {
         /// Where to run the gradient program: the evaluator or generated C.
         #[arg(long, value_enum, default_value = "eval")]
         backend: native::Backend,
+        /// Run the route's raw output, without partial evaluation and the
+        /// optimizations of Fig. 12.
+        #[arg(long)]
+        no_opt: bool,
     },
     /// Print the value and the directional derivative (forward mode).
     Jvp {
@@ -162,7 +166,7 @@ enum Command {
         #[arg(short, long)]
         output: PathBuf,
     },
-    /// Run parse → unf → reverse → unf-inverse, writing every boundary
+    /// Run parse → unf → reverse → unf-inverse → optimize, writing every boundary
     /// file into DIR.
     Pipeline {
         /// The program text.
@@ -185,7 +189,7 @@ enum Command {
     /// calling convention of `pipeline --replace`, so a replacement can be
     /// a script that calls back into the built-in stages.
     Stage {
-        /// parse, unf, reverse or unf-inverse.
+        /// parse, unf, reverse, unf-inverse or optimize.
         stage: String,
         /// The input file.
         input: PathBuf,
@@ -270,6 +274,31 @@ enum Command {
         #[arg(short, long)]
         output: PathBuf,
     },
+    /// Stage: Target → Target by partial evaluation and Fig. 12.
+    Optimize {
+        /// A Target IR file.
+        input: PathBuf,
+        /// Where to write the optimized Target RON file.
+        #[arg(short, long)]
+        output: PathBuf,
+    },
+    /// List the optimizer's rewrite rules.
+    Rules,
+    /// The cost (Fig. 11) of a program and of its gradient, p = NAO(e),
+    /// their ratio and Theorem 5.4's bound 4·3^p.
+    Cost {
+        /// A `.ad` program or a Source IR file.
+        file: PathBuf,
+        /// The definition (default: the last).
+        #[arg(long)]
+        entry: Option<String>,
+        /// An input, `NAME=VALUE`; without any, the file's `-- at` comments.
+        #[arg(long = "at", value_name = "NAME=VALUE")]
+        at: Vec<String>,
+        /// Cost the unoptimized gradient instead.
+        #[arg(long)]
+        no_opt: bool,
+    },
     /// Rewrite every snapshot (fixtures' stage boundaries, diagnostics) from
     /// what the code produces now; review the result with `git diff`.
     Bless,
@@ -326,6 +355,24 @@ fn run(command: Command) -> Result<(), CliError> {
             backend,
         } => eval(&file, entry.as_deref(), &at, backend),
         Command::Bless => bless(),
+        Command::Optimize { input, output } => pipeline::run_stage(
+            pipeline::Stage::Optimize,
+            &input,
+            &output,
+            &pipeline::Options::default(),
+        ),
+        Command::Rules => {
+            for r in optimize::rules() {
+                println!("{:<18} {:<22} {}", r.name, r.group, r.description);
+            }
+            Ok(())
+        }
+        Command::Cost {
+            file,
+            entry,
+            at,
+            no_opt,
+        } => derive::cost(&file, entry.as_deref(), &at, no_opt),
         Command::Codegen { input, output } => native::codegen_cmd(&input, &output),
         Command::Compile {
             file,
@@ -398,6 +445,7 @@ fn run(command: Command) -> Result<(), CliError> {
             at,
             via,
             backend,
+            no_opt,
         } => derive::grad(&derive::GradRequest {
             file: &file,
             entry: entry.as_deref(),
@@ -405,6 +453,7 @@ fn run(command: Command) -> Result<(), CliError> {
             at: &at,
             via,
             backend,
+            no_opt,
         }),
         Command::Jvp {
             file,

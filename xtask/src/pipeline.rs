@@ -20,11 +20,19 @@ pub enum Stage {
     Reverse,
     /// Target UNF → Target (Fig. 10).
     UnfInverse,
+    /// Target → Target: partial evaluation and Fig. 12.
+    Optimize,
 }
 
 impl Stage {
     /// Every stage, in pipeline order.
-    pub const ALL: [Stage; 4] = [Stage::Parse, Stage::Unf, Stage::Reverse, Stage::UnfInverse];
+    pub const ALL: [Stage; 5] = [
+        Stage::Parse,
+        Stage::Unf,
+        Stage::Reverse,
+        Stage::UnfInverse,
+        Stage::Optimize,
+    ];
 
     /// The stage's command name.
     pub fn name(self) -> &'static str {
@@ -33,6 +41,7 @@ impl Stage {
             Stage::Unf => "unf",
             Stage::Reverse => "reverse",
             Stage::UnfInverse => "unf-inverse",
+            Stage::Optimize => "optimize",
         }
     }
 
@@ -43,6 +52,7 @@ impl Stage {
             Stage::Unf => "20.source-unf.ron",
             Stage::Reverse => "30.target-unf.ron",
             Stage::UnfInverse => "40.target.ron",
+            Stage::Optimize => "50.opt.ron",
         }
     }
 
@@ -126,6 +136,13 @@ pub fn reverse(m: &unf::Module, opts: &Options) -> Result<unf::Module, CliError>
     verified_unf("reverse", out)
 }
 
+/// Target → Target by partial evaluation and the rules of Fig. 12.
+pub fn optimize(m: &Module) -> Result<Module, CliError> {
+    let out = optimize::optimize(m, &optimize::Config::default())
+        .map_err(|e| diag::at(&m.file, e.span(), &e.to_string()))?;
+    stage::verified("optimize", out)
+}
+
 /// Target UNF (or Source UNF) → Target.
 pub fn raise(m: &unf::Module) -> Result<Module, CliError> {
     let out = unf::raise(m).map_err(|e| unf_error(&m.source.file, &e))?;
@@ -187,6 +204,13 @@ pub fn run_stage(
         Stage::UnfInverse => {
             let m = unf_of(input, stage, unf::Kind::Target)?;
             syntax::to_ron(syntax::TARGET_IR, syntax::FORMAT_VERSION, &raise(&m)?)
+        }
+        Stage::Optimize => {
+            let m = match load::load(input)? {
+                Program::Target(m) | Program::Source(m) => m,
+                other => return Err(wrong_input(input, stage, &other, "a `target` file")),
+            };
+            syntax::to_ron(syntax::TARGET_IR, syntax::FORMAT_VERSION, &optimize(&m)?)
         }
     };
     load::write_text(output, &text)
@@ -250,7 +274,7 @@ fn run_external(stage: Stage, command: &str, input: &Path, output: &Path) -> Res
         Stage::Parse => "source",
         Stage::Unf => unf::SOURCE_UNF_IR,
         Stage::Reverse => unf::TARGET_UNF_IR,
-        Stage::UnfInverse => "target",
+        Stage::UnfInverse | Stage::Optimize => "target",
     };
     let got = match &loaded {
         Program::Source(_) => "source",

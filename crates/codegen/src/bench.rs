@@ -148,7 +148,7 @@ impl Default for BenchConfig {
             rounds: 3,
             dir: std::env::temp_dir().join("adrev-bench"),
             codegen: Config::default(),
-            threads: vec![2],
+            threads: vec![1, 2],
             python: std::env::var_os("ADREV_PEERS_PYTHON").map(PathBuf::from),
             only: Vec::new(),
         }
@@ -344,10 +344,7 @@ pub fn run(
                 );
                 if let Some(par) = &par {
                     for &t in &cfg.threads {
-                        let env = [
-                            ("OMP_NUM_THREADS", t.to_string()),
-                            ("OMP_PROC_BIND", "true".to_string()),
-                        ];
+                        let env = [("OMP_NUM_THREADS", t.to_string())];
                         add(
                             &format!("adrev-c-par{t}"),
                             ours(par, &input, reps, &env)?,

@@ -265,21 +265,27 @@ impl Report {
             return String::new();
         }
         let mut s = String::from(
-            "## Parallel loops\n\nSpeed-up of the generated code built with `Config::parallel` over the single-thread build\n(OpenMP `parallel for` on large maps, chunked reductions combined in order; off by default\nbecause a parallel `reduce` adds in another order):\n\n| kernel | n | tool | primal speed-up | grad speed-up |\n|---|---:|---|---:|---:|\n",
+            "## Parallel loops\n\nWall-clock speed-up of the generated code built with `Config::parallel` (OpenMP `parallel for`\non large maps, chunked reductions combined in order; off by default because a parallel\n`reduce` adds in another order), over the same build on one thread (`adrev-c-par1`) and over\nthe default single-thread build (`adrev-c`). On a machine whose other jobs keep its cores busy,\na second thread often waits for a core: check the load average above before reading these.\n\n| kernel | n | tool | primal vs par1 | grad vs par1 | primal vs adrev-c | grad vs adrev-c |\n|---|---:|---|---:|---:|---:|---:|\n",
         );
         for n in self.sizes() {
             for k in self.kernels() {
                 let Some(o) = self.row(&k, n, OURS) else {
                     continue;
                 };
-                for t in &tools {
+                let one = self.row(&k, n, "adrev-c-par1");
+                for t in tools.iter().filter(|t| t.as_str() != "adrev-c-par1") {
                     if let Some(p) = self.row(&k, n, t) {
+                        let vs1 = |a: Option<f64>, b: f64| {
+                            a.map_or(String::new(), |a| format!("{:.2}", a / b))
+                        };
                         let _ = writeln!(
                             s,
-                            "| {k} | {} | {t} | {:.2} | {:.2} |",
+                            "| {k} | {} | {t} | {} | {} | {:.2} | {:.2} |",
                             fmt_n(n),
-                            o.primal_ns / p.primal_ns,
-                            o.grad_ns / p.grad_ns
+                            vs1(one.map(|r| r.primal_wall_ns), p.primal_wall_ns),
+                            vs1(one.map(|r| r.grad_wall_ns), p.grad_wall_ns),
+                            o.primal_wall_ns / p.primal_wall_ns,
+                            o.grad_wall_ns / p.grad_wall_ns
                         );
                     }
                 }
@@ -296,7 +302,7 @@ impl Report {
         let kernels = self.kernels();
         let tools: Vec<String> = self.tools();
         let colors = [
-            "#1b6ca8", "#888888", "#e07b39", "#5a9e4b", "#9d4edd", "#c9184a",
+            "#1b6ca8", "#6cb4e4", "#a0a0a0", "#333333", "#e07b39", "#f2b880", "#5a9e4b", "#c9184a",
         ];
         let panel_w = 80.0 + kernels.len() as f64 * (tools.len() as f64 * 14.0 + 24.0);
         let panel_h = 220.0;

@@ -392,3 +392,41 @@ fn vector_math_and_vector_reductions_agree_with_the_evaluator() {
         agree(&m, &built, "f", &a).unwrap_or_else(|e| panic!("n = {n}: {e}"));
     }
 }
+
+#[test]
+fn parameters_of_every_ground_type_cross_the_boundary() {
+    let text = "def f (K : [n]Int) (M : [n][2]R) (p : (R, Int)) (b : Bool) (E : [m]([2]R, Bool)) : ([n]Int, [2][n]R, (Int, R), [m]Bool) =\n  let (r, k) = p in\n  (map (fun i -> i * k) K,\n   [map (fun row -> row[0] * r) M, map (fun row -> row[1]) M],\n   (length E + k, if b then r else -r),\n   map (fun e -> e.2 && e.1[1] > 0) E)\n";
+    let m = module("ground.ad", text);
+    let built = common::build(&m, &Config::default(), "ground");
+    let cases: &[&[&str]] = &[
+        &[
+            "[1, -2, 3]",
+            "[[1, 2], [3, 4], [5, -6]]",
+            "(0.5, 3)",
+            "true",
+            "[([1, 2], true), ([3, -4], true)]",
+        ],
+        &["[]", "[]", "(-1.5, -2)", "false", "[]"],
+    ];
+    for texts in cases {
+        agree(&m, &built, "f", &args(&m, "f", texts)).unwrap_or_else(|e| panic!("{texts:?}: {e}"));
+    }
+}
+
+#[test]
+fn deep_let_chains_compile() {
+    // A long chain of lets is a deep tree; every pass over it is guarded.
+    let mut text = String::from("def f (x : R) : R =\n");
+    for k in 0..3000 {
+        let prev = if k == 0 {
+            "x".to_string()
+        } else {
+            format!("y{}", k - 1)
+        };
+        text.push_str(&format!("  let y{k} = {prev} * 1.0001 + 0.5 in\n"));
+    }
+    text.push_str("  y2999\n");
+    let m = module("deep.ad", &text);
+    let built = common::build(&m, &Config::default(), "deep");
+    agree(&m, &built, "f", &[semantics::Value::Real(0.25)]).unwrap_or_else(|e| panic!("{e}"));
+}

@@ -140,6 +140,25 @@ pub enum Error {
         /// The limit.
         limit: u64,
     },
+    /// A program outside the restricted Target language of the static cost
+    /// model (seeds/000 Fig. 11): a first-class lambda, an application, a
+    /// differentiation construct.
+    #[error("no static cost: {message}")]
+    NotRestricted {
+        /// The construct.
+        span: Span,
+        /// Which one.
+        message: String,
+    },
+    /// An array whose length the types do not give at the input's sizes
+    /// (a `_` size), so the static cost cannot be computed.
+    #[error("no static cost: the length of this array (`{ty}`) is not known statically")]
+    UnknownSize {
+        /// The array.
+        span: Span,
+        /// Its type.
+        ty: String,
+    },
     /// A module that is not well formed: an id out of range, an unbound
     /// variable, a surface-form node. `syntax::verify` rejects these.
     #[error("internal error: {message}")]
@@ -173,6 +192,8 @@ impl Error {
             | Error::DuplicateInput { span, .. }
             | Error::Input { span, .. }
             | Error::StepLimit { span, .. }
+            | Error::NotRestricted { span, .. }
+            | Error::UnknownSize { span, .. }
             | Error::Internal { span, .. } => *span,
         }
     }

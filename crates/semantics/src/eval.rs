@@ -24,7 +24,7 @@
 use std::cell::Cell;
 use std::rc::Rc;
 
-use syntax::{Def, Expr, ExprId, Module, Span, stack};
+use syntax::{Def, Expr, ExprId, Module, Prim, Span, stack};
 
 use crate::env::{Env, Symbols, empty_env};
 use crate::error::Error;
@@ -47,6 +47,17 @@ pub struct Config {
     pub max_steps: Option<u64>,
 }
 
+/// An observer of an evaluation, told of every node evaluated and every
+/// builtin applied, in evaluation order. The dynamic cost model
+/// (`crate::cost`) counts with one; the evaluator itself never needs it.
+pub trait Probe {
+    /// Node `id` is evaluated (once per evaluation of it: a node inside a
+    /// function is reported each time the function runs).
+    fn node(&self, id: ExprId);
+    /// Builtin node `id` (`op`) is applied to these evaluated operands.
+    fn builtin(&self, id: ExprId, op: Prim, args: &[Value]);
+}
+
 /// Evaluates definition `def` of `m` applied to `args` (in parameter
 /// order). Each argument is checked against its parameter's type, with
 /// size variables bound consistently across all of them, and the result
@@ -57,7 +68,19 @@ pub fn eval_def(m: &Module, def: &Def, args: &[Value]) -> Result<Value, Error> {
 
 /// [`eval_def`] with options.
 pub fn eval_def_with(m: &Module, def: &Def, args: &[Value], cfg: &Config) -> Result<Value, Error> {
-    let ctx = Ctx::new(m, def, cfg);
+    eval_def_probed(m, def, args, cfg, None)
+}
+
+/// [`eval_def_with`], reporting each step to `probe`.
+pub fn eval_def_probed(
+    m: &Module,
+    def: &Def,
+    args: &[Value],
+    cfg: &Config,
+    probe: Option<&dyn Probe>,
+) -> Result<Value, Error> {
+    let mut ctx = Ctx::new(m, def, cfg);
+    ctx.probe = probe;
     if def.params.len() != args.len() {
         return Err(Error::Arity {
             span: def.name_span,
@@ -119,6 +142,17 @@ pub fn eval_entry_with(
     inputs: &[(String, Value)],
     cfg: &Config,
 ) -> Result<Value, Error> {
+    eval_entry_probed(m, entry, inputs, cfg, None)
+}
+
+/// [`eval_entry_with`], reporting each step to `probe`.
+pub fn eval_entry_probed(
+    m: &Module,
+    entry: Option<&str>,
+    inputs: &[(String, Value)],
+    cfg: &Config,
+    probe: Option<&dyn Probe>,
+) -> Result<Value, Error> {
     let def = m.entry(entry).ok_or_else(|| Error::NoSuchDef {
         span: Span::GENERATED,
         name: entry.map(str::to_string),
@@ -152,7 +186,7 @@ pub fn eval_entry_with(
             }
         }
     }
-    eval_def_with(m, def, &given, cfg)
+    eval_def_probed(m, def, &given, cfg, probe)
 }
 
 /// The evaluator's state for one call: the module, its interned names and
@@ -164,6 +198,8 @@ pub(crate) struct Ctx<'m> {
     /// Steps left before `Error::StepLimit`.
     fuel: Cell<u64>,
     max_steps: Option<u64>,
+    /// Told of every step, if any.
+    probe: Option<&'m dyn Probe>,
 }
 
 impl<'m> Ctx<'m> {
@@ -179,6 +215,7 @@ impl<'m> Ctx<'m> {
             depth: Cell::new(0),
             fuel: Cell::new(cfg.max_steps.unwrap_or(u64::MAX)),
             max_steps: cfg.max_steps,
+            probe: None,
         }
     }
 
@@ -192,7 +229,17 @@ impl<'m> Ctx<'m> {
             });
         }
         self.fuel.set(fuel - 1);
+        if let Some(p) = self.probe {
+            p.node(id);
+        }
         Ok(())
+    }
+
+    /// Tells the probe, if any, that builtin node `id` is applied.
+    fn observe_builtin(&self, id: ExprId, op: Prim, args: &[Value]) {
+        if let Some(p) = self.probe {
+            p.builtin(id, op, args);
+        }
     }
 
     /// The span of a node, or `GENERATED` for an id out of range.
@@ -380,10 +427,19 @@ impl<'m> Ctx<'m> {
                 // builtin's function argument.
                 let arg = |k: usize| self.eval(self.child(id, args[k])?, env);
                 match args.len() {
-                    1 => crate::prims::apply_prim(self, *op, &[arg(0)?], span),
-                    2 => crate::prims::apply_prim(self, *op, &[arg(0)?, arg(1)?], span),
+                    1 => {
+                        let vals = [arg(0)?];
+                        self.observe_builtin(id, *op, &vals);
+                        crate::prims::apply_prim(self, *op, &vals, span)
+                    }
+                    2 => {
+                        let vals = [arg(0)?, arg(1)?];
+                        self.observe_builtin(id, *op, &vals);
+                        crate::prims::apply_prim(self, *op, &vals, span)
+                    }
                     _ => {
                         let vals = self.eval_all(id, args, env)?;
+                        self.observe_builtin(id, *op, &vals);
                         crate::prims::apply_prim(self, *op, &vals, span)
                     }
                 }
@@ -539,9 +595,25 @@ impl<'m> Ctx<'m> {
             args.get(pos).cloned()
         };
         let span = self.span(*body);
+        // The probe sees what the slow path would have evaluated: the
+        // operand variables and the body.
+        let observe = |vals: &[Value]| {
+            if let Some(p) = self.probe {
+                operands.iter().for_each(|&o| p.node(o));
+                p.builtin(*body, *op, vals);
+            }
+        };
         let res = match operands.len() {
-            1 => crate::prims::apply_prim(self, *op, &[operand(0)?], span),
-            2 => crate::prims::apply_prim(self, *op, &[operand(0)?, operand(1)?], span),
+            1 => {
+                let vals = [operand(0)?];
+                observe(&vals);
+                crate::prims::apply_prim(self, *op, &vals, span)
+            }
+            2 => {
+                let vals = [operand(0)?, operand(1)?];
+                observe(&vals);
+                crate::prims::apply_prim(self, *op, &vals, span)
+            }
             _ => return None,
         };
         Some(self.step(*body).and(res))

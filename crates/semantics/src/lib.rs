@@ -11,12 +11,16 @@
 //! - [`eval`]: the call-by-value reference evaluator (seeds/000 Appendix A.1);
 //! - [`expect`]: the expectation comments (`-- at`, `-- value`, `-- grad`)
 //!   of example and fixture files;
+//! - [`cost`]: the cost model of seeds/000 Section 5 (Fig. 11, statically
+//!   and counted in an evaluation through [`eval::Probe`]), NAO, and the
+//!   checks of Lemma 5.1, Lemma 5.3 and Theorem 5.4;
 //! - [`unf_eval`]: evaluation of Source UNF and Target UNF modules.
 //!
 //! Invariants: nothing here panics on any module or input; every run-time
 //! failure is an [`Error`] with a span. The chosen meaning of every builtin
 //! is written in docs/semantics.md.
 
+pub mod cost;
 pub mod eval;
 pub mod expect;
 pub mod literal;
@@ -29,7 +33,10 @@ mod prims;
 mod shape;
 
 pub use error::Error;
-pub use eval::{Config, MAX_NESTING, eval_def, eval_def_with, eval_entry, eval_entry_with};
+pub use eval::{
+    Config, MAX_NESTING, Probe, eval_def, eval_def_probed, eval_def_with, eval_entry,
+    eval_entry_probed, eval_entry_with,
+};
 pub use expect::Expectations;
 pub use literal::{parse_input, parse_value};
 pub use shape::{SizeEnv, ValueError, describe};

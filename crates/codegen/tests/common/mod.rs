@@ -4,6 +4,8 @@
 
 #![allow(dead_code)]
 
+pub mod generator;
+
 use std::path::PathBuf;
 
 use codegen::{Built, Config};

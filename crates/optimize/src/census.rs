@@ -1,0 +1,205 @@
+//! Occurrence analysis: how often, and where, each bound name of a
+//! definition is used. Computed once per round, before the simplifier
+//! runs, in one pass over the definition's tree.
+//!
+//! Binders are unique within a definition (core form), so one map from
+//! names to [`Occ`] describes every binder at once. The simplifier only
+//! ever *removes* occurrences of names it read here, or moves them out of
+//! lambdas (beta-reduction), so the counts stay upper bounds of the true
+//! counts during the round; names it makes up itself have no entry and are
+//! treated as used many times, under a lambda.
+
+use syntax::{Expr, ExprId, Module, Name, Pat};
+
+use crate::hash::FxHashMap;
+
+/// What the census knows of one name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) struct Occ {
+    /// The number of occurrences.
+    pub count: u32,
+    /// Whether some occurrence is inside a lambda that is inside the
+    /// binder's scope (moving a value there may evaluate it many times).
+    pub under_lambda: bool,
+    /// Occurrences as the function of a call, or as the function argument
+    /// of a builtin: the uses a lambda can be inlined into.
+    pub calls: u32,
+    /// Occurrences as the tuple of a projection.
+    pub projections: u32,
+    /// Occurrences as the array of `map (fun t -> t.i)`, an unzipping
+    /// projection (each also counted as a use of `x.i`).
+    pub proj_maps: u32,
+    /// The lambda depth of the binder (0 for free names).
+    pub depth: u32,
+}
+
+impl Occ {
+    /// The entry of a name the census did not see: used many times.
+    pub const UNKNOWN: Occ = Occ {
+        count: u32::MAX,
+        under_lambda: true,
+        calls: 0,
+        projections: 0,
+        proj_maps: 0,
+        depth: 0,
+    };
+}
+
+/// The position of a node in its parent, as far as the census cares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ctx {
+    Call,
+    ProjMap,
+    Proj,
+    Other,
+}
+
+/// The name under which the census counts the uses of `x.index`.
+pub(crate) fn component(x: &Name, index: u32) -> Name {
+    Name::new(format!("{x}.{index}"))
+}
+
+/// The occurrences of every name bound in the tree under `root`.
+/// `capacity` is a guess of the number of names, to spare rehashing.
+pub(crate) fn census(m: &Module, root: ExprId, capacity: usize) -> FxHashMap<Name, Occ> {
+    let mut c = Census {
+        m,
+        occ: FxHashMap::with_capacity_and_hasher(capacity, Default::default()),
+    };
+    c.walk(root, 0, Ctx::Other);
+    c.occ
+}
+
+struct Census<'m> {
+    m: &'m Module,
+    occ: FxHashMap<Name, Occ>,
+}
+
+impl Census<'_> {
+    fn bind(&mut self, name: &Name, depth: u32) {
+        self.occ.insert(
+            name.clone(),
+            Occ {
+                depth,
+                ..Occ::default()
+            },
+        );
+    }
+
+    fn record(&mut self, x: &Name, depth: u32, ctx: Ctx) {
+        let o = match self.occ.get_mut(x) {
+            Some(o) => o,
+            None => {
+                // Free names (definition parameters) get an entry too; the
+                // simplifier never asks about them. A component `t.i` is
+                // bound where `t` is.
+                let bound_at = x
+                    .as_str()
+                    .rsplit_once('.')
+                    .and_then(|(t, _)| self.occ.get(&Name::new(t)))
+                    .map_or(0, |o| o.depth);
+                self.occ.entry(x.clone()).or_insert(Occ {
+                    depth: bound_at,
+                    ..Occ::default()
+                })
+            }
+        };
+        o.count = o.count.saturating_add(1);
+        o.under_lambda |= depth > o.depth;
+        match ctx {
+            Ctx::Call => o.calls += 1,
+            Ctx::ProjMap => o.proj_maps += 1,
+            Ctx::Proj => o.projections += 1,
+            Ctx::Other => {}
+        }
+    }
+
+    /// The index `i` when `op args` is `map (fun t -> t.i) _`.
+    fn proj_map(&self, op: syntax::Prim, args: &[ExprId]) -> Option<u32> {
+        if op != syntax::Prim::Map {
+            return None;
+        }
+        let Expr::Lambda { params, body } = self.m.expr(args[0]) else {
+            return None;
+        };
+        match (params.as_slice(), self.m.expr(*body)) {
+            ([p], Expr::Proj { tuple, index }) if matches!(self.m.expr(*tuple), Expr::Var(t) if *t == p.name) => {
+                Some(*index)
+            }
+            _ => None,
+        }
+    }
+
+    /// Visits the tree under `root` with an explicit stack (programs are
+    /// deeper than the call stack); a binder is recorded when its node is
+    /// visited, before any occurrence in its scope.
+    fn walk(&mut self, root: ExprId, depth: u32, ctx: Ctx) {
+        let mut todo = vec![(root, depth, ctx)];
+        while let Some((id, depth, ctx)) = todo.pop() {
+            match self.m.expr(id) {
+                Expr::Var(x) => self.record(x, depth, ctx),
+                Expr::Real(_) | Expr::Int(_) | Expr::Bool(_) | Expr::Section(_) => {}
+                Expr::Let {
+                    pat, value, body, ..
+                } => {
+                    match pat {
+                        Pat::Var(x) => self.bind(x, depth),
+                        Pat::Tuple(xs) => xs.iter().for_each(|x| self.bind(x, depth)),
+                    }
+                    todo.push((*body, depth, Ctx::Other));
+                    match (pat, self.m.expr(*value)) {
+                        // `let (a, b) = t` uses `t` like `t.1` and `t.2` do.
+                        (Pat::Tuple(xs), Expr::Var(t)) => {
+                            self.record(t, depth, Ctx::Proj);
+                            for i in 0..xs.len() {
+                                self.record(&component(t, i as u32 + 1), depth, Ctx::Other);
+                            }
+                        }
+                        _ => todo.push((*value, depth, Ctx::Other)),
+                    }
+                }
+                Expr::Lambda { params, body } => {
+                    for p in params {
+                        self.bind(&p.name, depth + 1);
+                    }
+                    todo.push((*body, depth + 1, Ctx::Other));
+                }
+                Expr::App { func, args } => {
+                    for &a in args.iter().rev() {
+                        todo.push((a, depth, Ctx::Other));
+                    }
+                    todo.push((*func, depth, Ctx::Call));
+                }
+                Expr::Prim { op, args } => {
+                    // `map (fun t -> t.i) x`: an unzipping projection of x.
+                    if let Some(i) = self.proj_map(*op, args)
+                        && let Expr::Var(x) = self.m.expr(args[1])
+                    {
+                        self.record(x, depth, Ctx::ProjMap);
+                        self.record(&component(x, i), depth, Ctx::Other);
+                        todo.push((args[0], depth, Ctx::Call));
+                        continue;
+                    }
+                    let fun_pos = op.function_arg();
+                    for (i, &a) in args.iter().enumerate().rev() {
+                        let ctx = if Some(i) == fun_pos {
+                            Ctx::Call
+                        } else {
+                            Ctx::Other
+                        };
+                        todo.push((a, depth, ctx));
+                    }
+                }
+                Expr::Proj { tuple, index } => {
+                    // A projection of a variable also counts as a use of the
+                    // component, under the name `x.i` (no real name has a dot).
+                    if let Expr::Var(x) = self.m.expr(*tuple) {
+                        self.record(&component(x, *index), depth, ctx);
+                    }
+                    todo.push((*tuple, depth, Ctx::Proj));
+                }
+                other => other.for_each_child(|c| todo.push((c, depth, Ctx::Other))),
+            }
+        }
+    }
+}

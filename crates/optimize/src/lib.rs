@@ -1,0 +1,322 @@
+//! `optimize`: Target → Target. Partial evaluation and the optimisations
+//! of seeds/000 Section 5 (Fig. 12). (The cost model of Fig. 11 and the
+//! checks of Lemma 5.1, Lemma 5.3 and Theorem 5.4 are `semantics::cost`.)
+//!
+//! In: a typed core-form module (the output of reverse mode, forward mode,
+//! or any Target program). Out: a typed core-form module that computes the
+//! same values: the continuation lambdas of reverse mode beta-reduced and
+//! inlined, constants and variables forwarded, dead code dropped, `let`s
+//! normalised, and the algebraic, array and conditional identities of
+//! Fig. 12 applied. The rules are data ([`RuleName`], [`rules`]); the
+//! engine applies them in rounds, each round one linear pass over the
+//! program (see `simplify.rs`), until a round fires nothing or
+//! [`Config::max_rounds`] is reached.
+//!
+//! Invariants of the output: every binder is unique within its definition,
+//! operands precede their users in the arena (compacted), every node has
+//! its type, and the output passes the same verifier as the input
+//! (checked when [`Config::verify`] is on, as it is by default). The types
+//! are maintained by the rewrites themselves (a rewrite preserves meaning,
+//! hence the type of the node it replaces) rather than re-inferred: the
+//! verifier's last check is that re-inference reproduces them exactly.
+
+mod census;
+mod compact;
+mod hash;
+
+mod local;
+pub mod rules;
+mod simplify;
+
+use std::collections::BTreeMap;
+
+use syntax::{Expr, Module, Pat, Span, Ty};
+
+pub use rules::{RuleInfo, RuleName, RuleSet, rules};
+
+/// How the optimizer runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Config {
+    /// The most rounds to run; each round is one pass over the program.
+    pub max_rounds: usize,
+    /// The rules that may fire.
+    pub rules: RuleSet,
+    /// A lambda used more than once is copied into each call when the
+    /// number of uses times its size (in nodes) is at most this.
+    pub inline_budget: usize,
+    /// The tallest expression (in nodes from root to leaf) that
+    /// `inline-once` and `inline-arg` move into a use; a taller one stays
+    /// bound by a `let`, so that long chains stay chains of `let`s.
+    pub inline_height: usize,
+    /// Run `syntax::verify` on the output (a failure is
+    /// [`Error::Internal`]). The verifier re-infers every type, which costs
+    /// about as much as the optimization itself on large programs.
+    pub verify: bool,
+}
+
+impl Default for Config {
+    fn default() -> Config {
+        Config {
+            max_rounds: 32,
+            rules: RuleSet::all(),
+            inline_budget: 200,
+            inline_height: 8,
+            verify: true,
+        }
+    }
+}
+
+/// What a run did.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Report {
+    /// The rounds run, the last one included.
+    pub rounds: usize,
+    /// Whether the last round fired no rule (a fixpoint was reached).
+    pub converged: bool,
+    /// How often each rule fired, over all rounds.
+    pub fired: BTreeMap<RuleName, usize>,
+}
+
+/// An input the optimizer cannot work on.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum Error {
+    /// The module is not in typed core form.
+    #[error("the optimizer needs a typed core-form program: {message}")]
+    NotCoreForm {
+        /// The offending node, or `Span::GENERATED` for the whole module.
+        span: Span,
+        /// What is missing.
+        message: String,
+    },
+    /// The optimizer produced a module its verifier rejects: a bug here.
+    #[error("internal error after pass 'optimize': {message}")]
+    Internal {
+        /// Where.
+        span: Span,
+        /// What the verifier said.
+        message: String,
+    },
+}
+
+impl Error {
+    /// Where the error is.
+    pub fn span(&self) -> Span {
+        match self {
+            Error::NotCoreForm { span, .. } | Error::Internal { span, .. } => *span,
+        }
+    }
+}
+
+/// Optimizes a Target module with the rules `cfg` allows.
+pub fn optimize(m: &Module, cfg: &Config) -> Result<Module, Error> {
+    optimize_report(m, cfg).map(|(m, _)| m)
+}
+
+/// Like [`optimize`], also saying which rules fired how often.
+pub fn optimize_report(m: &Module, cfg: &Config) -> Result<(Module, Report), Error> {
+    check_input(m)?;
+    let mut cur = m.clone();
+    let mut names = None;
+    let mut report = Report::default();
+    // `inline-once` sits out the first round, in which `cse` merges equal
+    // values: merging raises the use counts that `inline-once` relies on
+    // (two single-use `let`s of `exp v` are one `let` used twice). See
+    // note [phases].
+    let first = Config {
+        rules: cfg.rules.without(RuleName::InlineOnce),
+        ..cfg.clone()
+    };
+    while report.rounds < cfg.max_rounds.max(1) {
+        let phase = if report.rounds == 0 { &first } else { cfg };
+        let (next, next_names, fired) = simplify::round(cur, names, phase);
+        report.rounds += 1;
+        cur = next;
+        names = next_names;
+        if fired.is_empty() {
+            if report.rounds == 1 && cfg.rules.contains(RuleName::InlineOnce) {
+                // A fixpoint without `inline-once`: now with it.
+                continue;
+            }
+            report.converged = true;
+            break;
+        }
+        // A round that only moved single-use values into their uses
+        // simplified them there under every rule: nothing is left for
+        // another round (see note [phases]).
+        let only_inlined = fired.keys().all(|&r| r == RuleName::InlineOnce);
+        for (rule, n) in fired {
+            *report.fired.entry(rule).or_insert(0) += n;
+        }
+        if only_inlined {
+            report.converged = true;
+            break;
+        }
+    }
+    compact::compact(&mut cur);
+    if cfg.verify
+        && let Err(errors) = syntax::verify(&cur)
+    {
+        let first = &errors[0];
+        return Err(Error::Internal {
+            span: first.span,
+            message: format!(
+                "{first}{}",
+                match errors.len() {
+                    1 => String::new(),
+                    n => format!(" (and {} more)", n - 1),
+                }
+            ),
+        });
+    }
+    Ok((cur, report))
+}
+
+/// The paper's G from a gradient program: the definition `entry` (or the
+/// last) of a reverse-mode output returns `(value, g_1, ..., g_k)`; the
+/// result returns `(g_1, ..., g_k)` (or `g_1` alone when k = 1), the value
+/// computed only as far as the gradients need it once optimized. Section 5
+/// states its forms and its bound (Theorem 5.4) for this G.
+pub fn gradient_only(m: &Module, entry: Option<&str>) -> Result<Module, Error> {
+    let pos = match entry {
+        Some(name) => m.defs.iter().position(|d| d.name.as_str() == name),
+        None => m.defs.len().checked_sub(1),
+    };
+    let Some(pos) = pos else {
+        return Err(Error::NotCoreForm {
+            span: Span::GENERATED,
+            message: "no such definition".to_string(),
+        });
+    };
+    let def = m.defs[pos].clone();
+    let body_ty = m.types.get(def.body.index()).cloned();
+    let Some(Ty::Tuple(parts)) = body_ty else {
+        return Err(Error::NotCoreForm {
+            span: def.name_span,
+            message: format!("`{}` does not return (value, gradients...)", def.name),
+        });
+    };
+    if parts.len() < 2 {
+        return Err(Error::NotCoreForm {
+            span: def.name_span,
+            message: format!("`{}` returns no gradient", def.name),
+        });
+    }
+    let mut out = m.clone();
+    let span = m.span(def.body);
+    let r = m.name_gen().fresh("r");
+    let whole = Ty::Tuple(parts.clone());
+    let mut items = Vec::new();
+    for (i, t) in parts.iter().enumerate().skip(1) {
+        let var = out.add(Expr::Var(r.clone()), span);
+        out.types.push(whole.clone());
+        let proj = out.add(
+            Expr::Proj {
+                tuple: var,
+                index: i as u32 + 1,
+            },
+            span,
+        );
+        out.types.push(t.clone());
+        items.push(proj);
+    }
+    let (result, ret) = if items.len() == 1 {
+        (items[0], parts[1].clone())
+    } else {
+        let ret = Ty::Tuple(parts[1..].to_vec());
+        let tuple = out.add(Expr::Tuple(items), span);
+        out.types.push(ret.clone());
+        (tuple, ret)
+    };
+    let body = out.add(
+        Expr::Let {
+            pat: Pat::Var(r),
+            ty: None,
+            value: def.body,
+            body: result,
+        },
+        span,
+    );
+    out.types.push(ret.clone());
+    out.defs[pos].body = body;
+    out.defs[pos].ret = Some(ret);
+    compact::compact(&mut out);
+    Ok(out)
+}
+
+/// Applies one rule, to a fixpoint (bounded by `cfg.max_rounds`), and no
+/// other: the per-rule tests check each rule on its own this way.
+pub fn apply_rule(m: &Module, rule: RuleName, cfg: &Config) -> Result<Module, Error> {
+    let cfg = Config {
+        rules: RuleSet::only(rule),
+        ..cfg.clone()
+    };
+    optimize(m, &cfg)
+}
+
+/// The shape the engine relies on: types filled, no surface-only nodes,
+/// lambda parameters typed.
+fn check_input(m: &Module) -> Result<(), Error> {
+    if !m.exprs.is_empty() && !m.is_typed() {
+        return Err(Error::NotCoreForm {
+            span: Span::GENERATED,
+            message: "the types are missing".to_string(),
+        });
+    }
+    for (i, e) in m.exprs.iter().enumerate() {
+        let span = m.spans.get(i).copied().unwrap_or(Span::GENERATED);
+        match e {
+            Expr::Section(op) => {
+                return Err(Error::NotCoreForm {
+                    span,
+                    message: format!("operator section `({op})` left unelaborated"),
+                });
+            }
+            Expr::Lambda { params, .. } if params.iter().any(|p| p.ty.is_none()) => {
+                return Err(Error::NotCoreForm {
+                    span,
+                    message: "a lambda parameter has no type".to_string(),
+                });
+            }
+            _ => {}
+        }
+        let mut bad_child = false;
+        e.for_each_child(|c| bad_child |= c.index() >= i);
+        if bad_child {
+            return Err(Error::NotCoreForm {
+                span,
+                message: "an operand does not precede its user".to_string(),
+            });
+        }
+    }
+    for def in &m.defs {
+        if def.body.index() >= m.exprs.len() {
+            return Err(Error::NotCoreForm {
+                span: def.name_span,
+                message: format!("the body of `{}` is out of range", def.name),
+            });
+        }
+    }
+    Ok(())
+}
+
+// Note [phases]
+// ~~~~~~~~~~~~~~
+// Rules interact through the census: `inline-once` moves a value into its
+// only use, which is right only while the use is the only one. `cse` can
+// create uses: the adjoint of `exp (cos x)` recomputes `exp v` that the
+// primal bound to `v_2`, and once `cse` replaces the recomputation by
+// `v_2`, `v_2` has two uses. Had `inline-once` fired first, both copies of
+// `exp v` would have been inlined and could no longer be merged. So the
+// first round runs every rule but `inline-once`, and the later rounds every
+// rule. (A round after the first can still find new equal values, made
+// equal by that round's rewrites, after `inline-once` has moved one of
+// them: the program is then right but keeps a duplicate. Running the first
+// phase to a fixpoint instead costs a round on every program, for a rare
+// gain.)
+//
+// A round that fired `inline-once` and nothing else ends the run without a
+// confirming round: the values it moved were simplified at their uses,
+// under every rule, in that round, and moving a value neither adds nor
+// removes a use of any name, so the census of a next round would see the
+// same program. (The property tests check that a second run of the
+// optimizer fires nothing.)

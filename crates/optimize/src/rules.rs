@@ -1,0 +1,361 @@
+//! The rewrite rules, as data: one [`RuleName`] per rule of seeds/000
+//! Fig. 12 (and the few this crate adds), each with the one-line statement
+//! that `cargo xtask optimize --rules` prints, and [`RuleSet`], the set of
+//! rules a run may fire.
+//!
+//! The engine (`simplify.rs`, `local.rs`) looks a rule up in the set before
+//! firing it, so every rule can be switched off, and a run with a single
+//! rule enabled applies exactly that rule (to a fixpoint): this is how the
+//! per-rule property tests check that each rule preserves the meaning of
+//! programs.
+//!
+//! Invariant: `RuleName::ALL` lists every variant once, in the order of the
+//! paper's figure, and `RuleName::index` is the position in that list.
+
+use std::fmt;
+
+/// A rewrite rule. `e[a/x]` is substitution, `FV(e)` the free variables,
+/// `c` a literal, `K(A)` a constant array `map (fun _ -> c) A` (the
+/// paper's `OnesLike(A)` when `c = 1`, `ZerosLike(A)` when `c = 0`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum RuleName {
+    // Inlining and forward substitution (Section 5.1).
+    /// `(fun (x1,...,xn) -> e)(e1,...,en) ~> let x1 = e1 in ... let xn = en in e`.
+    Beta,
+    /// `let f = fun .. in e ~> e[fun ../f]` when `f` is used once (Lemma 5.1).
+    InlineLambda,
+    /// `let x = e1 in e2 ~> e2` when `x` is not in `FV(e2)`.
+    DeadLet,
+    /// `let x1 = x2 in e ~> e[x2/x1]`.
+    ForwardVar,
+    /// `let x = c in e ~> e[c/x]` for a literal `c`.
+    ForwardConst,
+    /// `(fun x -> e2) e1 ~> e2[e1/x]` for a parameter used once.
+    InlineArg,
+    /// `let x = e1 in e2 ~> e2[e1/x]` for `x` used once, not under a lambda.
+    InlineOnce,
+    /// `let x = e in ... e ... ~> let x = e in ... x ...` for `e` a builtin of variables and literals.
+    Cse,
+    // Tuple partial evaluation.
+    /// `(e1, ..., en).i ~> ei`.
+    ProjTuple,
+    /// `let (x1, ..., xn) = (e1, ..., en) in e ~> let x1 = e1 in ... let xn = en in e`.
+    TupleLet,
+    /// `let x = (e1, ..., en) in e ~> let x1 = e1 in ... let xn = en in e[(x1, ..., xn)/x]`.
+    SplitTuple,
+    // Let normalisation.
+    /// `let x = (let y = e1 in e2) in e3 ~> let y = e1 in let x = e2 in e3`.
+    LetLet,
+    /// `f(let x = e1 in e2) ~> let x = e1 in f(e2)`.
+    LetFloat,
+    /// `let x = e in x ~> e`.
+    LetVar,
+    // Algebraic simplifications.
+    /// `0 * e ~> 0`, `e * 0 ~> 0`.
+    ZeroMul,
+    /// `0 + e ~> e`, `e + 0 ~> e`, `e - 0 ~> e`, `0 - e ~> -e`.
+    ZeroAdd,
+    /// `1 * e ~> e`, `e * 1 ~> e`, `e / 1 ~> e`.
+    OneMul,
+    /// `-(-e) ~> e`.
+    NegNeg,
+    /// `c1 op c2 ~> c` and `op c1 ~> c`: builtins of literals computed at compile time.
+    ConstFold,
+    // Array algebraic simplifications.
+    /// `map2 (x,y. e) A K(B) ~> map (x. let y = c in e) A`, and on the left.
+    Map2Const,
+    /// `map2 (x,y. e) A B ~> map (x. e) A` when `y` is not in `FV(e)`, and on the left.
+    Map2Unused,
+    /// `map (x. x) A ~> A`.
+    MapIdentity,
+    /// `K(A) ~> K(B)` when `B` has the length of `A` and is cheaper (`A = map f B`, `shift1R (scanl f z B)`, ...).
+    ConstShape,
+    /// `reduce (+) z ZerosLike(A) ~> z`, `reduce (*) z OnesLike(A) ~> z`, and the same for `foldl`.
+    ReduceConst,
+    /// `shift1L K(A) ~> K(shift1L A)`, `shift1R K(A) ~> K(shift1R A)`.
+    ShiftConst,
+    /// `shift1L (scanr (*) z OnesLike(A)) ~> map (fun _ -> z) A`, and `scanl`, `shift1R`, `(+)` with `ZerosLike`.
+    ScanConst,
+    // Classic array simplifications.
+    /// `map (x. e1) (map (y. e2) A) ~> map (y. let x = e2 in e1) A`, with `map2` on either side.
+    MapFusion,
+    /// `let X = map2 f A B in .. map (fun t -> t.1) X .. map (fun t -> t.2) X ..` ~> each projection of its own `map2 f A B`.
+    UnzipFusion,
+    // Conditionals.
+    /// `if e1 then e2 else e2 ~> e2` (the branches equal up to bound names).
+    IfSame,
+    /// `if true then e2 else e3 ~> e2`, `if false then e2 else e3 ~> e3`.
+    IfConst,
+    /// `f(if e1 then e2 else e3) ~> if e1 then f(e2) else f(e3)` for a call, projection or builtin `f` whose other arguments are atoms, when a branch simplifies.
+    IfFloat,
+    /// `if x then (a1, ..., an) else (b1, ..., bn) ~> (if x then a1 else b1, ...)` when a component is a function.
+    IfTuple,
+}
+
+impl RuleName {
+    /// Every rule, in the order of Fig. 12.
+    pub const ALL: &'static [RuleName] = &[
+        RuleName::Beta,
+        RuleName::InlineLambda,
+        RuleName::DeadLet,
+        RuleName::ForwardVar,
+        RuleName::ForwardConst,
+        RuleName::InlineArg,
+        RuleName::InlineOnce,
+        RuleName::Cse,
+        RuleName::ProjTuple,
+        RuleName::TupleLet,
+        RuleName::SplitTuple,
+        RuleName::LetLet,
+        RuleName::LetFloat,
+        RuleName::LetVar,
+        RuleName::ZeroMul,
+        RuleName::ZeroAdd,
+        RuleName::OneMul,
+        RuleName::NegNeg,
+        RuleName::ConstFold,
+        RuleName::Map2Const,
+        RuleName::Map2Unused,
+        RuleName::MapIdentity,
+        RuleName::ConstShape,
+        RuleName::ReduceConst,
+        RuleName::ShiftConst,
+        RuleName::ScanConst,
+        RuleName::MapFusion,
+        RuleName::UnzipFusion,
+        RuleName::IfSame,
+        RuleName::IfConst,
+        RuleName::IfFloat,
+        RuleName::IfTuple,
+    ];
+
+    /// The position in [`RuleName::ALL`].
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    /// The kebab-case name used on the command line (`--rule beta`).
+    pub fn name(self) -> &'static str {
+        match self {
+            RuleName::Beta => "beta",
+            RuleName::InlineLambda => "inline-lambda",
+            RuleName::DeadLet => "dead-let",
+            RuleName::ForwardVar => "forward-var",
+            RuleName::ForwardConst => "forward-const",
+            RuleName::InlineArg => "inline-arg",
+            RuleName::InlineOnce => "inline-once",
+            RuleName::Cse => "cse",
+            RuleName::ProjTuple => "proj-tuple",
+            RuleName::TupleLet => "tuple-let",
+            RuleName::SplitTuple => "split-tuple",
+            RuleName::LetLet => "let-let",
+            RuleName::LetFloat => "let-float",
+            RuleName::LetVar => "let-var",
+            RuleName::ZeroMul => "zero-mul",
+            RuleName::ZeroAdd => "zero-add",
+            RuleName::OneMul => "one-mul",
+            RuleName::NegNeg => "neg-neg",
+            RuleName::ConstFold => "const-fold",
+            RuleName::Map2Const => "map2-const",
+            RuleName::Map2Unused => "map2-unused",
+            RuleName::MapIdentity => "map-identity",
+            RuleName::ConstShape => "const-shape",
+            RuleName::ReduceConst => "reduce-const",
+            RuleName::ShiftConst => "shift-const",
+            RuleName::ScanConst => "scan-const",
+            RuleName::MapFusion => "map-fusion",
+            RuleName::UnzipFusion => "unzip-fusion",
+            RuleName::IfSame => "if-same",
+            RuleName::IfConst => "if-const",
+            RuleName::IfFloat => "if-float",
+            RuleName::IfTuple => "if-tuple",
+        }
+    }
+
+    /// The group of Fig. 12 the rule belongs to.
+    pub fn group(self) -> &'static str {
+        match self {
+            RuleName::Beta
+            | RuleName::InlineLambda
+            | RuleName::DeadLet
+            | RuleName::ForwardVar
+            | RuleName::ForwardConst
+            | RuleName::InlineArg
+            | RuleName::InlineOnce => "inlining and forward substitution",
+            RuleName::Cse => "common subexpressions",
+            RuleName::ProjTuple | RuleName::TupleLet | RuleName::SplitTuple => {
+                "tuple partial evaluation"
+            }
+            RuleName::LetLet | RuleName::LetFloat | RuleName::LetVar => "let normalisation",
+            RuleName::ZeroMul
+            | RuleName::ZeroAdd
+            | RuleName::OneMul
+            | RuleName::NegNeg
+            | RuleName::ConstFold => "algebraic simplifications",
+            RuleName::Map2Const
+            | RuleName::Map2Unused
+            | RuleName::MapIdentity
+            | RuleName::ConstShape
+            | RuleName::ReduceConst
+            | RuleName::ShiftConst
+            | RuleName::ScanConst => "array algebraic simplifications",
+            RuleName::MapFusion | RuleName::UnzipFusion => "classic array simplifications",
+            RuleName::IfSame | RuleName::IfConst | RuleName::IfFloat | RuleName::IfTuple => {
+                "conditionals"
+            }
+        }
+    }
+
+    /// The rule as a one-line rewrite, `lhs ~> rhs (side condition)`.
+    pub fn description(self) -> &'static str {
+        match self {
+            RuleName::Beta => {
+                "(fun (x1,...,xn) -> e)(e1,...,en) ~> let x1 = e1 in ... let xn = en in e"
+            }
+            RuleName::InlineLambda => {
+                "let f = fun .. in e ~> e[fun ../f]  (f used once; or every use a call and the copies small)"
+            }
+            RuleName::DeadLet => "let x = e1 in e2 ~> e2  (x not in FV(e2))",
+            RuleName::ForwardVar => "let x1 = x2 in e ~> e[x2/x1]",
+            RuleName::ForwardConst => "let x = c in e ~> e[c/x]  (c a literal: 0, 1, ...)",
+            RuleName::InlineArg => {
+                "(fun (.., x, ..) -> e2)(.., e1, ..) ~> e2[e1/x]  (in beta: x used once, not under a lambda)"
+            }
+            RuleName::InlineOnce => {
+                "let x = e1 in e2 ~> e2[e1/x]  (x used once in e2, not under a lambda)"
+            }
+            RuleName::Cse => {
+                "let x = e in ... e ... ~> let x = e in ... x ...  (e a builtin of variables and literals, x in scope)"
+            }
+            RuleName::ProjTuple => "(e1, ..., en).i ~> ei",
+            RuleName::TupleLet => {
+                "let (x1, ..., xn) = (e1, ..., en) in e ~> let x1 = e1 in ... let xn = en in e"
+            }
+            RuleName::SplitTuple => {
+                "let x = (e1, ..., en) in e ~> let x1 = e1 in ... let xn = en in e[(x1, ..., xn)/x]  (x only projected)"
+            }
+            RuleName::LetLet => {
+                "let x = (let y = e1 in e2) in e3 ~> let y = e1 in let x = e2 in e3"
+            }
+            RuleName::LetFloat => "f(let x = e1 in e2) ~> let x = e1 in f(e2)",
+            RuleName::LetVar => "let x = e in x ~> e",
+            RuleName::ZeroMul => "0 * e ~> 0, e * 0 ~> 0",
+            RuleName::ZeroAdd => "0 + e ~> e, e + 0 ~> e, e - 0 ~> e, 0 - e ~> -e",
+            RuleName::OneMul => "1 * e ~> e, e * 1 ~> e, e / 1 ~> e",
+            RuleName::NegNeg => "-(-e) ~> e",
+            RuleName::ConstFold => "op c1 ... ck ~> c  (a builtin of literals, computed now)",
+            RuleName::Map2Const => {
+                "map2 (x,y. e) A (map (fun _ -> c) B) ~> map (x. let y = c in e) A, and on the left"
+            }
+            RuleName::Map2Unused => {
+                "map2 (x,y. e) A B ~> map (x. e) A  (y not in FV(e)), and on the left"
+            }
+            RuleName::MapIdentity => "map (x. x) A ~> A",
+            RuleName::ConstShape => {
+                "map (fun _ -> c) A ~> map (fun _ -> c) B  (B as long as A and cheaper: A = map f B, map2 f B C, shift1R (scanl f z B), ...)"
+            }
+            RuleName::ReduceConst => {
+                "reduce (+) z ZerosLike(A) ~> z, reduce (*) z OnesLike(A) ~> z, and foldl"
+            }
+            RuleName::ShiftConst => {
+                "shift1L (map (fun _ -> c) A) ~> map (fun _ -> c) (shift1L A), and shift1R"
+            }
+            RuleName::ScanConst => {
+                "shift1L (scanr f z (map (fun _ -> c) A)) ~> map (fun _ -> z) A  (f = (+), c = 0 or f = (*), c = 1; z a literal), and scanl, shift1R"
+            }
+            RuleName::MapFusion => {
+                "map (x. e1) (map (y. e2) A) ~> map (y. let x = e2 in e1) A, and with map2 inside or outside"
+            }
+            RuleName::UnzipFusion => {
+                "let X = map2 f A B in ... map (fun t -> t.i) X ... ~> ... map (fun t -> t.i) (map2 f A B) ...  (every use of X a projection map, each component once, not under a lambda; also map)"
+            }
+            RuleName::IfSame => "if e1 then e2 else e2 ~> e2",
+            RuleName::IfConst => "if true then e2 else e3 ~> e2, if false then e2 else e3 ~> e3",
+            RuleName::IfFloat => {
+                "f(if e1 then e2 else e3) ~> if e1 then f(e2) else f(e3)  (f a call, projection or builtin, other arguments atoms, a branch simplifies)"
+            }
+            RuleName::IfTuple => {
+                "if x then (a1, ..., an) else (b1, ..., bn) ~> (if x then a1 else b1, ..., if x then an else bn)  (a component is a function; branches may start with lets, which then stay with the ground components)"
+            }
+        }
+    }
+
+    /// The rule with this command-line name.
+    pub fn from_name(name: &str) -> Option<RuleName> {
+        RuleName::ALL.iter().copied().find(|r| r.name() == name)
+    }
+}
+
+impl fmt::Display for RuleName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// One line of the rule listing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RuleInfo {
+    /// The rule.
+    pub rule: RuleName,
+    /// Its command-line name.
+    pub name: &'static str,
+    /// Its group in Fig. 12.
+    pub group: &'static str,
+    /// The rewrite, `lhs ~> rhs (side condition)`.
+    pub description: &'static str,
+}
+
+/// Every rule with its name, group and statement, in the order of Fig. 12.
+pub fn rules() -> Vec<RuleInfo> {
+    RuleName::ALL
+        .iter()
+        .map(|&rule| RuleInfo {
+            rule,
+            name: rule.name(),
+            group: rule.group(),
+            description: rule.description(),
+        })
+        .collect()
+}
+
+/// A set of rules, the ones a run may fire.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct RuleSet(u64);
+
+impl RuleSet {
+    /// Every rule.
+    pub fn all() -> RuleSet {
+        RuleSet(RuleName::ALL.iter().fold(0, |acc, r| acc | 1 << r.index()))
+    }
+
+    /// No rule: the optimizer then only rebuilds the program.
+    pub fn none() -> RuleSet {
+        RuleSet(0)
+    }
+
+    /// Only `rule`.
+    pub fn only(rule: RuleName) -> RuleSet {
+        RuleSet(1 << rule.index())
+    }
+
+    /// This set with `rule` added.
+    pub fn with(self, rule: RuleName) -> RuleSet {
+        RuleSet(self.0 | 1 << rule.index())
+    }
+
+    /// This set with `rule` removed.
+    pub fn without(self, rule: RuleName) -> RuleSet {
+        RuleSet(self.0 & !(1 << rule.index()))
+    }
+
+    /// Whether `rule` may fire.
+    pub fn contains(self, rule: RuleName) -> bool {
+        self.0 & (1 << rule.index()) != 0
+    }
+}
+
+impl Default for RuleSet {
+    fn default() -> RuleSet {
+        RuleSet::all()
+    }
+}

@@ -1,0 +1,177 @@
+//! A generator of random first-order Source programs (the input of
+//! reverse mode), as text with their inputs in `-- at` comments: scalar
+//! programs (`let`s, tuples, `+ - *`, `sin cos tanh`) over three reals,
+//! and, when asked, array programs (`map`, `map2`, `reduce` with `+` or
+//! `*`) over a real and two arrays of 1 to 4 elements. (No `if`: reverse
+//! mode does not take it yet.)
+
+/// A deterministic generator from a seed (splitmix64).
+pub struct SourceGen {
+    state: u64,
+    fresh: usize,
+    arrays: bool,
+}
+
+impl SourceGen {
+    /// A generator for `seed`; `arrays` allows array operations.
+    pub fn new(seed: u64, arrays: bool) -> SourceGen {
+        SourceGen {
+            state: seed,
+            fresh: 0,
+            arrays,
+        }
+    }
+
+    fn next(&mut self) -> u64 {
+        self.state = self.state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    fn pick(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+
+    fn name(&mut self) -> String {
+        self.fresh += 1;
+        format!("v{}", self.fresh)
+    }
+
+    fn real(&mut self) -> String {
+        format!("{}", (self.pick(301) as f64 - 150.0) / 100.0)
+    }
+
+    /// A whole program.
+    pub fn program(&mut self) -> String {
+        if self.arrays {
+            let n = 1 + self.pick(4);
+            let arr = |g: &mut SourceGen| {
+                let items: Vec<String> = (0..n).map(|_| g.real()).collect();
+                format!("[{}]", items.join(", "))
+            };
+            let (x, a, b) = (self.real(), arr(self), arr(self));
+            let main = self.scalar(&["x".to_string()], 3, true);
+            // Mostly programs that read every input (Theorem 5.4 needs it).
+            let body = match self.pick(4) {
+                0 => main,
+                _ => format!("{main} + x * {}", self.reduction(&["x".to_string()], 2)),
+            };
+            format!(
+                "-- at x = {x}\n-- at A = {a}\n-- at B = {b}\n\
+                 def f (x : R) (A : [n]R) (B : [n]R) : R =\n  {body}\n"
+            )
+        } else {
+            let (x, y, z) = (self.real(), self.real(), self.real());
+            let vars = ["x".to_string(), "y".to_string(), "z".to_string()];
+            let n = 2 + self.pick(5);
+            let body = self.chain(&vars, n);
+            format!(
+                "-- at x = {x}\n-- at y = {y}\n-- at z = {z}\n\
+                 def f (x : R) (y : R) (z : R) : R =\n{body}"
+            )
+        }
+    }
+
+    /// A chain of `let`s ending in a scalar.
+    fn chain(&mut self, vars: &[String], n: usize) -> String {
+        let mut vars = vars.to_vec();
+        let mut out = String::new();
+        for _ in 0..n {
+            let v = self.name();
+            let e = self.scalar(&vars, 2, false);
+            out.push_str(&format!("  let {v} = {e} in\n"));
+            vars.push(v);
+        }
+        let last = self.scalar(&vars, 2, false);
+        out.push_str(&format!("  {last}\n"));
+        out
+    }
+
+    fn leaf(&mut self, vars: &[String]) -> String {
+        match self.pick(5) {
+            0 => ["2", "0.5", "1"][self.pick(3)].to_string(),
+            _ => vars[self.pick(vars.len())].clone(),
+        }
+    }
+
+    fn scalar(&mut self, vars: &[String], depth: usize, arrays: bool) -> String {
+        if depth == 0 {
+            return self.leaf(vars);
+        }
+        let d = depth - 1;
+        let kinds = if arrays { 10 } else { 8 };
+        match self.pick(kinds) {
+            0 | 1 => {
+                let op = ["+", "-", "*"][self.pick(3)];
+                format!(
+                    "({} {op} {})",
+                    self.scalar(vars, d, arrays),
+                    self.scalar(vars, d, arrays)
+                )
+            }
+            2 => {
+                let f = ["sin", "cos", "tanh"][self.pick(3)];
+                format!("({f} {})", self.scalar(vars, d, arrays))
+            }
+            3 => {
+                let v = self.name();
+                let value = self.scalar(vars, d, arrays);
+                let mut inner = vars.to_vec();
+                inner.push(v.clone());
+                format!("(let {v} = {value} in {})", self.scalar(&inner, d, arrays))
+            }
+            4 => format!(
+                "({}, {}).{}",
+                self.scalar(vars, d, arrays),
+                self.scalar(vars, d, arrays),
+                1 + self.pick(2)
+            ),
+            5 => format!("({} - {})", self.leaf(vars), self.scalar(vars, d, arrays)),
+            6 => self.leaf(vars),
+            7 => format!("({} * {})", self.leaf(vars), self.scalar(vars, d, arrays)),
+            _ => self.reduction(vars, d),
+        }
+    }
+
+    /// A real from an array.
+    fn reduction(&mut self, vars: &[String], depth: usize) -> String {
+        let arr = self.array(vars, depth);
+        match self.pick(3) {
+            0 => format!("(reduce (+) 0 {arr})"),
+            1 => format!("(reduce (*) 1 {arr})"),
+            _ => format!("(sum {arr})"),
+        }
+    }
+
+    fn array(&mut self, vars: &[String], depth: usize) -> String {
+        let leaf = ["A", "B"][self.pick(2)].to_string();
+        if depth == 0 {
+            return leaf;
+        }
+        let d = depth - 1;
+        let u = self.name();
+        let mut inner = vars.to_vec();
+        inner.push(u.clone());
+        match self.pick(4) {
+            0 => leaf,
+            1 => format!(
+                "(map (fun ({u} : R) -> {}) {})",
+                self.scalar(&inner, d.min(1), false),
+                self.array(vars, d)
+            ),
+            2 => {
+                let w = self.name();
+                inner.push(w.clone());
+                format!(
+                    "(map2 (fun ({u} : R, {w} : R) -> {}) {} {})",
+                    self.scalar(&inner, d.min(1), false),
+                    self.array(vars, d),
+                    self.array(vars, d)
+                )
+            }
+            _ => format!("(map2 (*) {} {})", self.array(vars, d), self.array(vars, d)),
+        }
+    }
+}

@@ -190,6 +190,8 @@ const CHECKED: &[&str] = &[
     "ex1_1",
     "ex4_1",
     "exp_cos",
+    "fuzz_fd_plateau",
+    "fuzz_fd_rounding",
     "fuzz_pow_tan",
     "fuzz_tan_pole",
     "fwd_182_8",
@@ -346,4 +348,12 @@ fn fuzz_tan_pole() {
 #[test]
 fn gmm() {
     check("gmm", false);
+}
+#[test]
+fn fuzz_fd_plateau() {
+    check("fuzz_fd_plateau", false);
+}
+#[test]
+fn fuzz_fd_rounding() {
+    check("fuzz_fd_rounding", false);
 }

@@ -28,7 +28,7 @@
 //! the i-th entry of T).
 //!
 //! The typing of every node is given on its variant, with `T·A` for snoc and
-//! `T++U` for append; `verify.rs` implements exactly these rules.
+//! `T++U` for append; `verify/` implements exactly these rules.
 
 use serde::{Deserialize, Serialize};
 use std::fmt;

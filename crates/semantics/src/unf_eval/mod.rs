@@ -9,10 +9,14 @@
 //! the initial continuation, which returns its argument. `J^T p` is
 //! evaluated numerically at the primal point found in the input of the
 //! enclosing `∘`: the partial derivatives of the scalar operators, and for
-//! `map`/`reduce` the derivative of the body (a reverse derivative stored in
-//! the `J^T` primitive) applied element by element. This is a second,
-//! independent implementation of Fig. 10: `unf::raise` writes the same maps
-//! as Target terms.
+//! the primitives with a function (`map`, `reduce`, the loops of
+//! `loops.rs`, `if`) the derivative of the body (a reverse derivative
+//! stored in the `J^T` primitive) applied element by element, in plain
+//! backward loops. A fused real-valued `if` (`Term::Fused`) evaluates the
+//! branch taken with its gradient and precomposes the continuation with
+//! `z ↦ g * z`. This is a second, independent implementation of Fig. 10 and
+//! of docs/derivatives.md: `unf::raise` writes the same maps as Target
+//! terms (with scans where this module loops).
 //!
 //! Results follow `unf::raise`'s calling convention: a Source UNF module
 //! evaluates to the entry's value, a Target UNF module to the tuple

@@ -13,11 +13,11 @@
 
 use crate::ast::{GExpr, GVal, Program};
 use crate::generate::{Features, admissible_inputs, gen_program, gen_vector_program, value_at};
+use crate::paths::optimized;
 use crate::paths::{
     ad_agree, direct_program, fd_agree, finite_differences, flat, forward_program, inconclusive,
     run_gradient, source_value, unf_program,
 };
-use crate::paths::optimized;
 use crate::rng::Rng;
 use semantics::Value;
 use std::collections::BTreeMap;
@@ -52,7 +52,8 @@ fn fail(check: &str, detail: impl Into<String>) -> Disagreement {
 /// What one passing case exercised.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct CaseInfo {
-    /// Whether the UNF path took the program (it refuses open `reduce`).
+    /// Whether the UNF path took the program (it refused open `reduce`
+    /// before Section 7.1 landed there; a refusal of it is still allowed).
     pub unf: bool,
     /// Gradient components too ill-conditioned for finite differences at
     /// the point (compared between the AD paths only).

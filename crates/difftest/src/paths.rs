@@ -190,8 +190,8 @@ pub fn finite_differences(
                     break;
                 }
                 if settled(q0, q1) && settled(q1, q2) {
-                    let err = (q2 - q1).abs().max((q1 - q0).abs() / 4.0)
-                        + 1e-13 * f0.abs().max(1.0) / h;
+                    let err =
+                        (q2 - q1).abs().max((q1 - q0).abs() / 4.0) + 1e-13 * f0.abs().max(1.0) / h;
                     found = ((16.0 * q2 - q1) / 15.0, err);
                     break;
                 }

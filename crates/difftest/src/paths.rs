@@ -4,6 +4,7 @@
 //! - `direct`: the direct macro of Fig. 5 (`reverse::reverse_direct`);
 //! - `unf`: UNF → D_ρ → UNF^-1 (`unf::lower`, `reverse::reverse`, `unf::raise`);
 //! - `forward`: forward mode (`forward::grad_program`);
+//! - `opt`: a gradient program after `optimize::optimize`;
 //! - `fd`: central finite differences of the Source program under the
 //!   reference evaluator, at two step sizes, whose difference estimates the
 //!   error of the quotient (so the tolerance follows the conditioning of the
@@ -72,6 +73,16 @@ pub fn forward_program(m: &Module, def: &Def, wrt: Option<&[String]>) -> Result<
     let g = forward::grad_program(m, def, wrt).map_err(|e| e.to_string())?;
     syntax::verify(&g).map_err(|es| format!("forward output does not verify: {}", es[0]))?;
     Ok(g)
+}
+
+/// A gradient program after the optimizer (partial evaluation and the
+/// rules of Fig. 12), verified.
+pub fn optimized(g: &Module) -> Result<Module, String> {
+    let cfg = optimize::Config {
+        verify: true,
+        ..optimize::Config::default()
+    };
+    optimize::optimize(g, &cfg).map_err(|e| e.to_string())
 }
 
 /// Runs a gradient program `(value, g_1, ..., g_k)`.

@@ -338,6 +338,14 @@ fn ex4_1() {
     check("ex4_1", false);
 }
 #[test]
+fn fuzz_fd_plateau() {
+    check("fuzz_fd_plateau", false);
+}
+#[test]
+fn fuzz_fd_rounding() {
+    check("fuzz_fd_rounding", false);
+}
+#[test]
 fn fuzz_pow_tan() {
     check("fuzz_pow_tan", false);
 }
@@ -348,12 +356,4 @@ fn fuzz_tan_pole() {
 #[test]
 fn gmm() {
     check("gmm", false);
-}
-#[test]
-fn fuzz_fd_plateau() {
-    check("fuzz_fd_plateau", false);
-}
-#[test]
-fn fuzz_fd_rounding() {
-    check("fuzz_fd_rounding", false);
 }

@@ -20,7 +20,7 @@ pub struct Features {
     /// The deepest nesting of array operations (NAO).
     pub max_nao: u32,
     /// Whether the function and initial value of `reduce` may read
-    /// variables of the program (Section 7.1; the UNF path refuses it).
+    /// variables of the program (Section 7.1).
     pub open_reduce: bool,
 }
 

@@ -4,6 +4,7 @@
 //! - `direct`: the direct macro of Fig. 5 (`reverse::reverse_direct`);
 //! - `unf`: UNF → D_ρ → UNF^-1 (`unf::lower`, `reverse::reverse`, `unf::raise`);
 //! - `forward`: forward mode (`forward::grad_program`);
+//! - `opt`: a gradient program after `optimize::optimize`;
 //! - `fd`: central finite differences of the Source program under the
 //!   reference evaluator, at two step sizes, whose difference estimates the
 //!   error of the quotient (so the tolerance follows the conditioning of the
@@ -74,6 +75,16 @@ pub fn forward_program(m: &Module, def: &Def, wrt: Option<&[String]>) -> Result<
     Ok(g)
 }
 
+/// A gradient program after the optimizer (partial evaluation and the
+/// rules of Fig. 12), verified.
+pub fn optimized(g: &Module) -> Result<Module, String> {
+    let cfg = optimize::Config {
+        verify: true,
+        ..optimize::Config::default()
+    };
+    optimize::optimize(g, &cfg).map_err(|e| e.to_string())
+}
+
 /// Runs a gradient program `(value, g_1, ..., g_k)`.
 pub fn run_gradient(g: &Module, inputs: &[(String, Value)]) -> Result<Gradient, String> {
     let out = semantics::eval_entry(g, None, inputs).map_err(|e| e.to_string())?;
@@ -112,10 +123,12 @@ fn ordered(def: &Def, inputs: &[(String, Value)]) -> Result<Vec<Value>, String> 
 
 /// Central finite differences: the estimate and its error bound per
 /// differentiated parameter, shaped like the parameter. The step starts at
-/// 1e-3 (relative) and is divided by 4 until two successive quotients
-/// agree to 1e-7; that pair gives the Richardson-extrapolated estimate and,
-/// as their difference, the error estimate. A component for which no two
-/// successive quotients agree in 16 steps is inconclusive (infinite error).
+/// 1e-3 (relative) and is divided by 4 until three successive quotients
+/// agree to 1e-4; the last two give the Richardson-extrapolated estimate
+/// and, as their difference, the error estimate. A component for which no
+/// three successive quotients agree before the step reaches 1e-10, or
+/// whose perturbations stop changing the value, is inconclusive (infinite
+/// error).
 #[derive(Debug, Clone, PartialEq)]
 pub struct FiniteDiff {
     /// The Richardson-extrapolated quotients.
@@ -155,23 +168,34 @@ pub fn finite_differences(
                 };
                 Ok((at(h)? - at(-h)?) / (2.0 * h))
             };
-            // Shrink the step by 4 until two successive quotients agree;
-            // the error estimate follows the curvature, so an
-            // ill-conditioned point gets a smaller step. When no two agree
-            // (the step needed is below what f64 resolves) the component is
-            // inconclusive: its error is infinite and no AD value fails it.
-            let mut h = 1e-3 * xs[j].abs().max(1.0);
-            let mut prev = quotient(h)?;
-            let mut found = (prev, f64::INFINITY);
-            for _ in 0..16 {
+            // Shrink the step by 4 until three successive quotients agree
+            // to 1e-4 (one agreeing pair can be a plateau of a piecewise
+            // function seen from both sides); the error estimate follows
+            // the curvature, so an ill-conditioned point gets a smaller
+            // step. Below 1e-10 (relative), or once a perturbation no
+            // longer changes f at all after it did, rounding rules the
+            // quotients: the component is inconclusive (infinite error, no
+            // AD value fails it).
+            let settled = |a: f64, b: f64| (a - b).abs() <= 1e-4 * (1.0 + b.abs());
+            let scale = xs[j].abs().max(1.0);
+            let mut h = 1e-3 * scale;
+            let mut q0 = quotient(h)?;
+            h /= 4.0;
+            let mut q1 = quotient(h)?;
+            let mut found = (q1, f64::INFINITY);
+            while h > 1e-10 * scale {
                 h /= 4.0;
-                let q = quotient(h)?;
-                let err = (q - prev).abs() + 1e-13 * f0.abs().max(1.0) / h;
-                if err <= 1e-7 * (1.0 + q.abs()) {
-                    found = ((16.0 * q - prev) / 15.0, err);
+                let q2 = quotient(h)?;
+                if q2 == 0.0 && q1 != 0.0 {
                     break;
                 }
-                prev = q;
+                if settled(q0, q1) && settled(q1, q2) {
+                    let err =
+                        (q2 - q1).abs().max((q1 - q0).abs() / 4.0) + 1e-13 * f0.abs().max(1.0) / h;
+                    found = ((16.0 * q2 - q1) / 15.0, err);
+                    break;
+                }
+                (q0, q1) = (q1, q2);
             }
             g.push(found.0);
             e.push(found.1);

@@ -26,6 +26,9 @@ pub(crate) struct Occ {
     pub calls: u32,
     /// Occurrences as the tuple of a projection.
     pub projections: u32,
+    /// Occurrences as the array of `map (fun t -> t.i)`, an unzipping
+    /// projection (each also counted as a use of `x.i`).
+    pub proj_maps: u32,
     /// The lambda depth of the binder (0 for free names).
     pub depth: u32,
 }
@@ -37,6 +40,7 @@ impl Occ {
         under_lambda: true,
         calls: 0,
         projections: 0,
+        proj_maps: 0,
         depth: 0,
     };
 }
@@ -45,6 +49,7 @@ impl Occ {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Ctx {
     Call,
+    ProjMap,
     Proj,
     Other,
 }
@@ -103,8 +108,25 @@ impl Census<'_> {
         o.under_lambda |= depth > o.depth;
         match ctx {
             Ctx::Call => o.calls += 1,
+            Ctx::ProjMap => o.proj_maps += 1,
             Ctx::Proj => o.projections += 1,
             Ctx::Other => {}
+        }
+    }
+
+    /// The index `i` when `op args` is `map (fun t -> t.i) _`.
+    fn proj_map(&self, op: syntax::Prim, args: &[ExprId]) -> Option<u32> {
+        if op != syntax::Prim::Map {
+            return None;
+        }
+        let Expr::Lambda { params, body } = self.m.expr(args[0]) else {
+            return None;
+        };
+        match (params.as_slice(), self.m.expr(*body)) {
+            ([p], Expr::Proj { tuple, index }) if matches!(self.m.expr(*tuple), Expr::Var(t) if *t == p.name) => {
+                Some(*index)
+            }
+            _ => None,
         }
     }
 
@@ -149,6 +171,15 @@ impl Census<'_> {
                     todo.push((*func, depth, Ctx::Call));
                 }
                 Expr::Prim { op, args } => {
+                    // `map (fun t -> t.i) x`: an unzipping projection of x.
+                    if let Some(i) = self.proj_map(*op, args)
+                        && let Expr::Var(x) = self.m.expr(args[1])
+                    {
+                        self.record(x, depth, Ctx::ProjMap);
+                        self.record(&component(x, i), depth, Ctx::Other);
+                        todo.push((args[0], depth, Ctx::Call));
+                        continue;
+                    }
                     let fun_pos = op.function_arg();
                     for (i, &a) in args.iter().enumerate().rev() {
                         let ctx = if Some(i) == fun_pos {

@@ -79,6 +79,8 @@ pub enum RuleName {
     // Classic array simplifications.
     /// `map (x. e1) (map (y. e2) A) ~> map (y. let x = e2 in e1) A`, with `map2` on either side.
     MapFusion,
+    /// `let X = map2 f A B in .. map (fun t -> t.1) X .. map (fun t -> t.2) X ..` ~> each projection of its own `map2 f A B`.
+    UnzipFusion,
     // Conditionals.
     /// `if e1 then e2 else e2 ~> e2` (the branches equal up to bound names).
     IfSame,
@@ -120,6 +122,7 @@ impl RuleName {
         RuleName::ShiftConst,
         RuleName::ScanConst,
         RuleName::MapFusion,
+        RuleName::UnzipFusion,
         RuleName::IfSame,
         RuleName::IfConst,
         RuleName::IfFloat,
@@ -161,6 +164,7 @@ impl RuleName {
             RuleName::ShiftConst => "shift-const",
             RuleName::ScanConst => "scan-const",
             RuleName::MapFusion => "map-fusion",
+            RuleName::UnzipFusion => "unzip-fusion",
             RuleName::IfSame => "if-same",
             RuleName::IfConst => "if-const",
             RuleName::IfFloat => "if-float",
@@ -195,7 +199,7 @@ impl RuleName {
             | RuleName::ReduceConst
             | RuleName::ShiftConst
             | RuleName::ScanConst => "array algebraic simplifications",
-            RuleName::MapFusion => "classic array simplifications",
+            RuleName::MapFusion | RuleName::UnzipFusion => "classic array simplifications",
             RuleName::IfSame | RuleName::IfConst | RuleName::IfFloat | RuleName::IfTuple => {
                 "conditionals"
             }
@@ -261,6 +265,9 @@ impl RuleName {
             }
             RuleName::MapFusion => {
                 "map (x. e1) (map (y. e2) A) ~> map (y. let x = e2 in e1) A, and with map2 inside or outside"
+            }
+            RuleName::UnzipFusion => {
+                "let X = map2 f A B in ... map (fun t -> t.i) X ... ~> ... map (fun t -> t.i) (map2 f A B) ...  (every use of X a projection map, each component once, not under a lambda; also map)"
             }
             RuleName::IfSame => "if e1 then e2 else e2 ~> e2",
             RuleName::IfConst => "if true then e2 else e3 ~> e2, if false then e2 else e3 ~> e3",

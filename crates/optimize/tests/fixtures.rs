@@ -6,7 +6,8 @@
 //! its `-- value` and `-- grad` comments, exactly as the unoptimized one
 //! does; Lemma 5.3 holds on it; and its cost report (Fig. 11 costs of the
 //! source and of the gradient, statically and counted, NAO, the ratio and
-//! Theorem 5.4's bound, which must hold) is the snapshot `50.cost.txt`.
+//! Theorem 5.4's bound, which must hold, `pow` aside) is the snapshot
+//! `50.cost.txt`.
 //! Bless with `cargo xtask bless`.
 
 use std::path::{Path, PathBuf};
@@ -138,7 +139,22 @@ fn check(dir: &Path) {
     // The cost report, Theorem 5.4.
     let report = cost::report(&src, src_def, &back, def, &args(src_def, &inputs))
         .unwrap_or_else(|e| panic!("{name}: no cost report: {e}"));
-    assert!(report.holds(), "{name}: Theorem 5.4 fails:\n{report}");
+    // The proof of Theorem 5.4 takes a primitive's derivative to cost about
+    // what the primitive does; `pow`'s needs `pow` and `log` again (see
+    // docs/cost.md), so programs with `pow` report their ratio unchecked.
+    let has_pow = src.exprs.iter().any(|e| {
+        matches!(
+            e,
+            syntax::Expr::Prim {
+                op: syntax::Prim::Pow,
+                ..
+            }
+        )
+    });
+    assert!(
+        report.holds() || has_pow,
+        "{name}: Theorem 5.4 fails:\n{report}"
+    );
     expect_test::expect_file![dir.join("50.cost.txt")].assert_eq(&report.to_string());
 }
 

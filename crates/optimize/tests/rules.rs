@@ -64,6 +64,8 @@ fn rivals(rule: RuleName) -> Vec<RuleName> {
         // A single-use `let` is inlined before it can be flattened, merged
         // or found to be `let x = e in x`.
         RuleName::LetLet | RuleName::LetVar | RuleName::Cse => vec![RuleName::InlineOnce],
+        // Map-fusion would fuse the projections into their consumers first.
+        RuleName::UnzipFusion => vec![RuleName::MapFusion],
         _ => Vec::new(),
     }
 }
@@ -166,6 +168,7 @@ rule_tests! {
     shift_const => ShiftConst,
     scan_const => ScanConst,
     map_fusion => MapFusion,
+    unzip_fusion => UnzipFusion,
     if_same => IfSame,
     if_const => IfConst,
     if_float => IfFloat,

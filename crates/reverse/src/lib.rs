@@ -247,7 +247,7 @@ impl D<'_> {
                     self.add(Term::Seq(a, b), span)
                 }
                 Term::Prim(p) => self.f(e, p, rho),
-                Term::Jt(_) | Term::Tuple(..) | Term::Compose(..) => {
+                Term::Jt(_) | Term::Tuple(..) | Term::Compose(..) | Term::Fused(..) => {
                     unreachable!(
                         "invariant: a verified Source UNF module has no Target UNF construct"
                     )
@@ -256,9 +256,17 @@ impl D<'_> {
         })
     }
 
-    /// `F(p, J^T p) = <proj_{T;[K];[]} ; p, proj_{[];T;[K]} ∘ J^T p>`.
+    /// `F(p, J^T p) = <proj_{T;[K];[]} ; p, proj_{[];T;[K]} ∘ J^T p>`, or
+    /// for a real-valued `if` the two in one piece, `Fused(J^T p)`
+    /// (`unf::Term::Fused`).
     fn f(&mut self, e: TermId, p: &Prim, rho: TyId) -> TermId {
         let span = self.m.span(e);
+        if let Prim::If { ret, .. } = p
+            && self.t.ground_ty(*ret) == Some(&syntax::Ty::Real)
+        {
+            let fused = self.jt_prim(p);
+            return self.add(Term::Fused(fused, rho), span);
+        }
         let (t_in, _) = self.io[e.index()];
         let k = self.t.cont(t_in, rho);
         let k_list = self.t.snoc(CtxId::EMPTY, k);

@@ -111,3 +111,33 @@ fn the_whole_chain_in_one_call() {
     let expected = Value::tuple(vec![Value::Real(9.0), Value::reals(&[3.0, 3.0])]);
     assert!(out.approx_eq_default(&expected), "{out}");
 }
+
+#[test]
+fn a_fused_if_is_checked() {
+    // `if x > 0 then log x else x * x`: D_ρ fuses F(if, J^T if); the
+    // verifier refuses a fused term that is not a real-valued if.
+    let m = syntax::compile(syntax::SourceFile {
+        name: "f.ad".into(),
+        text: "def f (x : R) : R = if x > 0 then log x else x * x".into(),
+    })
+    .expect("compile");
+    let s = unf::lower(&m, m.defs.last().expect("a definition")).expect("lower");
+    let t = reverse(&s, &Config::default()).expect("reverse");
+    unf::verify(&t).expect("verifies");
+    let i = t
+        .terms
+        .iter()
+        .position(|x| matches!(x, unf::Term::Fused(..)))
+        .expect("a fused if");
+    let mut bad = t.clone();
+    let unf::Term::Fused(unf::Prim::If { ctx, .. }, rho) = bad.terms[i].clone() else {
+        unreachable!("found above")
+    };
+    bad.terms[i] = unf::Term::Fused(unf::Prim::Var(ctx, 1), rho);
+    let errs = unf::verify(&bad).expect_err("not an if");
+    assert!(
+        errs.iter()
+            .any(|e| e.message == "only an `if` with a real result is fused"),
+        "{errs:?}"
+    );
+}

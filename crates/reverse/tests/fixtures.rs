@@ -190,6 +190,8 @@ const CHECKED: &[&str] = &[
     "ex1_1",
     "ex4_1",
     "exp_cos",
+    "fuzz_fd_plateau",
+    "fuzz_fd_rounding",
     "fuzz_pow_tan",
     "fuzz_tan_pole",
     "fwd_182_8",
@@ -334,6 +336,14 @@ fn pow_negative_base() {
 #[test]
 fn ex4_1() {
     check("ex4_1", false);
+}
+#[test]
+fn fuzz_fd_plateau() {
+    check("fuzz_fd_plateau", false);
+}
+#[test]
+fn fuzz_fd_rounding() {
+    check("fuzz_fd_rounding", false);
 }
 #[test]
 fn fuzz_pow_tan() {

@@ -189,3 +189,18 @@ fn a_conditional_in_a_loop() {
          + (if a2 > x then a2 * a2 else x * a2)",
     );
 }
+
+#[test]
+fn conditionals_of_tuples_and_arrays() {
+    // Not fused (the result is not a real): the transposed Jacobian
+    // re-evaluates the branch taken.
+    agree(
+        "let p = if x > a0 then (x * a1, sin x) else (a2, x * x) in p.1 * p.2",
+        "(if x > a0 then x * a1 else a2) * (if x > a0 then sin x else x * x)",
+    );
+    agree(
+        "let v = if x > a0 then [a1, a2 * x] else [x * a1, a2 * a2] in v[0] * v[1] + sum v",
+        "let u = if x > a0 then a1 else x * a1 in let w = if x > a0 then a2 * x else a2 * a2 in
+         u * w + u + w",
+    );
+}

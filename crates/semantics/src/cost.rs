@@ -594,8 +594,9 @@ pub fn dynamic_cost(m: &Module, def: &Def, args: &[Value]) -> Result<(Value, Cos
 /// `cargo xtask cost` prints them.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Report {
-    /// Cost(e) by Fig. 11.
-    pub source_static: Cost,
+    /// Cost(e) by Fig. 11, or why it has none (a size known only at run
+    /// time).
+    pub source_static: Result<Cost, Error>,
     /// Cost(e) counted in an evaluation.
     pub source_dynamic: Cost,
     /// Cost(G) by Fig. 11, or why it has none (G not in the restricted
@@ -605,8 +606,11 @@ pub struct Report {
     pub gradient_dynamic: Cost,
     /// p = NAO(e).
     pub nao: u32,
-    /// total(G) / total(e), static costs when G has one, else dynamic.
+    /// total(G) / total(e): of the static costs when both have one, else
+    /// of the counted ones.
     pub ratio: f64,
+    /// Whether `ratio` compares counted costs.
+    pub ratio_dynamic: bool,
     /// `4 * 3^p`.
     pub bound: f64,
 }
@@ -620,7 +624,10 @@ impl Report {
 
 impl fmt::Display for Report {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(f, "source    static  {}", self.source_static)?;
+        match &self.source_static {
+            Ok(c) => writeln!(f, "source    static  {c}")?,
+            Err(e) => writeln!(f, "source    static  none: {e}")?,
+        }
         writeln!(f, "source    dynamic {}", self.source_dynamic)?;
         match &self.gradient_static {
             Ok(c) => writeln!(f, "gradient  static  {c}")?,
@@ -630,8 +637,13 @@ impl fmt::Display for Report {
         writeln!(f, "p = NAO(e) = {}", self.nao)?;
         writeln!(
             f,
-            "ratio {:.3} (bound 4 * 3^p = {}): {}",
+            "ratio {:.3}{} (bound 4 * 3^p = {}): {}",
             self.ratio,
+            if self.ratio_dynamic {
+                " of the counted costs"
+            } else {
+                ""
+            },
             self.bound,
             if self.holds() { "holds" } else { "FAILS" }
         )
@@ -647,18 +659,18 @@ pub fn report(
     grad_def: &Def,
     args: &[Value],
 ) -> Result<Report, Error> {
-    let sizes = sizes_at(source_def, args)?;
-    let source_static = static_cost(source, source_def, &sizes)?;
+    let source_static =
+        sizes_at(source_def, args).and_then(|sizes| static_cost(source, source_def, &sizes));
     let (_, source_dynamic) = dynamic_cost(source, source_def, args)?;
     let gradient_static =
         sizes_at(grad_def, args).and_then(|sizes| static_cost(gradient, grad_def, &sizes));
     let (_, gradient_dynamic) = dynamic_cost(gradient, grad_def, args)?;
     let nao = nao(source, source_def.body);
-    let g = gradient_static
-        .as_ref()
-        .copied()
-        .unwrap_or(gradient_dynamic);
-    let check = cheap_gradient(source_static, g, nao);
+    let (e, g, ratio_dynamic) = match (&source_static, &gradient_static) {
+        (Ok(e), Ok(g)) => (*e, *g, false),
+        _ => (source_dynamic, gradient_dynamic, true),
+    };
+    let check = cheap_gradient(e, g, nao);
     Ok(Report {
         source_static,
         source_dynamic,
@@ -666,6 +678,7 @@ pub fn report(
         gradient_dynamic,
         nao,
         ratio: check.ratio,
+        ratio_dynamic,
         bound: check.bound,
     })
 }

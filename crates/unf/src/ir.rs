@@ -28,7 +28,7 @@
 //! the i-th entry of T).
 //!
 //! The typing of every node is given on its variant, with `T·A` for snoc and
-//! `T++U` for append; `verify.rs` implements exactly these rules.
+//! `T++U` for append; `verify/` implements exactly these rules.
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -39,7 +39,7 @@ pub const SOURCE_UNF_IR: &str = "source-unf";
 /// The envelope name of a Target UNF file (the output of reverse mode).
 pub const TARGET_UNF_IR: &str = "target-unf";
 /// The format version of both UNF IRs; bump on any change to these types.
-pub const FORMAT_VERSION: u32 = 2;
+pub const FORMAT_VERSION: u32 = 3;
 
 /// Index of a term in [`Module::terms`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -376,6 +376,17 @@ pub enum Term {
     /// e2 read at the primal point T1, give `T1 ⊢ e1 ∘ e2 : [T2 → B]`: the
     /// continuation e1 precomposed with the linear map e2.
     Compose(TermId, TermId),
+    /// `F(p, J^T p)` in one piece (Target UNF), for `p` an `if` whose result
+    /// is a real: `D_ρ(T_in(p)) ⊢ D_ρ(T_out(p))`, with the branches'
+    /// bodies reverse derivatives as in `J^T p`. The branch taken computes
+    /// its value and its gradient `g` with respect to its free variables
+    /// (the paper's `∇_Γ e2`, Section 7.2) in one pass, and the
+    /// continuation is precomposed with `z ↦ g * z`. `<proj ; p, proj ∘
+    /// J^T p>` would hold each branch twice (in p and, differentiated, in
+    /// J^T p), and an `if` in a branch once more per enclosing `if`:
+    /// quadratic in the depth of an `if`/`else if` chain.
+    /// The primitive (its bodies reverse derivatives) and ρ.
+    Fused(Prim, TyId),
 }
 
 /// A UNF program: the UNF of one Source definition (Source UNF), or its
@@ -467,7 +478,7 @@ impl Term {
     /// array primitives.
     pub fn children(&self) -> Vec<TermId> {
         match self {
-            Term::Prim(p) | Term::Jt(p) => match p {
+            Term::Prim(p) | Term::Jt(p) | Term::Fused(p, _) => match p {
                 Prim::Reduce { fun, init, .. } => vec![fun.body, *init],
                 _ => p.funs().iter().map(|f| f.body).collect(),
             },

@@ -14,17 +14,23 @@
 //! - Sharing. Every context is interned in [`Tables`]; a term stores ids.
 //!
 //! Beyond the paper's core: k-ary tuples (`pair` of k components), tuple
-//! patterns in `let` (a projection per component), and `map` with one array
+//! patterns in `let` (a projection per component), `map` with one array
 //! (Fig. 4's `map (x.e) A = map2 (x,y.e) A A`, kept as a primitive of its
-//! own so the array is not duplicated). Everything else is
-//! `Error::Unsupported`.
+//! own so the array is not duplicated), and the constructs of Section 7 and
+//! Appendix A: `if` (each branch a function of its free variables),
+//! `foldl`, the scans, `ifold`, `build`, `reduce` beyond the paper's
+//! restriction (a `Loop`), indexing, array literals, Int and Bool
+//! constants, comparisons, logic, integer arithmetic, `length` and the
+//! shifts (`Op::Builtin`), over any ground types. A builtin on types it
+//! does not take is `Error::Unsupported`.
 
 use crate::error::Error;
 use crate::ir::{CtxId, Fun, Kind, LoopKind, Module, Op, Prim, Term, TermId, TyId};
 use crate::tables::Tables;
 use crate::verify::{builtin_fits, is_binary, is_unary};
 use rpds::HashTrieMap;
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
+use std::rc::Rc;
 use syntax::stack::guard;
 use syntax::{Def, Expr, ExprId, Name, Pat, Span, Ty};
 
@@ -33,10 +39,10 @@ type Env = HashTrieMap<Name, u32>;
 
 /// The arrow UNF: the Source UNF of the definition `entry` of `m`.
 ///
-/// `m` must be in core form and `entry` first order (`syntax` checks it);
-/// constructs outside the language of Section 3 (conditionals, folds, scans,
-/// indexing, free variables in the function of `reduce`, ...) are refused
-/// with [`Error::Unsupported`] naming the construct and its span.
+/// `m` must be in core form and `entry` first order (`syntax` checks it).
+/// Every first-order construct is lowered (module documentation); a builtin
+/// applied to types it does not take is refused with
+/// [`Error::Unsupported`] naming it and its span.
 pub fn lower(m: &syntax::Module, entry: &Def) -> Result<Module, Error> {
     syntax::check_first_order(m, entry)?;
     if !m.is_typed() {
@@ -50,6 +56,7 @@ pub fn lower(m: &syntax::Module, entry: &Def) -> Result<Module, Error> {
         t: Tables::new(),
         terms: Vec::new(),
         spans: Vec::new(),
+        fv: HashMap::new(),
     };
     let mut gamma = CtxId::EMPTY;
     let mut env = Env::new();
@@ -119,6 +126,10 @@ struct Lower<'a> {
     t: Tables,
     terms: Vec<Term>,
     spans: Vec<Span>,
+    /// The free variables of the Source nodes asked so far: a branch or a
+    /// function nested in another is not walked again for each enclosing
+    /// one (an `if`/`else if` chain would be quadratic).
+    fv: HashMap<ExprId, Rc<BTreeSet<Name>>>,
 }
 
 impl Lower<'_> {
@@ -127,6 +138,49 @@ impl Lower<'_> {
         self.terms.push(term);
         self.spans.push(span);
         id
+    }
+
+    /// The variables free in a Source expression, memoised.
+    fn free(&mut self, e: ExprId) -> Rc<BTreeSet<Name>> {
+        guard(|| {
+            if let Some(f) = self.fv.get(&e) {
+                return f.clone();
+            }
+            let mut out = BTreeSet::new();
+            match self.m.expr(e) {
+                Expr::Var(x) => {
+                    out.insert(x.clone());
+                }
+                Expr::Let {
+                    pat, value, body, ..
+                } => {
+                    out.extend(self.free(*value).iter().cloned());
+                    let bound: Vec<&Name> = match pat {
+                        Pat::Var(x) => vec![x],
+                        Pat::Tuple(xs) => xs.iter().collect(),
+                    };
+                    let inner = self.free(*body);
+                    out.extend(inner.iter().filter(|x| !bound.contains(x)).cloned());
+                }
+                Expr::Lambda { params, body } => {
+                    let inner = self.free(*body);
+                    out.extend(
+                        inner
+                            .iter()
+                            .filter(|x| !params.iter().any(|p| p.name == **x))
+                            .cloned(),
+                    );
+                }
+                other => {
+                    for c in other.children() {
+                        out.extend(self.free(c).iter().cloned());
+                    }
+                }
+            }
+            let out = Rc::new(out);
+            self.fv.insert(e, out.clone());
+            out
+        })
     }
 
     fn prim(&mut self, p: Prim, span: Span) -> TermId {
@@ -330,7 +384,7 @@ impl Lower<'_> {
         span: Span,
     ) -> Result<(Vec<u32>, CtxId, Env), Error> {
         let mut fv: Vec<(u32, Name)> = Vec::new();
-        for x in free_vars(self.m, e) {
+        for x in self.free(e).iter().cloned() {
             match env.get(&x) {
                 Some(&pos) => fv.push((pos, x)),
                 None => {
@@ -509,12 +563,12 @@ impl Lower<'_> {
     /// closed lambda of two reals, `z` closed, `A` an array of reals. Such
     /// a reduce keeps the paper's primitive and its transposed Jacobian
     /// (Fig. 10); any other is differentiated as the left fold it is.
-    fn paper_reduce(&self, args: &[ExprId]) -> bool {
+    fn paper_reduce(&mut self, args: &[ExprId]) -> bool {
         let closed_lambda = matches!(self.m.expr(args[0]), Expr::Lambda { params, .. }
             if params.iter().all(|p| p.ty.as_ref() == Some(&Ty::Real)))
-            && free_vars(self.m, args[0]).is_empty();
+            && self.free(args[0]).is_empty();
         let real_array = matches!(self.src_ty(args[2]), Ty::Array(_, elem) if **elem == Ty::Real);
-        closed_lambda && real_array && free_vars(self.m, args[1]).is_empty()
+        closed_lambda && real_array && self.free(args[1]).is_empty()
     }
 
     /// A second-order builtin other than map and the paper's reduce:

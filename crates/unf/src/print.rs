@@ -179,6 +179,10 @@ impl Printer<'_> {
         match m.term(t) {
             Term::Prim(p) => self.prim(out, p, false),
             Term::Jt(p) => self.prim(out, p, true),
+            Term::Fused(p, _) => {
+                out.push_str("F ");
+                self.prim(out, p, false);
+            }
             Term::Seq(..) | Term::Weak(..) => {
                 let mut items = Vec::new();
                 flatten_seq(m, t, &mut items);
@@ -308,13 +312,16 @@ impl Printer<'_> {
 
     fn fun(&mut self, out: &mut String, fun: &Fun) {
         let m = self.m;
+        let mut named = false;
         if let Some(Expr::Lambda { params, .. }) = m.source.exprs.get(fun.lambda.index()) {
             let names: Vec<&str> = params.iter().map(|p| p.name.as_str()).collect();
             out.push_str(&names.join(","));
+            named = !names.is_empty();
         }
         if !fun.free.is_empty() {
             let free: Vec<String> = fun.free.iter().map(|f| format!("#{f}")).collect();
-            let _ = write!(out, " [free {}]", free.join(","));
+            let sep = if named { " " } else { "" };
+            let _ = write!(out, "{sep}[free {}]", free.join(","));
         }
         out.push_str(".{");
         self.term(out, fun.body, false);

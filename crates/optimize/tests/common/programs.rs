@@ -294,7 +294,7 @@ impl Gen {
             return self.array_leaf(scope);
         }
         let d = depth - 1;
-        match self.pick(14) {
+        match self.pick(15) {
             0 => self.array_leaf(scope),
             1 => {
                 let u = self.name("u");
@@ -400,10 +400,24 @@ impl Gen {
                     self.array(scope, d)
                 )
             }
-            _ => {
+            13 => {
                 let a = self.array(scope, d);
                 format!(
                     "(map2 (fun (a : R, b : R) -> a * b) {a} (shift1L (scanr (*) 1 (ones_like {a}))))"
+                )
+            }
+            _ => {
+                // Zipped, mapped, unzipped: the shape of reverse mode's map2.
+                let (p, u, w) = (self.name("P"), self.name("u"), self.name("w"));
+                let mut inner = scope.clone();
+                inner.scalars.push(u.clone());
+                inner.scalars.push(w.clone());
+                let (e1, e2) = (self.scalar(&inner, d.min(1)), self.scalar(&inner, d.min(1)));
+                format!(
+                    "(let {p} = map2 (fun ({u} : R, {w} : R) -> ({e1}, {e2})) {} {} in \
+                     map2 (+) (map (fun (t : (R, R)) -> t.1) {p}) (map (fun (t : (R, R)) -> t.2) {p}))",
+                    self.array(scope, d),
+                    self.array(scope, d)
                 )
             }
         }

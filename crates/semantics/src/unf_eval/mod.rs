@@ -9,10 +9,14 @@
 //! the initial continuation, which returns its argument. `J^T p` is
 //! evaluated numerically at the primal point found in the input of the
 //! enclosing `∘`: the partial derivatives of the scalar operators, and for
-//! `map`/`reduce` the derivative of the body (a reverse derivative stored in
-//! the `J^T` primitive) applied element by element. This is a second,
-//! independent implementation of Fig. 10: `unf::raise` writes the same maps
-//! as Target terms.
+//! the primitives with a function (`map`, `reduce`, the loops of
+//! `loops.rs`, `if`) the derivative of the body (a reverse derivative
+//! stored in the `J^T` primitive) applied element by element, in plain
+//! backward loops. A fused real-valued `if` (`Term::Fused`) evaluates the
+//! branch taken with its gradient and precomposes the continuation with
+//! `z ↦ g * z`. This is a second, independent implementation of Fig. 10 and
+//! of docs/derivatives.md: `unf::raise` writes the same maps as Target
+//! terms (with scans where this module loops).
 //!
 //! Results follow `unf::raise`'s calling convention: a Source UNF module
 //! evaluates to the entry's value, a Target UNF module to the tuple
@@ -54,6 +58,13 @@ enum Cont {
         prev: usize,
         jt: TermId,
         primal: Ctx,
+    },
+    /// A fused real-valued `if` (`Term::Fused`): the cotangent z of its
+    /// result (position `n + 1`) adds `g * z` at each position.
+    Scaled {
+        prev: usize,
+        n: usize,
+        grads: Vec<(usize, Value)>,
     },
 }
 
@@ -227,6 +238,7 @@ impl Eval<'_> {
                 }
                 Ok(ra)
             }
+            Term::Fused(p, _) => self.fused(p, s, span),
             Term::Compose(a, b) => {
                 let ra = self.eval(*a, s.clone(), primal)?;
                 let Some(Slot::Cont(prev)) = ra.last().cloned() else {
@@ -275,6 +287,19 @@ impl Eval<'_> {
                 Cont::Compose { prev, jt, primal } => {
                     let (prev, jt, primal) = (*prev, *jt, primal.clone());
                     cot = self.eval(jt, cot, Some(&primal))?;
+                    k = prev;
+                }
+                Cont::Scaled { prev, n, grads } => {
+                    let (prev, n) = (*prev, *n);
+                    let z = self.value(&cot, n + 1)?;
+                    let z = z
+                        .as_real()
+                        .ok_or_else(|| internal("the cotangent of a real that is not a real"))?;
+                    let mut next = truncate(&cot, n + 1);
+                    for (pos, g) in grads.clone() {
+                        self.add_at(&mut next, pos, &scalar::scale(&g, z))?;
+                    }
+                    cot = next;
                     k = prev;
                 }
             }
@@ -424,6 +449,52 @@ impl Eval<'_> {
                 Ok(s.push_back(Slot::Val(v)))
             }
         }
+    }
+
+    /// `F(if, J^T if)` of a real-valued `if` in one piece: the value and
+    /// the gradient of the branch taken, the continuation precomposed with
+    /// `z ↦ g * z`. `s` is `T_in · K`.
+    fn fused(&mut self, p: &Prim, s: Ctx, span: Span) -> Result<Ctx, Error> {
+        let Prim::If {
+            ctx,
+            then_fun,
+            else_fun,
+            ..
+        } = p
+        else {
+            return Err(internal("a fused primitive that is not an if"));
+        };
+        let Some(Slot::Cont(prev)) = s.last().cloned() else {
+            return Err(internal("a derivative without a continuation"));
+        };
+        let s = truncate(&s, s.len() - 1);
+        let n = self.len(*ctx);
+        let c = self.value(&s, n)?;
+        let fun = match c.as_bool() {
+            Some(true) => then_fun,
+            Some(false) => else_fun,
+            None => {
+                return Err(type_error(
+                    span,
+                    format!("a condition that is {}", c.kind()),
+                ));
+            }
+        };
+        let free: Vec<Slot> = self
+            .free_values(&s, fun)?
+            .into_iter()
+            .map(Slot::Val)
+            .collect();
+        let (value, cot) = self.grad(fun.body, free, Value::Real(1.0))?;
+        let grads = fun
+            .free
+            .iter()
+            .zip(cot)
+            .map(|(&f, g)| (f as usize - 1, g))
+            .collect();
+        self.conts.push(Cont::Scaled { prev, n, grads });
+        let k = self.conts.len() - 1;
+        Ok(s.push_back(Slot::Val(value)).push_back(Slot::Cont(k)))
     }
 
     /// The values of a function's free variables in the context `s`.

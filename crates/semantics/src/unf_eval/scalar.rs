@@ -198,3 +198,13 @@ pub(super) fn builtin(op: P, args: &[Value], span: Span) -> Result<Value, Error>
         _ => return Err(wrong()),
     })
 }
+
+/// `v * r` for a value of a ground type: every real in it times r.
+pub(super) fn scale(v: &Value, r: f64) -> Value {
+    match v {
+        Value::Real(x) => Value::Real(x * r),
+        Value::Tuple(items) => Value::tuple(items.iter().map(|x| scale(x, r)).collect()),
+        Value::Array(items) => Value::array(items.iter().map(|x| scale(x, r)).collect()),
+        other => other.clone(),
+    }
+}

@@ -9,7 +9,7 @@
 //! chain of `let`s around its result. Nodes are typed as they are made, so
 //! the module leaves here in core form.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use syntax::ir::NameGen;
 use syntax::{Expr, ExprId, Name, Param, Pat, Prim, Size, Span, Ty};
 
@@ -53,6 +53,11 @@ pub struct Builder {
     names: NameGen,
     vals: Vec<Val>,
     blocks: Vec<Vec<Binding>>,
+    /// The variables a finished block (the `let` chain `end` returns)
+    /// refers to, so that the liveness of an enclosing block does not walk
+    /// it again: nested blocks (the branches of nested `if`s) would
+    /// otherwise be walked once per enclosing block.
+    free: HashMap<ExprId, Vec<Name>>,
     /// The span new nodes get: the one of the UNF term being raised.
     pub span: Span,
     /// Whether the program holds nodes whose array sizes were not
@@ -73,6 +78,7 @@ impl Builder {
             names,
             vals: Vec::new(),
             blocks: vec![Vec::new()],
+            free: HashMap::new(),
             span: Span::GENERATED,
             retype: false,
         }
@@ -227,6 +233,17 @@ impl Builder {
                 live.push(b);
             }
         }
+        for b in &live {
+            match &b.pat {
+                Pat::Var(x) => {
+                    used.remove(x);
+                }
+                Pat::Tuple(xs) => xs.iter().for_each(|x| {
+                    used.remove(x);
+                }),
+            }
+        }
+        let free: Vec<Name> = used.into_iter().collect();
         let mut body = result;
         for b in live {
             self.span = b.span;
@@ -241,6 +258,7 @@ impl Builder {
             );
         }
         self.span = saved;
+        self.free.insert(body, free);
         body
     }
 
@@ -248,6 +266,10 @@ impl Builder {
     fn uses(&self, e: ExprId, out: &mut HashSet<Name>) {
         let mut stack = vec![e];
         while let Some(e) = stack.pop() {
+            if let Some(free) = self.free.get(&e) {
+                out.extend(free.iter().cloned());
+                continue;
+            }
             let expr = &self.out.exprs[e.index()];
             if let Expr::Var(x) = expr {
                 out.insert(x.clone());

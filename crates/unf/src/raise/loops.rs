@@ -21,7 +21,7 @@
 use super::emit::ValId;
 use super::{Abs, Raise, State, at, internal, truncate};
 use crate::error::Error;
-use crate::ir::{CtxId, Fun, LoopKind, TermId, TyId};
+use crate::ir::{CtxId, Fun, LoopKind, Prim, TermId, TyId};
 use syntax::{Expr, ExprId, Prim as P, Size, Ty};
 
 /// The element type of an array type (the type itself otherwise).
@@ -543,6 +543,140 @@ impl Raise<'_> {
             s.set_mut(i, acc);
         }
         Ok(s)
+    }
+
+    /// `F(if, J^T if)` of a real-valued `if` in one piece
+    /// (`Term::Fused`): each branch computes its value and, with the same
+    /// forward pass, its gradient with respect to its free variables (the
+    /// paper's `∇_Γ e2`, seeded with 1), `let (v, g) = if b then (v2, ∇e2)
+    /// else (v3, ∇e3)`, and the continuation is precomposed with `g * z`.
+    /// `s` is `D(T_in) = T_in · K`.
+    pub(super) fn fused(&mut self, p: &Prim, s: &State) -> Result<State, Error> {
+        let Prim::If {
+            ctx,
+            then_fun,
+            else_fun,
+            ..
+        } = p
+        else {
+            return Err(internal(self.b.span, "a fused primitive that is not an if"));
+        };
+        let Some(Abs::Cont(prev)) = s.last().copied() else {
+            return Err(internal(self.b.span, "a derivative without a continuation"));
+        };
+        self.b.retype = true;
+        let s1 = truncate(s, s.len() - 1);
+        let n = self.ctx_len(*ctx);
+        let cond = self.materialize(at(&s1, n))?;
+        let mut runs = Vec::with_capacity(2);
+        for fun in [then_fun, else_fun] {
+            let free: Vec<Abs> = fun.free.iter().map(|&f| at(&s1, f as usize - 1)).collect();
+            self.b.begin();
+            let one = Abs::Val(self.b.real(1.0));
+            let (value, cot) = self.grad(fun.body, free, one)?;
+            let nz = self.nonzero(&cot, 0..fun.free.len());
+            let block = self.b.suspend();
+            let cot: Vec<(u32, Abs)> = nz.iter().map(|&j| (fun.free[j], cot[j])).collect();
+            runs.push((block, value, cot));
+        }
+        let mut union: Vec<u32> = runs
+            .iter()
+            .flat_map(|(_, _, c)| c.iter().map(|(p, _)| *p))
+            .collect();
+        union.sort_unstable();
+        union.dedup();
+        let mut branches = Vec::with_capacity(2);
+        for (block, value, cot) in runs {
+            self.b.resume(block);
+            let mut vals = vec![Abs::Val(value)];
+            for &pos in &union {
+                let v = match cot.iter().find(|(p, _)| *p == pos) {
+                    Some((_, a)) => *a,
+                    None => Abs::Zero(self.witness(at(&s1, pos as usize - 1))?),
+                };
+                vals.push(v);
+            }
+            let all: Vec<usize> = (0..vals.len()).collect();
+            let v = self.pack(&vals, &all)?;
+            let e = self.b.use_val(v);
+            branches.push(self.b.end(e));
+        }
+        let ty = self.b.node_ty(branches[0]).clone();
+        let ce = self.b.use_val(cond);
+        let e = self.b.node(
+            Expr::If {
+                cond: ce,
+                then_branch: branches[0],
+                else_branch: branches[1],
+            },
+            ty,
+        );
+        let d = self.b.bind(e, "v");
+        let parts = if union.is_empty() {
+            vec![d]
+        } else {
+            self.b.unpack(d, "v")
+        };
+        let out = s1.push_back(Abs::Val(parts[0]));
+        let grads = union
+            .iter()
+            .zip(&parts[1..])
+            .map(|(&pos, &g)| (pos as usize - 1, g))
+            .collect();
+        let id = self.conts.len() as u32;
+        self.conts.push(super::Cont::Scaled { prev, n, grads });
+        Ok(out.push_back(Abs::Cont(id)))
+    }
+
+    /// Applies `J^T if = g * z` (see [`Raise::fused`]) to cotangents.
+    pub(super) fn apply_scaled(
+        &mut self,
+        cot: State,
+        n: usize,
+        grads: &[(usize, ValId)],
+    ) -> Result<State, Error> {
+        let (mut s, Some(z)) = self.take_cot(&cot, n + 1)? else {
+            return Ok(truncate(&cot, n + 1));
+        };
+        for &(pos, g) in grads {
+            let d = if self.b.is_const(z, 1.0) {
+                g
+            } else {
+                self.scale(g, z)?
+            };
+            let acc = self.add(at(&s, pos), Abs::Val(d))?;
+            s.set_mut(pos, acc);
+        }
+        Ok(s)
+    }
+
+    /// `g * z` for a value g of a ground type and a real z: every real in
+    /// g times z.
+    fn scale(&mut self, g: ValId, z: ValId) -> Result<ValId, Error> {
+        Ok(match self.b.ty(g).clone() {
+            Ty::Real => {
+                let e = self.b.bin_vals(P::Mul, g, z);
+                self.b.bind(e, "d")
+            }
+            Ty::Array(_, elem) => {
+                let lam = self.lam(&[((*elem).clone(), "u")], |r, p| r.scale(p[0], z))?;
+                let ty = self.b.ty(g).clone();
+                let a = [lam, self.b.use_val(g)];
+                self.call(P::Map, &a, ty, "d")
+            }
+            Ty::Tuple(_) => {
+                let parts = self.b.unpack(g, "d");
+                let mut items = Vec::with_capacity(parts.len());
+                for p in parts {
+                    let v = self.scale(p, z)?;
+                    items.push(self.b.use_val(v));
+                }
+                let ty = self.b.ty(g).clone();
+                let e = self.b.node(Expr::Tuple(items), ty);
+                self.b.bind(e, "d")
+            }
+            Ty::Int | Ty::Bool | Ty::Func(..) => g,
+        })
     }
 
     /// The Target lambda of a function whose body is `body` (a reverse

@@ -67,6 +67,15 @@ enum Cont {
         jt: TermId,
         primal: State,
     },
+    /// `prev ∘ J^T if` for a real-valued `if` whose branch gradient was
+    /// computed with its value (`Term::Fused`, `loops.rs`): the cotangent z
+    /// on top of the `if`'s output (position `n + 1`) adds `g * z` at each
+    /// listed position.
+    Scaled {
+        prev: u32,
+        n: usize,
+        grads: Vec<(usize, ValId)>,
+    },
 }
 
 /// The arrow UNF^-1: the Target program of a UNF module (see the module
@@ -242,6 +251,10 @@ impl Raise<'_> {
                 let s = self.eval(*first, s, primal)?;
                 self.eval(*then, s, primal)
             }
+            Term::Fused(p, _) => match primal {
+                None => self.fused(p, &s),
+                Some(_) => Err(internal(span, "a fused F(p, J^T p) inside a linear map")),
+            },
             Term::Tuple(a, b) => {
                 let mut ra = self.eval(*a, s.clone(), primal)?;
                 let rb = self.eval(*b, s, primal)?;
@@ -342,6 +355,10 @@ impl Raise<'_> {
                 Cont::Initial => return Ok(cot),
                 Cont::Compose { prev, jt, primal } => {
                     cot = self.eval(jt, cot, Some(&primal))?;
+                    k = prev;
+                }
+                Cont::Scaled { prev, n, grads } => {
+                    cot = self.apply_scaled(cot, n, &grads)?;
                     k = prev;
                 }
             }

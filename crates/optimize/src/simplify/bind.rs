@@ -1,0 +1,491 @@
+//! The bindings of the simplifier: `let` chains and their values, the
+//! parameters of a beta-reduction, tuple patterns, and the decisions the
+//! census drives (forward substitution, inlining of a value used once,
+//! splitting tuples, `cse`, `unzip-fusion`). Part of `simplify.rs`'s
+//! `Round`; see that file for the pass as a whole.
+
+use syntax::{Expr, ExprId, Name, Param, Pat, Prim, Span, Ty};
+
+use super::{Bind, Env, Pos, Round, Step, Subst, size};
+use crate::census::{Occ, component};
+use crate::rules::RuleName;
+
+impl Round<'_> {
+    /// A chain of `let`s: each binding is processed, then the body, in a loop
+    /// (chains are as long as programs).
+    pub(super) fn let_chain(
+        &mut self,
+        id: ExprId,
+        env: &Env,
+        blk: &mut Vec<Bind>,
+        pos: Pos,
+    ) -> Step {
+        if !self.float_ok(pos) {
+            // The rule that would float this `let` is off: keep it here.
+            return Step::Done(self.block(id, env));
+        }
+        let mut env = env.clone();
+        let mut cur = id;
+        while let Expr::Let {
+            pat,
+            ty: ann,
+            value,
+            body,
+        } = self.node(cur)
+        {
+            let span = self.m.span(cur);
+            env = self.bind_pattern(&pat, ann, value, &env, blk, pos, span);
+            cur = body;
+        }
+        Step::Tail(cur, env)
+    }
+
+    /// Peels the `let`s off the front of a `let` value (`let-let`),
+    /// returning the unsimplified tail and the environment it sees.
+    pub(super) fn peel(
+        &mut self,
+        mut value: ExprId,
+        env: &Env,
+        blk: &mut Vec<Bind>,
+    ) -> (ExprId, Env) {
+        let mut env = env.clone();
+        if !self.on(RuleName::LetLet) {
+            return (value, env);
+        }
+        while let Expr::Let {
+            pat,
+            ty: ann,
+            value: v,
+            body,
+        } = self.node(value)
+        {
+            let span = self.m.span(value);
+            env = self.bind_pattern(&pat, ann, v, &env, blk, Pos::LetValue, span);
+            value = body;
+        }
+        (value, env)
+    }
+
+    /// Processes the binding `let pat = value` at `pos`, returning the
+    /// environment of its body.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn bind_pattern(
+        &mut self,
+        pat: &Pat,
+        ann: Option<Ty>,
+        value: ExprId,
+        env: &Env,
+        blk: &mut Vec<Bind>,
+        pos: Pos,
+        span: Span,
+    ) -> Env {
+        match pat {
+            Pat::Var(x) => {
+                let occ = self.occ(x);
+                self.bind_var_input(x, occ, ann, value, env, blk, pos, span)
+            }
+            Pat::Tuple(xs) => {
+                let occs: Vec<Occ> = xs.iter().map(|x| self.occ(x)).collect();
+                if occs.iter().all(|o| o.count == 0) && self.on(RuleName::DeadLet) {
+                    self.fire(RuleName::DeadLet);
+                    return env.clone();
+                }
+                let (tail, tenv) = self.peel(value, env, blk);
+                // `let (a, b) = t` with `t` a split tuple: bind the parts.
+                if let Expr::Var(t) = self.node(tail)
+                    && let Some(Subst::Tuple(parts)) = tenv.get(&t)
+                    && parts.len() == xs.len()
+                    && self.on(RuleName::TupleLet)
+                {
+                    self.fire(RuleName::TupleLet);
+                    let parts = parts.clone();
+                    let ty = self.ty(tail);
+                    let mut env = tenv.clone();
+                    for ((x, o), part) in xs.iter().zip(occs).zip(&parts) {
+                        if o.count == 0 && self.on(RuleName::DeadLet) {
+                            self.fire(RuleName::DeadLet);
+                            continue;
+                        }
+                        let pty = self.component_ty(&ty, part, &parts);
+                        let step = self.var(part, &env, blk, Pos::Arg, span, pty);
+                        let v = self.finish(step, blk, Pos::Arg);
+                        env = self.bind_var_output(x, o, None, v, &env, blk, pos, span);
+                    }
+                    return env;
+                }
+                if let Expr::Tuple(items) = self.node(tail)
+                    && items.len() == xs.len()
+                    && self.on(RuleName::TupleLet)
+                {
+                    self.fire(RuleName::TupleLet);
+                    let mut env = tenv;
+                    for ((x, o), item) in xs.iter().zip(occs).zip(items) {
+                        env = self.bind_var_input(x, o, None, item, &env, blk, pos, span);
+                    }
+                    return env;
+                }
+                let v = self.simplify(tail, &tenv, blk, Pos::LetValue);
+                self.bind_tuple_output(xs, &occs, ann, v, &tenv, blk, pos, span)
+            }
+        }
+    }
+
+    /// `let x = value` with `value` not yet simplified.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn bind_var_input(
+        &mut self,
+        x: &Name,
+        occ: Occ,
+        ann: Option<Ty>,
+        value: ExprId,
+        env: &Env,
+        blk: &mut Vec<Bind>,
+        pos: Pos,
+        span: Span,
+    ) -> Env {
+        if occ.count == 0 && self.on(RuleName::DeadLet) {
+            self.fire(RuleName::DeadLet);
+            return env.clone();
+        }
+        let (value, env) = self.peel(value, env, blk);
+        match self.node(value) {
+            Expr::Lambda { .. }
+                if self.on(RuleName::InlineLambda)
+                    && (occ.count == 1 || self.copyable(&occ, value)) =>
+            {
+                self.fire(RuleName::InlineLambda);
+                return env.insert(x.clone(), Subst::Susp(value, env.clone()));
+            }
+            Expr::Tuple(items)
+                if self.on(RuleName::SplitTuple)
+                    && occ.count == occ.projections
+                    && occ.count != u32::MAX =>
+            {
+                self.fire(RuleName::SplitTuple);
+                let mut env = env.clone();
+                let mut names = Vec::new();
+                for (i, item) in items.iter().enumerate() {
+                    let key = component(x, i as u32 + 1);
+                    let pocc = self.occ(&key);
+                    let n = self.fresh(x.as_str());
+                    env = self.bind_var_input_named(&n, pocc, None, *item, &env, blk, pos, span);
+                    names.push(n);
+                }
+                return env.insert(x.clone(), Subst::Tuple(names));
+            }
+            Expr::Prim {
+                op: Prim::Map | Prim::Map2,
+                ..
+            } if self.on(RuleName::UnzipFusion) && self.unzipped(x, &occ, value) => {
+                // Each projection gets its own copy, which map-fusion then
+                // fuses and whose other components die.
+                self.fire(RuleName::UnzipFusion);
+                return env.insert(x.clone(), Subst::Susp(value, env.clone()));
+            }
+            _ => {}
+        }
+        if self.used_once(&occ) && self.fits(value) && self.on(RuleName::InlineOnce) {
+            // Simplified where it is used, once.
+            self.fire(RuleName::InlineOnce);
+            return env.insert(x.clone(), Subst::Once(value, env.clone(), x.clone()));
+        }
+        let v = self.simplify(value, &env, blk, Pos::LetValue);
+        self.bind_var_output(x, occ, ann, v, &env, blk, pos, span)
+    }
+
+    /// Like `bind_var_input`, for a binder the pass made up (already fresh).
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn bind_var_input_named(
+        &mut self,
+        n: &Name,
+        occ: Occ,
+        ann: Option<Ty>,
+        value: ExprId,
+        env: &Env,
+        blk: &mut Vec<Bind>,
+        pos: Pos,
+        span: Span,
+    ) -> Env {
+        // The fresh name is already taken by `fresh`; release it so that the
+        // binding below keeps it.
+        self.emitted.remove(n);
+        self.bind_var_input(n, occ, ann, value, env, blk, pos, span)
+    }
+
+    /// `let x = v` with `v` already simplified.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn bind_var_output(
+        &mut self,
+        x: &Name,
+        occ: Occ,
+        ann: Option<Ty>,
+        v: ExprId,
+        env: &Env,
+        blk: &mut Vec<Bind>,
+        pos: Pos,
+        span: Span,
+    ) -> Env {
+        let vty = self.ty(v);
+        match self.node(v) {
+            e @ Expr::Var(_) if self.on(RuleName::ForwardVar) => {
+                self.fire(RuleName::ForwardVar);
+                return env.insert(x.clone(), Subst::Leaf(e, vty));
+            }
+            e @ (Expr::Real(_) | Expr::Int(_) | Expr::Bool(_))
+                if self.on(RuleName::ForwardConst) =>
+            {
+                self.fire(RuleName::ForwardConst);
+                return env.insert(x.clone(), Subst::Leaf(e, vty));
+            }
+            Expr::Lambda { .. } if occ.count == 1 && self.on(RuleName::InlineLambda) => {
+                self.fire(RuleName::InlineLambda);
+                return env.insert(x.clone(), Subst::Done(v));
+            }
+            Expr::Tuple(items)
+                if self.on(RuleName::SplitTuple)
+                    && occ.count == occ.projections
+                    && occ.count != u32::MAX =>
+            {
+                self.fire(RuleName::SplitTuple);
+                let mut env = env.clone();
+                let mut names = Vec::new();
+                for (i, item) in items.iter().enumerate() {
+                    let key = component(x, i as u32 + 1);
+                    let pocc = self.occ(&key);
+                    let n = self.fresh(x.as_str());
+                    self.emitted.remove(&n);
+                    env = self.bind_var_output(&n, pocc, None, *item, &env, blk, pos, span);
+                    names.push(n);
+                }
+                return env.insert(x.clone(), Subst::Tuple(names));
+            }
+            _ => {}
+        }
+        if self.used_once(&occ)
+            && self.leaf(v).is_none()
+            && self.fits(v)
+            && self.on(RuleName::InlineOnce)
+        {
+            self.fire(RuleName::InlineOnce);
+            return env.insert(x.clone(), Subst::Done(v));
+        }
+        let key = self.cse_key(v);
+        if let Some(k) = &key
+            && let Some((e, t)) = self.cse.get(k)
+        {
+            // The same value is already bound to a name in scope.
+            let (e, t) = (e.clone(), t.clone());
+            self.fire(RuleName::Cse);
+            return env.insert(x.clone(), Subst::Leaf(e, t));
+        }
+        let (n, renamed) = self.binder(x);
+        self.record_fact(&n, v);
+        if let Some(k) = &key {
+            self.cse
+                .insert(k.clone(), (Expr::Var(n.clone()), vty.clone()));
+        }
+        self.push(
+            blk,
+            Bind {
+                pat: Pat::Var(n.clone()),
+                ann,
+                value: v,
+                span,
+                cse_key: key,
+            },
+            pos,
+        );
+        if renamed {
+            env.insert(x.clone(), Subst::Leaf(Expr::Var(n), vty))
+        } else {
+            env.clone()
+        }
+    }
+
+    /// The key under which `cse` records the value `v`: a builtin (no
+    /// function argument) applied to leaves.
+    pub(super) fn cse_key(&self, v: ExprId) -> Option<Name> {
+        if !self.on(RuleName::Cse) {
+            return None;
+        }
+        let Expr::Prim { op, args } = self.m.expr(v) else {
+            return None;
+        };
+        if op.function_arg().is_some() || op.is_derivative_construct() {
+            return None;
+        }
+        // Built by hand: this runs on every builtin node of every round.
+        // Syntactic: `x * y` and `y * x` are different keys. Ordering the
+        // operands of `+` and `*` would find more (in Example 1.1 the
+        // adjoint's `x2 * x1` is the primal's `w1 = x1 * x2`), at the price
+        // of the paper's printed forms; see docs/optimize.md.
+        let mut key = String::with_capacity(24);
+        key.push('#');
+        push_hex(&mut key, *op as u64);
+        for &a in args {
+            match self.m.expr(a) {
+                Expr::Var(x) => {
+                    key.push(' ');
+                    key.push_str(x.as_str());
+                }
+                Expr::Real(r) => {
+                    key.push_str(" r");
+                    push_hex(&mut key, r.to_bits());
+                }
+                Expr::Int(i) => {
+                    key.push_str(" i");
+                    push_hex(&mut key, *i as u64);
+                }
+                Expr::Bool(b) => key.push_str(if *b { " t" } else { " f" }),
+                _ => return None,
+            }
+        }
+        Some(Name(key))
+    }
+
+    /// A builtin node whose value is already bound to a name in scope
+    /// becomes that name.
+    pub(super) fn cse_use(&mut self, node: ExprId) -> ExprId {
+        if let Some(k) = self.cse_key(node)
+            && let Some((e, t)) = self.cse.get(&k)
+        {
+            let (e, t, span) = (e.clone(), t.clone(), self.m.span(node));
+            self.fire(RuleName::Cse);
+            return self.add(e, t, span);
+        }
+        node
+    }
+
+    /// `let (x1, ..., xk) = v` with `v` already simplified.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn bind_tuple_output(
+        &mut self,
+        xs: &[Name],
+        occs: &[Occ],
+        ann: Option<Ty>,
+        v: ExprId,
+        env: &Env,
+        blk: &mut Vec<Bind>,
+        pos: Pos,
+        span: Span,
+    ) -> Env {
+        if let Expr::Tuple(items) = self.node(v)
+            && items.len() == xs.len()
+            && self.on(RuleName::TupleLet)
+        {
+            self.fire(RuleName::TupleLet);
+            let mut env = env.clone();
+            for ((x, o), item) in xs.iter().zip(occs).zip(items) {
+                if o.count == 0 && self.on(RuleName::DeadLet) {
+                    self.fire(RuleName::DeadLet);
+                    continue;
+                }
+                env = self.bind_var_output(x, *o, None, item, &env, blk, pos, span);
+            }
+            return env;
+        }
+        let vty = self.ty(v);
+        let mut env = env.clone();
+        let mut names = Vec::new();
+        for (i, x) in xs.iter().enumerate() {
+            let (n, renamed) = self.binder(x);
+            if renamed {
+                let t = match &vty {
+                    Ty::Tuple(ts) => ts.get(i).cloned().unwrap_or(Ty::Tuple(Vec::new())),
+                    _ => Ty::Tuple(Vec::new()),
+                };
+                env = env.insert(x.clone(), Subst::Leaf(Expr::Var(n.clone()), t));
+            }
+            names.push(n);
+        }
+        self.push(
+            blk,
+            Bind {
+                pat: Pat::Tuple(names),
+                ann,
+                value: v,
+                span,
+                cse_key: None,
+            },
+            pos,
+        );
+        env
+    }
+
+    /// Whether a binding has one use, outside lambdas: its value can go in
+    /// place of the use without being evaluated more often.
+    pub(super) fn used_once(&self, occ: &Occ) -> bool {
+        occ.count == 1 && !occ.under_lambda
+    }
+
+    /// Whether the array of tuples `x = value` is only unzipped: every use
+    /// `map (fun t -> t.i) x`, outside lambdas, each component at most
+    /// once, and the copies small.
+    pub(super) fn unzipped(&self, x: &Name, occ: &Occ, value: ExprId) -> bool {
+        let Ty::Array(_, elem) = self.ty(value) else {
+            return false;
+        };
+        let Ty::Tuple(parts) = *elem else {
+            return false;
+        };
+        occ.count > 1
+            && occ.count != u32::MAX
+            && occ.count == occ.proj_maps
+            && !occ.under_lambda
+            && (1..=parts.len() as u32).all(|i| self.occ(&component(x, i)).count <= 1)
+            && (occ.count as usize).saturating_mul(size(&self.m, value)) <= self.cfg.inline_budget
+    }
+
+    /// Whether a lambda used several times may be copied into each use.
+    pub(super) fn copyable(&self, occ: &Occ, lambda: ExprId) -> bool {
+        occ.count != u32::MAX
+            && occ.calls == occ.count
+            && (occ.count as usize).saturating_mul(size(&self.m, lambda)) <= self.cfg.inline_budget
+    }
+
+    pub(super) fn bind_params(
+        &mut self,
+        params: &[Param],
+        args: Vec<ExprId>,
+        lenv: &Env,
+        blk: &mut Vec<Bind>,
+        pos: Pos,
+        span: Span,
+    ) -> Env {
+        let mut env = lenv.clone();
+        for (p, a) in params.iter().zip(args) {
+            let occ = self.occ(&p.name);
+            if occ.count == 0 && self.on(RuleName::DeadLet) {
+                self.fire(RuleName::DeadLet);
+                continue;
+            }
+            if self.used_once(&occ)
+                && self.leaf(a).is_none()
+                && self.fits(a)
+                && self.on(RuleName::InlineArg)
+            {
+                self.fire(RuleName::InlineArg);
+                env = env.insert(p.name.clone(), Subst::Done(a));
+                continue;
+            }
+            env = self.bind_var_output(&p.name, occ, None, a, &env, blk, pos, span);
+        }
+        env
+    }
+}
+
+/// Appends `v` in hexadecimal.
+fn push_hex(out: &mut String, mut v: u64) {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut buf = [0u8; 16];
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = DIGITS[(v & 15) as usize];
+        v >>= 4;
+        if v == 0 {
+            break;
+        }
+    }
+    out.extend(buf[i..].iter().map(|&b| b as char));
+}

@@ -1,0 +1,137 @@
+//! The cost check of Section 7.3's recipe for each construct beyond the
+//! paper's core: the gradient program the UNF path writes (raised, not
+//! optimized) costs at most Theorem 5.4's `4 * 3^p` times the program,
+//! p = NAO, by the costs of Fig. 11 counted in an evaluation
+//! (`semantics::cost::dynamic_cost`), at two array sizes. Indexing is the
+//! exception docs/derivatives.md states: its transpose builds an array of
+//! the indexed array's length, so a loop that reads one element per step
+//! has a gradient whose cost ratio grows with the length.
+
+use semantics::Value;
+use semantics::cost::{self, CheapGradient};
+
+fn compile(text: &str) -> syntax::Module {
+    syntax::compile(syntax::SourceFile {
+        name: "cost.ad".to_string(),
+        text: text.to_string(),
+    })
+    .unwrap_or_else(|e| panic!("{text}: {e}"))
+}
+
+/// Theorem 5.4's comparison for `def f (A : [n]R) (x : R) : R = body` at
+/// an array of length n.
+fn compare(body: &str, n: usize) -> CheapGradient {
+    let m = compile(&format!("def f (A : [n]R) (x : R) : R =\n  {body}\n"));
+    let def = m.defs.last().expect("a definition").clone();
+    let g = reverse::gradient(&m, &def, &reverse::Config::default()).expect("reverse mode");
+    let gdef = g.defs.last().expect("the gradient").clone();
+    let a: Vec<f64> = (0..n).map(|i| ((i * 7) % 11) as f64 / 5.0 - 1.0).collect();
+    let args = vec![Value::reals(&a), Value::Real(0.7)];
+    let (v, source) = cost::dynamic_cost(&m, &def, &args).expect("the program runs");
+    let (out, gradient) = cost::dynamic_cost(&g, &gdef, &args).expect("the gradient runs");
+    let first = out.as_tuple().expect("a tuple")[0].clone();
+    assert!(first.approx_eq_default(&v), "{body}: value {first} vs {v}");
+    cost::cheap_gradient(source, gradient, cost::nao(&m, def.body))
+}
+
+/// The bound holds at two sizes.
+fn holds(body: &str) {
+    for n in [8, 64] {
+        let c = compare(body, n);
+        assert!(
+            c.holds(),
+            "{body} at n = {n}: ratio {:.2} above the bound {} (p = {}): {} vs {}",
+            c.ratio,
+            c.bound,
+            c.nao,
+            c.gradient,
+            c.source
+        );
+    }
+}
+
+#[test]
+fn foldl_with_a_free_variable() {
+    holds("foldl (fun (acc, y) -> acc * x + sin y) x A");
+}
+
+#[test]
+fn reduce_with_a_free_variable() {
+    holds("reduce (fun (u, v) -> u * x + v * v) (sin x) A");
+}
+
+#[test]
+fn the_scans() {
+    holds("sum (scanl (fun (acc, y) -> acc * y + x) x A)");
+    holds("sum (scanr (fun (y, acc) -> sin (acc * y) + x) x A)");
+}
+
+#[test]
+fn ifold_and_build() {
+    holds("ifold (fun (acc, i) -> acc * x + sin acc) x (length A)");
+    holds("sum (build (length A) (fun i -> x * x + sin x)) + sum A");
+}
+
+#[test]
+fn conditionals() {
+    holds("sum (map (fun y -> if y > x then y * y else x * y) A)");
+    holds(
+        "sum (map (fun y -> if y > x && y < 2 * x then log y else if y > 0 then sqrt y else y * x) A)",
+    );
+}
+
+#[test]
+fn shifts_and_literals() {
+    holds("dot (shift1L A) (shift1R A) + sum [x, x * x]");
+}
+
+#[test]
+fn general_arrays() {
+    holds(
+        "let p = reduce (fun (p, q) -> (p.1 + q.1, p.2 * q.2)) (0, 1) (map (fun y -> (sin y, y + x)) A) in p.1 + p.2",
+    );
+    holds("sum (map (fun r -> dot r r) (map (fun y -> [y, x * y]) A))");
+    holds(
+        "let s = foldl (fun (acc, y) -> (acc.1 * y + acc.2, acc.2 * x - acc.1)) (x, 1) A in s.1 + 2 * s.2",
+    );
+}
+
+#[test]
+fn a_fixed_number_of_reads_keeps_the_bound() {
+    holds("A[0] * x + A[1] + sum A");
+}
+
+#[test]
+fn reading_every_element_by_index_costs_the_length_each_time() {
+    // docs/derivatives.md, "Cost": each read's transpose is an array of the
+    // length n, so n reads cost n^2 in the gradient. The ratio grows with
+    // n (here roughly linearly), where the same sum written with `map`
+    // keeps it constant.
+    let by_index = "sum (build (length A) (fun i -> A[i] * A[i]))";
+    let by_map = "sum (map (fun y -> y * y) A)";
+    let (small, big) = (compare(by_index, 8), compare(by_index, 64));
+    assert!(
+        big.ratio > 4.0 * small.ratio,
+        "ratios {:.2} at 8 and {:.2} at 64",
+        small.ratio,
+        big.ratio
+    );
+    let (small, big) = (compare(by_map, 8), compare(by_map, 64));
+    assert!(small.holds() && big.holds());
+    assert!(
+        big.ratio < 1.2 * small.ratio,
+        "ratios {:.2} at 8 and {:.2} at 64",
+        small.ratio,
+        big.ratio
+    );
+}
+
+#[test]
+fn nested_loops() {
+    // p = 2: the bound is 36; the folds' two passes over the body's
+    // derivative stay well under it.
+    holds("foldl (fun (acc, y) -> acc * x + sum (map (fun z -> z * y * acc) A)) x A");
+    holds(
+        "sum (scanl (fun (acc, y) -> acc * y + sum (scanr (fun (z, b) -> b * z + acc) y A)) x A)",
+    );
+}

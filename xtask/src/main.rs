@@ -319,6 +319,7 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    quiet_on_closed_stdout();
     // Programs nest deeply; every pass guards its recursion, but start on
     // a roomy stack anyway so shallow frames never hit the guard's limit.
     let result = std::thread::Builder::new()
@@ -629,4 +630,23 @@ fn fuzz_diff(cases: u64, seed: u64) -> Result<(), CliError> {
             "fuzz-diff found a disagreement (printed above as a fixture)",
         )),
     }
+}
+
+/// `cargo xtask rules | head` closes our stdout early; `println!` then
+/// panics with a broken pipe. That is the reader's choice, not a bug, so
+/// end quietly as a Unix tool does, and report every other panic as usual.
+fn quiet_on_closed_stdout() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let message = info
+            .payload()
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| info.payload().downcast_ref::<&str>().copied())
+            .unwrap_or("");
+        if message.contains("failed printing to stdout") && message.contains("Broken pipe") {
+            std::process::exit(0);
+        }
+        default(info);
+    }));
 }

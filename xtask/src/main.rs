@@ -202,7 +202,7 @@ enum Command {
         #[arg(default_value = "scale")]
         which: String,
         /// Chain lengths for `scale`.
-        #[arg(long, value_delimiter = ',', default_value = "5000,10000,20000")]
+        #[arg(long, value_delimiter = ',', default_value = "2500,5000,10000,20000")]
         sizes: Vec<usize>,
     },
     /// Stage: Source → Target by the direct reverse macro (Fig. 5).

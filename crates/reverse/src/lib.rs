@@ -12,7 +12,10 @@
 //! differentiated piecewise, `D(e1 ; e2) = D(e1) ; D(e2)`, and every
 //! primitive p with `T_in ⊢ p : T_out` becomes
 //! `F(p, J^T p) = <proj_{T_in;[K];[]} ; p, proj_{[];T_in;[K]} ∘ J^T p>`
-//! with `K = underline(T_in) → ρ`. (The paper's F writes the right operand
+//! with `K = underline(T_in) → ρ`. For a first-order primitive (`var`,
+//! `op`, `pair`, `proj`, `array`: most of a program) that is stored as the
+//! one node `Fused(p, ρ)`, the paper's own abbreviation `F(p, J^T p)`,
+//! rather than as seven nodes holding p and T_in twice each. (The paper's F writes the right operand
 //! of `∘` as `proj ; J^T p`; in our typing of `∘` the right operand is a
 //! linear map read at the primal point of the `∘`'s input, so the
 //! projection is not needed.)
@@ -256,11 +259,16 @@ impl D<'_> {
         })
     }
 
-    /// `F(p, J^T p) = <proj_{T;[K];[]} ; p, proj_{[];T;[K]} ∘ J^T p>`, or
-    /// for a real-valued `if` the two in one piece, `Fused(J^T p)`
-    /// (`unf::Term::Fused`).
+    /// `F(p, J^T p) = <proj_{T;[K];[]} ; p, proj_{[];T;[K]} ∘ J^T p>`: one
+    /// node `Fused(p, ρ)` for a first-order primitive (which this tuple
+    /// would hold twice, with its context) and for a real-valued `if` (the
+    /// two in one piece, `unf::Term::Fused`); the tuple itself for the
+    /// other primitives with a function.
     fn f(&mut self, e: TermId, p: &Prim, rho: TyId) -> TermId {
         let span = self.m.span(e);
+        if p.is_first_order() {
+            return self.add(Term::Fused(p.clone(), rho), span);
+        }
         if let Prim::If { ret, .. } = p
             && self.t.ground_ty(*ret) == Some(&syntax::Ty::Real)
         {

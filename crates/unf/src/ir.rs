@@ -39,7 +39,7 @@ pub const SOURCE_UNF_IR: &str = "source-unf";
 /// The envelope name of a Target UNF file (the output of reverse mode).
 pub const TARGET_UNF_IR: &str = "target-unf";
 /// The format version of both UNF IRs; bump on any change to these types.
-pub const FORMAT_VERSION: u32 = 3;
+pub const FORMAT_VERSION: u32 = 4;
 
 /// Index of a term in [`Module::terms`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -376,16 +376,27 @@ pub enum Term {
     /// e2 read at the primal point T1, give `T1 ⊢ e1 ∘ e2 : [T2 → B]`: the
     /// continuation e1 precomposed with the linear map e2.
     Compose(TermId, TermId),
-    /// `F(p, J^T p)` in one piece (Target UNF), for `p` an `if` whose result
-    /// is a real: `D_ρ(T_in(p)) ⊢ D_ρ(T_out(p))`, with the branches'
-    /// bodies reverse derivatives as in `J^T p`. The branch taken computes
-    /// its value and its gradient `g` with respect to its free variables
-    /// (the paper's `∇_Γ e2`, Section 7.2) in one pass, and the
-    /// continuation is precomposed with `z ↦ g * z`. `<proj ; p, proj ∘
-    /// J^T p>` would hold each branch twice (in p and, differentiated, in
-    /// J^T p), and an `if` in a branch once more per enclosing `if`:
-    /// quadratic in the depth of an `if`/`else if` chain.
-    /// The primitive (its bodies reverse derivatives) and ρ.
+    /// `F(p, J^T p)` in one piece (Target UNF), the paper's own
+    /// abbreviation in Fig. 8: `D_ρ(T_in(p)) ⊢ D_ρ(T_out(p))`. The
+    /// primitive and ρ.
+    ///
+    /// - For `p` first-order ([`Prim::is_first_order`]) it stands for
+    ///   `<proj_{T_in;[K];[]} ; p, proj_{[];T_in;[K]} ∘ J^T p>` with
+    ///   `K = T_in → ρ`: seven nodes that would hold p and T_in twice each,
+    ///   stored as one (on a long program this is most of the Target UNF
+    ///   file). Its `∘` reads its primal point from the node's input.
+    /// - For `p` an `if` whose result is a real, with the branches' bodies
+    ///   reverse derivatives as in `J^T p`: the branch taken computes its
+    ///   value and its gradient `g` with respect to its free variables (the
+    ///   paper's `∇_Γ e2`, Section 7.2) in one pass, and the continuation
+    ///   is precomposed with `z ↦ g * z`. `<proj ; p, proj ∘ J^T p>` would
+    ///   hold each branch twice (in p and, differentiated, in J^T p), and
+    ///   an `if` in a branch once more per enclosing `if`: quadratic in the
+    ///   depth of an `if`/`else if` chain.
+    ///
+    /// The other primitives with a function (`map`, `reduce`, loops, an
+    /// `if` of another result) are written out as the tuple above: their
+    /// primal and transposed bodies differ.
     Fused(Prim, TyId),
 }
 
@@ -457,6 +468,15 @@ impl Prim {
             Prim::If { .. } => "if",
             Prim::Loop { kind, .. } => kind.prim().symbol(),
         }
+    }
+
+    /// Whether the primitive carries no function (`var`, `op`, `pair`,
+    /// `proj`, `array`): its `J^T` is the same primitive read backwards.
+    pub fn is_first_order(&self) -> bool {
+        matches!(
+            self,
+            Prim::Var(..) | Prim::Op(..) | Prim::Pair(..) | Prim::Proj(..) | Prim::Array { .. }
+        )
     }
 
     /// The functions this primitive carries, in order.

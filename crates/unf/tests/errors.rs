@@ -176,11 +176,25 @@ fn raise_refuses_an_ill_typed_module() {
 fn truncated_files_are_refused() {
     let (_, u) = sample();
     let text = unf::to_ron(&u);
-    let cut = &text[..text.len() / 2];
-    let err = unf::from_ron(cut, Kind::Source).expect_err("truncated");
-    let msg = err.to_string();
-    assert!(msg.contains("Unexpected end of RON"), "{msg}");
-    assert!(matches!(err, unf::Error::Envelope { .. }));
+    // Cut between two entries, the reader runs out of text; cut inside a
+    // name, it reads a name it does not know. Both say where.
+    let half = text.len() / 2;
+    let between = half + text[half..].find('\n').expect("a line break");
+    for cut in [&text[..between], &text[..half]] {
+        let err = unf::from_ron(cut, Kind::Source).expect_err("truncated");
+        let line = cut.lines().count();
+        match &err {
+            unf::Error::Envelope {
+                source: syntax::EnvelopeError::Malformed { line: l, .. },
+            } => assert!(
+                *l >= line - 1 && *l <= line + 1,
+                "{err} (cut at line {line})"
+            ),
+            other => panic!("expected a malformed file, got {other}"),
+        }
+    }
+    let err = unf::from_ron(&text[..between], Kind::Source).expect_err("truncated");
+    assert!(err.to_string().contains("Unexpected end of RON"), "{err}");
 }
 
 #[test]

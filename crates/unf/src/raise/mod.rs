@@ -61,7 +61,8 @@ enum Cont {
     /// The continuation a derivative starts from: returns its argument (the
     /// cotangent of the whole input context; `wrt` selects from it).
     Initial,
-    /// `prev ∘ jt`, with the primal point `jt` reads.
+    /// `prev ∘ jt`, with the primal point `jt` reads (`jt` a linear map,
+    /// or a first-order `Term::Fused` standing for its `J^T p`).
     Compose {
         prev: u32,
         jt: TermId,
@@ -252,6 +253,7 @@ impl Raise<'_> {
                 self.eval(*then, s, primal)
             }
             Term::Fused(p, _) => match primal {
+                None if p.is_first_order() => self.fused_first_order(term, p, s),
                 None => self.fused(p, &s),
                 Some(_) => Err(internal(span, "a fused F(p, J^T p) inside a linear map")),
             },
@@ -282,6 +284,45 @@ impl Raise<'_> {
         };
         self.b.span = saved;
         res
+    }
+
+    /// `F(p, J^T p)` of a first-order primitive (`term`, a `Term::Fused`)
+    /// on `s = T_in · K`: p on T_in, then the continuation K precomposed
+    /// with `J^T p` read at the primal point s.
+    fn fused_first_order(&mut self, term: TermId, p: &Prim, s: State) -> Result<State, Error> {
+        let Some(Abs::Cont(prev)) = s.last().copied() else {
+            return Err(internal(self.b.span, "a derivative without a continuation"));
+        };
+        let mut base = s.clone();
+        base.drop_last_mut();
+        let mut out = self.prim(p, base)?;
+        let id = self.conts.len() as u32;
+        self.conts.push(Cont::Compose {
+            prev,
+            jt: term,
+            primal: s,
+        });
+        out.push_back_mut(Abs::Cont(id));
+        Ok(out)
+    }
+
+    /// Applies the linear map `jt` (the right operand of a `∘`, or a
+    /// first-order `Fused` node standing for its `J^T p`) to `cot`, at the
+    /// primal point `primal`.
+    fn linear(&mut self, jt: TermId, cot: State, primal: &State) -> Result<State, Error> {
+        match self.m.term(jt) {
+            Term::Fused(p, _) => {
+                let saved = self.b.span;
+                let span = self.m.span(jt);
+                if !span.is_generated() {
+                    self.b.span = span;
+                }
+                let res = self.jt(p, cot, primal);
+                self.b.span = saved;
+                res
+            }
+            _ => self.eval(jt, cot, Some(primal)),
+        }
     }
 
     /// The value a Source UNF term computes from the given entries.
@@ -354,7 +395,7 @@ impl Raise<'_> {
             match self.conts[k as usize].clone() {
                 Cont::Initial => return Ok(cot),
                 Cont::Compose { prev, jt, primal } => {
-                    cot = self.eval(jt, cot, Some(&primal))?;
+                    cot = self.linear(jt, cot, &primal)?;
                     k = prev;
                 }
                 Cont::Scaled { prev, n, grads } => {

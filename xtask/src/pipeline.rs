@@ -78,23 +78,6 @@ fn reverse_error(file: &syntax::SourceFile, e: &reverse::Error) -> CliError {
     diag::at(file, e.span(), &e.to_string())
 }
 
-/// Checks a UNF stage's output; a failure is a bug of the stage.
-fn verified_unf(stage: &str, m: unf::Module) -> Result<unf::Module, CliError> {
-    match unf::verify(&m) {
-        Ok(()) => Ok(m),
-        Err(errors) => {
-            let mut out = format!(
-                "after stage `{stage}`, the output fails the {} verifier:\n",
-                m.kind.ir_name()
-            );
-            for e in errors.iter().take(5) {
-                out.push_str(&format!("  {e}\n"));
-            }
-            Err(CliError::Internal(out))
-        }
-    }
-}
-
 /// The program reverse mode differentiates: `m` itself when its entry is
 /// first-order, else `m` specialised to first order by inlining (a program
 /// that is higher-order only on the surface, as seeds/002 Example 182.9).
@@ -123,24 +106,25 @@ pub fn lower(m: &Module, opts: &Options) -> Result<unf::Module, CliError> {
     let name = inputs::entry(m, opts.entry.as_deref())?.name.clone();
     let m = first_order(m, name.as_str())?;
     let entry = inputs::entry(&m, Some(name.as_str()))?;
-    let out = unf::lower(&m, entry).map_err(|e| unf_error(&m.file, &e))?;
-    verified_unf("unf", out)
+    // `unf::lower` runs the UNF verifier on its output (a failure is an
+    // internal error naming the pass), so it is not run a second time.
+    unf::lower(&m, entry).map_err(|e| unf_error(&m.file, &e))
 }
 
 /// Source UNF → Target UNF.
 pub fn reverse(m: &unf::Module, opts: &Options) -> Result<unf::Module, CliError> {
     let entry = inputs::entry(&m.source, Some(m.entry.as_str()))?;
     let wrt = inputs::wrt_list(entry, opts.wrt.as_deref())?;
-    let out = reverse::reverse(m, &reverse::Config { wrt })
-        .map_err(|e| reverse_error(&m.source.file, &e))?;
-    verified_unf("reverse", out)
+    // `reverse::reverse` verifies its input and its output.
+    reverse::reverse(m, &reverse::Config { wrt }).map_err(|e| reverse_error(&m.source.file, &e))
 }
 
 /// Target → Target by partial evaluation and the rules of Fig. 12.
 pub fn optimize(m: &Module) -> Result<Module, CliError> {
-    let out = optimize::optimize(m, &optimize::Config::default())
-        .map_err(|e| diag::at(&m.file, e.span(), &e.to_string()))?;
-    stage::verified("optimize", out)
+    // `optimize::optimize` runs `syntax::verify` on its output
+    // (`Config::verify`, on by default).
+    optimize::optimize(m, &optimize::Config::default())
+        .map_err(|e| diag::at(&m.file, e.span(), &e.to_string()))
 }
 
 /// Target UNF (or Source UNF) → Target.

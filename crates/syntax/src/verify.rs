@@ -26,11 +26,11 @@
 //!    types, the same literals (an `Int` literal of type `R` would have been
 //!    rewritten to `Real`).
 
-use std::collections::{HashMap, HashSet};
 use std::fmt;
 
+use crate::fxhash::{FxHashMap, FxHashSet};
 use crate::infer::{infer, show_ty};
-use crate::ir::{Expr, ExprId, Module, Name, Pat, Prim, Span, Ty};
+use crate::ir::{Expr, ExprId, Module, Name, Param, Pat, Prim, Span, Ty};
 
 /// One violated invariant.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -147,6 +147,24 @@ impl<'m> Verifier<'m> {
     /// Step 3.
     fn tree(&mut self) {
         let m = self.m;
+        // Count first, without a list per node; the lists of parents are
+        // built only to report an error.
+        let mut count: Vec<u32> = vec![0; m.exprs.len()];
+        for e in &m.exprs {
+            e.for_each_child(|c| count[c.index()] += 1);
+        }
+        let mut is_body = vec![false; m.exprs.len()];
+        let mut ok = true;
+        for d in &m.defs {
+            ok &= !std::mem::replace(&mut is_body[d.body.index()], true);
+        }
+        ok &= count
+            .iter()
+            .zip(&is_body)
+            .all(|(&n, &body)| n == u32::from(!body));
+        if ok {
+            return;
+        }
         let mut parents: Vec<Vec<ExprId>> = vec![Vec::new(); m.exprs.len()];
         for (i, e) in m.exprs.iter().enumerate() {
             e.for_each_child(|c| parents[c.index()].push(ExprId(i as u32)));
@@ -222,7 +240,7 @@ impl<'m> Verifier<'m> {
     fn scopes(&mut self, d: usize) {
         let m = self.m;
         let def = &m.defs[d];
-        let mut bound: HashSet<&'m Name> = HashSet::new();
+        let mut bound: FxHashSet<&'m Name> = FxHashSet::default();
         let mut dup = |this: &mut Self, name: &'m Name, at: Option<ExprId>| {
             if !bound.insert(name) {
                 this.error(at, format!("`{name}` is bound twice in `{}`", def.name));
@@ -242,12 +260,25 @@ impl<'m> Verifier<'m> {
         }
         // Walk the tree with a count of the names in scope; iterative, as
         // programs may be deeper than the stack.
+        #[derive(Clone, Copy)]
+        enum Names<'a> {
+            Pat(&'a [Name]),
+            Params(&'a [Param]),
+        }
+        impl<'a> Names<'a> {
+            fn for_each(self, mut f: impl FnMut(&'a Name)) {
+                match self {
+                    Names::Pat(xs) => xs.iter().for_each(f),
+                    Names::Params(ps) => ps.iter().for_each(|p| f(&p.name)),
+                }
+            }
+        }
         enum Step<'a> {
             Visit(ExprId),
-            Bind(Vec<&'a Name>),
-            Unbind(Vec<&'a Name>),
+            Bind(Names<'a>),
+            Unbind(Names<'a>),
         }
-        let mut in_scope: HashMap<&Name, usize> = HashMap::new();
+        let mut in_scope: FxHashMap<&Name, usize> = FxHashMap::default();
         for p in &def.params {
             *in_scope.entry(&p.name).or_default() += 1;
         }
@@ -256,17 +287,15 @@ impl<'m> Verifier<'m> {
             let id = match step {
                 Step::Visit(id) => id,
                 Step::Bind(names) => {
-                    for x in names {
-                        *in_scope.entry(x).or_default() += 1;
-                    }
+                    names.for_each(|x| *in_scope.entry(x).or_default() += 1);
                     continue;
                 }
                 Step::Unbind(names) => {
-                    for x in names {
+                    names.for_each(|x| {
                         if let Some(c) = in_scope.get_mut(x) {
                             *c -= 1;
                         }
-                    }
+                    });
                     continue;
                 }
             };
@@ -289,35 +318,33 @@ impl<'m> Verifier<'m> {
                 Expr::Let {
                     pat, value, body, ..
                 } => {
-                    let names: Vec<&Name> = match pat {
-                        Pat::Var(x) => vec![x],
-                        Pat::Tuple(xs) => xs.iter().collect(),
-                    };
-                    for x in &names {
-                        dup(self, x, at);
-                    }
+                    let names = Names::Pat(match pat {
+                        Pat::Var(x) => std::slice::from_ref(x),
+                        Pat::Tuple(xs) => xs,
+                    });
+                    names.for_each(|x| dup(self, x, at));
                     // The value outside the scope of the names, the body inside.
-                    work.push(Step::Unbind(names.clone()));
+                    work.push(Step::Unbind(names));
                     work.push(Step::Visit(*body));
                     work.push(Step::Bind(names));
                     work.push(Step::Visit(*value));
                 }
                 Expr::Lambda { params, body } => {
-                    let names: Vec<&Name> = params.iter().map(|p| &p.name).collect();
+                    let names = Names::Params(params);
                     for p in params {
                         dup(self, &p.name, at);
                         if p.ty.is_none() {
                             self.error(at, format!("lambda parameter `{}` has no type", p.name));
                         }
                     }
-                    work.push(Step::Unbind(names.clone()));
+                    work.push(Step::Unbind(names));
                     work.push(Step::Visit(*body));
                     work.push(Step::Bind(names));
                 }
                 e => {
-                    for c in e.children().into_iter().rev() {
-                        work.push(Step::Visit(c));
-                    }
+                    let first = work.len();
+                    e.for_each_child(|c| work.push(Step::Visit(c)));
+                    work[first..].reverse();
                 }
             }
         }

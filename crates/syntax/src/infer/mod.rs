@@ -27,7 +27,7 @@
 mod prims;
 mod table;
 
-use std::collections::HashMap;
+use crate::fxhash::FxHashMap;
 
 use crate::error::Error;
 use crate::ir::{Def, Expr, ExprId, Module, Name, Pat, Size, Span, Ty};
@@ -130,13 +130,13 @@ struct Solution {
 /// order, so a binding is pushed when its scope is entered and popped when
 /// it is left (cheaper than a persistent map on long `let` chains).
 pub(crate) struct Scope<V> {
-    map: HashMap<Name, Vec<V>>,
+    map: FxHashMap<Name, Vec<V>>,
 }
 
 impl<V> Default for Scope<V> {
     fn default() -> Scope<V> {
         Scope {
-            map: HashMap::new(),
+            map: FxHashMap::default(),
         }
     }
 }
@@ -182,7 +182,7 @@ struct Cx<'m> {
     /// `grad` arguments that must be of ground type.
     ground: Vec<(TyVar, Span)>,
     /// Size names: rigid (from the signature) or flexible, one variable each.
-    size_names: HashMap<Name, SizeTerm>,
+    size_names: FxHashMap<Name, SizeTerm>,
     /// The variables in scope.
     env: Scope<TyVar>,
 }
@@ -205,7 +205,7 @@ impl<'m> Cx<'m> {
             binders: Vec::new(),
             pending: Vec::new(),
             ground: Vec::new(),
-            size_names: HashMap::new(),
+            size_names: FxHashMap::default(),
             env: Scope::default(),
         }
     }

@@ -17,6 +17,12 @@ mod stage;
 
 use clap::{Parser, Subcommand};
 use diag::CliError;
+
+/// mimalloc instead of the system allocator: the stages build and drop
+/// millions of small nodes and names on long programs, and with glibc's
+/// allocator that was a third of their time (docs/scale.md).
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 

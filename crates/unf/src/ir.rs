@@ -419,8 +419,8 @@ pub struct Module {
     pub ctxs: Vec<Ctx>,
     /// The term arena; children before parents.
     pub terms: Vec<Term>,
-    /// Parallel to `terms`, written as `(lo, hi)` pairs.
-    #[serde(with = "span_pairs")]
+    /// Parallel to `terms`, written as runs `(lo, hi, n)` of n equal spans.
+    #[serde(with = "span_runs")]
     pub spans: Vec<Span>,
     /// The whole program.
     pub root: TermId,
@@ -508,18 +508,41 @@ impl Term {
     }
 }
 
-/// Spans as `(lo, hi)` pairs: one short line each in the RON file.
-mod span_pairs {
+/// Spans as runs `(lo, hi, n)`: n consecutive terms with the span
+/// `lo..hi`, one short line each in the RON file. The terms D_ρ and UNF
+/// make of one Source node are consecutive and share its span, so a run
+/// covers about three terms on long programs.
+mod span_runs {
+    use serde::de::Error as _;
     use serde::{Deserialize, Deserializer, Serialize, Serializer};
     use syntax::Span;
 
     pub fn serialize<S: Serializer>(spans: &[Span], s: S) -> Result<S::Ok, S::Error> {
-        let pairs: Vec<(u32, u32)> = spans.iter().map(|sp| (sp.lo, sp.hi)).collect();
-        pairs.serialize(s)
+        let mut runs: Vec<(u32, u32, u32)> = Vec::new();
+        for sp in spans {
+            match runs.last_mut() {
+                Some((lo, hi, n)) if (*lo, *hi) == (sp.lo, sp.hi) => *n += 1,
+                _ => runs.push((sp.lo, sp.hi, 1)),
+            }
+        }
+        runs.serialize(s)
     }
 
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Span>, D::Error> {
-        let pairs: Vec<(u32, u32)> = Vec::deserialize(d)?;
-        Ok(pairs.into_iter().map(|(lo, hi)| Span { lo, hi }).collect())
+        // A file with more terms than this would be tens of gigabytes: a
+        // larger count is a damaged file, not a reason to allocate.
+        const MOST: usize = 1 << 28;
+        let runs: Vec<(u32, u32, u32)> = Vec::deserialize(d)?;
+        let mut spans = Vec::new();
+        for (lo, hi, n) in runs {
+            if n == 0 {
+                return Err(D::Error::custom("a run of 0 spans"));
+            }
+            if spans.len() + n as usize > MOST {
+                return Err(D::Error::custom("more spans than a module can have"));
+            }
+            spans.extend(std::iter::repeat_n(Span { lo, hi }, n as usize));
+        }
+        Ok(spans)
     }
 }

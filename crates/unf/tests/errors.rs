@@ -198,6 +198,35 @@ fn truncated_files_are_refused() {
 }
 
 #[test]
+fn spans_are_written_as_runs() {
+    // `sin w` and its weakening share a span: written once with a count,
+    // read back as one span per term.
+    let (_, u) = sample();
+    let text = unf::to_ron(&u);
+    let back = unf::from_ron(&text, Kind::Source).expect("reads back");
+    assert_eq!(back.spans, u.spans);
+    let start = text.find("\n    spans: [").expect("spans") + 1;
+    let section = &text[start..];
+    let section = &section[..section.find("    ],").expect("end of spans")];
+    let runs = section.lines().count() - 1;
+    assert!(
+        runs < u.spans.len(),
+        "{runs} runs for {} spans",
+        u.spans.len()
+    );
+    // A run of no span is a damaged file.
+    let first = section.lines().nth(1).expect("a run").trim();
+    let (head, _) = first.rsplit_once(", ").expect("(lo, hi, n)");
+    let zero = format!(
+        "{}{}",
+        &text[..start],
+        text[start..].replacen(first, &format!("{head}, 0),"), 1)
+    );
+    let err = unf::from_ron(&zero, Kind::Source).expect_err("a run of 0");
+    assert!(err.to_string().contains("a run of 0 spans"), "{err}");
+}
+
+#[test]
 fn files_of_another_ir_are_refused() {
     let (m, u) = sample();
     let err = unf::from_ron(&unf::to_ron(&u), Kind::Target).expect_err("wrong kind");

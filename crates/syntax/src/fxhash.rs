@@ -1,5 +1,5 @@
 //! A fast hasher for internal tables keyed by the program's own names (the
-//! verifier's scopes): the multiply-rotate hash of rustc's `FxHasher`, with
+//! verifier's scopes, inference's, `unf::raise`'s liveness): the multiply-rotate hash of rustc's `FxHasher`, with
 //! a final fold of the high bits into the low ones (the tables pick a
 //! bucket from the low bits, which a product alone leaves depending on the
 //! first bytes of a name only). SipHash's resistance to collision attacks
@@ -11,7 +11,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 
 /// The hasher.
 #[derive(Debug, Default, Clone, Copy)]
-pub(crate) struct FxHasher {
+pub struct FxHasher {
     hash: u64,
 }
 
@@ -69,6 +69,6 @@ impl Hasher for FxHasher {
 }
 
 /// A `HashMap` with [`FxHasher`].
-pub(crate) type FxHashMap<K, V> = HashMap<K, V, BuildHasherDefault<FxHasher>>;
+pub type FxHashMap<K, V> = HashMap<K, V, BuildHasherDefault<FxHasher>>;
 /// A `HashSet` with [`FxHasher`].
-pub(crate) type FxHashSet<K> = HashSet<K, BuildHasherDefault<FxHasher>>;
+pub type FxHashSet<K> = HashSet<K, BuildHasherDefault<FxHasher>>;

@@ -802,7 +802,7 @@ impl Module {
 
     /// A generator of names that occur nowhere in this module yet.
     pub fn name_gen(&self) -> NameGen {
-        let mut used = std::collections::HashSet::new();
+        let mut used = crate::fxhash::FxHashSet::default();
         for def in &self.defs {
             used.insert(def.name.0.clone());
             for p in &def.params {
@@ -835,7 +835,7 @@ impl Module {
 /// (Futhark's convention: the base says where the variable comes from).
 #[derive(Debug, Clone, Default)]
 pub struct NameGen {
-    used: std::collections::HashSet<String>,
+    used: crate::fxhash::FxHashSet<String>,
     counter: u64,
 }
 

@@ -8,10 +8,11 @@
 //! It times each of those steps and reports the size of every boundary
 //! file, so that linear growth shows as a ratio close to 2 between a chain
 //! and one twice as long. The verifications that a stage's function runs
-//! itself (`unf::lower` and `reverse::reverse` on their output, `reverse`
-//! and `raise` on their input) count in the stage's time; the others
-//! (every file read back, the outputs of `raise` and `optimize`) in the
-//! `verify` column.
+//! itself (`unf::lower` and `reverse` on their output) count in the
+//! stage's time; the others (every file read back, the outputs of `raise`
+//! and `optimize`) in the `verify` column. As in the CLI, a UNF input is
+//! checked once, on reading, and the stage takes the check's result
+//! (`reverse_checked`, `raise_checked`).
 
 use crate::diag::CliError;
 use std::time::Instant;
@@ -101,10 +102,6 @@ fn source_verify(stage: &str, m: &syntax::Module) -> Result<(), CliError> {
     syntax::verify(m).map_err(|e| internal(stage, format!("{} verifier errors", e.len())))
 }
 
-fn unf_verify(stage: &str, m: &unf::Module) -> Result<(), CliError> {
-    unf::verify(m).map_err(|e| internal(stage, format!("{} verifier errors", e.len())))
-}
-
 fn write_term(row: &mut Row, i: usize, m: &syntax::Module) -> String {
     let ir = if i == 0 {
         syntax::SOURCE_IR
@@ -138,13 +135,20 @@ fn write_unf(row: &mut Row, i: usize, m: &unf::Module) -> String {
     text
 }
 
-fn read_unf(row: &mut Row, i: usize, text: &str, kind: unf::Kind) -> Result<unf::Module, CliError> {
+fn read_unf(
+    row: &mut Row,
+    i: usize,
+    text: &str,
+    kind: unf::Kind,
+) -> Result<(unf::Module, unf::Checked), CliError> {
     let (m, t) = timed(|| unf::from_ron(text, kind));
     row.read[i] = t;
     let m = m.map_err(|e| internal(FILES[i], e))?;
-    let (ok, t) = timed(|| unf_verify(FILES[i], &m));
+    let (checked, t) = timed(|| unf::check(&m));
     row.verify[i] += t;
-    ok.map(|()| m)
+    let checked =
+        checked.map_err(|e| internal(FILES[i], format!("{} verifier errors", e.len())))?;
+    Ok((m, checked))
 }
 
 /// Runs the pipeline on a chain of `n` lets, the way `pipeline` does.
@@ -179,18 +183,18 @@ fn measure(n: usize) -> Result<Row, CliError> {
     drop((m, s));
 
     // reverse: source-unf → target-unf.
-    let s = read_unf(&mut row, 1, &text, unf::Kind::Source)?;
-    // `reverse` checks its input (it needs the contexts the check
-    // computes) and verifies its output.
-    let (t_unf, t) = timed(|| reverse::reverse(&s, &reverse::Config::default()));
+    // The input is checked on reading, and `reverse_checked` takes the
+    // check's result; the output is verified.
+    let (s, checked) = read_unf(&mut row, 1, &text, unf::Kind::Source)?;
+    let (t_unf, t) = timed(|| reverse::reverse_checked(&s, checked, &reverse::Config::default()));
     row.run[2] = t;
     let t_unf = t_unf.map_err(|e| internal("reverse", e))?;
     let text = write_unf(&mut row, 2, &t_unf);
     drop((s, t_unf));
 
-    // unf^-1: target-unf → target (`raise` checks its input).
-    let t_unf = read_unf(&mut row, 2, &text, unf::Kind::Target)?;
-    let (g, t) = timed(|| unf::raise(&t_unf));
+    // unf^-1: target-unf → target.
+    let (t_unf, checked) = read_unf(&mut row, 2, &text, unf::Kind::Target)?;
+    let (g, t) = timed(|| unf::raise_checked(&t_unf, checked));
     row.run[3] = t;
     let g = g.map_err(|e| internal("unf-inverse", e))?;
     let (ok, t) = timed(|| source_verify("unf-inverse", &g));

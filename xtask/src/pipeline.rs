@@ -119,6 +119,19 @@ pub fn reverse(m: &unf::Module, opts: &Options) -> Result<unf::Module, CliError>
     reverse::reverse(m, &reverse::Config { wrt }).map_err(|e| reverse_error(&m.source.file, &e))
 }
 
+/// Source UNF → Target UNF, for an input verified on reading (`checked`
+/// is what its verifier computed); the output is verified.
+fn reverse_checked(
+    m: &unf::Module,
+    checked: unf::Checked,
+    opts: &Options,
+) -> Result<unf::Module, CliError> {
+    let entry = inputs::entry(&m.source, Some(m.entry.as_str()))?;
+    let wrt = inputs::wrt_list(entry, opts.wrt.as_deref())?;
+    reverse::reverse_checked(m, checked, &reverse::Config { wrt })
+        .map_err(|e| reverse_error(&m.source.file, &e))
+}
+
 /// Target → Target by partial evaluation and the rules of Fig. 12.
 pub fn optimize(m: &Module) -> Result<Module, CliError> {
     // `optimize::optimize` runs `syntax::verify` on its output
@@ -145,10 +158,16 @@ fn source_of(path: &Path, stage: Stage) -> Result<Module, CliError> {
     }
 }
 
-fn unf_of(path: &Path, stage: Stage, kind: unf::Kind) -> Result<unf::Module, CliError> {
-    match load::load(path)? {
-        Program::Unf(m) if m.kind == kind => Ok(m),
-        other => Err(wrong_input(
+/// A verified UNF input of the given kind, with what its verifier
+/// computed (so that the stage does not check it again).
+fn unf_of(
+    path: &Path,
+    stage: Stage,
+    kind: unf::Kind,
+) -> Result<(unf::Module, unf::Checked), CliError> {
+    match load::load_unf(path, kind)? {
+        Ok(checked) => Ok(checked),
+        Err(other) => Err(wrong_input(
             path,
             stage,
             &other,
@@ -183,18 +202,34 @@ pub fn run_stage(
             let m = load::compile_text(&input.display().to_string(), text)?;
             syntax::to_ron(syntax::SOURCE_IR, syntax::FORMAT_VERSION, &m)
         }
-        Stage::Unf => unf::to_ron(&lower(&source_of(input, stage)?, opts)?),
-        Stage::Reverse => unf::to_ron(&reverse(&unf_of(input, stage, unf::Kind::Source)?, opts)?),
+        // Each input is dropped as soon as its output exists.
+        Stage::Unf => {
+            let m = source_of(input, stage)?;
+            let out = lower(&m, opts)?;
+            drop(m);
+            unf::to_ron(&out)
+        }
+        Stage::Reverse => {
+            let (m, checked) = unf_of(input, stage, unf::Kind::Source)?;
+            let out = reverse_checked(&m, checked, opts)?;
+            drop(m);
+            unf::to_ron(&out)
+        }
         Stage::UnfInverse => {
-            let m = unf_of(input, stage, unf::Kind::Target)?;
-            syntax::to_ron(syntax::TARGET_IR, syntax::FORMAT_VERSION, &raise(&m)?)
+            let (m, checked) = unf_of(input, stage, unf::Kind::Target)?;
+            let out = unf::raise_checked(&m, checked).map_err(|e| unf_error(&m.source.file, &e))?;
+            drop(m);
+            let out = stage::verified("unf-inverse", out)?;
+            syntax::to_ron(syntax::TARGET_IR, syntax::FORMAT_VERSION, &out)
         }
         Stage::Optimize => {
             let m = match load::load(input)? {
                 Program::Target(m) | Program::Source(m) => m,
                 other => return Err(wrong_input(input, stage, &other, "a `target` file")),
             };
-            syntax::to_ron(syntax::TARGET_IR, syntax::FORMAT_VERSION, &optimize(&m)?)
+            let out = optimize(&m)?;
+            drop(m);
+            syntax::to_ron(syntax::TARGET_IR, syntax::FORMAT_VERSION, &out)
         }
     };
     load::write_text(output, &text)

@@ -120,6 +120,27 @@ pub fn reverse(m: &Module, cfg: &Config) -> Result<Module, Error> {
         });
     }
     let checked = unf::check(m).map_err(|errors| unf::invalid(m, errors))?;
+    reverse_checked(m, checked, cfg)
+}
+
+/// [`reverse`] of a module its caller has already checked: `checked` is
+/// what `unf::check(m)` returned (a caller that verifies its input anyway,
+/// as the CLI does on reading a file, saves checking it twice). The output
+/// is verified as by [`reverse`].
+pub fn reverse_checked(m: &Module, checked: unf::Checked, cfg: &Config) -> Result<Module, Error> {
+    if m.kind != Kind::Source {
+        return Err(Error::WrongKind {
+            found: m.kind.ir_name(),
+        });
+    }
+    if checked.io.len() != m.terms.len() {
+        return Err(Error::Internal {
+            source: unf::Error::Shape {
+                span: Span::GENERATED,
+                message: "the check handed to reverse is of another module".to_string(),
+            },
+        });
+    }
     let def = m
         .entry_def()
         .expect("invariant: the verifier checked the entry exists");

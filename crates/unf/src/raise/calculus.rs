@@ -37,7 +37,7 @@ impl Raise<'_> {
             Prim::Var(_, index) => {
                 let n = s.len() - 1;
                 let z = at(&s, n);
-                let mut s = truncate(&s, n);
+                let mut s = truncate(s, n);
                 let i = *index as usize - 1;
                 let sum = self.add(at(&s, i), z)?;
                 s.set_mut(i, sum);
@@ -53,7 +53,7 @@ impl Raise<'_> {
                 };
                 let mut s = s;
                 let z = at(&s, n + arity);
-                s = truncate(&s, n + arity);
+                s = truncate(s, n + arity);
                 let z = match z {
                     Abs::Val(z) => z,
                     Abs::Zero(_) => return Ok(s),
@@ -117,7 +117,7 @@ impl Raise<'_> {
             Prim::Pair(ctx, ty) => {
                 let n = self.ctx_len(*ctx);
                 let z = at(&s, n);
-                let mut s = truncate(&s, n);
+                let mut s = truncate(s, n);
                 let k = match self.t.ground_ty(*ty) {
                     Some(Ty::Tuple(items)) => items.len(),
                     _ => return Err(internal(self.b.span, "pair of a type that is not a tuple")),
@@ -147,7 +147,7 @@ impl Raise<'_> {
                     self.ctx_len(*rest),
                 );
                 let rest_vals: Vec<Abs> = (lk..lk + lr).map(|i| at(&s, i)).collect();
-                let mut s = truncate(&s, lk);
+                let mut s = truncate(s, lk);
                 for j in 0..ld {
                     let w = self.witness(at(primal, lk + j))?;
                     s.push_back_mut(Abs::Zero(w));
@@ -161,7 +161,7 @@ impl Raise<'_> {
             Prim::Reduce { ctx, fun, init, .. } => {
                 let n = self.ctx_len(*ctx);
                 let z = at(&s, n + 1);
-                let mut s = truncate(&s, n + 1);
+                let mut s = truncate(s, n + 1);
                 let z = match z {
                     Abs::Val(z) => z,
                     Abs::Zero(_) => return Ok(s),
@@ -178,7 +178,7 @@ impl Raise<'_> {
                 self.b.retype = true;
                 let n = self.ctx_len(*ctx);
                 let z = at(&s, n);
-                let mut s = truncate(&s, n);
+                let mut s = truncate(s, n);
                 for i in 0..*len as usize {
                     let d = match z {
                         Abs::Val(z) => {

@@ -35,7 +35,7 @@ mod loops;
 use crate::error::Error;
 use crate::ir::{Kind, Module, Prim, Term, TermId, UTy};
 use crate::tables::Tables;
-use crate::verify::check;
+use crate::verify::{Checked, check};
 use emit::{Builder, ValId};
 use rpds::Vector;
 use syntax::stack::guard;
@@ -87,6 +87,19 @@ pub fn raise(m: &Module) -> Result<syntax::Module, Error> {
         ir: m.kind.ir_name(),
         errors,
     })?;
+    raise_checked(m, checked)
+}
+
+/// [`raise`] of a module its caller has already checked: `checked` is what
+/// [`check`]`(m)` returned (a caller that verifies its input anyway, as the
+/// CLI does on reading a file, saves checking it twice).
+pub fn raise_checked(m: &Module, checked: Checked) -> Result<syntax::Module, Error> {
+    if checked.io.len() != m.terms.len() {
+        return Err(internal(
+            Span::GENERATED,
+            "the check handed to raise is of another module",
+        ));
+    }
     let def = m
         .entry_def()
         .expect("invariant: the verifier checked the entry exists");
@@ -181,16 +194,25 @@ fn at(s: &State, i: usize) -> Abs {
         .expect("invariant: the verifier checked context positions")
 }
 
-fn truncate(s: &State, n: usize) -> State {
+/// The first `n` entries of `s`. Taken by value: when the caller held the
+/// only reference, the entries are dropped in place instead of copying the
+/// path to each (a shared vector copies it).
+fn truncate(mut s: State, n: usize) -> State {
     if n * 2 < s.len() {
         s.iter().take(n).copied().collect()
     } else {
-        let mut s = s.clone();
         while s.len() > n {
             s.drop_last_mut();
         }
         s
     }
+}
+
+/// `s` with `a` pushed, in place when `s` is not shared (`push_back` on a
+/// vector about to be dropped would copy the path to its last entry).
+fn pushed(mut s: State, a: Abs) -> State {
+    s.push_back_mut(a);
+    s
 }
 
 fn internal(span: Span, message: &str) -> Error {
@@ -412,7 +434,7 @@ impl Raise<'_> {
         match p {
             Prim::Var(_, index) => {
                 let x = at(&s, *index as usize - 1);
-                Ok(s.push_back(x))
+                Ok(pushed(s, x))
             }
             Prim::Op(ctx, op) => {
                 let n = self.ctx_len(*ctx);
@@ -474,7 +496,7 @@ impl Raise<'_> {
                         self.b.bind(e, "v")
                     }
                 };
-                Ok(s.push_back(Abs::Val(v)))
+                Ok(pushed(s, Abs::Val(v)))
             }
             Prim::Pair(ctx, ty) => {
                 let n = self.ctx_len(*ctx);
@@ -490,7 +512,7 @@ impl Raise<'_> {
                 }
                 let e = self.b.node(Expr::Tuple(items), ty);
                 let v = self.b.bind(e, "p");
-                Ok(truncate(&s, n).push_back(Abs::Val(v)))
+                Ok(pushed(truncate(s, n), Abs::Val(v)))
             }
             Prim::Proj(keep, drop, rest) => {
                 let (lk, ld, lr) = (
@@ -498,7 +520,7 @@ impl Raise<'_> {
                     self.ctx_len(*drop),
                     self.ctx_len(*rest),
                 );
-                Ok(project(&s, lk, ld, lr))
+                Ok(project(s, lk, ld, lr))
             }
             Prim::Map {
                 ctx,
@@ -525,7 +547,7 @@ impl Raise<'_> {
                 let ty = self.t.ground_ty(*ret).cloned().unwrap_or(Ty::Real);
                 let e = self.b.prim(op, operands, ty);
                 let v = self.b.bind(e, "m");
-                Ok(s.push_back(Abs::Val(v)))
+                Ok(pushed(s, Abs::Val(v)))
             }
             Prim::Reduce { ctx, fun, init, .. } => {
                 let n = self.ctx_len(*ctx);
@@ -535,7 +557,7 @@ impl Raise<'_> {
                 let operands = vec![lam, self.b.use_val(z), self.b.use_val(a)];
                 let e = self.b.prim(syntax::Prim::Reduce, operands, Ty::Real);
                 let v = self.b.bind(e, "r");
-                Ok(s.push_back(Abs::Val(v)))
+                Ok(pushed(s, Abs::Val(v)))
             }
             Prim::Array { ctx, ty, len } => {
                 self.b.retype = true;
@@ -548,7 +570,7 @@ impl Raise<'_> {
                 let ty = self.t.ground_ty(*ty).cloned().unwrap_or(Ty::Real);
                 let e = self.b.node(Expr::Array(items), ty);
                 let v = self.b.bind(e, "a");
-                Ok(truncate(&s, n).push_back(Abs::Val(v)))
+                Ok(pushed(truncate(s, n), Abs::Val(v)))
             }
             Prim::If {
                 ctx,
@@ -578,7 +600,7 @@ impl Raise<'_> {
                     ty,
                 );
                 let v = self.b.bind(e, "v");
-                Ok(s.push_back(Abs::Val(v)))
+                Ok(pushed(s, Abs::Val(v)))
             }
             Prim::Loop {
                 kind,
@@ -601,7 +623,7 @@ impl Raise<'_> {
                 let ty = self.t.ground_ty(*ret).cloned().unwrap_or(Ty::Real);
                 let e = self.b.prim(kind.prim(), operands, ty);
                 let v = self.b.bind(e, "l");
-                Ok(s.push_back(Abs::Val(v)))
+                Ok(pushed(s, Abs::Val(v)))
             }
         }
     }
@@ -658,8 +680,8 @@ impl Raise<'_> {
 
 /// `proj_{T1;T2;T3}` on a context of length `lk + ld + lr`: keeps the first
 /// `lk` and the last `lr` entries, in O(min(lk, ld) + lr).
-fn project(s: &State, lk: usize, ld: usize, lr: usize) -> State {
-    let rest: Vec<Abs> = (lk + ld..s.len()).map(|i| at(s, i)).collect();
+fn project(s: State, lk: usize, ld: usize, lr: usize) -> State {
+    let rest: Vec<Abs> = (lk + ld..s.len()).map(|i| at(&s, i)).collect();
     let mut out = truncate(s, lk);
     debug_assert_eq!(rest.len(), lr);
     for x in rest {

@@ -21,15 +21,17 @@
 //!    is free. A free variable named like a builtin is reported as an
 //!    unresolved builtin, one named like a definition as a reference to a
 //!    definition (core form inlines them).
-//! 6. Types: `infer` on a clone succeeds and reproduces the module exactly:
+//! 6. Types: inference (run on the module, which it only reads) succeeds
+//!    and reproduces the module exactly, as `infer` on a copy would:
 //!    the same stored type for every node, the same parameter and result
 //!    types, the same literals (an `Int` literal of type `R` would have been
 //!    rewritten to `Real`).
 
+use std::collections::BTreeMap;
 use std::fmt;
 
 use crate::fxhash::{FxHashMap, FxHashSet};
-use crate::infer::{infer, show_ty};
+use crate::infer::{check_shape, show_ty, solve};
 use crate::ir::{Expr, ExprId, Module, Name, Param, Pat, Prim, Span, Ty};
 
 /// One violated invariant.
@@ -350,19 +352,52 @@ impl<'m> Verifier<'m> {
         }
     }
 
-    /// Step 6.
+    /// Step 6. Inference runs on the module itself (it only reads it) and
+    /// its findings are compared with what is stored: the same as
+    /// inferring a copy and comparing the copies, without the copies.
     fn types(&mut self) {
         let m = self.m;
-        let mut again = m.clone();
-        if let Err(e) = infer(&mut again) {
-            self.errors.push(VerifyError {
+        let fail = |this: &mut Self, e: crate::error::Error| {
+            this.errors.push(VerifyError {
                 at: None,
                 span: e.span(),
                 message: format!("type inference fails: {e}"),
             });
-            return;
+        };
+        if let Err(e) = check_shape(m) {
+            return fail(self, e);
         }
-        for (i, (stored, inferred)) in m.types.iter().zip(&again.types).enumerate() {
+        // What inference gives: a type per node (the placeholder `()` for a
+        // node no definition reaches, as `infer` leaves it), the nodes it
+        // rewrites (an `Int` literal of type `R`, lambda parameters), and
+        // each definition's signature.
+        let mut inferred: Vec<Ty> = vec![Ty::Tuple(Vec::new()); m.exprs.len()];
+        let mut rewritten: BTreeMap<ExprId, Expr> = BTreeMap::new();
+        let mut sigs = Vec::with_capacity(m.defs.len());
+        for def in &m.defs {
+            let solution = match solve(m, def) {
+                Ok(s) => s,
+                Err(e) => return fail(self, e),
+            };
+            for (id, ty) in solution.types {
+                if ty == Ty::Real
+                    && let Expr::Int(k) = m.exprs[id.index()]
+                {
+                    rewritten.insert(id, Expr::Real(k as f64));
+                }
+                inferred[id.index()] = ty;
+            }
+            for (id, idx, ty) in solution.lambda_params {
+                let e = rewritten
+                    .entry(id)
+                    .or_insert_with(|| m.exprs[id.index()].clone());
+                if let Expr::Lambda { params, .. } = e {
+                    params[idx].ty = Some(ty);
+                }
+            }
+            sigs.push((solution.params, solution.ret));
+        }
+        for (i, (stored, inferred)) in m.types.iter().zip(&inferred).enumerate() {
             if stored != inferred {
                 self.error(
                     Some(ExprId(i as u32)),
@@ -374,17 +409,19 @@ impl<'m> Verifier<'m> {
                 );
             }
         }
-        for (i, (e, f)) in m.exprs.iter().zip(&again.exprs).enumerate() {
+        for (id, f) in &rewritten {
+            let e = &m.exprs[id.index()];
             if e != f {
                 self.error(
-                    Some(ExprId(i as u32)),
+                    Some(*id),
                     format!("the node should read {f:?} after type inference, not {e:?}"),
                 );
             }
         }
-        for (d, d2) in m.defs.iter().zip(&again.defs) {
-            for (p, p2) in d.params.iter().zip(&d2.params) {
-                if p.ty != p2.ty {
+        for (d, (params, ret)) in m.defs.iter().zip(sigs) {
+            for (p, ty) in d.params.iter().zip(params) {
+                let ty = Some(ty);
+                if p.ty != ty {
                     self.error(
                         None,
                         format!(
@@ -392,19 +429,20 @@ impl<'m> Verifier<'m> {
                             p.name,
                             d.name,
                             opt_ty(&p.ty),
-                            opt_ty(&p2.ty)
+                            opt_ty(&ty)
                         ),
                     );
                 }
             }
-            if d.ret != d2.ret {
+            let ret = Some(ret);
+            if d.ret != ret {
                 self.error(
                     None,
                     format!(
                         "`{}` has result type {} but inference gives {}",
                         d.name,
                         opt_ty(&d.ret),
-                        opt_ty(&d2.ret)
+                        opt_ty(&ret)
                     ),
                 );
             }

@@ -118,11 +118,19 @@ pub(crate) fn check_shape(m: &Module) -> Result<(), Error> {
 }
 
 /// The types of a definition once inference is done.
-struct Solution {
-    types: Vec<(ExprId, Ty)>,
-    lambda_params: Vec<(ExprId, usize, Ty)>,
-    params: Vec<Ty>,
-    ret: Ty,
+pub(crate) struct Solution {
+    pub(crate) types: Vec<(ExprId, Ty)>,
+    pub(crate) lambda_params: Vec<(ExprId, usize, Ty)>,
+    pub(crate) params: Vec<Ty>,
+    pub(crate) ret: Ty,
+}
+
+/// What inference finds for one definition of `m`, without changing `m`:
+/// the type of every node it reaches, of every lambda parameter, of the
+/// parameters and of the result (the verifier compares them with the
+/// stored ones rather than inferring on a copy of the module).
+pub(crate) fn solve(m: &Module, def: &Def) -> Result<Solution, Error> {
+    Cx::new(m, def).run()
 }
 
 /// A lexical environment: every name maps to the stack of its bindings,

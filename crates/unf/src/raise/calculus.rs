@@ -18,7 +18,7 @@
 //! derivative 0 in `y` where `x <= 0`.
 
 use super::emit::{ValId, plus_one};
-use super::{Abs, Raise, State, at, internal, truncate};
+use super::{Abs, Point, Raise, State, at, internal, truncate};
 use crate::error::Error;
 use crate::ir::{Op, Prim, TermId};
 use syntax::{Expr, ExprId, Prim as P, Ty};
@@ -32,7 +32,7 @@ enum Partial {
 
 impl Raise<'_> {
     /// `J^T p` on the cotangent context `s`, at the primal point `primal`.
-    pub(super) fn jt(&mut self, p: &Prim, s: State, primal: &State) -> Result<State, Error> {
+    pub(super) fn jt(&mut self, p: &Prim, s: State, primal: Point<'_>) -> Result<State, Error> {
         match p {
             Prim::Var(_, index) => {
                 let n = s.len() - 1;
@@ -65,28 +65,28 @@ impl Raise<'_> {
                     Op::Const(_) | Op::Int(_) | Op::Bool(_) => {}
                     Op::Builtin { op, .. } => {
                         if matches!(op, P::Shift1L | P::Shift1R) {
-                            let a = self.materialize(at(primal, n))?;
+                            let a = self.materialize(primal.at(n))?;
                             let d = self.jt_shift(*op, a, z)?;
                             let acc = self.add(at(&s, n), Abs::Val(d))?;
                             s.set_mut(n, acc);
                         }
                     }
                     Op::Index { .. } => {
-                        let a = self.materialize(at(primal, n))?;
-                        let i = self.materialize(at(primal, n + 1))?;
+                        let a = self.materialize(primal.at(n))?;
+                        let i = self.materialize(primal.at(n + 1))?;
                         let d = self.jt_index(a, i, z)?;
                         let acc = self.add(at(&s, n), Abs::Val(d))?;
                         s.set_mut(n, acc);
                     }
                     Op::Unary(o) => {
-                        let x = self.materialize(at(primal, n))?;
+                        let x = self.materialize(primal.at(n))?;
                         let d = self.partial1(*o, x)?;
                         let acc = self.accumulate(at(&s, n), d, z)?;
                         s.set_mut(n, acc);
                     }
                     Op::Binary(o) => {
-                        let x = self.materialize(at(primal, n))?;
-                        let y = self.materialize(at(primal, n + 1))?;
+                        let x = self.materialize(primal.at(n))?;
+                        let y = self.materialize(primal.at(n + 1))?;
                         let (dx, dy) = self.partial2(*o, x, y)?;
                         let acc = self.accumulate(at(&s, n), dx, z)?;
                         s.set_mut(n, acc);
@@ -94,7 +94,7 @@ impl Raise<'_> {
                         s.set_mut(n + 1, acc);
                     }
                     Op::Proj { index, .. } => {
-                        let tuple = self.materialize(at(primal, n))?;
+                        let tuple = self.materialize(primal.at(n))?;
                         let parts = self.b.unpack(tuple, "c");
                         let mut items = Vec::with_capacity(parts.len());
                         for (j, &part) in parts.iter().enumerate() {
@@ -125,7 +125,7 @@ impl Raise<'_> {
                 match z {
                     Abs::Zero(_) => {
                         for j in 0..k {
-                            let w = self.witness(at(primal, n + j))?;
+                            let w = self.witness(primal.at(n + j))?;
                             s.push_back_mut(Abs::Zero(w));
                         }
                     }
@@ -149,7 +149,7 @@ impl Raise<'_> {
                 let rest_vals: Vec<Abs> = (lk..lk + lr).map(|i| at(&s, i)).collect();
                 let mut s = truncate(s, lk);
                 for j in 0..ld {
-                    let w = self.witness(at(primal, lk + j))?;
+                    let w = self.witness(primal.at(lk + j))?;
                     s.push_back_mut(Abs::Zero(w));
                 }
                 for x in rest_vals {
@@ -157,7 +157,7 @@ impl Raise<'_> {
                 }
                 Ok(s)
             }
-            Prim::Map { ctx, args, fun, .. } => self.jt_map(*ctx, args, fun, s, primal),
+            Prim::Map { ctx, args, fun, .. } => self.jt_map(*ctx, args, fun, s, self.full(primal)?),
             Prim::Reduce { ctx, fun, init, .. } => {
                 let n = self.ctx_len(*ctx);
                 let z = at(&s, n + 1);
@@ -169,7 +169,7 @@ impl Raise<'_> {
                         return Err(internal(self.b.span, "a continuation as a cotangent"));
                     }
                 };
-                let da = self.jt_reduce(fun.body, *init, at(primal, n), z)?;
+                let da = self.jt_reduce(fun.body, *init, primal.at(n), z)?;
                 let acc = self.add(at(&s, n), Abs::Val(da))?;
                 s.set_mut(n, acc);
                 Ok(s)
@@ -185,7 +185,7 @@ impl Raise<'_> {
                             let ie = self.b.node(Expr::Int(i as i64), Ty::Int);
                             Abs::Val(self.index_at(z, ie))
                         }
-                        Abs::Zero(_) => Abs::Zero(self.witness(at(primal, n + i))?),
+                        Abs::Zero(_) => Abs::Zero(self.witness(primal.at(n + i))?),
                         Abs::Cont(_) => {
                             return Err(internal(self.b.span, "a continuation as a cotangent"));
                         }
@@ -199,8 +199,10 @@ impl Raise<'_> {
                 then_fun,
                 else_fun,
                 ..
-            } => self.jt_if(*ctx, then_fun, else_fun, s, primal),
-            Prim::Loop { kind, ctx, fun, .. } => self.jt_loop(*kind, *ctx, fun, s, primal),
+            } => self.jt_if(*ctx, then_fun, else_fun, s, self.full(primal)?),
+            Prim::Loop { kind, ctx, fun, .. } => {
+                self.jt_loop(*kind, *ctx, fun, s, self.full(primal)?)
+            }
         }
     }
 

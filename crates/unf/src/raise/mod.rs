@@ -55,6 +55,49 @@ enum Abs {
 
 type State = Vector<Abs>;
 
+/// The primal point a `J^T p` reads, as a continuation keeps it.
+#[derive(Debug, Clone)]
+enum Primal {
+    /// The whole input context of the `∘` (a persistent vector: keeping it
+    /// costs nothing, but the path to every entry changed afterwards is
+    /// copied while it is kept).
+    Full(State),
+    /// Only the entries `base..` of it, all that the `J^T` of a
+    /// first-order primitive reads (its operands, or the entries a `proj`
+    /// drops), for a fused `F(p, J^T p)`: keeping the whole context of
+    /// every primitive of a long program would keep every version of it.
+    Top { base: usize, vals: Vec<Abs> },
+}
+
+impl Primal {
+    fn point(&self) -> Point<'_> {
+        match self {
+            Primal::Full(s) => Point::Full(s),
+            Primal::Top { base, vals } => Point::Top(*base, vals),
+        }
+    }
+}
+
+/// A primal point as `J^T` reads it: see [`Primal`].
+#[derive(Debug, Clone, Copy)]
+enum Point<'a> {
+    Full(&'a State),
+    Top(usize, &'a [Abs]),
+}
+
+impl Point<'_> {
+    /// The entry at (0-based) position `i`.
+    fn at(self, i: usize) -> Abs {
+        match self {
+            Point::Full(s) => at(s, i),
+            Point::Top(base, vals) => *i
+                .checked_sub(base)
+                .and_then(|j| vals.get(j))
+                .expect("invariant: a fused primitive's J^T reads only the entries it keeps"),
+        }
+    }
+}
+
 /// A continuation: the maps it precomposes, innermost first.
 #[derive(Debug, Clone)]
 enum Cont {
@@ -66,7 +109,7 @@ enum Cont {
     Compose {
         prev: u32,
         jt: TermId,
-        primal: State,
+        primal: Primal,
     },
     /// `prev ∘ J^T if` for a real-valued `if` whose branch gradient was
     /// computed with its value (`Term::Fused`, `loops.rs`): the cotangent z
@@ -267,7 +310,7 @@ impl Raise<'_> {
         let res = match m.term(term) {
             Term::Prim(p) => self.prim(p, s),
             Term::Jt(p) => match primal {
-                Some(pr) => self.jt(p, s, pr),
+                Some(pr) => self.jt(p, s, Point::Full(pr)),
                 None => Err(internal(span, "a J^T outside a `∘`")),
             },
             Term::Seq(first, then) | Term::Weak(first, then) => {
@@ -299,7 +342,7 @@ impl Raise<'_> {
                 self.conts.push(Cont::Compose {
                     prev,
                     jt: *b,
-                    primal: s,
+                    primal: Primal::Full(s),
                 });
                 Ok(Vector::new().push_back(Abs::Cont(id)))
             }
@@ -315,35 +358,62 @@ impl Raise<'_> {
         let Some(Abs::Cont(prev)) = s.last().copied() else {
             return Err(internal(self.b.span, "a derivative without a continuation"));
         };
-        let mut base = s.clone();
+        let mut base = s;
         base.drop_last_mut();
+        // What `J^T p` will read of the primal point: the entries from
+        // the first operand up (from T2 on for a `proj`).
+        let lo = match p {
+            Prim::Var(..) => base.len(),
+            Prim::Op(ctx, _) | Prim::Pair(ctx, _) | Prim::Array { ctx, .. } => self.ctx_len(*ctx),
+            Prim::Proj(keep, ..) => self.ctx_len(*keep),
+            _ => return Err(internal(self.b.span, "a fused primitive with a function")),
+        };
+        let vals: Vec<Abs> = (lo.min(base.len())..base.len())
+            .map(|i| at(&base, i))
+            .collect();
         let mut out = self.prim(p, base)?;
         let id = self.conts.len() as u32;
         self.conts.push(Cont::Compose {
             prev,
             jt: term,
-            primal: s,
+            primal: Primal::Top { base: lo, vals },
         });
         out.push_back_mut(Abs::Cont(id));
         Ok(out)
     }
 
+    /// The whole primal point, which the `J^T` of a primitive with a
+    /// function reads (never a fused one's).
+    fn full<'p>(&self, primal: Point<'p>) -> Result<&'p State, Error> {
+        match primal {
+            Point::Full(s) => Ok(s),
+            Point::Top(..) => Err(internal(
+                self.b.span,
+                "a primitive with a function read at a fused primal point",
+            )),
+        }
+    }
+
     /// Applies the linear map `jt` (the right operand of a `∘`, or a
     /// first-order `Fused` node standing for its `J^T p`) to `cot`, at the
     /// primal point `primal`.
-    fn linear(&mut self, jt: TermId, cot: State, primal: &State) -> Result<State, Error> {
-        match self.m.term(jt) {
-            Term::Fused(p, _) => {
+    fn linear(&mut self, jt: TermId, cot: State, primal: &Primal) -> Result<State, Error> {
+        match (self.m.term(jt), primal) {
+            (Term::Fused(p, _), _) => {
                 let saved = self.b.span;
                 let span = self.m.span(jt);
                 if !span.is_generated() {
                     self.b.span = span;
                 }
-                let res = self.jt(p, cot, primal);
+                let res = self.jt(p, cot, primal.point());
                 self.b.span = saved;
                 res
             }
-            _ => self.eval(jt, cot, Some(primal)),
+            (_, Primal::Full(s)) => self.eval(jt, cot, Some(s)),
+            (_, Primal::Top { .. }) => Err(internal(
+                self.b.span,
+                "a linear map read at a fused primal point",
+            )),
         }
     }
 

@@ -210,6 +210,9 @@ enum Command {
         /// Chain lengths for `scale`.
         #[arg(long, value_delimiter = ',', default_value = "2500,5000,10000,20000")]
         sizes: Vec<usize>,
+        /// Runs of each size; the least time of each step is reported.
+        #[arg(long, default_value_t = 1)]
+        repeat: usize,
     },
     /// Stage: Source → Target by the direct reverse macro (Fig. 5).
     ReverseDirect {
@@ -402,8 +405,12 @@ fn run(command: Command) -> Result<(), CliError> {
             seed,
         } => derive::check_grad(&file, entry.as_deref(), wrt.as_deref(), &at, nearby, seed),
         Command::FuzzDiff { cases, seed } => fuzz_diff(cases, seed),
-        Command::Bench { which, sizes } => match which.as_str() {
-            "scale" => bench::scale(&sizes),
+        Command::Bench {
+            which,
+            sizes,
+            repeat,
+        } => match which.as_str() {
+            "scale" => bench::scale(&sizes, repeat),
             other => Err(CliError::user(format!(
                 "no benchmark named `{other}` (try `scale`)"
             ))),

@@ -211,14 +211,14 @@ fn measure(n: usize) -> Result<Row, CliError> {
         verify: false,
         ..optimize::Config::default()
     };
-    let (o, t) = timed(|| optimize::optimize(&g, &cfg));
+    let (o, t) = timed(|| optimize::optimize_owned(g, &cfg));
     row.run[4] = t;
     let o = o.map_err(|e| internal("optimize", e))?;
     let (ok, t) = timed(|| source_verify("optimize", &o));
     row.verify[4] = t;
     ok?;
     let text = write_term(&mut row, 4, &o);
-    drop((g, o));
+    drop(o);
     read_term(&mut row, 4, &text)?;
     Ok(row)
 }

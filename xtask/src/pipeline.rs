@@ -132,12 +132,14 @@ fn reverse_checked(
         .map_err(|e| reverse_error(&m.source.file, &e))
 }
 
-/// Target → Target by partial evaluation and the rules of Fig. 12.
-pub fn optimize(m: &Module) -> Result<Module, CliError> {
-    // `optimize::optimize` runs `syntax::verify` on its output
+/// Target → Target by partial evaluation and the rules of Fig. 12. The
+/// module is taken by value (the optimizer then need not copy it).
+pub fn optimize(m: Module) -> Result<Module, CliError> {
+    let file = m.file.clone();
+    // `optimize::optimize_owned` runs `syntax::verify` on its output
     // (`Config::verify`, on by default).
-    optimize::optimize(m, &optimize::Config::default())
-        .map_err(|e| diag::at(&m.file, e.span(), &e.to_string()))
+    optimize::optimize_owned(m, &optimize::Config::default())
+        .map_err(|e| diag::at(&file, e.span(), &e.to_string()))
 }
 
 /// Target UNF (or Source UNF) → Target.
@@ -227,9 +229,7 @@ pub fn run_stage(
                 Program::Target(m) | Program::Source(m) => m,
                 other => return Err(wrong_input(input, stage, &other, "a `target` file")),
             };
-            let out = optimize(&m)?;
-            drop(m);
-            syntax::to_ron(syntax::TARGET_IR, syntax::FORMAT_VERSION, &out)
+            syntax::to_ron(syntax::TARGET_IR, syntax::FORMAT_VERSION, &optimize(m)?)
         }
     };
     load::write_text(output, &text)

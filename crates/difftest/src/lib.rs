@@ -17,16 +17,21 @@
 //! of every test. Everything is deterministic given a seed ([`Rng`]).
 
 pub mod ast;
+pub mod case;
 pub mod check;
+pub mod eval;
 pub mod fuzz;
 pub mod generate;
 pub mod paths;
 pub mod rng;
 pub mod shrink;
 
-pub use ast::{GExpr, GTy, GVal, Program};
+pub use ast::{Fragment, GExpr, GTy, GVal, Loop, Program, Size};
+pub use case::{CaseInfo, Disagreement, check_c, check_case, check_dot};
 pub use check::{CheckConfig, CheckReport, check_grad};
-pub use fuzz::{Disagreement, Failure, FuzzReport, check_case, check_dot, fixture_text, fuzz};
+pub use fuzz::{
+    CONSTRUCTS, Failure, FuzzConfig, FuzzReport, fixture_text, fuzz, fuzz_with, sample_coverage,
+};
 pub use generate::{Features, admissible_inputs, gen_inputs, gen_program, gen_vector_program};
 pub use rng::Rng;
 pub use shrink::{shrink, shrink_with};

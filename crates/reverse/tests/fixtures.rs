@@ -190,6 +190,7 @@ const CHECKED: &[&str] = &[
     "ex1_1",
     "ex4_1",
     "exp_cos",
+    "fuzz_build_size",
     "fuzz_fd_plateau",
     "fuzz_fd_rounding",
     "fuzz_pow_tan",
@@ -348,6 +349,10 @@ fn fuzz_fd_rounding() {
 #[test]
 fn fuzz_pow_tan() {
     check("fuzz_pow_tan", false);
+}
+#[test]
+fn fuzz_build_size() {
+    check("fuzz_build_size", false);
 }
 #[test]
 fn fuzz_tan_pole() {

@@ -8,9 +8,10 @@
 //! with the generator's evaluator; every stage boundary of the UNF path
 //! gives the Source program's value (Source UNF evaluated and raised back,
 //! Target UNF evaluated, the raised gradient program) and its RON files
-//! round-trip; the UNF gradient agrees with forward mode, with finite
-//! differences and with the Target UNF module's; the optimized gradient
-//! programs agree with the unoptimized ones; on a program of the direct
+//! round-trip; the UNF gradient agrees with forward mode (one pass per
+//! direction, and vectorised), with finite differences and with the
+//! Target UNF module's; the optimized gradient programs (UNF, forward,
+//! direct) agree with the unoptimized ones; on a program of the direct
 //! macro's fragment, the direct path runs and agrees with the UNF path
 //! (Prop. 6.14); a gradient with respect to a subset of the parameters is
 //! the matching part of the whole gradient, on every path.
@@ -19,8 +20,8 @@ use crate::ast::{GExpr, GTy, GVal, Loop, Program};
 use crate::generate::value_at;
 use crate::paths::{
     Gradient, ad_agree, as_gradient, direct_program, fd_agree, finite_differences, flat,
-    forward_program, inconclusive, optimized, run_c, run_gradient, source_value, unf_program,
-    unf_stages,
+    forward_program, forward_program_with, inconclusive, optimized, run_c, run_gradient,
+    source_value, unf_program, unf_stages,
 };
 use crate::rng::Rng;
 use semantics::Value;
@@ -138,6 +139,27 @@ pub fn check_case(p: &Program, inputs: &[GVal], subset: bool) -> Result<CaseInfo
     if let Err(e) = ad_agree(&gu.grads, &gf.grads) {
         let mut d = fail("reverse (unf) vs forward", e);
         d.expected = Some(fd.grads.clone());
+        return Err(d);
+    }
+    let vcfg = forward::Config {
+        mode: forward::Mode::Vectorised,
+        ..forward::Config::default()
+    };
+    let fwv =
+        forward_program_with(&m, &def, None, &vcfg).map_err(|e| fail("forward (vectorised)", e))?;
+    let gv = run_gradient(&fwv, &named).map_err(|e| fail("forward (vectorised) evaluation", e))?;
+    close_value("forward (vectorised) value vs source", gv.value, v)?;
+    if let Err(e) = ad_agree(&gv.grads, &gf.grads) {
+        let mut d = fail("forward (vectorised) vs forward", e);
+        d.expected = Some(gu.grads.clone());
+        return Err(d);
+    }
+    let fopt = optimized(&fwd).map_err(|e| fail("optimize (forward)", e))?;
+    let gfo = run_gradient(&fopt, &named).map_err(|e| fail("optimized forward evaluation", e))?;
+    close_value("optimized forward value vs source", gfo.value, v)?;
+    if let Err(e) = ad_agree(&gfo.grads, &gf.grads) {
+        let mut d = fail("optimized vs unoptimized (forward)", e);
+        d.expected = Some(gu.grads.clone());
         return Err(d);
     }
 

@@ -582,6 +582,7 @@ impl Gen<'_> {
             if shift_ok { 16 } else { 0 },
             if ext && size >= 6 { 4 } else { 0 },
             if size >= 4 { 15 } else { 0 },
+            if ext && can_loop && size >= 5 { 6 } else { 0 },
         ];
         if w.iter().all(|&x| x == 0) {
             return match ls.first() {
@@ -663,7 +664,10 @@ impl Gen<'_> {
                 GExpr::Op1(op, b(inner))
             }
             5 => self.if_(&ty, size, env, nao),
-            _ => self.let_in(&ty, size, env, nao),
+            6 => self.let_in(&ty, size, env, nao),
+            // An array accumulated by `foldl` or `ifold` (the state of a
+            // recurrence).
+            _ => self.fold(&ty, size, env, nao),
         }
     }
 
@@ -746,7 +750,7 @@ fn gen_params(g: &mut Gen<'_>) -> Vec<(String, GTy)> {
     let (n, m) = (Size::of(0), Size::of(1));
     let mut params: Vec<(String, GTy)> = Vec::new();
     for _ in 0..k {
-        let ty = match g.rng.weighted(&[5, 4, 2, 2, 1, 1]) {
+        let ty = match g.rng.weighted(&[5, 4, 2, 2, 1, 1, 1]) {
             0 => GTy::Real,
             1 => GTy::reals(n),
             2 => GTy::reals(m),
@@ -759,7 +763,8 @@ fn gen_params(g: &mut Gen<'_>) -> Vec<(String, GTy)> {
                 GTy::Tuple(vec![GTy::Real, second])
             }
             4 => GTy::Array(Box::new(GTy::reals(m)), n),
-            _ => GTy::Array(Box::new(GTy::Tuple(vec![GTy::Real, GTy::Real])), n),
+            5 => GTy::Array(Box::new(GTy::Tuple(vec![GTy::Real, GTy::Real])), n),
+            _ => GTy::Array(Box::new(GTy::Tuple(vec![GTy::Real, GTy::reals(m)])), n),
         };
         let name = g.fresh(if matches!(ty, GTy::Array(..)) {
             "A"

@@ -1,6 +1,6 @@
 //! The shrinker: greedily replaces parts of a failing program by smaller
-//! ones (a subexpression by one of its children, a constant or a
-//! parameter), drops unused parameters, shortens arrays and rounds inputs,
+//! ones (a subexpression by one of its descendants up to three levels
+//! down, a constant or a parameter), drops unused parameters, shortens arrays and rounds inputs,
 //! keeping each step that still compiles, still has admissible inputs and
 //! still fails the same check, and is smaller (see `measure`). Candidates
 //! are tried from the root down, so the large cuts come first.
@@ -133,7 +133,15 @@ fn candidates(p: &Program, inputs: &[GVal]) -> Vec<(Program, Vec<GVal>)> {
     paths(&p.body, &mut Vec::new(), &mut all);
     for path in &all {
         let node = get(&p.body, path);
-        let mut subs: Vec<GExpr> = node.children().into_iter().cloned().collect();
+        // Its descendants up to three levels down (a lambda's body that
+        // does not read the lambda's parameters replaces the loop around
+        // it: `reduce f z (map (fun x -> sin c) A)` becomes `sin c`).
+        let mut subs: Vec<GExpr> = Vec::new();
+        let mut level: Vec<&GExpr> = vec![node];
+        for _ in 0..3 {
+            level = level.iter().flat_map(|e| e.children()).collect();
+            subs.extend(level.iter().map(|e| (*e).clone()));
+        }
         if !matches!(node, GExpr::Const(_)) {
             subs.push(GExpr::Const(1.0));
         }

@@ -261,7 +261,7 @@ enum Command {
         /// Also run the C backend (source and gradient program, against
         /// the evaluator) on one case in N; 0: never. Each such case
         /// builds two programs with the system C compiler.
-        #[arg(long, value_name = "N", default_value_t = 0)]
+        #[arg(long, value_name = "N", default_value_t = 200)]
         c_every: u64,
         /// Go on after a disagreement (each one shrunk and printed)
         /// instead of stopping at the first.

@@ -158,6 +158,21 @@ pub struct Loop {
     pub args: Vec<GExpr>,
 }
 
+impl Loop {
+    /// The operator whose section `(op)` the lambda is, when it is
+    /// `fun (x, y) -> x op y` for an arithmetic operator (printed so).
+    pub fn section(&self) -> Option<Prim> {
+        match (&*self.body, self.params.as_slice()) {
+            (GExpr::Op2(op @ (Prim::Add | Prim::Sub | Prim::Mul | Prim::Div), a, b), [x, y])
+                if **a == GExpr::Var(x.clone()) && **b == GExpr::Var(y.clone()) =>
+            {
+                Some(*op)
+            }
+            _ => None,
+        }
+    }
+}
+
 /// A generated program: one definition `f`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Program {
@@ -376,19 +391,22 @@ impl GExpr {
                 out.push_str("])");
             }
             GExpr::Loop(l) => {
-                let lambda = if l.params.len() == 1 {
-                    format!("(fun {} -> ", l.params[0])
-                } else {
-                    format!("(fun ({}) -> ", l.params.join(", "))
-                };
                 let _ = write!(out, "({} ", l.op.symbol());
                 if l.op == Prim::Build {
                     l.args[0].write(out);
                     out.push(' ');
                 }
-                out.push_str(&lambda);
-                l.body.write(out);
-                out.push(')');
+                if let Some(op) = l.section() {
+                    let _ = write!(out, "({})", op.symbol());
+                } else {
+                    if l.params.len() == 1 {
+                        let _ = write!(out, "(fun {} -> ", l.params[0]);
+                    } else {
+                        let _ = write!(out, "(fun ({}) -> ", l.params.join(", "));
+                    }
+                    l.body.write(out);
+                    out.push(')');
+                }
                 let rest = if l.op == Prim::Build {
                     &l.args[1..]
                 } else {
@@ -426,6 +444,9 @@ impl GExpr {
     pub fn count(&self, counts: &mut BTreeMap<String, u64>) -> u32 {
         *counts.entry(self.construct()).or_insert(0) += 1;
         if let GExpr::Loop(l) = self {
+            if l.section().is_some() {
+                *counts.entry("section".to_string()).or_insert(0) += 1;
+            }
             let free = l.body.free_vars();
             if free.iter().any(|v| !l.params.contains(v)) {
                 *counts

@@ -9,7 +9,7 @@
 use crate::ast::{GVal, Program};
 use crate::case::{CaseInfo, Disagreement, check_c, check_case, check_dot};
 use crate::eval::{Probe, eval_probed};
-use crate::generate::{Features, admissible_inputs, gen_program, gen_vector_program, value_at};
+use crate::generate::{Features, admissible_inputs, gen_program, gen_vector_program, result_at};
 use crate::rng::Rng;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -63,6 +63,7 @@ pub const CONSTRUCTS: &[&str] = &[
     "scanr",
     "build",
     "ifold",
+    "section",
     "map (free vars)",
     "map2 (free vars)",
     "reduce (free vars)",
@@ -397,8 +398,8 @@ pub fn fixture_text(
     for ((name, _), v) in p.params.iter().zip(inputs) {
         out.push_str(&format!("-- at {name} = {}\n", v.to_value()));
     }
-    if let Some(v) = value_at(p, inputs) {
-        out.push_str(&format!("-- value = {}\n", semantics::format_real(v)));
+    if let Some(v) = result_at(p, inputs) {
+        out.push_str(&format!("-- value = {}\n", v.to_value()));
     }
     if let Some(grads) = &d.expected {
         for ((name, _), g) in p.params.iter().zip(grads) {

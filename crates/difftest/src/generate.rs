@@ -386,7 +386,13 @@ impl Gen<'_> {
         };
         body_env.push((x.clone(), ty.clone()));
         body_env.push((y.clone(), ty.clone()));
-        let body = self.expr(ty, body_size, &body_env, nao + 1);
+        let body = if *ty == GTy::Real && self.rng.chance(0.2) {
+            // `reduce (+) z A` and the other sections.
+            let op = self.pick(&[Prim::Add, Prim::Add, Prim::Mul, Prim::Sub, Prim::Div]);
+            GExpr::Op2(op, b(GExpr::Var(x.clone())), b(GExpr::Var(y.clone())))
+        } else {
+            self.expr(ty, body_size, &body_env, nao + 1)
+        };
         let init = if self.feat.open_reduce && self.rng.chance(0.5) {
             self.expr(ty, 2, env, nao)
         } else {
@@ -623,7 +629,16 @@ impl Gen<'_> {
                 body_env.push((x.clone(), ta.clone()));
                 body_env.push((y.clone(), tb.clone()));
                 let body_size = 3 + self.rng.below(size / 2 + 2);
-                let body = self.expr(el, body_size, &body_env, nao + 1);
+                let body = if *el == GTy::Real
+                    && ta == GTy::Real
+                    && tb == GTy::Real
+                    && self.rng.chance(0.15)
+                {
+                    let op = self.pick(&[Prim::Add, Prim::Mul, Prim::Sub, Prim::Div]);
+                    GExpr::Op2(op, b(GExpr::Var(x.clone())), b(GExpr::Var(y.clone())))
+                } else {
+                    self.expr(el, body_size, &body_env, nao + 1)
+                };
                 let a = self.expr(&GTy::Array(Box::new(ta), s), size / 4, env, nao);
                 let bb = self.expr(&GTy::Array(Box::new(tb), s), size / 4, env, nao);
                 GExpr::Loop(Loop {
@@ -870,12 +885,6 @@ pub fn admissible_inputs(rng: &mut Rng, p: &Program, tries: usize) -> Option<(Ve
 /// The value of `p` at `inputs` if they are admissible (for a program
 /// returning something else than a real, the sum of its reals).
 pub fn value_at(p: &Program, inputs: &[GVal]) -> Option<f64> {
-    let mut env: Vec<(String, GVal)> = p
-        .params
-        .iter()
-        .map(|(n, _)| n.clone())
-        .zip(inputs.iter().cloned())
-        .collect();
     fn sum(v: &GVal) -> f64 {
         match v {
             GVal::Real(x) => *x,
@@ -883,5 +892,16 @@ pub fn value_at(p: &Program, inputs: &[GVal]) -> Option<f64> {
             _ => 0.0,
         }
     }
-    eval(&p.body, &mut env).ok().map(|v| sum(&v))
+    result_at(p, inputs).map(|v| sum(&v))
+}
+
+/// The result of `p` at `inputs` if they are admissible.
+pub fn result_at(p: &Program, inputs: &[GVal]) -> Option<GVal> {
+    let mut env: Vec<(String, GVal)> = p
+        .params
+        .iter()
+        .map(|(n, _)| n.clone())
+        .zip(inputs.iter().cloned())
+        .collect();
+    eval(&p.body, &mut env).ok()
 }

@@ -67,16 +67,23 @@ pub fn shrink_with(
 }
 
 /// What the shrinker makes smaller, in this order: the nodes of the
-/// program, its parameters, the reals of its inputs, the positions of the
-/// parameters it reads (a variable replaced by an earlier parameter), the
-/// input reals with more than one decimal. Every accepted step decreases
+/// program, its parameters, the reals of its inputs, its variables (a
+/// variable replaced by a constant), the positions of the parameters it
+/// reads (a variable replaced by an earlier parameter), the input reals
+/// with more than one decimal. Every accepted step decreases
 /// it, so shrinking ends.
-fn measure(p: &Program, inputs: &[GVal]) -> (usize, usize, usize, usize, usize) {
+fn measure(p: &Program, inputs: &[GVal]) -> (usize, usize, usize, usize, usize, usize) {
     fn reals(v: &GVal, out: &mut Vec<f64>) {
         match v {
             GVal::Real(x) => out.push(*x),
             GVal::Array(xs) | GVal::Tuple(xs) => xs.iter().for_each(|x| reals(x, out)),
             _ => {}
+        }
+    }
+    fn vars(e: &GExpr) -> usize {
+        match e {
+            GExpr::Var(_) => 1,
+            _ => e.children().iter().map(|c| vars(c)).sum(),
         }
     }
     fn ranks(e: &GExpr, params: &[(String, GTy)]) -> usize {
@@ -95,6 +102,7 @@ fn measure(p: &Program, inputs: &[GVal]) -> (usize, usize, usize, usize, usize) 
         p.body.size(),
         p.params.len(),
         xs.len(),
+        vars(&p.body),
         ranks(&p.body, &p.params),
         long,
     )

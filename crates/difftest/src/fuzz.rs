@@ -210,6 +210,16 @@ fn features(rng: &mut Rng) -> Features {
     }
 }
 
+/// The node budget of a case's program: 3 to 47, and one time in ten up
+/// to 150.
+fn program_size(rng: &mut Rng) -> usize {
+    if rng.chance(0.1) {
+        48 + rng.below(103)
+    } else {
+        3 + rng.below(45)
+    }
+}
+
 /// Counts a program run at `inputs` into the report: its constructs, its
 /// NAO, its conditionals whose untaken branch is singular.
 fn cover(report: &mut FuzzReport, p: &Program, inputs: &[GVal]) -> usize {
@@ -243,7 +253,7 @@ pub fn sample_coverage(cases: u64, seed: u64) -> (BTreeMap<String, u64>, Vec<u64
         let mut rng = Rng::for_case(seed, case);
         let feat = features(&mut rng);
         let found = (0..5).find_map(|_| {
-            let size = 3 + rng.below(45);
+            let size = program_size(&mut rng);
             let p = gen_program(&mut rng, size, &feat);
             admissible_inputs(&mut rng, &p, 20).map(|(inputs, _)| (p, inputs))
         });
@@ -295,7 +305,7 @@ pub fn fuzz_with(cfg: &FuzzConfig, mut on_progress: impl FnMut(u64, &FuzzReport)
         // A program with admissible inputs: up to five programs, twenty
         // draws of inputs each.
         let found = (0..5).find_map(|_| {
-            let size = 3 + rng.below(45);
+            let size = program_size(&mut rng);
             let p = gen_program(&mut rng, size, &feat);
             admissible_inputs(&mut rng, &p, 20).map(|(inputs, _)| (p, inputs))
         });

@@ -845,16 +845,21 @@ pub fn gen_vector_program(rng: &mut Rng, size: usize, features: &Features) -> Pr
     Program { params, ret, body }
 }
 
-/// Random inputs for the parameters: reals in [-2, 2], arrays of 0 to 4
-/// elements (one length per size variable; `m` is at least 1).
+/// Random inputs for the parameters: reals in [-2, 2], arrays of 0 to 5
+/// elements (one length per size variable; `n` is 0 one time in twelve,
+/// `m` at most 3 and 0 one time in twenty).
 pub fn gen_inputs(rng: &mut Rng, p: &Program) -> Vec<GVal> {
     let sizes = [
         if rng.chance(0.08) {
             0
         } else {
-            1 + rng.below(4)
+            1 + rng.below(5)
         },
-        1 + rng.below(3),
+        if rng.chance(0.05) {
+            0
+        } else {
+            1 + rng.below(3)
+        },
     ];
     fn val(rng: &mut Rng, t: &GTy, sizes: &[usize; 2]) -> GVal {
         match t {

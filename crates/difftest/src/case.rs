@@ -118,6 +118,7 @@ pub fn check_case(p: &Program, inputs: &[GVal], subset: bool) -> Result<CaseInfo
 
     // Forward mode and finite differences.
     let fwd = forward_program(&m, &def, None).map_err(|e| fail("forward", e))?;
+    roundtrip(&fwd).map_err(|e| fail("forward RON", e))?;
     let gf = run_gradient(&fwd, &named).map_err(|e| fail("forward evaluation", e))?;
     close_value("forward value vs source", gf.value, v)?;
     let wrt: Vec<usize> = (1..=def.params.len()).collect();

@@ -12,7 +12,7 @@
 //!   [`case`], with [`check_dot`] and [`check_c`]); [`fuzz()`] /
 //!   [`fuzz_with`]: many cases, with coverage counts per construct and the
 //!   depths of nested array operations reached, each failure shrunk
-//!   ([`shrink`]) into a program file ready to become a fixture.
+//!   ([`shrink()`]) into a program file ready to become a fixture.
 //! - [`check_grad`]: every path on a user's program at a point and nearby
 //!   points, as a report with a rendering (`cargo xtask check-grad`).
 //!

@@ -3,7 +3,7 @@
 //! in three also the dot-product identity on a program returning an array
 //! ([`check_dot`]), optionally the C backend ([`check_c`]); coverage
 //! counts of every construct and of the programs' NAO; the first failure
-//! shrunk ([`crate::shrink`]) into a program file ready to become a
+//! shrunk ([`crate::shrink()`]) into a program file ready to become a
 //! fixture.
 
 use crate::ast::{GVal, Program};

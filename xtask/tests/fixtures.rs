@@ -146,6 +146,7 @@ fn grad_via_direct_prints_every_first_order_fixture_gradient() {
             "gmm",
             "log_or_square",
             "untaken_branch",
+            "fuzz_build_size",
         ],
     );
     assert!(failures.is_empty(), "{}", failures.join("\n"));

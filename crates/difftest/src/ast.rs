@@ -261,15 +261,15 @@ impl GExpr {
 
     /// The number of nodes.
     pub fn size(&self) -> usize {
-        1 + self.children().iter().map(|c| c.size()).sum::<usize>()
+        syntax::stack::guard(|| 1 + self.children().iter().map(|c| c.size()).sum::<usize>())
     }
 
     /// Whether `name` occurs in this expression.
     pub fn mentions(&self, name: &str) -> bool {
-        match self {
+        syntax::stack::guard(|| match self {
             GExpr::Var(n) => n == name,
             _ => self.children().iter().any(|c| c.mentions(name)),
-        }
+        })
     }
 
     /// The variables this expression reads that it does not bind.
@@ -282,6 +282,10 @@ impl GExpr {
     }
 
     fn collect_free(&self, bound: &mut Vec<String>, out: &mut Vec<String>) {
+        syntax::stack::guard(|| self.collect_free_node(bound, out))
+    }
+
+    fn collect_free_node(&self, bound: &mut Vec<String>, out: &mut Vec<String>) {
         let k = bound.len();
         match self {
             GExpr::Var(n) => {
@@ -320,6 +324,10 @@ impl GExpr {
     }
 
     fn write(&self, out: &mut String) {
+        syntax::stack::guard(|| self.write_node(out))
+    }
+
+    fn write_node(&self, out: &mut String) {
         match self {
             GExpr::Const(c) => out.push_str(&semantics::format_real(*c)),
             GExpr::Var(n) => out.push_str(n),
@@ -442,6 +450,10 @@ impl GExpr {
     /// nested array operations (NAO, Section 5.3: a builtin with a
     /// function argument counts one plus its body).
     pub fn count(&self, counts: &mut BTreeMap<String, u64>) -> u32 {
+        syntax::stack::guard(|| self.count_node(counts))
+    }
+
+    fn count_node(&self, counts: &mut BTreeMap<String, u64>) -> u32 {
         *counts.entry(self.construct()).or_insert(0) += 1;
         if let GExpr::Loop(l) = self {
             if l.section().is_some() {
@@ -558,6 +570,10 @@ fn count_shapes(t: &GTy, counts: &mut BTreeMap<String, u64>) {
 /// The types of the values bound in `e` (by `let` and by lambdas) and of
 /// the loops' results.
 fn collect_types(e: &GExpr, env: &mut Vec<(String, GTy)>, out: &mut Vec<GTy>) {
+    syntax::stack::guard(|| collect_types_node(e, env, out))
+}
+
+fn collect_types_node(e: &GExpr, env: &mut Vec<(String, GTy)>, out: &mut Vec<GTy>) {
     let k = env.len();
     match e {
         GExpr::Let(x, v, b) => {
@@ -591,6 +607,10 @@ fn collect_types(e: &GExpr, env: &mut Vec<(String, GTy)>, out: &mut Vec<GTy>) {
 }
 
 fn in_direct(e: &GExpr, env: &mut Vec<(String, GTy)>) -> bool {
+    syntax::stack::guard(|| in_direct_node(e, env))
+}
+
+fn in_direct_node(e: &GExpr, env: &mut Vec<(String, GTy)>) -> bool {
     let k = env.len();
     let ok = match e {
         GExpr::If(..) | GExpr::Index(..) => false,
@@ -676,7 +696,7 @@ pub fn loop_params(l: &Loop, env: &mut Vec<(String, GTy)>) -> Option<Vec<GTy>> {
 /// generator never makes such a term, the shrinker may).
 pub fn type_of(e: &GExpr, env: &mut Vec<(String, GTy)>) -> Option<GTy> {
     let k = env.len();
-    let t = type_in(e, env);
+    let t = syntax::stack::guard(|| type_in(e, env));
     env.truncate(k);
     t
 }

@@ -96,6 +96,14 @@ fn apply(
 }
 
 fn eval_in(e: &GExpr, env: &mut Vec<(String, GVal)>, probe: &mut Probe) -> Result<GVal, Singular> {
+    syntax::stack::guard(|| eval_node(e, env, probe))
+}
+
+fn eval_node(
+    e: &GExpr,
+    env: &mut Vec<(String, GVal)>,
+    probe: &mut Probe,
+) -> Result<GVal, Singular> {
     let v = match e {
         GExpr::Const(c) => GVal::Real(*c),
         GExpr::Var(n) => env

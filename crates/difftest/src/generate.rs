@@ -266,6 +266,10 @@ impl Gen<'_> {
 
     /// An expression of type `ty` of about `size` nodes.
     fn expr(&mut self, ty: &GTy, size: usize, env: &Env, nao: u32) -> GExpr {
+        syntax::stack::guard(|| self.expr_node(ty, size, env, nao))
+    }
+
+    fn expr_node(&mut self, ty: &GTy, size: usize, env: &Env, nao: u32) -> GExpr {
         let acc = accessible(env);
         let ls = leaves(&acc, ty);
         if !ls.is_empty() && (size <= 1 || self.rng.chance(0.15)) {

@@ -517,13 +517,12 @@ impl Direct<'_> {
         let v = b.bin(op, e1, e2);
         let res = b.bind_hint(hint, "v", v);
         let k: K = Box::new({
-            let res = res.clone();
             move |b, mut x, z| {
                 let Cot::Val(z) = z else {
                     return call_k(k2, b, x, Cot::Zero);
                 };
                 b.span = span;
-                let (d1, d2) = partial2(b, op, &a1, &a2, &res);
+                let (d1, d2) = partial2(b, op, &a1, &a2);
                 let c1 = times(b, d1, &z);
                 let c2 = times(b, d2, &z);
                 x.insert(t, Cot::Val(c1));

@@ -1,6 +1,9 @@
 //! A generator of random first-order Source programs (the input of
 //! reverse mode), as text with their inputs in `-- at` comments: scalar
-//! programs (`let`s, tuples, `+ - *`, `sin cos tanh`) over three reals,
+//! programs (`let`s, tuples, `+ - * /`, `sin cos tan tanh exp log sqrt
+//! abs`, `pow max min`) over three reals, each operator where its value
+//! is defined (`log (1 + abs e)`, `e / (2 + sin e')`, `pow` of a base
+//! `1 + abs e` or to an integral power),
 //! and, when asked, array programs (`map`, `map2`, `reduce` with `+` or
 //! `*`) over a real and two arrays of 1 to 4 elements. (No `if`: reverse
 //! mode does not take it yet.)

@@ -155,8 +155,13 @@ pub fn reverse_direct(m: &Module, entry: &Def, cfg: &Config) -> Result<Module, E
         let g = x.remove(&p.name).unwrap_or(Cot::Zero);
         items.push(materialize(&mut b, &ty, g, &Atom::Var(p.name.clone())));
     }
-    let tuple = b.node(Expr::Tuple(items));
-    let body = b.close(tuple);
+    // With no parameter to differentiate, the value alone (the calling
+    // convention of the UNF path: a tuple has 0 or at least 2 components).
+    let result = match items.as_slice() {
+        [only] => *only,
+        _ => b.node(Expr::Tuple(items)),
+    };
+    let body = b.close(result);
     let mut out = b.out;
     out.defs.push(Def {
         name: Name::new(format!("{}_grad", entry.name)),

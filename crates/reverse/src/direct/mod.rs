@@ -37,6 +37,7 @@
 //! recursion is under `stack::guard`.
 
 mod array;
+mod cond;
 mod emit;
 mod ground;
 
@@ -198,6 +199,19 @@ fn unsupported(span: Span, construct: &str, detail: &str) -> Error {
     }
 }
 
+/// How a node the macro refuses is named in the message.
+fn describe(e: &Expr) -> String {
+    match e {
+        Expr::Prim { op, .. } => op.symbol().to_string(),
+        Expr::Var(n) => format!("the variable `{n}`"),
+        Expr::Let { .. } => "let".to_string(),
+        Expr::If { .. } => "if".to_string(),
+        Expr::Int(_) => "Int".to_string(),
+        Expr::Bool(_) => "Bool".to_string(),
+        _ => "this expression".to_string(),
+    }
+}
+
 /// Ground types over the reals: `R`, arrays and tuples of them.
 fn real_ground(ty: &Ty) -> bool {
     match ty {
@@ -232,7 +246,7 @@ impl Direct<'_> {
                 Expr::Proj { .. } => None,
                 Expr::Prim { op, .. } if is_op1(*op) || is_op2(*op) => None,
                 Expr::Prim {
-                    op: op @ (Prim::Map | Prim::Map2 | Prim::Reduce),
+                    op: op @ (Prim::Map | Prim::Map2 | Prim::Reduce | Prim::Foldl),
                     args,
                 } => {
                     let arity = if *op == Prim::Map { 1 } else { 2 };
@@ -250,10 +264,12 @@ impl Direct<'_> {
                                     }
                                 }
                             }
-                            if *op == Prim::Reduce && self.ty(args[1]) != Ty::Real {
+                            if matches!(op, Prim::Reduce | Prim::Foldl)
+                                && self.ty(args[1]) != Ty::Real
+                            {
                                 return Err(unsupported(
                                     span,
-                                    "reduce",
+                                    op.symbol(),
                                     " with an accumulator that is not a real",
                                 ));
                             }
@@ -272,10 +288,35 @@ impl Direct<'_> {
                         }
                     }
                 }
+                Expr::If {
+                    cond,
+                    then_branch,
+                    else_branch,
+                } => {
+                    if let Some(off) = self.cond_offender(*cond) {
+                        return Err(unsupported(
+                            self.m.span(off),
+                            &describe(self.m.expr(off)),
+                            " in the condition of an `if` (comparisons of reals, `&&`, `||`, `not`)",
+                        ));
+                    }
+                    if !real_ground(&ty) {
+                        return Err(unsupported(
+                            span,
+                            &syntax::print::ty(&ty),
+                            " as the type of a value",
+                        ));
+                    }
+                    let mut operands = Vec::new();
+                    self.cond_operands(*cond, &mut operands);
+                    for c in operands.into_iter().chain([*then_branch, *else_branch]) {
+                        self.check(c)?;
+                    }
+                    return Ok(());
+                }
                 Expr::Prim { op, .. } => Some(op.symbol().to_string()),
                 Expr::Int(_) => Some("Int".to_string()),
                 Expr::Bool(_) => Some("Bool".to_string()),
-                Expr::If { .. } => Some("if".to_string()),
                 Expr::Lambda { .. } => Some("fun".to_string()),
                 Expr::App { .. } => Some("application".to_string()),
                 Expr::Array(_) => Some("array literal".to_string()),
@@ -350,10 +391,15 @@ impl Direct<'_> {
                 Expr::Prim { op, args } if args.len() == 2 && is_op2(*op) => {
                     self.d_op2(b, e, *op, args[0], args[1], env, y, hint)
                 }
+                Expr::If {
+                    cond,
+                    then_branch,
+                    else_branch,
+                } => self.d_if(b, e, *cond, *then_branch, *else_branch, env, y, hint),
                 Expr::Prim { op, args } => match op {
                     Prim::Map => self.d_map(b, e, args, env, y, hint),
                     Prim::Map2 => self.d_map2(b, e, args, env, y, hint),
-                    _ => self.d_reduce(b, e, args, env, y, hint),
+                    _ => self.d_reduce(b, e, *op, args, env, y, hint),
                 },
                 _ => unreachable!("invariant: `check` refused every other construct"),
             }

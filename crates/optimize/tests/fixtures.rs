@@ -157,6 +157,17 @@ fn check(dir: &Path) {
         g_report.holds(),
         "{name}: Theorem 5.4 fails on G:\n{g_report}"
     );
+    // The table of docs/cost.md (`--nocapture`).
+    eprintln!(
+        "| {} | {} | {:.3} | {:.3} | {} |",
+        dir.file_name()
+            .map(|n| n.to_string_lossy())
+            .unwrap_or_default(),
+        report.nao,
+        report.ratio,
+        g_report.ratio,
+        cost::cheap_gradient_bound(report.nao)
+    );
     expect_test::expect_file![dir.join("50.cost.txt")].assert_eq(&report.to_string());
 }
 

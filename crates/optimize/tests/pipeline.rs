@@ -10,8 +10,11 @@
 //! operations). The programs without array operations (p = 0) are also
 //! held to the goal this crate sets itself beyond the paper's 4:
 //! Cost(G) <= 3 Cost(e), except those with `max` or `min`, whose two
-//! conditional partials cost more (docs/cost.md); the largest ratios seen
-//! are printed (`--nocapture`) and recorded in docs/cost.md.
+//! conditional partials cost more (docs/cost.md). The goal is a
+//! measurement, not a theorem (a long enough product chain exceeds it, and
+//! even 4: docs/cost.md), so the programs come from a fixed seed; the
+//! largest ratios seen are printed (`--nocapture`) and recorded in
+//! docs/cost.md.
 
 mod common;
 
@@ -19,7 +22,7 @@ use std::cell::RefCell;
 
 use optimize::{Config, gradient_only, optimize};
 use proptest::prelude::*;
-use proptest::test_runner::{Config as RunnerConfig, TestCaseError, TestRunner};
+use proptest::test_runner::{Config as RunnerConfig, RngSeed, TestCaseError, TestRunner};
 use semantics::{Expectations, Value, cost};
 
 use common::source::SourceGen;
@@ -136,9 +139,13 @@ fn run(seed: u64, arrays: bool) -> Result<Option<Seen>, TestCaseError> {
 /// Runs `cases` programs, returning what they gave.
 fn sweep(arrays: bool, cases: u32) -> Vec<Seen> {
     let seen = RefCell::new(Vec::new());
+    // A fixed seed: the largest ratios are measurements over these
+    // programs, reproducible from run to run (docs/cost.md records them);
+    // `PROPTEST_RNG_SEED` does not apply.
     let mut runner = TestRunner::new(RunnerConfig {
         cases,
         failure_persistence: None,
+        rng_seed: RngSeed::Fixed(0x5EED_C057),
         ..RunnerConfig::default()
     });
     let result = runner.run(&any::<u64>(), |seed| {

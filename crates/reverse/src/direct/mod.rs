@@ -27,9 +27,11 @@
 //! patterns; `map` with one array (Fig. 4 defines it as `map2` of the same
 //! array twice, which would compute it twice); free variables of any ground
 //! type in the functions of `map` and `map2`; and arrays of any ground type
-//! in `map` and `map2`. Beyond the UNF path (Section 7.1): the function of
-//! `reduce` may have free variables and its initial value may depend on the
-//! parameters.
+//! in `map` and `map2`. Section 7.1 (Fig. 13): the function of `reduce` may
+//! have free variables and its initial value may depend on the parameters.
+//! Appendix A.3 (Fig. 16): `foldl` with a real accumulator. Section 7.2:
+//! conditionals ([`cond`]). An entry without parameters gets a gradient
+//! program returning its value alone (docs/direct.md).
 //!
 //! Invariants: the output is typed by `syntax::infer`, compacted, and passes
 //! `syntax::verify` (a failure is [`Error::Internal`]); every binder of the

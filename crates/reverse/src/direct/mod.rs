@@ -30,7 +30,7 @@
 //! in `map` and `map2`. Section 7.1 (Fig. 13): the function of `reduce` may
 //! have free variables and its initial value may depend on the parameters.
 //! Appendix A.3 (Fig. 16): `foldl` with a real accumulator. Section 7.2:
-//! conditionals ([`cond`]). An entry without parameters gets a gradient
+//! conditionals (`cond.rs`). An entry without parameters gets a gradient
 //! program returning its value alone (docs/direct.md).
 //!
 //! Invariants: the output is typed by `syntax::infer`, compacted, and passes

@@ -214,6 +214,10 @@ pub fn check_grad(
 ) -> Result<(), CliError> {
     let m = load_source(file, "check-grad")?;
     let def = inputs::entry(&m, entry)?;
+    // Reverse mode takes the program specialised to first order, as `grad`
+    // does (`pipeline::first_order`).
+    let m = crate::pipeline::first_order(&m, def.name.as_str())?;
+    let def = inputs::entry(&m, Some(def.name.as_str()))?;
     let wrt = inputs::wrt_list(def, wrt)?;
     let args = inputs::entry_args(&m, def, at)?;
     let named: Vec<(String, semantics::Value)> = def

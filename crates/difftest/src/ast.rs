@@ -222,9 +222,10 @@ impl GVal {
 /// Which paths a program's constructs are inside the language of.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Fragment {
-    /// The direct macro's language (Fig. 5 and Section 7.1, docs/direct.md):
-    /// no conditional, comparison, index, length, shift, scan, `foldl`,
-    /// `build`, `ifold`, and `reduce` only with a real accumulator.
+    /// The direct macro's language (Fig. 5, Sections 7.1 and 7.2, Fig. 16;
+    /// docs/direct.md): no index, `length`, shift, scan, `build`, `ifold`,
+    /// no comparison of indices, and `reduce` and `foldl` only with a real
+    /// accumulator.
     pub direct: bool,
 }
 
@@ -613,24 +614,13 @@ fn in_direct(e: &GExpr, env: &mut Vec<(String, GTy)>) -> bool {
 fn in_direct_node(e: &GExpr, env: &mut Vec<(String, GTy)>) -> bool {
     let k = env.len();
     let ok = match e {
-        GExpr::If(..) | GExpr::Index(..) => false,
+        GExpr::Index(..) => false,
         GExpr::Op1(op, a) => {
-            !matches!(op, Prim::Not | Prim::Shift1L | Prim::Shift1R | Prim::Length)
-                && in_direct(a, env)
+            !matches!(op, Prim::Shift1L | Prim::Shift1R | Prim::Length) && in_direct(a, env)
         }
-        GExpr::Op2(op, a, b) => {
-            !matches!(
-                op,
-                Prim::Lt
-                    | Prim::Le
-                    | Prim::Gt
-                    | Prim::Ge
-                    | Prim::Eq
-                    | Prim::Ne
-                    | Prim::And
-                    | Prim::Or
-            ) && in_direct(a, env)
-                && in_direct(b, env)
+        // Comparisons of reals (not of an index) and logic, in conditions.
+        GExpr::Op2(Prim::Lt | Prim::Le | Prim::Gt | Prim::Ge | Prim::Eq | Prim::Ne, a, b) => {
+            type_of(a, env) == Some(GTy::Real) && in_direct(a, env) && in_direct(b, env)
         }
         GExpr::Let(x, v, b) => {
             let ok = in_direct(v, env);
@@ -649,7 +639,7 @@ fn in_direct_node(e: &GExpr, env: &mut Vec<(String, GTy)>) -> bool {
         GExpr::Loop(l) => {
             let op_ok = match l.op {
                 Prim::Map | Prim::Map2 => true,
-                Prim::Reduce => type_of(&l.args[0], env) == Some(GTy::Real),
+                Prim::Reduce | Prim::Foldl => type_of(&l.args[0], env) == Some(GTy::Real),
                 _ => false,
             };
             let args_ok = l.args.iter().all(|a| in_direct(a, env));

@@ -5,15 +5,16 @@
 //! The programs cover the first-order language reverse mode, forward mode
 //! and the C backend accept: scalar chains, variables used several times (a
 //! variable is the most likely leaf, so values are shared), `let` and tuple
-//! patterns, tuples and projections, every unary and binary operator, and
-//! the array builtins `map`, `map2`, `reduce` (closed, or reading free
-//! variables: Section 7.1), and with [`Features::extended`] also `if` on
-//! comparisons and `&&`/`||`/`not` (among them conditionals that guard a
-//! partial operation, whose untaken branch is NaN or infinite), `foldl`,
-//! `scanl`, `scanr`, `shift1L`, `shift1R`, `build`, `ifold`, `length` and
-//! indexing. Array builtins nest in each other's bodies up to
-//! [`Features::max_nao`] deep. Arrays hold reals, tuples or arrays
-//! (`[n][m]R`), of sizes `n`, `m` or either plus or minus a constant.
+//! patterns, tuples and projections, every unary and binary operator, `if`
+//! on comparisons and `&&`/`||`/`not` (among them conditionals that guard a
+//! partial operation, whose untaken branch is NaN or infinite), and the
+//! array builtins `map`, `map2`, `reduce` (closed, or reading free
+//! variables: Section 7.1) and `foldl` of reals; with
+//! [`Features::extended`] also `scanl`, `scanr`, `shift1L`, `shift1R`,
+//! `build`, `ifold`, `length`, indexing, and folds of tuples and arrays.
+//! Array builtins nest in each other's bodies up to [`Features::max_nao`]
+//! deep. Arrays hold reals, tuples or arrays (`[n][m]R`), of sizes `n`,
+//! `m` or either plus or minus a constant.
 //!
 //! Types are chosen only among those that can be built from the values in
 //! scope: an array of size `s` is made from an array of size `s` (by
@@ -33,9 +34,10 @@ pub struct Features {
     /// Whether the function and initial value of `reduce` may read
     /// variables of the program (Section 7.1).
     pub open_reduce: bool,
-    /// Whether the program may leave the direct macro's fragment: `if`,
-    /// comparisons and logic, `foldl`, scans, shifts, `build`, `ifold`,
-    /// `length`, indexing, `reduce` of tuples.
+    /// Whether the program may leave the direct macro's language
+    /// (docs/direct.md): scans, shifts, `build`, `ifold`, `length`,
+    /// indexing, `reduce` and `foldl` of tuples or arrays. Without it the
+    /// program lies in that language (`if` and `foldl` of reals included).
     pub extended: bool,
 }
 
@@ -293,7 +295,7 @@ impl Gen<'_> {
         let w = [
             10,
             if size > 4 { 3 } else { 0 },
-            if self.ext() && size >= 6 { 2 } else { 0 },
+            if size >= 6 { 2 } else { 0 },
             if self.ext() && loops && scalarish(&ty) {
                 3
             } else {
@@ -318,17 +320,16 @@ impl Gen<'_> {
         }
         let acc = accessible(env);
         let loops = nao < self.feat.max_nao && !sizes(&acc).is_empty() && size >= 4;
-        let ext = self.ext();
         let w = [
-            30,                                          // op2
-            16,                                          // op1
-            if size >= 4 { 14 } else { 0 },              // let
-            if size >= 5 { 4 } else { 0 },               // let tuple
-            if size >= 3 { 5 } else { 0 },               // proj
-            if loops { 14 + 12 * nao } else { 0 },       // reduce, likelier in bodies
-            if ext && size >= 5 { 10 } else { 0 },       // if
-            if ext && size >= 4 { 5 } else { 0 },        // guarded partial operation
-            if ext && loops { 10 + 8 * nao } else { 0 }, // foldl, ifold
+            30,                                    // op2
+            16,                                    // op1
+            if size >= 4 { 14 } else { 0 },        // let
+            if size >= 5 { 4 } else { 0 },         // let tuple
+            if size >= 3 { 5 } else { 0 },         // proj
+            if loops { 14 + 12 * nao } else { 0 }, // reduce, likelier in bodies
+            if size >= 5 { 10 } else { 0 },        // if
+            if size >= 4 { 5 } else { 0 },         // guarded partial operation
+            if loops { 10 + 8 * nao } else { 0 },  // foldl, ifold
         ];
         match self.rng.weighted(&w) {
             0 => {
@@ -431,7 +432,9 @@ impl Gen<'_> {
         let init = self.expr(ty, isize, env, nao);
         let mut body_env = env.clone();
         body_env.push((a.clone(), ty.clone()));
-        if self.rng.chance(0.6) {
+        // The direct macro takes `foldl` (with a real accumulator), not
+        // `ifold`.
+        if !self.ext() || self.rng.chance(0.6) {
             let x = self.fresh("e");
             body_env.push((x.clone(), (*el).clone()));
             let body = self.expr(ty, body_size, &body_env, nao + 1);
@@ -590,7 +593,7 @@ impl Gen<'_> {
             if map_ok && ext { 14 } else { 0 },
             if scan_ok { 14 } else { 0 },
             if shift_ok { 16 } else { 0 },
-            if ext && size >= 6 { 4 } else { 0 },
+            if size >= 6 { 4 } else { 0 },
             if size >= 4 { 15 } else { 0 },
             if ext && can_loop && size >= 5 { 6 } else { 0 },
         ];

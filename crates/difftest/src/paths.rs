@@ -145,8 +145,15 @@ pub fn run_c(m: &Module, inputs: &[(String, Value)]) -> Result<Value, String> {
     out.map_err(|e| e.to_string())
 }
 
-/// A gradient program's output `(value, g_1, ..., g_k)` as a [`Gradient`].
+/// A gradient program's output `(value, g_1, ..., g_k)` (the value alone
+/// when k = 0) as a [`Gradient`].
 pub fn as_gradient(out: &Value) -> Result<Gradient, String> {
+    if let Some(value) = out.as_real() {
+        return Ok(Gradient {
+            value,
+            grads: Vec::new(),
+        });
+    }
     let items = out
         .as_tuple()
         .ok_or_else(|| format!("a gradient program returned {out}, not a tuple"))?;
@@ -170,7 +177,8 @@ pub fn optimized(g: &Module) -> Result<Module, String> {
     optimize::optimize(g, &cfg).map_err(|e| e.to_string())
 }
 
-/// Runs a gradient program `(value, g_1, ..., g_k)`.
+/// Runs a gradient program `(value, g_1, ..., g_k)` (the value alone when
+/// k = 0).
 pub fn run_gradient(g: &Module, inputs: &[(String, Value)]) -> Result<Gradient, String> {
     let out = semantics::eval_entry(g, None, inputs).map_err(|e| e.to_string())?;
     as_gradient(&out)

@@ -204,10 +204,9 @@ fn check_grad_reports_a_disagreement_at_a_kink() {
 
 #[test]
 fn check_grad_lists_a_path_that_refuses() {
-    // A conditional: the UNF path takes it (Section 7.2), the direct macro
-    // refuses it.
-    let m =
-        compile("def f (A : [n]R) (w : R) : R = sum (map (fun a -> if a > w then a * w else a) A)");
+    // Indexing: the UNF path takes it (Section 7.3's recipe), the direct
+    // macro refuses it.
+    let m = compile("def f (A : [n]R) (w : R) : R = A[1] * w + sum (map (fun a -> a * w) A)");
     let at = vec![
         ("A".to_string(), Value::reals(&[0.5, -1.0])),
         ("w".to_string(), Value::Real(0.3)),
@@ -232,7 +231,13 @@ fn check_grad_agrees_on_every_fixture_reverse_mode_takes() {
         // derivative there (docs/derivatives.md): central differences
         // average the two sides. pow_negative_base is NaN at every nearby
         // point (a negative base to a non-integral power).
-        let at_a_kink = ["kinks", "relu_max", "pow_negative_base"];
+        let at_a_kink = [
+            "kinks",
+            "relu_max",
+            "relu_at_zero",
+            "clip",
+            "pow_negative_base",
+        ];
         if at_a_kink
             .iter()
             .any(|k| path.parent().is_some_and(|p| p.ends_with(k)))

@@ -206,6 +206,7 @@ const CHECKED: &[&str] = &[
     "pow_negative_base",
     "prod",
     "relu_abs",
+    "relu_at_zero",
     "relu_max",
     "relu_sum",
     "sin_exp",
@@ -313,6 +314,10 @@ fn relu_max() {
 #[test]
 fn relu_abs() {
     check("relu_abs", false);
+}
+#[test]
+fn relu_at_zero() {
+    check("relu_at_zero", false);
 }
 #[test]
 fn log_or_square() {

@@ -81,6 +81,10 @@ pub enum RuleName {
     MapFusion,
     /// `let X = map2 f A B in .. map (fun t -> t.1) X .. map (fun t -> t.2) X ..` ~> each projection of its own `map2 f A B`.
     UnzipFusion,
+    /// `let X = map f A in .. reduce g1 z1 (map p1 X) .. reduce g2 z2 (map p2 X) ..` ~> one reduction of pairs (`fuse.rs`).
+    ReduceFusion,
+    /// `let X = map f A` whose uses are all projection maps keeps only the components they read (`fuse.rs`).
+    PruneComponents,
     // Conditionals.
     /// `if e1 then e2 else e2 ~> e2` (the branches equal up to bound names).
     IfSame,
@@ -123,6 +127,8 @@ impl RuleName {
         RuleName::ScanConst,
         RuleName::MapFusion,
         RuleName::UnzipFusion,
+        RuleName::ReduceFusion,
+        RuleName::PruneComponents,
         RuleName::IfSame,
         RuleName::IfConst,
         RuleName::IfFloat,
@@ -165,6 +171,8 @@ impl RuleName {
             RuleName::ScanConst => "scan-const",
             RuleName::MapFusion => "map-fusion",
             RuleName::UnzipFusion => "unzip-fusion",
+            RuleName::ReduceFusion => "reduce-fusion",
+            RuleName::PruneComponents => "prune-components",
             RuleName::IfSame => "if-same",
             RuleName::IfConst => "if-const",
             RuleName::IfFloat => "if-float",
@@ -199,7 +207,10 @@ impl RuleName {
             | RuleName::ReduceConst
             | RuleName::ShiftConst
             | RuleName::ScanConst => "array algebraic simplifications",
-            RuleName::MapFusion | RuleName::UnzipFusion => "classic array simplifications",
+            RuleName::MapFusion
+            | RuleName::UnzipFusion
+            | RuleName::ReduceFusion
+            | RuleName::PruneComponents => "classic array simplifications",
             RuleName::IfSame | RuleName::IfConst | RuleName::IfFloat | RuleName::IfTuple => {
                 "conditionals"
             }
@@ -268,6 +279,12 @@ impl RuleName {
             }
             RuleName::UnzipFusion => {
                 "let X = map2 f A B in ... map (fun t -> t.i) X ... ~> ... map (fun t -> t.i) (map2 f A B) ...  (every use of X a projection map, each component once, not under a lambda; also map)"
+            }
+            RuleName::ReduceFusion => {
+                "let X = map f A in .. reduce g1 z1 (map p1 X) .. reduce g2 z2 (map p2 X) .. ~> let (r1, r2) = reduce (fun (u, v) -> (g1 u.1 v.1, g2 u.2 v.2)) (z1, z2) (map (fun a -> (p1 a, p2 a)) (map f A)) in .. r1 .. r2 ..  (every use of X such a reduction (or foldl, all alike; `map p` optional), outside lambdas and branches; the g, z, p of every use bound before the first; also map2, build)"
+            }
+            RuleName::PruneComponents => {
+                "let X = map f A in .. map (fun t -> t.i) X .. ~> let X = map (fun a -> let t = f a in (t.i, ..)) A in ..  (every use of X a projection map, some component never read; also map2, build)"
             }
             RuleName::IfSame => "if e1 then e2 else e2 ~> e2",
             RuleName::IfConst => "if true then e2 else e3 ~> e2, if false then e2 else e3 ~> e3",

@@ -66,6 +66,8 @@ fn rivals(rule: RuleName) -> Vec<RuleName> {
         RuleName::LetLet | RuleName::LetVar | RuleName::Cse => vec![RuleName::InlineOnce],
         // Map-fusion would fuse the projections into their consumers first.
         RuleName::UnzipFusion => vec![RuleName::MapFusion],
+        // Reductions of projections are fused before they can be pruned.
+        RuleName::PruneComponents => vec![RuleName::ReduceFusion],
         _ => Vec::new(),
     }
 }
@@ -169,6 +171,8 @@ rule_tests! {
     scan_const => ScanConst,
     map_fusion => MapFusion,
     unzip_fusion => UnzipFusion,
+    reduce_fusion => ReduceFusion,
+    prune_components => PruneComponents,
     if_same => IfSame,
     if_const => IfConst,
     if_float => IfFloat,

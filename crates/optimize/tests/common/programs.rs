@@ -251,9 +251,31 @@ impl Gen {
             21 => {
                 let c = self.name("C");
                 let value = self.array(scope, d);
+                let u = self.name("u");
                 let mut inner = scope.clone();
-                inner.arrays.push(c.clone());
-                format!("(let {c} = {value} in reduce (+) 0 {c})")
+                inner.scalars.push(u.clone());
+                match self.pick(3) {
+                    0 => format!("(let {c} = {value} in reduce (+) 0 {c})"),
+                    // Two reductions of one map: `reduce-fusion`.
+                    1 => {
+                        let body = self.scalar(&inner, d.min(2));
+                        format!(
+                            "(let {c} = map (fun ({u} : R) -> {body}) {value} in \
+                             reduce (+) 0 {c} + reduce (*) 1 (map (fun (t : R) -> t * 0.5) {c}))"
+                        )
+                    }
+                    // Only one component read: `prune-components` (and
+                    // `reduce-fusion`).
+                    _ => {
+                        let (e1, e2) =
+                            (self.scalar(&inner, d.min(1)), self.scalar(&inner, d.min(1)));
+                        format!(
+                            "(let {c} = map (fun ({u} : R) -> ({e1}, {e2})) {value} in \
+                             reduce (+) 0 (map (fun (t : (R, R)) -> t.1) {c}) * \
+                             reduce (fun (a : R, b : R) -> max a b) 0 (map (fun (t : (R, R)) -> t.1) {c}))"
+                        )
+                    }
+                }
             }
             22 => format!("({})[0]", self.array(scope, d)),
             23 => {

@@ -428,6 +428,11 @@ fn plan_fusion(
             None => el_tys.push(xelem.clone()),
         }
     }
+    if let Some(plan) = zipped(
+        m, names, b, at, v, op, &parts, &acc_tys, &el_tys, &xelem, &size,
+    ) {
+        return Some(plan);
+    }
     let acc_t = Ty::Tuple(acc_tys.clone());
     let el_t = Ty::Tuple(el_tys.clone());
     let (u, w, a) = (
@@ -550,6 +555,312 @@ fn plan_fusion(
         rs.push(r);
     }
     plan.insert = Some((at, Pat::Tuple(rs), fused));
+    Some(plan)
+}
+
+/// The function `h` when `f` is `fun (u, v) -> map2 h u v`.
+fn lifted(m: &Module, f: ExprId) -> Option<ExprId> {
+    let Expr::Lambda { params, body } = m.expr(f) else {
+        return None;
+    };
+    let [pu, pv] = params.as_slice() else {
+        return None;
+    };
+    let Expr::Prim {
+        op: Prim::Map2,
+        args,
+    } = m.expr(*body)
+    else {
+        return None;
+    };
+    let is = |id: ExprId, p: &Param| matches!(m.expr(id), Expr::Var(x) if *x == p.name);
+    (is(args[1], pu)
+        && is(args[2], pv)
+        && matches!(m.expr(args[0]), Expr::Lambda { params, .. } if params.len() == 2))
+    .then_some(args[0])
+}
+
+/// `reduce-fusion` of two reductions whose functions are both lifted,
+/// `fun (u, v) -> map2 h u v`, over arrays of one length (by their
+/// types): the accumulator is one array of pairs rather than a pair of
+/// arrays, `reduce (fun (u, v) -> map2 (fun (a, b) -> (h1 a.1 b.1, h2
+/// a.2 b.2)) u v) (zip z1 z2) (map (fun a -> zip (p1 a) (p2 a)) X)`, so
+/// that each element's two parts are computed in one loop (in the
+/// backend, one pass over the element instead of writing it out).
+#[allow(clippy::too_many_arguments)]
+fn zipped(
+    m: &mut Module,
+    names: &mut Option<NameGen>,
+    b: Binding,
+    at: ExprId,
+    v: ExprId,
+    op: Prim,
+    parts: &[(ExprId, ExprId, Option<ExprId>, ExprId)],
+    acc_tys: &[Ty],
+    el_tys: &[Ty],
+    xelem: &Ty,
+    xsize: &syntax::Size,
+) -> Option<Plan> {
+    if parts.len() != 2 {
+        return None;
+    }
+    let hs: Vec<ExprId> = parts
+        .iter()
+        .map(|&(f, ..)| lifted(m, f))
+        .collect::<Option<_>>()?;
+    let (s, accs): (Vec<syntax::Size>, Vec<Ty>) = acc_tys
+        .iter()
+        .map(elem_ty)
+        .collect::<Option<Vec<_>>>()?
+        .into_iter()
+        .unzip();
+    let (e, els): (Vec<syntax::Size>, Vec<Ty>) = el_tys
+        .iter()
+        .map(elem_ty)
+        .collect::<Option<Vec<_>>>()?
+        .into_iter()
+        .unzip();
+    let size = s[0].clone();
+    if size == syntax::Size::Dyn || s.iter().chain(&e).any(|x| *x != size) {
+        return None;
+    }
+    let span = m.span(b.let_node);
+    let pair_s = Ty::Tuple(accs.clone());
+    let pair_e = Ty::Tuple(els.clone());
+    let acc_z = Ty::Array(size.clone(), Box::new(pair_s.clone()));
+    let el_z = Ty::Array(size.clone(), Box::new(pair_e.clone()));
+    // zip x y = map2 (fun (a, b) -> (a, b)) x y
+    let zip = |m: &mut Module,
+               names: &mut Option<NameGen>,
+               x: ExprId,
+               y: ExprId,
+               tys: &[Ty],
+               out: &Ty| {
+        let (a, c) = (fresh(m, names, "a"), fresh(m, names, "b"));
+        let av = add(m, Expr::Var(a.clone()), tys[0].clone(), span);
+        let cv = add(m, Expr::Var(c.clone()), tys[1].clone(), span);
+        let pair = Ty::Tuple(tys.to_vec());
+        let body = add(m, Expr::Tuple(vec![av, cv]), pair.clone(), span);
+        let lam = add(
+            m,
+            Expr::Lambda {
+                params: vec![
+                    Param {
+                        name: a,
+                        ty: Some(tys[0].clone()),
+                        span,
+                    },
+                    Param {
+                        name: c,
+                        ty: Some(tys[1].clone()),
+                        span,
+                    },
+                ],
+                body,
+            },
+            Ty::Func(tys.to_vec(), Box::new(pair)),
+            span,
+        );
+        add(
+            m,
+            Expr::Prim {
+                op: Prim::Map2,
+                args: vec![lam, x, y],
+            },
+            out.clone(),
+            span,
+        )
+    };
+    // The function: fun (u, w) -> map2 (fun (a, c) -> (h1 a.1 c.1, h2 a.2 c.2)) u w
+    let (u, w, a, c) = (
+        fresh(m, names, "u"),
+        fresh(m, names, "v"),
+        fresh(m, names, "a"),
+        fresh(m, names, "b"),
+    );
+    let mut comps = Vec::new();
+    for j in 0..2 {
+        let av = add(m, Expr::Var(a.clone()), pair_s.clone(), span);
+        let aj = add(
+            m,
+            Expr::Proj {
+                tuple: av,
+                index: j as u32 + 1,
+            },
+            accs[j].clone(),
+            span,
+        );
+        let cv = add(m, Expr::Var(c.clone()), pair_e.clone(), span);
+        let cj = add(
+            m,
+            Expr::Proj {
+                tuple: cv,
+                index: j as u32 + 1,
+            },
+            els[j].clone(),
+            span,
+        );
+        comps.push(add(
+            m,
+            Expr::App {
+                func: hs[j],
+                args: vec![aj, cj],
+            },
+            accs[j].clone(),
+            span,
+        ));
+    }
+    let inner_body = add(m, Expr::Tuple(comps), pair_s.clone(), span);
+    let inner = add(
+        m,
+        Expr::Lambda {
+            params: vec![
+                Param {
+                    name: a,
+                    ty: Some(pair_s.clone()),
+                    span,
+                },
+                Param {
+                    name: c,
+                    ty: Some(pair_e.clone()),
+                    span,
+                },
+            ],
+            body: inner_body,
+        },
+        Ty::Func(
+            vec![pair_s.clone(), pair_e.clone()],
+            Box::new(pair_s.clone()),
+        ),
+        span,
+    );
+    let uv = add(m, Expr::Var(u.clone()), acc_z.clone(), span);
+    let wv = add(m, Expr::Var(w.clone()), el_z.clone(), span);
+    let fbody = add(
+        m,
+        Expr::Prim {
+            op: Prim::Map2,
+            args: vec![inner, uv, wv],
+        },
+        acc_z.clone(),
+        span,
+    );
+    let flam = add(
+        m,
+        Expr::Lambda {
+            params: vec![
+                Param {
+                    name: u,
+                    ty: Some(acc_z.clone()),
+                    span,
+                },
+                Param {
+                    name: w,
+                    ty: Some(el_z.clone()),
+                    span,
+                },
+            ],
+            body: fbody,
+        },
+        Ty::Func(vec![acc_z.clone(), el_z.clone()], Box::new(acc_z.clone())),
+        span,
+    );
+    let z = zip(m, names, parts[0].1, parts[1].1, &accs, &acc_z);
+    // The elements: map (fun x -> zip (p1 x) (p2 x)) V
+    let x = fresh(m, names, "a");
+    let mut ps = Vec::new();
+    for (j, &(_, _, p, _)) in parts.iter().enumerate() {
+        let xv = add(m, Expr::Var(x.clone()), xelem.clone(), span);
+        ps.push(match p {
+            Some(p) => add(
+                m,
+                Expr::App {
+                    func: p,
+                    args: vec![xv],
+                },
+                el_tys[j].clone(),
+                span,
+            ),
+            None => xv,
+        });
+    }
+    let mbody = zip(m, names, ps[0], ps[1], &els, &el_z);
+    let mlam = add(
+        m,
+        Expr::Lambda {
+            params: vec![Param {
+                name: x,
+                ty: Some(xelem.clone()),
+                span,
+            }],
+            body: mbody,
+        },
+        Ty::Func(vec![xelem.clone()], Box::new(el_z.clone())),
+        span,
+    );
+    let mapped = add(
+        m,
+        Expr::Prim {
+            op: Prim::Map,
+            args: vec![mlam, v],
+        },
+        Ty::Array(xsize.clone(), Box::new(el_z)),
+        span,
+    );
+    let fused = add(
+        m,
+        Expr::Prim {
+            op,
+            args: vec![flam, z, mapped],
+        },
+        acc_z.clone(),
+        span,
+    );
+    // Each use: map (fun t -> t.j) r
+    let r = fresh(m, names, "r");
+    let mut plan = Plan {
+        drop_let: Some(b.let_node),
+        ..Plan::default()
+    };
+    for (j, &(_, _, _, node)) in parts.iter().enumerate() {
+        let nspan = m.span(node);
+        let t = fresh(m, names, "t");
+        let tv = add(m, Expr::Var(t.clone()), pair_s.clone(), nspan);
+        let pr = add(
+            m,
+            Expr::Proj {
+                tuple: tv,
+                index: j as u32 + 1,
+            },
+            accs[j].clone(),
+            nspan,
+        );
+        let lam = add(
+            m,
+            Expr::Lambda {
+                params: vec![Param {
+                    name: t,
+                    ty: Some(pair_s.clone()),
+                    span: nspan,
+                }],
+                body: pr,
+            },
+            Ty::Func(vec![pair_s.clone()], Box::new(accs[j].clone())),
+            nspan,
+        );
+        let rv = add(m, Expr::Var(r.clone()), acc_z.clone(), nspan);
+        let proj = add(
+            m,
+            Expr::Prim {
+                op: Prim::Map,
+                args: vec![lam, rv],
+            },
+            acc_tys[j].clone(),
+            nspan,
+        );
+        plan.replace.insert(node, proj);
+    }
+    plan.insert = Some((at, Pat::Var(r), fused));
     Some(plan)
 }
 

@@ -66,8 +66,10 @@ pub enum RuleName {
     Map2Const,
     /// `map2 (x,y. e) A B ~> map (x. e) A` when `y` is not in `FV(e)`, and on the left.
     Map2Unused,
-    /// `map (x. x) A ~> A`.
+    /// `map (x. x) A ~> A`, and `map (x. (x.1, ..., x.n)) A ~> A`.
     MapIdentity,
+    /// `map2 (x,y. e) A A ~> map (x. let y = x in e) A`.
+    Map2Same,
     /// `K(A) ~> K(B)` when `B` has the length of `A` and is cheaper (`A = map f B`, `shift1R (scanl f z B)`, ...).
     ConstShape,
     /// `reduce (+) z ZerosLike(A) ~> z`, `reduce (*) z OnesLike(A) ~> z`, and the same for `foldl`.
@@ -81,6 +83,8 @@ pub enum RuleName {
     MapFusion,
     /// `let X = map2 f A B in .. map (fun t -> t.1) X .. map (fun t -> t.2) X ..` ~> each projection of its own `map2 f A B`.
     UnzipFusion,
+    /// `let X = map2 f A B in .. X .. X ..` ~> the sources bound once, `map2 f A B` at every use (f cheap arithmetic).
+    RecomputeCheap,
     /// `let X = map f A in .. reduce g1 z1 (map p1 X) .. reduce g2 z2 (map p2 X) ..` ~> one reduction of pairs (`fuse.rs`).
     ReduceFusion,
     /// `let X = map f A` whose uses are all projection maps keeps only the components they read (`fuse.rs`).
@@ -121,12 +125,14 @@ impl RuleName {
         RuleName::Map2Const,
         RuleName::Map2Unused,
         RuleName::MapIdentity,
+        RuleName::Map2Same,
         RuleName::ConstShape,
         RuleName::ReduceConst,
         RuleName::ShiftConst,
         RuleName::ScanConst,
         RuleName::MapFusion,
         RuleName::UnzipFusion,
+        RuleName::RecomputeCheap,
         RuleName::ReduceFusion,
         RuleName::PruneComponents,
         RuleName::IfSame,
@@ -165,12 +171,14 @@ impl RuleName {
             RuleName::Map2Const => "map2-const",
             RuleName::Map2Unused => "map2-unused",
             RuleName::MapIdentity => "map-identity",
+            RuleName::Map2Same => "map2-same",
             RuleName::ConstShape => "const-shape",
             RuleName::ReduceConst => "reduce-const",
             RuleName::ShiftConst => "shift-const",
             RuleName::ScanConst => "scan-const",
             RuleName::MapFusion => "map-fusion",
             RuleName::UnzipFusion => "unzip-fusion",
+            RuleName::RecomputeCheap => "recompute-cheap",
             RuleName::ReduceFusion => "reduce-fusion",
             RuleName::PruneComponents => "prune-components",
             RuleName::IfSame => "if-same",
@@ -203,12 +211,14 @@ impl RuleName {
             RuleName::Map2Const
             | RuleName::Map2Unused
             | RuleName::MapIdentity
+            | RuleName::Map2Same
             | RuleName::ConstShape
             | RuleName::ReduceConst
             | RuleName::ShiftConst
             | RuleName::ScanConst => "array algebraic simplifications",
             RuleName::MapFusion
             | RuleName::UnzipFusion
+            | RuleName::RecomputeCheap
             | RuleName::ReduceFusion
             | RuleName::PruneComponents => "classic array simplifications",
             RuleName::IfSame | RuleName::IfConst | RuleName::IfFloat | RuleName::IfTuple => {
@@ -261,7 +271,8 @@ impl RuleName {
             RuleName::Map2Unused => {
                 "map2 (x,y. e) A B ~> map (x. e) A  (y not in FV(e)), and on the left"
             }
-            RuleName::MapIdentity => "map (x. x) A ~> A",
+            RuleName::MapIdentity => "map (x. x) A ~> A, map (x. (x.1, ..., x.n)) A ~> A",
+            RuleName::Map2Same => "map2 (x,y. e) A A ~> map (x. let y = x in e) A  (A a variable)",
             RuleName::ConstShape => {
                 "map (fun _ -> c) A ~> map (fun _ -> c) B  (B as long as A and cheaper: A = map f B, map2 f B C, shift1R (scanl f z B), ...)"
             }
@@ -279,6 +290,9 @@ impl RuleName {
             }
             RuleName::UnzipFusion => {
                 "let X = map2 f A B in ... map (fun t -> t.i) X ... ~> ... map (fun t -> t.i) (map2 f A B) ...  (every use of X a projection map, each component once, not under a lambda; also map)"
+            }
+            RuleName::RecomputeCheap => {
+                "let X = map2 f A B in .. X .. X .. ~> let A' = A in let B' = B in .. map2 f A' B' .. map2 f A' B' ..  (X used more than once, never under a lambda; f only arithmetic without division or transcendental functions, projections, tuples, lets, conditionals and maps of such; the copies within the inline budget; also map)"
             }
             RuleName::ReduceFusion => {
                 "let X = map f A in .. reduce g1 z1 (map p1 X) .. reduce g2 z2 (map p2 X) .. ~> let (r1, r2) = reduce (fun (u, v) -> (g1 u.1 v.1, g2 u.2 v.2)) (z1, z2) (map (fun a -> (p1 a, p2 a)) (map f A)) in .. r1 .. r2 ..  (every use of X such a reduction (or foldl, all alike; `map p` optional), outside lambdas and branches; the g, z, p of every use bound before the first; also map2, build)"

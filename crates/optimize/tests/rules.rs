@@ -66,8 +66,16 @@ fn rivals(rule: RuleName) -> Vec<RuleName> {
         RuleName::LetLet | RuleName::LetVar | RuleName::Cse => vec![RuleName::InlineOnce],
         // Map-fusion would fuse the projections into their consumers first.
         RuleName::UnzipFusion => vec![RuleName::MapFusion],
-        // Reductions of projections are fused before they can be pruned.
-        RuleName::PruneComponents => vec![RuleName::ReduceFusion],
+        // A cheap map used twice is copied into its uses (and reductions
+        // of projections fused) before the others see it.
+        RuleName::PruneComponents => vec![RuleName::ReduceFusion, RuleName::RecomputeCheap],
+        RuleName::ReduceFusion => vec![RuleName::RecomputeCheap],
+        RuleName::Map2Same => vec![RuleName::RecomputeCheap],
+        RuleName::RecomputeCheap => vec![
+            RuleName::ReduceFusion,
+            RuleName::PruneComponents,
+            RuleName::UnzipFusion,
+        ],
         _ => Vec::new(),
     }
 }
@@ -165,12 +173,14 @@ rule_tests! {
     map2_const => Map2Const,
     map2_unused => Map2Unused,
     map_identity => MapIdentity,
+    map2_same => Map2Same,
     const_shape => ConstShape,
     reduce_const => ReduceConst,
     shift_const => ShiftConst,
     scan_const => ScanConst,
     map_fusion => MapFusion,
     unzip_fusion => UnzipFusion,
+    recompute_cheap => RecomputeCheap,
     reduce_fusion => ReduceFusion,
     prune_components => PruneComponents,
     if_same => IfSame,

@@ -182,6 +182,46 @@ impl Round<'_> {
                 self.fire(RuleName::UnzipFusion);
                 return env.insert(x.clone(), Subst::Susp(value, env.clone()));
             }
+            Expr::Prim {
+                op: op @ (Prim::Map | Prim::Map2),
+                args,
+            } if self.on(RuleName::RecomputeCheap) && self.recomputable(&occ, value) => {
+                // The sources are bound once (written out once); the cheap
+                // function is copied into every use, where map-fusion puts
+                // it into the consumer's loop.
+                self.fire(RuleName::RecomputeCheap);
+                let mut env = env.clone();
+                let mut srcs = Vec::new();
+                for &a in &args[1..] {
+                    // A variable is a leaf unless the environment holds a
+                    // value to inline there, which would be copied too.
+                    let plain = match self.m.expr(a) {
+                        Expr::Var(v) => {
+                            matches!(env.get(v), None | Some(Subst::Leaf(..)))
+                        }
+                        _ => self.leaf(a).is_some(),
+                    };
+                    if plain {
+                        srcs.push(a);
+                        continue;
+                    }
+                    let n = self.fresh(x.as_str());
+                    let o = Occ {
+                        count: occ.count,
+                        ..Occ::default()
+                    };
+                    let t = self.ty(a);
+                    let sp = self.m.span(a);
+                    env = self.bind_var_input_named(&n, o, None, a, &env, blk, pos, span);
+                    srcs.push(self.add(Expr::Var(n), t, sp));
+                }
+                let mut new_args = vec![args[0]];
+                new_args.extend(srcs);
+                let t = self.ty(value);
+                let sp = self.m.span(value);
+                let node = self.add(Expr::Prim { op, args: new_args }, t, sp);
+                return env.insert(x.clone(), Subst::Susp(node, env.clone()));
+            }
             _ => {}
         }
         if self.used_once(&occ) && self.fits(value) && self.on(RuleName::InlineOnce) {
@@ -434,6 +474,70 @@ impl Round<'_> {
             && !occ.under_lambda
             && (1..=parts.len() as u32).all(|i| self.occ(&component(x, i)).count <= 1)
             && (occ.count as usize).saturating_mul(size(&self.m, value)) <= self.cfg.inline_budget
+    }
+
+    /// Whether `x = value`, a `map`/`map2` used more than once (never
+    /// under a lambda), has a function cheap enough to compute again at
+    /// each use rather than write the array out: arithmetic without
+    /// division or transcendental functions, projections, tuples, `let`s,
+    /// conditionals and inner maps of such; the copies within the budget.
+    pub(super) fn recomputable(&self, occ: &Occ, value: ExprId) -> bool {
+        let Expr::Prim { args, .. } = self.m.expr(value) else {
+            return false;
+        };
+        occ.count > 1
+            && occ.count != u32::MAX
+            && !occ.under_lambda
+            && matches!(self.m.expr(args[0]), Expr::Lambda { .. })
+            && self.cheap(args[0])
+            && (occ.count as usize).saturating_mul(size(&self.m, args[0])) <= self.cfg.inline_budget
+    }
+
+    /// Whether evaluating the tree under `id` costs a few arithmetic
+    /// operations per scalar it produces (see [`Self::recomputable`]).
+    fn cheap(&self, id: ExprId) -> bool {
+        let mut todo = vec![id];
+        while let Some(i) = todo.pop() {
+            let ok = match self.m.expr(i) {
+                Expr::Var(_)
+                | Expr::Real(_)
+                | Expr::Int(_)
+                | Expr::Bool(_)
+                | Expr::Tuple(_)
+                | Expr::Proj { .. }
+                | Expr::Let { .. }
+                | Expr::If { .. }
+                | Expr::Lambda { .. } => true,
+                Expr::Prim { op, args } => match op {
+                    Prim::Add
+                    | Prim::Sub
+                    | Prim::Mul
+                    | Prim::Neg
+                    | Prim::Max
+                    | Prim::Min
+                    | Prim::Lt
+                    | Prim::Le
+                    | Prim::Gt
+                    | Prim::Ge
+                    | Prim::Eq
+                    | Prim::Ne
+                    | Prim::And
+                    | Prim::Or
+                    | Prim::Not
+                    | Prim::Length => true,
+                    Prim::Map | Prim::Map2 => {
+                        matches!(self.m.expr(args[0]), Expr::Lambda { .. })
+                    }
+                    _ => false,
+                },
+                Expr::App { .. } | Expr::Section(_) | Expr::Array(_) | Expr::Index { .. } => false,
+            };
+            if !ok {
+                return false;
+            }
+            self.m.expr(i).for_each_child(|c| todo.push(c));
+        }
+        true
     }
 
     /// Whether a lambda used several times may be copied into each use.

@@ -331,6 +331,14 @@ impl Gen {
                 inner.scalars.push(u.clone());
                 inner.scalars.push(w.clone());
                 let body = self.scalar(&inner, d);
+                if self.pick(4) == 0 {
+                    // One array on both sides: `map2-same`.
+                    let c = self.name("C");
+                    return format!(
+                        "(let {c} = {} in map2 (fun ({u} : R, {w} : R) -> {u} * {w} + {body}) {c} {c})",
+                        self.array(scope, d)
+                    );
+                }
                 format!(
                     "(map2 (fun ({u} : R, {w} : R) -> {body}) {} {})",
                     self.array(scope, d),

@@ -41,6 +41,8 @@ use syntax::{Expr, ExprId, Module, Name, Param, Pat, Prim, Span, Ty, stack};
 use crate::hash::{FxHashMap, FxHashSet};
 use crate::rules::{RuleName, RuleSet};
 
+mod reduce;
+
 /// A use of a candidate array.
 #[derive(Debug, Clone, Copy)]
 struct Use {
@@ -52,23 +54,23 @@ struct Use {
     guarded: bool,
 }
 
-/// A reduction over a candidate array.
+/// A reduction over a variable: `reduce g z X` or `reduce g z (map p X)`.
 #[derive(Debug, Clone, Copy)]
-struct Site {
+pub(crate) struct Site {
     /// The `reduce`/`foldl` node.
-    node: ExprId,
+    pub node: ExprId,
     /// `Reduce` or `Foldl`.
-    op: Prim,
+    pub op: Prim,
     /// The `map p X` between the reduction and `X`, if any.
-    map: Option<ExprId>,
+    pub map: Option<ExprId>,
 }
 
 /// A binding `let X = map/map2/build (fun ..) ..`.
 #[derive(Debug, Clone, Copy)]
-struct Binding {
-    let_node: ExprId,
+pub(crate) struct Binding {
+    pub let_node: ExprId,
     /// Lambdas and branches around the binding.
-    depth: u32,
+    pub depth: u32,
 }
 
 /// The candidates of one definition and their uses.
@@ -76,6 +78,9 @@ struct Analysis<'m> {
     m: &'m Module,
     bindings: FxHashMap<Name, Binding>,
     uses: FxHashMap<Name, Vec<Use>>,
+    /// Every reduction over a variable outside lambdas and branches (the
+    /// definition's own level), with the variable.
+    top_sites: Vec<(Site, Name)>,
 }
 
 impl Analysis<'_> {
@@ -157,6 +162,22 @@ impl Analysis<'_> {
                 let (op, args) = (*op, args.clone());
                 self.walk(args[0], depth);
                 self.walk(args[1], depth);
+                if depth == 0 {
+                    let x = match self.m.expr(args[2]) {
+                        Expr::Var(x) => Some((x.clone(), None)),
+                        Expr::Prim {
+                            op: Prim::Map,
+                            args: margs,
+                        } => match self.m.expr(margs[1]) {
+                            Expr::Var(x) => Some((x.clone(), Some(args[2]))),
+                            _ => None,
+                        },
+                        _ => None,
+                    };
+                    if let Some((x, map)) = x {
+                        self.top_sites.push((Site { node: id, op, map }, x));
+                    }
+                }
                 if let Expr::Var(x) = self.m.expr(args[2])
                     && self.bindings.contains_key(x)
                 {
@@ -208,15 +229,15 @@ fn producer(m: &Module, id: ExprId) -> Option<usize> {
 
 /// What a rewrite changes, for [`rebuild`].
 #[derive(Default)]
-struct Plan {
+pub(crate) struct Plan {
     /// Nodes replaced by new ones (whose subtrees are not visited).
-    replace: FxHashMap<ExprId, ExprId>,
+    pub replace: FxHashMap<ExprId, ExprId>,
     /// `let X = ..` nodes to drop (their body takes their place).
-    drop_let: Option<ExprId>,
+    pub drop_lets: FxHashSet<ExprId>,
     /// A `let` whose value is replaced.
-    new_value: Option<(ExprId, ExprId)>,
+    pub new_value: Option<(ExprId, ExprId)>,
     /// A binding to put in front of a node: the node, the pattern, the value.
-    insert: Option<(ExprId, Pat, ExprId)>,
+    pub insert: Option<(ExprId, Pat, ExprId)>,
 }
 
 /// Runs both rules over every definition, at most one rewrite per
@@ -238,22 +259,39 @@ pub(crate) fn run(
             m,
             bindings: FxHashMap::default(),
             uses: FxHashMap::default(),
+            top_sites: Vec::new(),
         };
         a.walk(root, 0);
+        let top_sites = std::mem::take(&mut a.top_sites);
         let mut cands: Vec<(Name, Binding)> =
             a.bindings.iter().map(|(x, b)| (x.clone(), *b)).collect();
         cands.sort_by_key(|(_, b)| b.let_node);
         let uses = std::mem::take(&mut a.uses);
         let mut done = None;
-        for (x, b) in cands {
-            let us = uses.get(&x).map(Vec::as_slice).unwrap_or(&[]);
-            if fusion && let Some(plan) = plan_fusion(m, names, &x, b, us) {
+        for (x, b) in &cands {
+            let us = uses.get(x).map(Vec::as_slice).unwrap_or(&[]);
+            if fusion && let Some(plan) = reduce::plan_fusion(m, names, x, *b, us) {
                 done = Some((plan, RuleName::ReduceFusion));
                 break;
             }
-            if prune && let Some(plan) = plan_prune(m, names, &x, b, us) {
+            if prune && let Some(plan) = plan_prune(m, names, x, *b, us) {
                 done = Some((plan, RuleName::PruneComponents));
                 break;
+            }
+        }
+        if done.is_none() && fusion {
+            let single: FxHashMap<Name, Binding> = cands
+                .iter()
+                .filter(|(x, b)| {
+                    b.depth == 0
+                        && uses
+                            .get(x)
+                            .is_some_and(|u| u.len() == 1 && u[0].site.is_some() && !u[0].guarded)
+                })
+                .map(|(x, b)| (x.clone(), *b))
+                .collect();
+            if let Some(plan) = reduce::plan_source_fusion(m, names, root, &top_sites, &single) {
+                done = Some((plan, RuleName::ReduceFusion));
             }
         }
         if let Some((plan, rule)) = done {
@@ -320,548 +358,6 @@ fn contains(m: &Module, id: ExprId, nodes: &FxHashSet<ExprId>) -> bool {
         m.expr(i).for_each_child(|c| todo.push(c));
     }
     false
-}
-
-/// `reduce-fusion` for `X`, if its uses allow it.
-fn plan_fusion(
-    m: &mut Module,
-    names: &mut Option<NameGen>,
-    x: &Name,
-    b: Binding,
-    uses: &[Use],
-) -> Option<Plan> {
-    if uses.len() < 2 || uses.iter().any(|u| u.guarded || u.site.is_none()) {
-        return None;
-    }
-    let sites: Vec<Site> = uses.iter().filter_map(|u| u.site).collect();
-    let op = sites[0].op;
-    if sites.iter().any(|s| s.op != op) {
-        return None;
-    }
-    let Expr::Let { value: v, body, .. } = m.expr(b.let_node).clone() else {
-        return None;
-    };
-    // The chain of `let`s after the binding, and the first element that
-    // holds a use.
-    let site_nodes: FxHashSet<ExprId> = sites.iter().map(|s| s.node).collect();
-    let mut chain = Vec::new();
-    let mut cur = body;
-    while let Expr::Let { body, .. } = m.expr(cur) {
-        chain.push(cur);
-        cur = *body;
-    }
-    chain.push(cur);
-    let holds = |id: ExprId| match m.expr(id) {
-        Expr::Let { value, .. } => contains(m, *value, &site_nodes),
-        _ => contains(m, id, &site_nodes),
-    };
-    let first = chain.iter().position(|&c| holds(c))?;
-    let at = chain[first];
-    // The names bound from there on: the parts of the uses must not
-    // mention them (nor X).
-    let mut after = FxHashSet::default();
-    for &c in &chain[first..] {
-        match m.expr(c) {
-            Expr::Let { pat, value, .. } => {
-                match pat {
-                    Pat::Var(y) => {
-                        after.insert(y.clone());
-                    }
-                    Pat::Tuple(ys) => after.extend(ys.iter().cloned()),
-                }
-                binders(m, *value, &mut after);
-            }
-            _ => binders(m, c, &mut after),
-        }
-    }
-    let mut parts = Vec::new();
-    for s in &sites {
-        let Expr::Prim { args, .. } = m.expr(s.node) else {
-            return None;
-        };
-        let f = args[0];
-        let z = args[1];
-        let Expr::Lambda { params, .. } = m.expr(f) else {
-            return None;
-        };
-        if params.len() != 2 {
-            return None;
-        }
-        let p = match s.map {
-            Some(mp) => {
-                let Expr::Prim { args: margs, .. } = m.expr(mp) else {
-                    return None;
-                };
-                let p = margs[0];
-                if !matches!(m.expr(p), Expr::Lambda { params, .. } if params.len() == 1) {
-                    return None;
-                }
-                Some(p)
-            }
-            None => None,
-        };
-        for part in [Some(f), Some(z), p].into_iter().flatten() {
-            let (mut vs, mut own) = (FxHashSet::default(), FxHashSet::default());
-            vars(m, part, &mut vs);
-            binders(m, part, &mut own);
-            if vs.contains(x) || vs.iter().any(|n| after.contains(n) && !own.contains(n)) {
-                return None;
-            }
-        }
-        parts.push((f, z, p, s.node));
-    }
-    // Build the fused reduction.
-    let span = m.span(b.let_node);
-    let xty = m.types[v.index()].clone();
-    let (size, xelem) = elem_ty(&xty)?;
-    let acc_tys: Vec<Ty> = parts
-        .iter()
-        .map(|&(_, _, _, n)| m.types[n.index()].clone())
-        .collect();
-    let mut el_tys = Vec::new();
-    for &(_, _, p, _) in &parts {
-        match p {
-            Some(p) => match &m.types[p.index()] {
-                Ty::Func(_, r) => el_tys.push((**r).clone()),
-                _ => return None,
-            },
-            None => el_tys.push(xelem.clone()),
-        }
-    }
-    if let Some(plan) = zipped(
-        m, names, b, at, v, op, &parts, &acc_tys, &el_tys, &xelem, &size,
-    ) {
-        return Some(plan);
-    }
-    let acc_t = Ty::Tuple(acc_tys.clone());
-    let el_t = Ty::Tuple(el_tys.clone());
-    let (u, w, a) = (
-        fresh(m, names, "u"),
-        fresh(m, names, "v"),
-        fresh(m, names, "a"),
-    );
-    let mut comps = Vec::new();
-    for (j, &(f, _, _, _)) in parts.iter().enumerate() {
-        let uv = add(m, Expr::Var(u.clone()), acc_t.clone(), span);
-        let uj = add(
-            m,
-            Expr::Proj {
-                tuple: uv,
-                index: j as u32 + 1,
-            },
-            acc_tys[j].clone(),
-            span,
-        );
-        let vv = add(m, Expr::Var(w.clone()), el_t.clone(), span);
-        let vj = add(
-            m,
-            Expr::Proj {
-                tuple: vv,
-                index: j as u32 + 1,
-            },
-            el_tys[j].clone(),
-            span,
-        );
-        comps.push(add(
-            m,
-            Expr::App {
-                func: f,
-                args: vec![uj, vj],
-            },
-            acc_tys[j].clone(),
-            span,
-        ));
-    }
-    let fbody = add(m, Expr::Tuple(comps), acc_t.clone(), span);
-    let flam = add(
-        m,
-        Expr::Lambda {
-            params: vec![
-                Param {
-                    name: u,
-                    ty: Some(acc_t.clone()),
-                    span,
-                },
-                Param {
-                    name: w,
-                    ty: Some(el_t.clone()),
-                    span,
-                },
-            ],
-            body: fbody,
-        },
-        Ty::Func(vec![acc_t.clone(), el_t.clone()], Box::new(acc_t.clone())),
-        span,
-    );
-    let zs: Vec<ExprId> = parts.iter().map(|&(_, z, _, _)| z).collect();
-    let ztup = add(m, Expr::Tuple(zs), acc_t.clone(), span);
-    let mut items = Vec::new();
-    for (j, &(_, _, p, _)) in parts.iter().enumerate() {
-        let av = add(m, Expr::Var(a.clone()), xelem.clone(), span);
-        items.push(match p {
-            Some(p) => add(
-                m,
-                Expr::App {
-                    func: p,
-                    args: vec![av],
-                },
-                el_tys[j].clone(),
-                span,
-            ),
-            None => av,
-        });
-    }
-    let mbody = add(m, Expr::Tuple(items), el_t.clone(), span);
-    let mlam = add(
-        m,
-        Expr::Lambda {
-            params: vec![Param {
-                name: a,
-                ty: Some(xelem.clone()),
-                span,
-            }],
-            body: mbody,
-        },
-        Ty::Func(vec![xelem], Box::new(el_t.clone())),
-        span,
-    );
-    let mapped = add(
-        m,
-        Expr::Prim {
-            op: Prim::Map,
-            args: vec![mlam, v],
-        },
-        Ty::Array(size, Box::new(el_t)),
-        span,
-    );
-    let fused = add(
-        m,
-        Expr::Prim {
-            op,
-            args: vec![flam, ztup, mapped],
-        },
-        acc_t,
-        span,
-    );
-    let mut plan = Plan {
-        drop_let: Some(b.let_node),
-        ..Plan::default()
-    };
-    let mut rs = Vec::new();
-    for (j, &(_, _, _, node)) in parts.iter().enumerate() {
-        let r = fresh(m, names, "r");
-        let rv = add(m, Expr::Var(r.clone()), acc_tys[j].clone(), m.span(node));
-        plan.replace.insert(node, rv);
-        rs.push(r);
-    }
-    plan.insert = Some((at, Pat::Tuple(rs), fused));
-    Some(plan)
-}
-
-/// The function `h` when `f` is `fun (u, v) -> map2 h u v`.
-fn lifted(m: &Module, f: ExprId) -> Option<ExprId> {
-    let Expr::Lambda { params, body } = m.expr(f) else {
-        return None;
-    };
-    let [pu, pv] = params.as_slice() else {
-        return None;
-    };
-    let Expr::Prim {
-        op: Prim::Map2,
-        args,
-    } = m.expr(*body)
-    else {
-        return None;
-    };
-    let is = |id: ExprId, p: &Param| matches!(m.expr(id), Expr::Var(x) if *x == p.name);
-    (is(args[1], pu)
-        && is(args[2], pv)
-        && matches!(m.expr(args[0]), Expr::Lambda { params, .. } if params.len() == 2))
-    .then_some(args[0])
-}
-
-/// `reduce-fusion` of two reductions whose functions are both lifted,
-/// `fun (u, v) -> map2 h u v`, over arrays of one length (by their
-/// types): the accumulator is one array of pairs rather than a pair of
-/// arrays, `reduce (fun (u, v) -> map2 (fun (a, b) -> (h1 a.1 b.1, h2
-/// a.2 b.2)) u v) (zip z1 z2) (map (fun a -> zip (p1 a) (p2 a)) X)`, so
-/// that each element's two parts are computed in one loop (in the
-/// backend, one pass over the element instead of writing it out).
-#[allow(clippy::too_many_arguments)]
-fn zipped(
-    m: &mut Module,
-    names: &mut Option<NameGen>,
-    b: Binding,
-    at: ExprId,
-    v: ExprId,
-    op: Prim,
-    parts: &[(ExprId, ExprId, Option<ExprId>, ExprId)],
-    acc_tys: &[Ty],
-    el_tys: &[Ty],
-    xelem: &Ty,
-    xsize: &syntax::Size,
-) -> Option<Plan> {
-    if parts.len() != 2 {
-        return None;
-    }
-    let hs: Vec<ExprId> = parts
-        .iter()
-        .map(|&(f, ..)| lifted(m, f))
-        .collect::<Option<_>>()?;
-    let (s, accs): (Vec<syntax::Size>, Vec<Ty>) = acc_tys
-        .iter()
-        .map(elem_ty)
-        .collect::<Option<Vec<_>>>()?
-        .into_iter()
-        .unzip();
-    let (e, els): (Vec<syntax::Size>, Vec<Ty>) = el_tys
-        .iter()
-        .map(elem_ty)
-        .collect::<Option<Vec<_>>>()?
-        .into_iter()
-        .unzip();
-    let size = s[0].clone();
-    if size == syntax::Size::Dyn || s.iter().chain(&e).any(|x| *x != size) {
-        return None;
-    }
-    let span = m.span(b.let_node);
-    let pair_s = Ty::Tuple(accs.clone());
-    let pair_e = Ty::Tuple(els.clone());
-    let acc_z = Ty::Array(size.clone(), Box::new(pair_s.clone()));
-    let el_z = Ty::Array(size.clone(), Box::new(pair_e.clone()));
-    // zip x y = map2 (fun (a, b) -> (a, b)) x y
-    let zip = |m: &mut Module,
-               names: &mut Option<NameGen>,
-               x: ExprId,
-               y: ExprId,
-               tys: &[Ty],
-               out: &Ty| {
-        let (a, c) = (fresh(m, names, "a"), fresh(m, names, "b"));
-        let av = add(m, Expr::Var(a.clone()), tys[0].clone(), span);
-        let cv = add(m, Expr::Var(c.clone()), tys[1].clone(), span);
-        let pair = Ty::Tuple(tys.to_vec());
-        let body = add(m, Expr::Tuple(vec![av, cv]), pair.clone(), span);
-        let lam = add(
-            m,
-            Expr::Lambda {
-                params: vec![
-                    Param {
-                        name: a,
-                        ty: Some(tys[0].clone()),
-                        span,
-                    },
-                    Param {
-                        name: c,
-                        ty: Some(tys[1].clone()),
-                        span,
-                    },
-                ],
-                body,
-            },
-            Ty::Func(tys.to_vec(), Box::new(pair)),
-            span,
-        );
-        add(
-            m,
-            Expr::Prim {
-                op: Prim::Map2,
-                args: vec![lam, x, y],
-            },
-            out.clone(),
-            span,
-        )
-    };
-    // The function: fun (u, w) -> map2 (fun (a, c) -> (h1 a.1 c.1, h2 a.2 c.2)) u w
-    let (u, w, a, c) = (
-        fresh(m, names, "u"),
-        fresh(m, names, "v"),
-        fresh(m, names, "a"),
-        fresh(m, names, "b"),
-    );
-    let mut comps = Vec::new();
-    for j in 0..2 {
-        let av = add(m, Expr::Var(a.clone()), pair_s.clone(), span);
-        let aj = add(
-            m,
-            Expr::Proj {
-                tuple: av,
-                index: j as u32 + 1,
-            },
-            accs[j].clone(),
-            span,
-        );
-        let cv = add(m, Expr::Var(c.clone()), pair_e.clone(), span);
-        let cj = add(
-            m,
-            Expr::Proj {
-                tuple: cv,
-                index: j as u32 + 1,
-            },
-            els[j].clone(),
-            span,
-        );
-        comps.push(add(
-            m,
-            Expr::App {
-                func: hs[j],
-                args: vec![aj, cj],
-            },
-            accs[j].clone(),
-            span,
-        ));
-    }
-    let inner_body = add(m, Expr::Tuple(comps), pair_s.clone(), span);
-    let inner = add(
-        m,
-        Expr::Lambda {
-            params: vec![
-                Param {
-                    name: a,
-                    ty: Some(pair_s.clone()),
-                    span,
-                },
-                Param {
-                    name: c,
-                    ty: Some(pair_e.clone()),
-                    span,
-                },
-            ],
-            body: inner_body,
-        },
-        Ty::Func(
-            vec![pair_s.clone(), pair_e.clone()],
-            Box::new(pair_s.clone()),
-        ),
-        span,
-    );
-    let uv = add(m, Expr::Var(u.clone()), acc_z.clone(), span);
-    let wv = add(m, Expr::Var(w.clone()), el_z.clone(), span);
-    let fbody = add(
-        m,
-        Expr::Prim {
-            op: Prim::Map2,
-            args: vec![inner, uv, wv],
-        },
-        acc_z.clone(),
-        span,
-    );
-    let flam = add(
-        m,
-        Expr::Lambda {
-            params: vec![
-                Param {
-                    name: u,
-                    ty: Some(acc_z.clone()),
-                    span,
-                },
-                Param {
-                    name: w,
-                    ty: Some(el_z.clone()),
-                    span,
-                },
-            ],
-            body: fbody,
-        },
-        Ty::Func(vec![acc_z.clone(), el_z.clone()], Box::new(acc_z.clone())),
-        span,
-    );
-    let z = zip(m, names, parts[0].1, parts[1].1, &accs, &acc_z);
-    // The elements: map (fun x -> zip (p1 x) (p2 x)) V
-    let x = fresh(m, names, "a");
-    let mut ps = Vec::new();
-    for (j, &(_, _, p, _)) in parts.iter().enumerate() {
-        let xv = add(m, Expr::Var(x.clone()), xelem.clone(), span);
-        ps.push(match p {
-            Some(p) => add(
-                m,
-                Expr::App {
-                    func: p,
-                    args: vec![xv],
-                },
-                el_tys[j].clone(),
-                span,
-            ),
-            None => xv,
-        });
-    }
-    let mbody = zip(m, names, ps[0], ps[1], &els, &el_z);
-    let mlam = add(
-        m,
-        Expr::Lambda {
-            params: vec![Param {
-                name: x,
-                ty: Some(xelem.clone()),
-                span,
-            }],
-            body: mbody,
-        },
-        Ty::Func(vec![xelem.clone()], Box::new(el_z.clone())),
-        span,
-    );
-    let mapped = add(
-        m,
-        Expr::Prim {
-            op: Prim::Map,
-            args: vec![mlam, v],
-        },
-        Ty::Array(xsize.clone(), Box::new(el_z)),
-        span,
-    );
-    let fused = add(
-        m,
-        Expr::Prim {
-            op,
-            args: vec![flam, z, mapped],
-        },
-        acc_z.clone(),
-        span,
-    );
-    // Each use: map (fun t -> t.j) r
-    let r = fresh(m, names, "r");
-    let mut plan = Plan {
-        drop_let: Some(b.let_node),
-        ..Plan::default()
-    };
-    for (j, &(_, _, _, node)) in parts.iter().enumerate() {
-        let nspan = m.span(node);
-        let t = fresh(m, names, "t");
-        let tv = add(m, Expr::Var(t.clone()), pair_s.clone(), nspan);
-        let pr = add(
-            m,
-            Expr::Proj {
-                tuple: tv,
-                index: j as u32 + 1,
-            },
-            accs[j].clone(),
-            nspan,
-        );
-        let lam = add(
-            m,
-            Expr::Lambda {
-                params: vec![Param {
-                    name: t,
-                    ty: Some(pair_s.clone()),
-                    span: nspan,
-                }],
-                body: pr,
-            },
-            Ty::Func(vec![pair_s.clone()], Box::new(accs[j].clone())),
-            nspan,
-        );
-        let rv = add(m, Expr::Var(r.clone()), acc_z.clone(), nspan);
-        let proj = add(
-            m,
-            Expr::Prim {
-                op: Prim::Map,
-                args: vec![lam, rv],
-            },
-            acc_tys[j].clone(),
-            nspan,
-        );
-        plan.replace.insert(node, proj);
-    }
-    plan.insert = Some((at, Pat::Var(r), fused));
-    Some(plan)
 }
 
 /// `prune-components` for `X`, if its uses allow it.
@@ -1017,7 +513,7 @@ fn rebuild(m: &mut Module, id: ExprId, plan: &Plan) -> ExprId {
         if let Some(&r) = plan.replace.get(&id) {
             return r;
         }
-        if plan.drop_let == Some(id)
+        if plan.drop_lets.contains(&id)
             && let Expr::Let { body, .. } = m.expr(id)
         {
             let body = *body;

@@ -36,6 +36,8 @@ pub enum RuleName {
     InlineOnce,
     /// `let x = e in ... e ... ~> let x = e in ... x ...` for `e` a builtin of variables and literals.
     Cse,
+    /// `let x = e in ... let y = e' in ... ~> ... y := x ...` for loops `e`, `e'` equal up to the names of their binders.
+    CseAlpha,
     // Tuple partial evaluation.
     /// `(e1, ..., en).i ~> ei`.
     ProjTuple,
@@ -111,6 +113,7 @@ impl RuleName {
         RuleName::InlineArg,
         RuleName::InlineOnce,
         RuleName::Cse,
+        RuleName::CseAlpha,
         RuleName::ProjTuple,
         RuleName::TupleLet,
         RuleName::SplitTuple,
@@ -157,6 +160,7 @@ impl RuleName {
             RuleName::InlineArg => "inline-arg",
             RuleName::InlineOnce => "inline-once",
             RuleName::Cse => "cse",
+            RuleName::CseAlpha => "cse-alpha",
             RuleName::ProjTuple => "proj-tuple",
             RuleName::TupleLet => "tuple-let",
             RuleName::SplitTuple => "split-tuple",
@@ -198,7 +202,7 @@ impl RuleName {
             | RuleName::ForwardConst
             | RuleName::InlineArg
             | RuleName::InlineOnce => "inlining and forward substitution",
-            RuleName::Cse => "common subexpressions",
+            RuleName::Cse | RuleName::CseAlpha => "common subexpressions",
             RuleName::ProjTuple | RuleName::TupleLet | RuleName::SplitTuple => {
                 "tuple partial evaluation"
             }
@@ -246,7 +250,10 @@ impl RuleName {
                 "let x = e1 in e2 ~> e2[e1/x]  (x used once in e2, not under a lambda)"
             }
             RuleName::Cse => {
-                "let x = e in ... e ... ~> let x = e in ... x ...  (e a builtin of variables and literals, x in scope)"
+                "let x = e in ... e ... ~> let x = e in ... x ...  (e a builtin of variables and literals, or an index A[i] of them; x in scope)"
+            }
+            RuleName::CseAlpha => {
+                "let x = e in ... let y = e' in ... ~> let x = e in ... e'[x/y] ...  (e' equal to e up to the names of its binders, e a loop: map, map2, reduce, foldl, a scan, build, ifold; x in scope)"
             }
             RuleName::ProjTuple => "(e1, ..., en).i ~> ei",
             RuleName::TupleLet => {

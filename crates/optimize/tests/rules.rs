@@ -63,7 +63,9 @@ fn rivals(rule: RuleName) -> Vec<RuleName> {
         RuleName::Map2Const => vec![RuleName::MapFusion],
         // A single-use `let` is inlined before it can be flattened, merged
         // or found to be `let x = e in x`.
-        RuleName::LetLet | RuleName::LetVar | RuleName::Cse => vec![RuleName::InlineOnce],
+        RuleName::LetLet | RuleName::LetVar | RuleName::Cse | RuleName::CseAlpha => {
+            vec![RuleName::InlineOnce]
+        }
         // Map-fusion would fuse the projections into their consumers first.
         RuleName::UnzipFusion => vec![RuleName::MapFusion],
         // A cheap map used twice is copied into its uses (and reductions
@@ -159,6 +161,7 @@ rule_tests! {
     inline_arg => InlineArg,
     inline_once => InlineOnce,
     cse => Cse,
+    cse_alpha => CseAlpha,
     proj_tuple => ProjTuple,
     tuple_let => TupleLet,
     split_tuple => SplitTuple,

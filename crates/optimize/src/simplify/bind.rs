@@ -318,11 +318,31 @@ impl Round<'_> {
             self.fire(RuleName::Cse);
             return env.insert(x.clone(), Subst::Leaf(e, t));
         }
+        // The same loop already bound, up to the names of its binders.
+        let alpha = (key.is_none() && self.on(RuleName::CseAlpha) && self.is_loop(v))
+            .then(|| self.alpha_hash(v));
+        if let Some(h) = alpha
+            && let Some(list) = self.cse_alpha.get(&h)
+        {
+            let list = list.clone();
+            for (e, n, t) in list {
+                if self.alpha_eq(e, v, &mut std::collections::HashMap::new()) {
+                    self.fire(RuleName::CseAlpha);
+                    return env.insert(x.clone(), Subst::Leaf(Expr::Var(n), t));
+                }
+            }
+        }
         let (n, renamed) = self.binder(x);
         self.record_fact(&n, v);
         if let Some(k) = &key {
             self.cse
                 .insert(k.clone(), (Expr::Var(n.clone()), vty.clone()));
+        }
+        if let Some(h) = alpha {
+            self.cse_alpha
+                .entry(h)
+                .or_default()
+                .push((v, n.clone(), vty.clone()));
         }
         self.push(
             blk,
@@ -332,6 +352,7 @@ impl Round<'_> {
                 value: v,
                 span,
                 cse_key: key,
+                alpha_key: alpha,
             },
             pos,
         );
@@ -348,12 +369,21 @@ impl Round<'_> {
         if !self.on(RuleName::Cse) {
             return None;
         }
-        let Expr::Prim { op, args } = self.m.expr(v) else {
-            return None;
+        let pair;
+        let (tag, args): (u64, &[ExprId]) = match self.m.expr(v) {
+            Expr::Prim { op, args } => {
+                if op.function_arg().is_some() || op.is_derivative_construct() {
+                    return None;
+                }
+                (*op as u64, args)
+            }
+            // `A[i]`, keyed apart from every builtin.
+            Expr::Index { array, index } => {
+                pair = [*array, *index];
+                (u64::MAX, &pair)
+            }
+            _ => return None,
         };
-        if op.function_arg().is_some() || op.is_derivative_construct() {
-            return None;
-        }
         // Built by hand: this runs on every builtin node of every round.
         // Syntactic: `x * y` and `y * x` are different keys. Ordering the
         // operands of `+` and `*` would find more (in Example 1.1 the
@@ -361,7 +391,7 @@ impl Round<'_> {
         // of the paper's printed forms; see docs/optimize.md.
         let mut key = String::with_capacity(24);
         key.push('#');
-        push_hex(&mut key, *op as u64);
+        push_hex(&mut key, tag);
         for &a in args {
             match self.m.expr(a) {
                 Expr::Var(x) => {
@@ -381,6 +411,51 @@ impl Round<'_> {
             }
         }
         Some(Name(key))
+    }
+
+    /// Whether `v` is a loop (`map`, `reduce`, a scan, `build`, ...): what
+    /// `cse-alpha` looks for, the values worth comparing.
+    fn is_loop(&self, v: ExprId) -> bool {
+        matches!(self.m.expr(v), Expr::Prim { op, .. } if op.function_arg().is_some())
+    }
+
+    /// A hash of the tree under `v` that ignores the names bound inside
+    /// it (and keeps the free ones): equal up to bound names, equal hash.
+    fn alpha_hash(&self, v: ExprId) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let mut bound = crate::hash::FxHashSet::default();
+        let mut todo = vec![v];
+        while let Some(i) = todo.pop() {
+            match self.m.expr(i) {
+                Expr::Let { pat, .. } => match pat {
+                    Pat::Var(x) => {
+                        bound.insert(x.clone());
+                    }
+                    Pat::Tuple(xs) => bound.extend(xs.iter().cloned()),
+                },
+                Expr::Lambda { params, .. } => bound.extend(params.iter().map(|p| p.name.clone())),
+                _ => {}
+            }
+            self.m.expr(i).for_each_child(|c| todo.push(c));
+        }
+        let mut h = crate::hash::FxHasher::default();
+        let mut todo = vec![v];
+        while let Some(i) = todo.pop() {
+            let e = self.m.expr(i);
+            std::mem::discriminant(e).hash(&mut h);
+            match e {
+                Expr::Var(x) if !bound.contains(x) => x.hash(&mut h),
+                Expr::Real(r) => r.to_bits().hash(&mut h),
+                Expr::Int(k) => k.hash(&mut h),
+                Expr::Bool(b) => b.hash(&mut h),
+                Expr::Proj { index, .. } => index.hash(&mut h),
+                Expr::Prim { op, .. } => op.hash(&mut h),
+                Expr::Tuple(items) | Expr::Array(items) => items.len().hash(&mut h),
+                _ => {}
+            }
+            e.for_each_child(|c| todo.push(c));
+        }
+        h.finish()
     }
 
     /// A builtin node whose value is already bound to a name in scope
@@ -446,6 +521,7 @@ impl Round<'_> {
                 value: v,
                 span,
                 cse_key: None,
+                alpha_key: None,
             },
             pos,
         );

@@ -298,6 +298,16 @@ impl Gen {
                 self.array_leaf(scope),
                 self.leaf(scope)
             ),
+            _ if self.pick(3) == 0 => {
+                // The same loop twice, up to the names of its binders:
+                // `cse-alpha`.
+                let (v, w, a) = (self.name("v"), self.name("v"), self.leaf(scope));
+                let arr = self.array_leaf(scope);
+                format!(
+                    "(let {v} = reduce (+) 0 (map (fun (z : R) -> z * {a}) {arr}) in \
+                     let {w} = reduce (+) 0 (map (fun (y : R) -> y * {a}) {arr}) in {v} * {w} + {v})"
+                )
+            }
             _ => {
                 // The same computation twice, as reverse mode repeats the
                 // primal's operations in the adjoint.

@@ -32,6 +32,7 @@ use syntax::{Def, Expr, ExprId, Module, Name, Pat, Prim, Span, Ty, stack};
 
 use crate::error::Error;
 use crate::eval::{Config, Probe, eval_def_probed};
+use crate::guarantee::{Caveat, caveats};
 use crate::shape::SizeEnv;
 use crate::value::Value;
 
@@ -613,6 +614,9 @@ pub struct Report {
     pub ratio_dynamic: bool,
     /// `4 * 3^p`.
     pub bound: f64,
+    /// The constructs of the source for which the bound is not promised
+    /// (docs/derivatives.md, section 7).
+    pub caveats: Vec<Caveat>,
 }
 
 impl Report {
@@ -645,8 +649,16 @@ impl fmt::Display for Report {
                 ""
             },
             self.bound,
-            if self.holds() { "holds" } else { "FAILS" }
-        )
+            match (self.holds(), self.caveats.is_empty()) {
+                (true, _) => "holds",
+                (false, true) => "FAILS",
+                (false, false) => "above it, where the guarantee is weaker:",
+            }
+        )?;
+        for c in &self.caveats {
+            writeln!(f, "note: {c}")?;
+        }
+        Ok(())
     }
 }
 
@@ -680,5 +692,6 @@ pub fn report(
         ratio: check.ratio,
         ratio_dynamic,
         bound: check.bound,
+        caveats: caveats(source, source_def.body),
     })
 }

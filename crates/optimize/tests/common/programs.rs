@@ -341,7 +341,7 @@ impl Gen {
                 inner.scalars.push(u.clone());
                 inner.scalars.push(w.clone());
                 let body = self.scalar(&inner, d);
-                if self.pick(4) == 0 {
+                if self.pick(2) == 0 {
                     // One array on both sides: `map2-same`.
                     let c = self.name("C");
                     return format!(

@@ -16,7 +16,9 @@
 //!   with one reduction per component, and a backend that writes `X` to
 //!   memory spends its time there (GMM: n k (d^2 + 2d + 2) reals).
 //!   `reduce` is a left fold in the evaluator and in C, so the fused
-//!   reduction computes each component exactly as before.
+//!   reduction computes each component exactly as before. Also for
+//!   reductions at the definition's level over one variable, and, for two
+//!   lifted reductions, with one accumulator of pairs (`fuse/reduce.rs`).
 //! - `prune-components`: `let X = map f A` whose every use is a projection
 //!   map `map (fun t -> t.i) X` keeps only the components some use reads;
 //!   the dead ones then go with `dead-let`.

@@ -1,6 +1,6 @@
-//! The two rules that look at every use of an array at once, run after each
-//! round of the simplifier (`lib.rs`): `reduce-fusion` and
-//! `prune-components`. The simplifier sees one binding and its environment
+//! The rules that look at every use of an array at once, run after each
+//! round of the simplifier (`lib.rs`): `reduce-fusion`,
+//! `prune-components` and `share-elementwise` (`fuse/share.rs`). The simplifier sees one binding and its environment
 //! at a time; these rules need the whole scope of a binding (every use of
 //! `X`, and where in the `let` chain each one is), so they are a pass of
 //! their own over each definition: an analysis ([`Analysis`]), a plan for
@@ -44,6 +44,7 @@ use crate::hash::{FxHashMap, FxHashSet};
 use crate::rules::{RuleName, RuleSet};
 
 mod reduce;
+mod share;
 
 /// A use of a candidate array.
 #[derive(Debug, Clone, Copy)]
@@ -252,7 +253,8 @@ pub(crate) fn run(
 ) {
     let fusion = rules.contains(RuleName::ReduceFusion);
     let prune = rules.contains(RuleName::PruneComponents);
-    if !fusion && !prune {
+    let share = rules.contains(RuleName::ShareElementwise);
+    if !fusion && !prune && !share {
         return;
     }
     for d in 0..m.defs.len() {
@@ -295,6 +297,12 @@ pub(crate) fn run(
             if let Some(plan) = reduce::plan_source_fusion(m, names, root, &top_sites, &single) {
                 done = Some((plan, RuleName::ReduceFusion));
             }
+        }
+        if done.is_none()
+            && share
+            && let Some(plan) = share::plan_share(m, names, root)
+        {
+            done = Some((plan, RuleName::ShareElementwise));
         }
         if let Some((plan, rule)) = done {
             let body = rebuild(m, root, &plan);

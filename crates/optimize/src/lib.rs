@@ -133,8 +133,15 @@ pub fn optimize_report(m: &Module, cfg: &Config) -> Result<(Module, Report), Err
         report.rounds += 1;
         cur = next;
         names = next_names;
-        // The rules that need every use of a binding at once.
-        fuse::run(&mut cur, &mut names, phase.rules, &mut fired);
+        // The rules that need every use of a binding at once;
+        // `share-elementwise` only on a program the others have settled,
+        // so that it judges the dependencies between loops that remain.
+        let rules = if fired.is_empty() {
+            phase.rules
+        } else {
+            phase.rules.without(RuleName::ShareElementwise)
+        };
+        fuse::run(&mut cur, &mut names, rules, &mut fired);
         if fired.is_empty() {
             if report.rounds == 1 && cfg.rules.contains(RuleName::InlineOnce) {
                 // A fixpoint without `inline-once`: now with it.

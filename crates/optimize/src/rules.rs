@@ -38,6 +38,8 @@ pub enum RuleName {
     Cse,
     /// `let x = e in ... let y = e' in ... ~> ... y := x ...` for loops `e`, `e'` equal up to the names of their binders.
     CseAlpha,
+    /// An expensive function of an array's elements computed by loops in two `let`s of a chain ~> computed once into an array they read (`fuse/share.rs`).
+    ShareElementwise,
     // Tuple partial evaluation.
     /// `(e1, ..., en).i ~> ei`.
     ProjTuple,
@@ -114,6 +116,7 @@ impl RuleName {
         RuleName::InlineOnce,
         RuleName::Cse,
         RuleName::CseAlpha,
+        RuleName::ShareElementwise,
         RuleName::ProjTuple,
         RuleName::TupleLet,
         RuleName::SplitTuple,
@@ -161,6 +164,7 @@ impl RuleName {
             RuleName::InlineOnce => "inline-once",
             RuleName::Cse => "cse",
             RuleName::CseAlpha => "cse-alpha",
+            RuleName::ShareElementwise => "share-elementwise",
             RuleName::ProjTuple => "proj-tuple",
             RuleName::TupleLet => "tuple-let",
             RuleName::SplitTuple => "split-tuple",
@@ -202,7 +206,9 @@ impl RuleName {
             | RuleName::ForwardConst
             | RuleName::InlineArg
             | RuleName::InlineOnce => "inlining and forward substitution",
-            RuleName::Cse | RuleName::CseAlpha => "common subexpressions",
+            RuleName::Cse | RuleName::CseAlpha | RuleName::ShareElementwise => {
+                "common subexpressions"
+            }
             RuleName::ProjTuple | RuleName::TupleLet | RuleName::SplitTuple => {
                 "tuple partial evaluation"
             }
@@ -253,7 +259,10 @@ impl RuleName {
                 "let x = e in ... e ... ~> let x = e in ... x ...  (e a builtin of variables and literals, or an index A[i] of them; x in scope)"
             }
             RuleName::CseAlpha => {
-                "let x = e in ... let y = e' in ... ~> let x = e in ... e'[x/y] ...  (e' equal to e up to the names of its binders, e a loop: map, map2, reduce, foldl, a scan, build, ifold; x in scope)"
+                "let x = e in ... let y = e' in b ~> let x = e in ... b[x/y]  (e' equal to e up to the names of its binders, e a loop: map, map2, reduce, foldl, a scan, build, ifold; x in scope)"
+            }
+            RuleName::ShareElementwise => {
+                "let y1 = .. map (fun x -> .. e(x) ..) A .. in .. let y2 = .. map (fun z -> .. e(z) ..) A .. ~> let E = map (fun a -> e(a)) A in let y1 = .. map2 (fun (x, q) -> .. q ..) A E .. in ..  (e real, with exp, log, sin, cos, tan, tanh, sqrt or pow, of the element, literals and names bound before; no indexing, call or loop in e; loops in two lets of one chain; also map2)"
             }
             RuleName::ProjTuple => "(e1, ..., en).i ~> ei",
             RuleName::TupleLet => {

@@ -162,6 +162,7 @@ rule_tests! {
     inline_once => InlineOnce,
     cse => Cse,
     cse_alpha => CseAlpha,
+    share_elementwise => ShareElementwise,
     proj_tuple => ProjTuple,
     tuple_let => TupleLet,
     split_tuple => SplitTuple,

@@ -298,6 +298,16 @@ impl Gen {
                 self.array_leaf(scope),
                 self.leaf(scope)
             ),
+            _ if self.pick(4) == 0 => {
+                // One expensive function of the elements in two loops,
+                // the second after the first: `share-elementwise`.
+                let (v, a) = (self.name("v"), self.leaf(scope));
+                let arr = self.array_leaf(scope);
+                format!(
+                    "(let {v} = reduce (+) 0 (map (fun (z : R) -> sin (z * {a})) {arr}) in \
+                     reduce (+) 0 (map (fun (y : R) -> sin (y * {a}) * {v}) {arr}) + {v})"
+                )
+            }
             _ if self.pick(3) == 0 => {
                 // The same loop twice, up to the names of its binders:
                 // `cse-alpha`.

@@ -196,14 +196,49 @@ enum Command {
         /// The output file.
         output: PathBuf,
     },
-    /// Benchmarks, reported as tables and ratios (never asserted).
+    /// Benchmarks, reported as tables and ratios (never asserted): `all`
+    /// (the default) runs `codegen`, `jacobian` and `scale`.
     Bench {
-        /// Which benchmark: `scale` (every stage on long `let` chains).
-        #[arg(default_value = "scale")]
+        /// `all`, `codegen` (generated C against the hand-written baseline,
+        /// JAX and PyTorch; writes docs/performance.md and .svg unless
+        /// `--quick` or `--no-docs`), `jacobian` (dF~'s vectorised Jacobian
+        /// against n forward passes) or `scale` (every stage on long `let`
+        /// chains).
+        #[arg(default_value = "all")]
         which: String,
-        /// Chain lengths for `scale`.
-        #[arg(long, value_delimiter = ',', default_value = "5000,10000,20000")]
-        sizes: Vec<usize>,
+        /// Small sizes, one round, few repetitions; docs are not written.
+        #[arg(long)]
+        quick: bool,
+        /// Chain lengths for `scale` (default 5000,10000,20000; quick 1000,2000).
+        #[arg(long, value_delimiter = ',')]
+        sizes: Option<Vec<usize>>,
+        /// Array lengths for `codegen` (default 1000000,10000000; quick 10000).
+        #[arg(long, value_delimiter = ',')]
+        lengths: Option<Vec<usize>>,
+        /// GMM's number of points for `codegen` (default 10000; quick 1000).
+        #[arg(long)]
+        gmm_n: Option<usize>,
+        /// Only these `codegen` kernels (sum, prod, dot, sinexp, logsumexp, gmm).
+        #[arg(long, value_delimiter = ',')]
+        kernels: Vec<String>,
+        /// Timed calls per process for `codegen` (default 11; quick 5).
+        #[arg(long)]
+        reps: Option<usize>,
+        /// Rounds of `codegen` (each tool once per round; default 3; quick 1).
+        #[arg(long)]
+        rounds: Option<usize>,
+        /// A Python with jax and/or torch for `codegen` (default: $ADREV_PEERS_PYTHON).
+        #[arg(long)]
+        python: Option<PathBuf>,
+        /// Build generated and baseline code with -march=native.
+        #[arg(long)]
+        native: bool,
+        /// Do not write docs/performance.md and docs/performance.svg.
+        #[arg(long)]
+        no_docs: bool,
+        /// Jacobian sizes for `jacobian` (default 8,16,32,64; quick 8,16).
+        #[arg(long, value_delimiter = ',')]
+        jacobian_sizes: Option<Vec<usize>>,
     },
     /// Stage: Source → Target by the direct reverse macro (Fig. 5).
     ReverseDirect {
@@ -437,12 +472,57 @@ fn run(command: Command) -> Result<(), CliError> {
             c_every,
             keep_going,
         }),
-        Command::Bench { which, sizes } => match which.as_str() {
-            "scale" => bench::scale(&sizes),
-            other => Err(CliError::user(format!(
-                "no benchmark named `{other}` (try `scale`)"
-            ))),
-        },
+        Command::Bench {
+            which,
+            quick,
+            sizes,
+            lengths,
+            gmm_n,
+            kernels,
+            reps,
+            rounds,
+            python,
+            native,
+            no_docs,
+            jacobian_sizes,
+        } => {
+            let scale_sizes = sizes.unwrap_or_else(|| {
+                if quick {
+                    vec![1000, 2000]
+                } else {
+                    vec![5000, 10_000, 20_000]
+                }
+            });
+            let jac = jacobian_sizes.unwrap_or_else(|| {
+                if quick {
+                    vec![8, 16]
+                } else {
+                    vec![8, 16, 32, 64]
+                }
+            });
+            let opts = bench::CodegenOpts {
+                quick,
+                lengths,
+                gmm_n,
+                kernels,
+                reps,
+                rounds,
+                python,
+                native,
+                write_docs: !quick && !no_docs,
+            };
+            match which.as_str() {
+                "all" => bench::codegen(&opts)
+                    .and_then(|()| bench::jacobian(&jac))
+                    .and_then(|()| bench::scale(&scale_sizes)),
+                "codegen" => bench::codegen(&opts),
+                "jacobian" => bench::jacobian(&jac),
+                "scale" => bench::scale(&scale_sizes),
+                other => Err(CliError::user(format!(
+                    "no benchmark named `{other}` (try `all`, `codegen`, `jacobian` or `scale`)"
+                ))),
+            }
+        }
         Command::Stage {
             stage,
             input,

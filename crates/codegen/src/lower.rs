@@ -319,10 +319,24 @@ impl<'a> Ctx<'a> {
 
     fn bind_val(&mut self, name: &Name, v: Val) -> Result<Val, Error> {
         if self.uses.may_delay(name) {
-            Ok(v)
-        } else {
-            self.materialize_val(v)
+            return Ok(v);
         }
+        // A tuple that is only projected: each component on its own
+        // (reverse mode passes (primal, adjoint) pairs around this way).
+        if let Val::Tuple(items) = &v
+            && self.uses.may_delay_part(name, 1).is_some()
+        {
+            let mut out = Vec::with_capacity(items.len());
+            for (i, it) in items.iter().enumerate() {
+                if self.uses.may_delay_part(name, i as u32 + 1) == Some(true) {
+                    out.push(it.clone());
+                } else {
+                    out.push(self.materialize_val(it.clone())?);
+                }
+            }
+            return Ok(Val::Tuple(out.into()));
+        }
+        self.materialize_val(v)
     }
 
     /// Inlines a function applied to arguments.

@@ -118,6 +118,20 @@ def views (A : [n]R) (B : [n]R) : ([n]R, [n](R, R), R) =
 
 def stream_rows (A : [n]R) : [n+1][2]R =
   map (fun s -> [s, s * 2]) (scanr (+) 0 A)
+
+def acc_inplace (M : [n][3]R) : ((R, [3]R), [3][3]R) =
+  let z = ((0, [0, 0, 0]), [[0, 0, 0], [0, 0, 0], [0, 0, 0]]) in
+  reduce (fun (u, v) ->
+    let (a, b) = u in
+    let (c, e) = v in
+    ((a.1 + c.1, map2 (+) a.2 c.2), map2 (fun (p, q) -> map2 (fun (s, t) -> s * 0.5 + t) p q) b e)) z
+    (map (fun row -> ((row[0], row), map (fun r -> map (fun s -> s * r) row) row)) M)
+
+def acc_swap (A : [n]R) : ([2]R, [2]R) =
+  foldl (fun (u, x) -> (map (fun a -> a + x) u.2, u.1)) ([1, 2], [3, 4]) A
+
+def acc_reads (A : [n]R) : [3]R =
+  foldl (fun (u, x) -> map (fun a -> a + u[0] * x) u) [1, 2, 3] A
 "#;
 
 #[test]
@@ -158,6 +172,14 @@ fn every_construct_agrees_with_the_evaluator() {
         ("stream_pairs", &[&["[1, 2, 3]"], &["[]"]]),
         ("stream_rows", &[&["[1, 2, 3]"], &["[]"]]),
         ("views", &[&["[1, 2, 3]", "[4, 5, 6]"], &["[]", "[]"]]),
+        // Array accumulators updated in place (aligned) and not (a swap
+        // of components, a read of another element).
+        (
+            "acc_inplace",
+            &[&["[[1, 2, 3], [0.5, -1, 2], [4, 0, 1]]"], &["[]"]],
+        ),
+        ("acc_swap", &[&["[1, 2, 3]"], &["[]"]]),
+        ("acc_reads", &[&["[1, -2, 0.5]"], &["[]"]]),
     ];
     let mut failures = Vec::new();
     for (entry, arg_lists) in cases {

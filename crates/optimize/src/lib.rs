@@ -22,6 +22,7 @@
 
 mod census;
 mod compact;
+mod fuse;
 mod hash;
 
 mod local;
@@ -128,10 +129,19 @@ pub fn optimize_report(m: &Module, cfg: &Config) -> Result<(Module, Report), Err
     };
     while report.rounds < cfg.max_rounds.max(1) {
         let phase = if report.rounds == 0 { &first } else { cfg };
-        let (next, next_names, fired) = simplify::round(cur, names, phase);
+        let (next, next_names, mut fired) = simplify::round(cur, names, phase);
         report.rounds += 1;
         cur = next;
         names = next_names;
+        // The rules that need every use of a binding at once;
+        // `share-elementwise` only on a program the others have settled,
+        // so that it judges the dependencies between loops that remain.
+        let rules = if fired.is_empty() {
+            phase.rules
+        } else {
+            phase.rules.without(RuleName::ShareElementwise)
+        };
+        fuse::run(&mut cur, &mut names, rules, &mut fired);
         if fired.is_empty() {
             if report.rounds == 1 && cfg.rules.contains(RuleName::InlineOnce) {
                 // A fixpoint without `inline-once`: now with it.

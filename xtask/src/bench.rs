@@ -13,10 +13,18 @@
 //! and `optimize`) in the `verify` column. As in the CLI, a UNF input is
 //! checked once, on reading, and the stage takes the check's result
 //! (`reverse_checked`, `raise_checked`).
+//!
+//! `codegen` runs the C backend's suite (`codegen::bench::suite`: the
+//! vector kernels and GMM, generated code against the hand-written C
+//! baseline and, given a Python with them, JAX and PyTorch) and writes
+//! docs/performance.md and its plot. `jacobian` times dF~'s vectorised
+//! Jacobian against n forward passes (`forward::bench`) with the
+//! reference evaluator.
 
 use crate::diag::CliError;
+use std::path::PathBuf;
 use std::time::Instant;
-use syntax::SourceFile;
+use syntax::{Module, SourceFile};
 
 /// A chain of `n` lets, each using the previous variable twice (sharing)
 /// and two operations with derivatives: the shape of the scale
@@ -312,5 +320,157 @@ pub fn scale(sizes: &[usize], repeat: usize) -> Result<(), CliError> {
         load_average(),
         wall.elapsed().as_secs_f64()
     );
+    Ok(())
+}
+
+/// The options of `cargo xtask bench codegen`.
+pub struct CodegenOpts {
+    /// Small sizes, one round, five repetitions.
+    pub quick: bool,
+    /// Array lengths of the vector kernels.
+    pub lengths: Option<Vec<usize>>,
+    /// GMM's number of points.
+    pub gmm_n: Option<usize>,
+    /// Only these kernels (empty: all).
+    pub kernels: Vec<String>,
+    /// Timed calls per process.
+    pub reps: Option<usize>,
+    /// Rounds.
+    pub rounds: Option<usize>,
+    /// A Python with jax and/or torch.
+    pub python: Option<PathBuf>,
+    /// `-march=native`.
+    pub native: bool,
+    /// Write docs/performance.md and docs/performance.svg.
+    pub write_docs: bool,
+}
+
+/// Reverse mode's gradient program of `entry` and the same optimized,
+/// for `codegen::bench::suite`.
+fn differentiate(
+    m: &Module,
+    entry: &str,
+    wrt: Option<&[&str]>,
+) -> (Result<Module, String>, Result<Module, String>) {
+    let Some(def) = m.def(entry) else {
+        let e = format!("no definition `{entry}`");
+        return (Err(e.clone()), Err(e));
+    };
+    let cfg = reverse::Config {
+        wrt: wrt.map(|w| w.iter().map(|s| s.to_string()).collect()),
+    };
+    match reverse::gradient(m, def, &cfg) {
+        Ok(g) => {
+            let o = optimize::optimize(&g, &optimize::Config::default()).map_err(|e| e.to_string());
+            (Ok(g), o)
+        }
+        Err(e) => (Err(e.to_string()), Err(e.to_string())),
+    }
+}
+
+/// The workspace root (xtask lives one level below it).
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// `cargo xtask bench codegen`.
+pub fn codegen(opts: &CodegenOpts) -> Result<(), CliError> {
+    let root = root();
+    let gmm_path = root.join("fixtures/gmm/program.ad");
+    let gmm = std::fs::read_to_string(&gmm_path)
+        .map_err(|e| CliError::user(format!("{}: {e}", gmm_path.display())))?;
+    let gmm_n = opts.gmm_n.unwrap_or(if opts.quick { 1000 } else { 10_000 });
+    let (kernels, notes) =
+        codegen::bench::suite(&gmm, gmm_n, &differentiate).map_err(|e| internal("codegen", e))?;
+    for n in notes {
+        eprintln!("{n}");
+    }
+    let mut cfg = codegen::bench::BenchConfig {
+        dir: root.join("target/adrev-bench"),
+        only: opts.kernels.clone(),
+        ..codegen::bench::BenchConfig::default()
+    };
+    if opts.quick {
+        cfg.sizes = vec![10_000];
+        cfg.reps = 5;
+        cfg.rounds = 1;
+    }
+    if let Some(l) = &opts.lengths {
+        cfg.sizes = l.clone();
+    }
+    if let Some(r) = opts.reps {
+        cfg.reps = r;
+    }
+    if let Some(r) = opts.rounds {
+        cfg.rounds = r;
+    }
+    if opts.python.is_some() {
+        cfg.python = opts.python.clone();
+    }
+    cfg.codegen.native = opts.native;
+    let report = codegen::bench::run(&kernels, &cfg, &mut |line| eprintln!("{line}"))
+        .map_err(|e| internal("codegen", e))?;
+    let md = report.markdown();
+    println!("{md}");
+    if opts.write_docs {
+        for (name, text) in [("performance.md", md), ("performance.svg", report.svg())] {
+            let path = root.join("docs").join(name);
+            std::fs::write(&path, text)
+                .map_err(|e| CliError::user(format!("cannot write {}: {e}", path.display())))?;
+            eprintln!("wrote {}", path.display());
+        }
+    }
+    Ok(())
+}
+
+/// The reals of a value, flattened in order.
+fn flatten(v: &semantics::Value, out: &mut Vec<f64>) {
+    if let Some(x) = v.as_real() {
+        out.push(x);
+    } else if let Some(items) = v.as_array() {
+        items.iter().for_each(|i| flatten(i, out));
+    } else if let Some(items) = v.as_tuple() {
+        items.iter().for_each(|i| flatten(i, out));
+    }
+}
+
+/// `cargo xtask bench jacobian`: the vectorised Jacobian of
+/// `forward::bench::PROGRAM` against n forward passes, by the evaluator.
+pub fn jacobian(sizes: &[usize]) -> Result<(), CliError> {
+    let m = syntax::compile(SourceFile {
+        name: "jacobian_bench.ad".to_string(),
+        text: forward::bench::PROGRAM.to_string(),
+    })
+    .map_err(|e| internal("parse", e))?;
+    let programs = forward::bench::programs(&m).map_err(|e| internal("forward", e))?;
+    let eval = |m: &Module, x: &str| -> Result<Vec<f64>, String> {
+        let def = m.defs.last().ok_or("no definition")?;
+        let ty = def.params[0].ty.as_ref().ok_or("untyped parameter")?;
+        let x = semantics::parse_value(x, ty).map_err(|e| e.to_string())?;
+        let v =
+            semantics::eval_entry(m, None, &[("x".to_string(), x)]).map_err(|e| e.to_string())?;
+        let mut out = Vec::new();
+        flatten(&v, &mut out);
+        Ok(out)
+    };
+    println!("## Jacobian: vectorised (dF~) against n forward passes\n");
+    println!(
+        "Best of 3, reference evaluator, on\n\n```\n{}```\n",
+        forward::bench::PROGRAM
+    );
+    println!("| n | vectorised | n passes | passes / vectorised | max abs diff |");
+    println!("|---:|---:|---:|---:|---:|");
+    for &n in sizes {
+        let r = forward::bench::jacobian_vs_passes(&programs, n, 3, eval)
+            .map_err(|e| CliError::Internal(format!("jacobian benchmark at n = {n}: {e}\n")))?;
+        println!(
+            "| {n} | {:.3} ms | {:.3} ms | {:.2} | {:.1e} |",
+            r.vectorised.as_secs_f64() * 1e3,
+            r.passes.as_secs_f64() * 1e3,
+            r.passes.as_secs_f64() / r.vectorised.as_secs_f64().max(1e-12),
+            r.max_diff
+        );
+    }
+    println!();
     Ok(())
 }

@@ -202,17 +202,53 @@ enum Command {
         /// The output file.
         output: PathBuf,
     },
-    /// Benchmarks, reported as tables and ratios (never asserted).
+    /// Benchmarks, reported as tables and ratios (never asserted): `all`
+    /// (the default) runs `codegen`, `jacobian` and `scale`.
     Bench {
-        /// Which benchmark: `scale` (every stage on long `let` chains).
-        #[arg(default_value = "scale")]
+        /// `all`, `codegen` (generated C against the hand-written baseline,
+        /// JAX and PyTorch; writes docs/performance.md and .svg unless
+        /// `--quick` or `--no-docs`), `jacobian` (dF~'s vectorised Jacobian
+        /// against n forward passes) or `scale` (every stage on long `let`
+        /// chains).
+        #[arg(default_value = "all")]
         which: String,
-        /// Chain lengths for `scale`.
-        #[arg(long, value_delimiter = ',', default_value = "2500,5000,10000,20000")]
-        sizes: Vec<usize>,
-        /// Runs of each size; the least time of each step is reported.
+        /// Small sizes, one round, few repetitions; docs are not written.
+        #[arg(long)]
+        quick: bool,
+        /// Chain lengths for `scale` (default 2500,5000,10000,20000; quick 1000,2000).
+        #[arg(long, value_delimiter = ',')]
+        sizes: Option<Vec<usize>>,
+        /// Runs of each size for `scale`; the least time of each step is
+        /// reported (default 1).
         #[arg(long, default_value_t = 1)]
         repeat: usize,
+        /// Array lengths for `codegen` (default 1000000,10000000; quick 10000).
+        #[arg(long, value_delimiter = ',')]
+        lengths: Option<Vec<usize>>,
+        /// GMM's number of points for `codegen` (default 10000; quick 1000).
+        #[arg(long)]
+        gmm_n: Option<usize>,
+        /// Only these `codegen` kernels (sum, prod, dot, sinexp, logsumexp, gmm).
+        #[arg(long, value_delimiter = ',')]
+        kernels: Vec<String>,
+        /// Timed calls per process for `codegen` (default 11; quick 5).
+        #[arg(long)]
+        reps: Option<usize>,
+        /// Rounds of `codegen` (each tool once per round; default 3; quick 1).
+        #[arg(long)]
+        rounds: Option<usize>,
+        /// A Python with jax and/or torch for `codegen` (default: $ADREV_PEERS_PYTHON).
+        #[arg(long)]
+        python: Option<PathBuf>,
+        /// Build generated and baseline code with -march=native.
+        #[arg(long)]
+        native: bool,
+        /// Do not write docs/performance.md and docs/performance.svg.
+        #[arg(long)]
+        no_docs: bool,
+        /// Jacobian sizes for `jacobian` (default 8,16,32,64; quick 8,16).
+        #[arg(long, value_delimiter = ',')]
+        jacobian_sizes: Option<Vec<usize>>,
     },
     /// Stage: Source → Target by the direct reverse macro (Fig. 5).
     ReverseDirect {
@@ -249,6 +285,14 @@ enum Command {
         /// The seed of the nearby points.
         #[arg(long, default_value_t = 0)]
         seed: u64,
+        /// Also build the optimized gradient program with the C backend
+        /// (the system C compiler) and run it at every point.
+        #[arg(long)]
+        c: bool,
+        /// Test only: differentiate with the deliberately broken forward
+        /// macro of Exercise 182.8, to show a disagreement being reported.
+        #[arg(long, hide = true)]
+        mutant_forward: bool,
     },
     /// Differential fuzzing: random programs through every route; stops at
     /// the first disagreement and prints it as a fixture.
@@ -259,6 +303,15 @@ enum Command {
         /// The seed of the run.
         #[arg(long, default_value_t = 0)]
         seed: u64,
+        /// Also run the C backend (source and gradient program, against
+        /// the evaluator) on one case in N; 0: never. Each such case
+        /// builds two programs with the system C compiler.
+        #[arg(long, value_name = "N", default_value_t = 200)]
+        c_every: u64,
+        /// Go on after a disagreement (each one shrunk and printed)
+        /// instead of stopping at the first.
+        #[arg(long)]
+        keep_going: bool,
     },
     /// Write the C source (and header) of a program: `OUT.c`, `OUT.h`.
     Codegen {
@@ -403,18 +456,84 @@ fn run(command: Command) -> Result<(), CliError> {
             at,
             nearby,
             seed,
-        } => derive::check_grad(&file, entry.as_deref(), wrt.as_deref(), &at, nearby, seed),
-        Command::FuzzDiff { cases, seed } => fuzz_diff(cases, seed),
+            c,
+            mutant_forward,
+        } => derive::check_grad(
+            &file,
+            entry.as_deref(),
+            &at,
+            difftest::CheckConfig {
+                nearby,
+                seed,
+                wrt: None,
+                c,
+                mutant_forward,
+            },
+            wrt.as_deref(),
+        ),
+        Command::FuzzDiff {
+            cases,
+            seed,
+            c_every,
+            keep_going,
+        } => fuzz_diff(&difftest::FuzzConfig {
+            cases,
+            seed,
+            c_every,
+            keep_going,
+        }),
         Command::Bench {
             which,
+            quick,
             sizes,
             repeat,
-        } => match which.as_str() {
-            "scale" => bench::scale(&sizes, repeat),
-            other => Err(CliError::user(format!(
-                "no benchmark named `{other}` (try `scale`)"
-            ))),
-        },
+            lengths,
+            gmm_n,
+            kernels,
+            reps,
+            rounds,
+            python,
+            native,
+            no_docs,
+            jacobian_sizes,
+        } => {
+            let scale_sizes = sizes.unwrap_or_else(|| {
+                if quick {
+                    vec![1000, 2000]
+                } else {
+                    vec![2500, 5000, 10_000, 20_000]
+                }
+            });
+            let jac = jacobian_sizes.unwrap_or_else(|| {
+                if quick {
+                    vec![8, 16]
+                } else {
+                    vec![8, 16, 32, 64]
+                }
+            });
+            let opts = bench::CodegenOpts {
+                quick,
+                lengths,
+                gmm_n,
+                kernels,
+                reps,
+                rounds,
+                python,
+                native,
+                write_docs: !quick && !no_docs,
+            };
+            match which.as_str() {
+                "all" => bench::codegen(&opts)
+                    .and_then(|()| bench::jacobian(&jac))
+                    .and_then(|()| bench::scale(&scale_sizes, repeat)),
+                "codegen" => bench::codegen(&opts),
+                "jacobian" => bench::jacobian(&jac),
+                "scale" => bench::scale(&scale_sizes, repeat),
+                other => Err(CliError::user(format!(
+                    "no benchmark named `{other}` (try `all`, `codegen`, `jacobian` or `scale`)"
+                ))),
+            }
+        }
         Command::Stage {
             stage,
             input,
@@ -625,9 +744,19 @@ fn reverse_direct(
     )
 }
 
-fn fuzz_diff(cases: u64, seed: u64) -> Result<(), CliError> {
+fn fuzz_diff(cfg: &difftest::FuzzConfig) -> Result<(), CliError> {
+    let cases = cfg.cases;
     let step = (cases / 20).max(1);
-    let report = difftest::fuzz(cases, seed, |done, r| {
+    let mut failures = 0;
+    let report = difftest::fuzz_with(cfg, |done, r| {
+        if r.failures.len() > failures {
+            failures = r.failures.len();
+            let f = &r.failures[failures - 1];
+            eprintln!(
+                "fuzz-diff: case {}: {}: {}",
+                f.case, f.disagreement.check, f.disagreement.detail
+            );
+        }
         if done % step == 0 {
             eprintln!(
                 "fuzz-diff: {done}/{cases} cases, {} passed, {:.1} s",
@@ -637,11 +766,12 @@ fn fuzz_diff(cases: u64, seed: u64) -> Result<(), CliError> {
         }
     });
     print!("{}", report.render());
-    match report.failure {
-        None => Ok(()),
-        Some(_) => Err(CliError::user(
+    if report.failures.is_empty() {
+        Ok(())
+    } else {
+        Err(CliError::user(
             "fuzz-diff found a disagreement (printed above as a fixture)",
-        )),
+        ))
     }
 }
 

@@ -1,5 +1,6 @@
 //! `cargo bench -p codegen`: runs the benchmark harness (`codegen::bench`)
-//! and writes docs/performance.md and docs/performance.svg.
+//! and writes docs/performance.md and docs/performance.svg. `cargo xtask
+//! bench codegen` runs the same suite (and has a quick mode).
 //!
 //! Environment: `ADREV_BENCH_SIZES` (comma-separated lengths, default
 //! `1000000,10000000`), `ADREV_BENCH_REPS` (default 11),
@@ -8,6 +9,8 @@
 //! `ADREV_PEERS_PYTHON` (a Python with jax and/or torch).
 
 use std::path::PathBuf;
+
+use syntax::Module;
 
 fn list(var: &str) -> Vec<String> {
     std::env::var(var)
@@ -21,40 +24,26 @@ fn list(var: &str) -> Vec<String> {
         .unwrap_or_default()
 }
 
-fn gmm_kernel() -> Result<codegen::bench::Kernel, String> {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/gmm/program.ad");
-    let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let m = syntax::compile(syntax::SourceFile {
-        name: "fixtures/gmm/program.ad".into(),
-        text,
-    })
-    .map_err(|e| e.to_string())?;
-    let def = m.def("gmm").ok_or("no `gmm` definition")?;
-    let cfg = reverse::Config {
-        wrt: Some(vec!["alphas".into(), "means".into(), "icf".into()]),
+/// Reverse mode's gradient program of `entry`, and the same optimized.
+fn differentiate(
+    m: &Module,
+    entry: &str,
+    wrt: Option<&[&str]>,
+) -> (Result<Module, String>, Result<Module, String>) {
+    let Some(def) = m.def(entry) else {
+        let e = format!("no definition `{entry}`");
+        return (Err(e.clone()), Err(e));
     };
-    let g = reverse::gradient(&m, def, &cfg).map_err(|e| e.to_string())?;
-    let o = optimize::optimize(&g, &optimize::Config::default()).map_err(|e| e.to_string())?;
-    let entry = o
-        .entry(None)
-        .map(|d| d.name.to_string())
-        .ok_or("no gradient definition")?;
-    let selected = syntax::compile(syntax::SourceFile {
-        name: "fixtures/gmm/program.ad".into(),
-        text: m.file.text.clone(),
-    })
-    .map_err(|e| e.to_string())?;
-    Ok(codegen::bench::Kernel {
-        name: "gmm".into(),
-        primal: selected,
-        primal_entry: "gmm".into(),
-        grad: o,
-        grad_entry: entry,
-        inputs: codegen::bench::Inputs::Gmm { d: 10, k: 25 },
-        sizes: vec![10_000],
-        grad_origin: "reverse mode (UNF, D_rho, UNF^-1) and the optimizer, with respect to alphas, means, icf".into(),
-        variants: Vec::new(),
-    })
+    let cfg = reverse::Config {
+        wrt: wrt.map(|w| w.iter().map(|s| s.to_string()).collect()),
+    };
+    match reverse::gradient(m, def, &cfg) {
+        Ok(g) => {
+            let o = optimize::optimize(&g, &optimize::Config::default()).map_err(|e| e.to_string());
+            (Ok(g), o)
+        }
+        Err(e) => (Err(e.to_string()), Err(e.to_string())),
+    }
 }
 
 fn main() {
@@ -75,50 +64,24 @@ fn main() {
     }
     cfg.only = list("ADREV_BENCH_KERNELS");
     cfg.codegen.native = std::env::var("ADREV_BENCH_NATIVE").is_ok_and(|v| v == "1");
-    cfg.dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/adrev-bench");
-    let mut kernels = match codegen::bench::kernels() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    cfg.dir = root.join("target/adrev-bench");
+    let gmm = match std::fs::read_to_string(root.join("fixtures/gmm/program.ad")) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("error: fixtures/gmm/program.ad: {e}");
+            std::process::exit(1);
+        }
+    };
+    let (kernels, notes) = match codegen::bench::suite(&gmm, 10_000, &differentiate) {
         Ok(k) => k,
         Err(e) => {
             eprintln!("error: {e}");
             std::process::exit(1);
         }
     };
-    // The gradient programs of the pipeline: reverse mode alone, and
-    // reverse mode followed by the optimizer, timed as variants.
-    for k in &mut kernels {
-        let Some(def) = k.primal.def(&k.primal_entry) else {
-            continue;
-        };
-        match reverse::gradient(&k.primal, def, &reverse::Config::default()) {
-            Ok(g) => {
-                let entry = g
-                    .entry(None)
-                    .map(|d| d.name.to_string())
-                    .unwrap_or_default();
-                match optimize::optimize(&g, &optimize::Config::default()) {
-                    Ok(o) => k.variants.push((
-                        "adrev-c-pipeline".to_string(),
-                        "reverse mode (UNF, D_rho, UNF^-1) and the optimizer".to_string(),
-                        o,
-                        entry.clone(),
-                    )),
-                    Err(e) => eprintln!("{}: the optimizer refused it: {e}", k.name),
-                }
-                k.variants.push((
-                    "adrev-c-reverse".to_string(),
-                    "reverse mode (UNF, D_rho, UNF^-1), not optimized".to_string(),
-                    g,
-                    entry,
-                ));
-            }
-            Err(e) => eprintln!("{}: reverse mode refused it: {e}", k.name),
-        }
-    }
-    // GMM (fixtures/gmm/program.ad) at the peers' sizes, its gradient with
-    // respect to alphas, means and icf from the pipeline.
-    match gmm_kernel() {
-        Ok(k) => kernels.push(k),
-        Err(e) => eprintln!("gmm: {e}"),
+    for n in notes {
+        eprintln!("{n}");
     }
     let report = match codegen::bench::run(&kernels, &cfg, &mut |line| eprintln!("{line}")) {
         Ok(r) => r,
@@ -127,7 +90,7 @@ fn main() {
             std::process::exit(1);
         }
     };
-    let docs = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../docs");
+    let docs = root.join("docs");
     for (name, text) in [
         ("performance.md", report.markdown()),
         ("performance.svg", report.svg()),

@@ -12,8 +12,10 @@ fn main() {
     };
     let g = reverse::gradient(&m, def, &cfg).expect("grad");
     let o = optimize::optimize(&g, &optimize::Config::default()).expect("opt");
+    // GMMTIME_PARALLEL=1: the `Config::parallel` build.
     let c = codegen::Config {
         extra_flags: vec!["-g".into()],
+        parallel: std::env::var("GMMTIME_PARALLEL").is_ok_and(|v| v == "1"),
         ..codegen::Config::default()
     };
     let built = codegen::build(

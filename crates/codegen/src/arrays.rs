@@ -899,6 +899,24 @@ impl Ctx<'_> {
             .map(|d| self.let_var(Kind::Int, &d, "dim"))
             .collect();
         let cur = self.alloc_leaves_dims(ty, "1", &mut dims.iter(), span, Some(op))?;
+        if crate::inplace::aligned(self.m, f) {
+            // Each step writes its result over the accumulator, element
+            // by element (`inplace.rs`): one set of buffers, no copy.
+            self.store(&z, &cur, "0")?;
+            if let Source::Array(a) = &src {
+                self.open_streams(a);
+            }
+            self.for_loop(n, Dir::Up, false, None, |cx, i| {
+                let acc = cx.element(&cur, "0", true);
+                let x = match &src {
+                    Source::Array(a) => cx.elem(a, i)?,
+                    Source::Count(_) => Val::Scalar(Kind::Int, i.to_string()),
+                };
+                let v = cx.apply(f, vec![acc, x], span)?;
+                cx.store(&v, &cur, "0")
+            })?;
+            return Ok(self.element(&cur, "0", true));
+        }
         let next = self.alloc_leaves_dims(ty, "1", &mut dims.iter(), span, Some(op))?;
         self.store(&z, &cur, "0")?;
         // The pointers are swapped, so they must be variables.

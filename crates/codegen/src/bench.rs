@@ -133,6 +133,82 @@ pub fn kernels() -> Result<Vec<Kernel>, Error> {
         .collect()
 }
 
+/// Makes a gradient program: given a module, the definition to
+/// differentiate and the parameters to differentiate with respect to
+/// (`None`: all), returns reverse mode's gradient program and the same
+/// after the optimizer (either may fail with a message). The caller
+/// supplies it (`reverse` and `optimize` come after this crate).
+pub type Differentiate<'a> =
+    dyn Fn(&Module, &str, Option<&[&str]>) -> (Result<Module, String>, Result<Module, String>) + 'a;
+
+/// The whole suite: the built-in kernels ([`kernels`]), each with the
+/// pipeline's own gradient programs as variants (`adrev-c-pipeline`:
+/// reverse mode and the optimizer; `adrev-c-reverse`: reverse mode
+/// alone), and GMM (`gmm_text`, the text of `fixtures/gmm/program.ad`,
+/// at `gmm_n` points, d = 10, K = 25), whose gradient with respect to
+/// alphas, means and icf comes from the pipeline. Problems with one
+/// program are returned as messages; the others are still measured.
+pub fn suite(
+    gmm_text: &str,
+    gmm_n: usize,
+    diff: &Differentiate<'_>,
+) -> Result<(Vec<Kernel>, Vec<String>), Error> {
+    let mut kernels = kernels()?;
+    let mut notes = Vec::new();
+    let last = |m: &Module| {
+        m.entry(None)
+            .map(|d| d.name.to_string())
+            .unwrap_or_default()
+    };
+    for k in &mut kernels {
+        let (rev, opt) = diff(&k.primal, &k.primal_entry, None);
+        match opt {
+            Ok(o) => k.variants.push((
+                "adrev-c-pipeline".to_string(),
+                "reverse mode (UNF, D_rho, UNF^-1) and the optimizer".to_string(),
+                o.clone(),
+                last(&o),
+            )),
+            Err(e) => notes.push(format!("{}: no optimized pipeline gradient: {e}", k.name)),
+        }
+        match rev {
+            Ok(g) => k.variants.push((
+                "adrev-c-reverse".to_string(),
+                "reverse mode (UNF, D_rho, UNF^-1), not optimized".to_string(),
+                g.clone(),
+                last(&g),
+            )),
+            Err(e) => notes.push(format!("{}: no pipeline gradient: {e}", k.name)),
+        }
+    }
+    let gmm = (|| -> Result<Kernel, String> {
+        let m = syntax::compile(SourceFile {
+            name: "fixtures/gmm/program.ad".into(),
+            text: gmm_text.to_string(),
+        })
+        .map_err(|e| e.to_string())?;
+        let (_, opt) = diff(&m, "gmm", Some(&["alphas", "means", "icf"]));
+        let grad = opt?;
+        let grad_entry = last(&grad);
+        Ok(Kernel {
+            name: "gmm".into(),
+            primal: m,
+            primal_entry: "gmm".into(),
+            grad,
+            grad_entry,
+            inputs: Inputs::Gmm { d: 10, k: 25 },
+            sizes: vec![gmm_n],
+            grad_origin: "reverse mode (UNF, D_rho, UNF^-1) and the optimizer, with respect to alphas, means, icf".into(),
+            variants: Vec::new(),
+        })
+    })();
+    match gmm {
+        Ok(k) => kernels.push(k),
+        Err(e) => notes.push(format!("gmm: {e}")),
+    }
+    Ok((kernels, notes))
+}
+
 /// What to measure.
 #[derive(Debug, Clone)]
 pub struct BenchConfig {
@@ -397,8 +473,9 @@ pub fn run(
                         );
                     }
                 }
-                // The peers' script knows the vector kernels only.
-                if let (Some(py), Inputs::Reals(_)) = (&python, k.inputs) {
+                // The peers' script knows the vector kernels and GMM.
+                let known = matches!(k.inputs, Inputs::Reals(_)) || k.name == "gmm";
+                if let (Some(py), true) = (&python, known) {
                     for tool in &peers {
                         match run_peer(py, &script, tool, k, &input, reps) {
                             Ok(s) => add(&format!("{tool}-1t"), s, false),
@@ -422,6 +499,7 @@ pub fn run(
             let _ = std::fs::remove_file(&input);
         }
     }
+    report.machine = format!("{}, {} when it ended", report.machine, load_average());
     Ok(report)
 }
 
@@ -755,11 +833,18 @@ fn machine() -> String {
         })
         .unwrap_or_else(|| "unknown CPU".into());
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let load = std::fs::read_to_string("/proc/loadavg")
+    format!(
+        "{cpu}, {cores} cores, load average {} when the run started",
+        load_average()
+    )
+}
+
+/// The one-minute load average.
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
         .ok()
         .and_then(|s| s.split_whitespace().next().map(str::to_string))
-        .unwrap_or_else(|| "?".into());
-    format!("{cpu}, {cores} cores, load average {load} when the run started")
+        .unwrap_or_else(|| "?".into())
 }
 
 #[path = "bench_report.rs"]

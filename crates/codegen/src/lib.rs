@@ -34,6 +34,7 @@ mod driver;
 mod error;
 mod exec;
 mod fuse;
+mod inplace;
 mod layout;
 mod lower;
 mod runtime;

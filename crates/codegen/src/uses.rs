@@ -20,6 +20,10 @@ use syntax::{Def, Expr, ExprId, Module, Name, Pat};
 pub(crate) struct Uses {
     /// (lambda depth of the binder, number of uses, deepest lambda depth of a use).
     info: HashMap<Name, (usize, usize, usize)>,
+    /// Uses of a name that are not a projection `x.i`: (count, deepest).
+    whole: HashMap<Name, (usize, usize)>,
+    /// Uses as a projection `x.i`, by component: (count, deepest).
+    parts: HashMap<(Name, u32), (usize, usize)>,
 }
 
 impl Uses {
@@ -38,16 +42,53 @@ impl Uses {
         matches!(self.info.get(name), Some(&(depth, 1, deepest)) if deepest <= depth)
     }
 
+    /// For a tuple bound to `name` that is only ever projected (`x.i`):
+    /// whether component `i` (1-based) may stay delayed, i.e. is projected
+    /// once, outside lambdas the binding is outside of. `None` when the
+    /// name is also used whole.
+    pub fn may_delay_part(&self, name: &Name, i: u32) -> Option<bool> {
+        let &(depth, _, _) = self.info.get(name)?;
+        if self.whole.get(name).is_some_and(|&(c, _)| c > 0) {
+            return None;
+        }
+        Some(match self.parts.get(&(name.clone(), i)) {
+            None => true,
+            Some(&(count, deepest)) => count <= 1 && deepest <= depth,
+        })
+    }
+
     fn bind(&mut self, name: &Name, depth: usize) {
         self.info.insert(name.clone(), (depth, 0, 0));
+    }
+
+    fn note(map: &mut HashMap<Name, (usize, usize, usize)>, name: &Name, depth: usize) -> bool {
+        match map.get_mut(name) {
+            Some((_, count, deepest)) => {
+                *count += 1;
+                *deepest = (*deepest).max(depth);
+                true
+            }
+            None => false,
+        }
     }
 
     fn walk(&mut self, m: &Module, id: ExprId, depth: usize) {
         syntax::stack::guard(|| match m.expr(id) {
             Expr::Var(name) => {
-                if let Some((_, count, deepest)) = self.info.get_mut(name) {
-                    *count += 1;
-                    *deepest = (*deepest).max(depth);
+                if Self::note(&mut self.info, name, depth) {
+                    let w = self.whole.entry(name.clone()).or_default();
+                    w.0 += 1;
+                    w.1 = w.1.max(depth);
+                }
+            }
+            Expr::Proj { tuple, index } if matches!(m.expr(*tuple), Expr::Var(_)) => {
+                let Expr::Var(name) = m.expr(*tuple) else {
+                    return;
+                };
+                if Self::note(&mut self.info, name, depth) {
+                    let p = self.parts.entry((name.clone(), *index)).or_default();
+                    p.0 += 1;
+                    p.1 = p.1.max(depth);
                 }
             }
             Expr::Let {

@@ -118,6 +118,20 @@ def views (A : [n]R) (B : [n]R) : ([n]R, [n](R, R), R) =
 
 def stream_rows (A : [n]R) : [n+1][2]R =
   map (fun s -> [s, s * 2]) (scanr (+) 0 A)
+
+def acc_inplace (M : [n][3]R) : ((R, [3]R), [3][3]R) =
+  let z = ((0, [0, 0, 0]), [[0, 0, 0], [0, 0, 0], [0, 0, 0]]) in
+  reduce (fun (u, v) ->
+    let (a, b) = u in
+    let (c, e) = v in
+    ((a.1 + c.1, map2 (+) a.2 c.2), map2 (fun (p, q) -> map2 (fun (s, t) -> s * 0.5 + t) p q) b e)) z
+    (map (fun row -> ((row[0], row), map (fun r -> map (fun s -> s * r) row) row)) M)
+
+def acc_swap (A : [n]R) : ([2]R, [2]R) =
+  foldl (fun (u, x) -> (map (fun a -> a + x) u.2, u.1)) ([1, 2], [3, 4]) A
+
+def acc_reads (A : [n]R) : [3]R =
+  foldl (fun (u, x) -> map (fun a -> a + u[0] * x) u) [1, 2, 3] A
 "#;
 
 #[test]
@@ -158,6 +172,14 @@ fn every_construct_agrees_with_the_evaluator() {
         ("stream_pairs", &[&["[1, 2, 3]"], &["[]"]]),
         ("stream_rows", &[&["[1, 2, 3]"], &["[]"]]),
         ("views", &[&["[1, 2, 3]", "[4, 5, 6]"], &["[]", "[]"]]),
+        // Array accumulators updated in place (aligned) and not (a swap
+        // of components, a read of another element).
+        (
+            "acc_inplace",
+            &[&["[[1, 2, 3], [0.5, -1, 2], [4, 0, 1]]"], &["[]"]],
+        ),
+        ("acc_swap", &[&["[1, 2, 3]"], &["[]"]]),
+        ("acc_reads", &[&["[1, -2, 0.5]"], &["[]"]]),
     ];
     let mut failures = Vec::new();
     for (entry, arg_lists) in cases {
@@ -190,6 +212,29 @@ fn results_are_bit_identical_to_the_evaluator() {
     let built = common::build(&m, &Config::default(), "bits");
     let xs: Vec<f64> = (0..257).map(|i| (i as f64 * 0.37).sin() * 3.0).collect();
     let a = vec![semantics::Value::reals(&xs)];
+    let want = semantics::eval_def(&m, m.def("f").expect("f"), &a).expect("evaluates");
+    let got = codegen::run(&built, "f", &a).expect("runs");
+    assert_eq!(want.to_string(), got.to_string());
+}
+
+#[test]
+fn derivative_primitives_are_bit_identical_to_the_evaluator() {
+    // The Target-only primitives reverse mode writes, at their kinks too:
+    // `dabs 0 = -1`, `d2pow` 0 at a non-positive base, `d1pow 0 0` NaN.
+    let m = common::target_module(
+        "partials.ad",
+        "def f (A : [n]R) (B : [n]R) : [n]R =\n  map2 (fun (x, y) -> d1pow x y + 10 * d2pow x y + 100 * d2div x y + 1000 * dtan x + 10000 * dtanh y + 100000 * dabs x) A B\n",
+    );
+    let built = common::build(&m, &Config::default(), "partials");
+    let pts = [-2.0, -0.5, 0.0, 0.3, 1.0, 2.5];
+    let (mut xs, mut ys) = (Vec::new(), Vec::new());
+    for &x in &pts {
+        for &y in &pts {
+            xs.push(x);
+            ys.push(y);
+        }
+    }
+    let a = vec![semantics::Value::reals(&xs), semantics::Value::reals(&ys)];
     let want = semantics::eval_def(&m, m.def("f").expect("f"), &a).expect("evaluates");
     let got = codegen::run(&built, "f", &a).expect("runs");
     assert_eq!(want.to_string(), got.to_string());

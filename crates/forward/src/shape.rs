@@ -337,13 +337,72 @@ pub(crate) fn seed(
     off: &Atom,
     zeros: &Atom,
 ) -> Res<syntax::ExprId> {
+    numbered(
+        cx,
+        ty,
+        x,
+        off,
+        "seeding",
+        &mut |cx, leaf, x, at| match leaf {
+            Leaf::Real => {
+                let p = cx.emit(x);
+                let t = onehot(cx, zeros, at)?;
+                cx.tuple(vec![p, t])
+            }
+            Leaf::Int | Leaf::Bool => Ok(cx.emit(x)),
+        },
+    )
+}
+
+/// The value of type `ty` (shaped like `x`) whose reals are read from the
+/// k-array `t`, numbered from `off` as in [`seed`]: the gradient with
+/// respect to `x` when `t` is the tangent of a real result.
+pub(crate) fn gather(cx: &mut Ctx, ty: &Ty, x: &Atom, t: &Atom, off: &Atom) -> Res<syntax::ExprId> {
+    numbered(
+        cx,
+        ty,
+        x,
+        off,
+        "a gradient of",
+        &mut |cx, leaf, _, at| match leaf {
+            Leaf::Real => {
+                let arr = cx.emit(t);
+                let at = cx.emit(at);
+                cx.index(arr, at)
+            }
+            Leaf::Int => Ok(cx.int(0)),
+            Leaf::Bool => Ok(cx.add(syntax::Expr::Bool(false), Ty::Bool)),
+        },
+    )
+}
+
+/// The ground leaves a [`numbered`] walk stops at.
+enum Leaf {
+    Real,
+    Int,
+    Bool,
+}
+
+/// What [`numbered`] puts at a leaf: given the leaf's kind, its value and
+/// the number of its (first) real.
+type LeafFn<'a> = &'a mut dyn FnMut(&mut Ctx, Leaf, &Atom, &Atom) -> Res<syntax::ExprId>;
+
+/// A value shaped like `x : ty` with `leaf` applied at every ground leaf,
+/// the reals numbered from `off` in order (tuples left to right, arrays by
+/// index, `count` reals per element) — the flat numbering shared by
+/// [`seed`] and [`gather`]. `what` names the walk in internal errors.
+fn numbered(
+    cx: &mut Ctx,
+    ty: &Ty,
+    x: &Atom,
+    off: &Atom,
+    what: &str,
+    leaf: LeafFn<'_>,
+) -> Res<syntax::ExprId> {
     stack::guard(|| match ty {
-        Ty::Real => {
-            let p = cx.emit(x);
-            let t = onehot(cx, zeros, off)?;
-            cx.tuple(vec![p, t])
-        }
-        Ty::Int | Ty::Bool => Ok(cx.emit(x)),
+        Ty::Real => leaf(cx, Leaf::Real, x, off),
+        Ty::Int => leaf(cx, Leaf::Int, x, off),
+        Ty::Bool => leaf(cx, Leaf::Bool, x, off),
         Ty::Tuple(items) => {
             let whole = cx.emit(x);
             cx.bind_tuple("x", whole, |cx, atoms| {
@@ -351,7 +410,7 @@ pub(crate) fn seed(
                 let mut at = off.clone();
                 let mut out = Vec::with_capacity(items.len());
                 for (t, a) in items.iter().zip(&atoms) {
-                    out.push(seed(cx, t, a, &at, zeros)?);
+                    out.push(numbered(cx, t, a, &at, what, leaf)?);
                     let c = count(cx, t, a)?;
                     let here = cx.emit(&at);
                     let next = cx.add_i(here, c);
@@ -375,13 +434,13 @@ pub(crate) fn seed(
                     let mut binds = Vec::new();
                     let at = elem_offset(cx, off, &i, &c);
                     let at = let_atom(cx, &mut binds, "o", at)?;
-                    let res = seed(cx, elem, &xi, &at, zeros)?;
+                    let res = numbered(cx, elem, &xi, &at, what, leaf)?;
                     cx.wrap(binds, res)
                 })
             })?;
             cx.wrap(binds, res)
         }
-        Ty::Func(..) => Err(cx.internal(format!("seeding a value of type {}", show_ty(ty)))),
+        Ty::Func(..) => Err(cx.internal(format!("{what} a value of type {}", show_ty(ty)))),
     })
 }
 
@@ -392,59 +451,6 @@ fn elem_offset(cx: &mut Ctx, off: &Atom, i: &Atom, c: &Atom) -> syntax::ExprId {
     let prod = cx.mul_i(ii, cc);
     let o = cx.emit(off);
     cx.add_i(o, prod)
-}
-
-/// The value of type `ty` (shaped like `x`) whose reals are read from the
-/// k-array `t`, numbered from `off` as in [`seed`]: the gradient with
-/// respect to `x` when `t` is the tangent of a real result.
-pub(crate) fn gather(cx: &mut Ctx, ty: &Ty, x: &Atom, t: &Atom, off: &Atom) -> Res<syntax::ExprId> {
-    stack::guard(|| match ty {
-        Ty::Real => {
-            let arr = cx.emit(t);
-            let at = cx.emit(off);
-            cx.index(arr, at)
-        }
-        Ty::Int => Ok(cx.int(0)),
-        Ty::Bool => Ok(cx.add(syntax::Expr::Bool(false), Ty::Bool)),
-        Ty::Tuple(items) => {
-            let whole = cx.emit(x);
-            cx.bind_tuple("x", whole, |cx, atoms| {
-                let mut binds = Vec::new();
-                let mut at = off.clone();
-                let mut out = Vec::with_capacity(items.len());
-                for (ty, a) in items.iter().zip(&atoms) {
-                    out.push(gather(cx, ty, a, t, &at)?);
-                    let c = count(cx, ty, a)?;
-                    let here = cx.emit(&at);
-                    let next = cx.add_i(here, c);
-                    at = let_atom(cx, &mut binds, "o", next)?;
-                }
-                let res = cx.tuple(out)?;
-                cx.wrap(binds, res)
-            })
-        }
-        Ty::Array(size, elem) => {
-            let mut binds = Vec::new();
-            let c = elem_count(cx, elem, x)?;
-            let c = let_atom(cx, &mut binds, "c", c)?;
-            let arr = cx.emit(x);
-            let n = cx.length(arr);
-            let res = cx.build(n, size.clone(), |cx, i| {
-                let arr = cx.emit(x);
-                let ii = cx.emit(&i);
-                let xi = cx.index(arr, ii)?;
-                cx.bind("x", xi, |cx, xi| {
-                    let mut binds = Vec::new();
-                    let at = elem_offset(cx, off, &i, &c);
-                    let at = let_atom(cx, &mut binds, "o", at)?;
-                    let res = gather(cx, elem, &xi, t, &at)?;
-                    cx.wrap(binds, res)
-                })
-            })?;
-            cx.wrap(binds, res)
-        }
-        Ty::Func(..) => Err(cx.internal(format!("a gradient of type {}", show_ty(ty)))),
-    })
 }
 
 /// A path from the root of a value to the part being built.

@@ -22,6 +22,7 @@
 
 mod census;
 mod compact;
+mod fuse;
 mod hash;
 
 mod local;
@@ -142,10 +143,19 @@ fn run(m: Module, cfg: &Config) -> Result<(Module, Report), Error> {
     };
     while report.rounds < cfg.max_rounds.max(1) {
         let phase = if report.rounds == 0 { &first } else { cfg };
-        let (next, next_names, fired) = simplify::round(cur, names, phase);
+        let (next, next_names, mut fired) = simplify::round(cur, names, phase);
         report.rounds += 1;
         cur = next;
         names = next_names;
+        // The rules that need every use of a binding at once;
+        // `share-elementwise` only on a program the others have settled,
+        // so that it judges the dependencies between loops that remain.
+        let rules = if fired.is_empty() {
+            phase.rules
+        } else {
+            phase.rules.without(RuleName::ShareElementwise)
+        };
+        fuse::run(&mut cur, &mut names, rules, &mut fired);
         if fired.is_empty() {
             if report.rounds == 1 && cfg.rules.contains(RuleName::InlineOnce) {
                 // A fixpoint without `inline-once`: now with it.
@@ -167,6 +177,7 @@ fn run(m: Module, cfg: &Config) -> Result<(Module, Report), Error> {
         }
     }
     compact::compact(&mut cur);
+    refresh_sizes(&mut cur)?;
     if cfg.verify
         && let Err(errors) = syntax::verify(&cur)
     {
@@ -183,6 +194,32 @@ fn run(m: Module, cfg: &Config) -> Result<(Module, Report), Error> {
         });
     }
     Ok((cur, report))
+}
+
+/// Re-infers the types of a module holding a `build`. A rewrite keeps
+/// the type of the node it replaces, but the size of `build n f` is known
+/// only when `n` is `length A` for an array `A` of known size: inlining
+/// `let k = length A in build k f` makes an unknown size `[_]` known
+/// (`[n]`), binding `length A` to a variable makes a known one unknown,
+/// and the types of the nodes around follow. Inference on the rewritten
+/// program gives the types the verifier expects (it compares them).
+fn refresh_sizes(m: &mut Module) -> Result<(), Error> {
+    let has_build = m.exprs.iter().any(|e| {
+        matches!(
+            e,
+            Expr::Prim {
+                op: syntax::Prim::Build,
+                ..
+            }
+        )
+    });
+    if !has_build {
+        return Ok(());
+    }
+    syntax::infer(m).map_err(|e| Error::Internal {
+        span: e.span(),
+        message: format!("type inference fails on the optimized program: {e}"),
+    })
 }
 
 /// The paper's G from a gradient program: the definition `entry` (or the

@@ -460,6 +460,23 @@ impl Round<'_> {
     // ----- arrays ------------------------------------------------------
 
     /// The lambda `id` as (parameters, body).
+    /// Whether `body` is the parameter `p` itself, or the tuple of all
+    /// its components in order, `(p.1, ..., p.n)`.
+    fn is_identity(&self, body: ExprId, p: &Param) -> bool {
+        let is_p = |id: ExprId| matches!(self.m.expr(id), Expr::Var(v) if *v == p.name);
+        if is_p(body) {
+            return true;
+        }
+        let (Expr::Tuple(items), Some(Ty::Tuple(parts))) = (self.m.expr(body), &p.ty) else {
+            return false;
+        };
+        items.len() == parts.len()
+            && items.iter().enumerate().all(|(i, &item)| {
+                matches!(self.m.expr(item), Expr::Proj { tuple, index }
+                    if *index as usize == i + 1 && is_p(*tuple))
+            })
+    }
+
     fn lambda_parts(&self, id: ExprId) -> Option<(Vec<Param>, ExprId)> {
         match self.m.expr(id) {
             Expr::Lambda { params, body } => Some((params.clone(), *body)),
@@ -623,10 +640,8 @@ impl Round<'_> {
         if params.len() != 1 {
             return None;
         }
-        // map (x. x) A ~> A
-        if self.on(RuleName::MapIdentity)
-            && matches!(self.m.expr(body), Expr::Var(v) if *v == params[0].name)
-        {
+        // map (x. x) A ~> A, and map (x. (x.1, ..., x.n)) A ~> A
+        if self.on(RuleName::MapIdentity) && self.is_identity(body, &params[0]) {
             self.fire(RuleName::MapIdentity);
             return Some(a);
         }
@@ -698,6 +713,18 @@ impl Round<'_> {
                     return Some(self.map_node(lam, other, ty, span));
                 }
             }
+        }
+        // map2 (x,y. e) A A ~> map (x. let y = x in e) A
+        if self.on(RuleName::Map2Same)
+            && let (Expr::Var(va), Expr::Var(vb)) = (self.m.expr(a), self.m.expr(b))
+            && va == vb
+        {
+            self.fire(RuleName::Map2Same);
+            let keep = params[0].clone();
+            let pty = keep.ty.clone().unwrap_or(Ty::Tuple(Vec::new()));
+            let xv = self.add(Expr::Var(keep.name.clone()), pty, span);
+            let lam = self.lambda_with_let(vec![keep], params[1].name.clone(), xv, body, span);
+            return Some(self.map_node(lam, a, ty, span));
         }
         // map2 (x,y. e) A B ~> map (x. e) A when y is unused, and on the left.
         if self.on(RuleName::Map2Unused) {
@@ -972,6 +999,12 @@ fn fold(op: Prim, args: &[Lit]) -> Option<Lit> {
         (Prim::Tanh, &[Real(a)]) => Real(a.tanh()),
         (Prim::Abs, &[Real(a)]) => Real(a.abs()),
         (Prim::Pow, &[Real(a), Real(b)]) => Real(a.powf(b)),
+        (Prim::DTan | Prim::DTanh | Prim::DAbs, &[Real(a)]) => {
+            Real(syntax::partials::eval(op, &[a])?)
+        }
+        (Prim::D1Pow | Prim::D2Pow | Prim::D2Div, &[Real(a), Real(b)]) => {
+            Real(syntax::partials::eval(op, &[a, b])?)
+        }
         (Prim::Lt | Prim::Le | Prim::Gt | Prim::Ge | Prim::Eq | Prim::Ne, &[a, b]) => {
             let ord = match (a, b) {
                 (Real(x), Real(y)) => x.partial_cmp(&y),

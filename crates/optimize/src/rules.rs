@@ -36,6 +36,10 @@ pub enum RuleName {
     InlineOnce,
     /// `let x = e in ... e ... ~> let x = e in ... x ...` for `e` a builtin of variables and literals.
     Cse,
+    /// `let x = e in ... let y = e' in ... ~> ... y := x ...` for loops `e`, `e'` equal up to the names of their binders.
+    CseAlpha,
+    /// An expensive function of an array's elements computed by loops in two `let`s of a chain ~> computed once into an array they read (`fuse/share.rs`).
+    ShareElementwise,
     // Tuple partial evaluation.
     /// `(e1, ..., en).i ~> ei`.
     ProjTuple,
@@ -66,8 +70,10 @@ pub enum RuleName {
     Map2Const,
     /// `map2 (x,y. e) A B ~> map (x. e) A` when `y` is not in `FV(e)`, and on the left.
     Map2Unused,
-    /// `map (x. x) A ~> A`.
+    /// `map (x. x) A ~> A`, and `map (x. (x.1, ..., x.n)) A ~> A`.
     MapIdentity,
+    /// `map2 (x,y. e) A A ~> map (x. let y = x in e) A`.
+    Map2Same,
     /// `K(A) ~> K(B)` when `B` has the length of `A` and is cheaper (`A = map f B`, `shift1R (scanl f z B)`, ...).
     ConstShape,
     /// `reduce (+) z ZerosLike(A) ~> z`, `reduce (*) z OnesLike(A) ~> z`, and the same for `foldl`.
@@ -81,6 +87,12 @@ pub enum RuleName {
     MapFusion,
     /// `let X = map2 f A B in .. map (fun t -> t.1) X .. map (fun t -> t.2) X ..` ~> each projection of its own `map2 f A B`.
     UnzipFusion,
+    /// `let X = map2 f A B in .. X .. X ..` ~> the sources bound once, `map2 f A B` at every use (f cheap arithmetic).
+    RecomputeCheap,
+    /// `let X = map f A in .. reduce g1 z1 (map p1 X) .. reduce g2 z2 (map p2 X) ..` ~> one reduction of pairs (`fuse.rs`).
+    ReduceFusion,
+    /// `let X = map f A` whose uses are all projection maps keeps only the components they read (`fuse.rs`).
+    PruneComponents,
     // Conditionals.
     /// `if e1 then e2 else e2 ~> e2` (the branches equal up to bound names).
     IfSame,
@@ -103,6 +115,8 @@ impl RuleName {
         RuleName::InlineArg,
         RuleName::InlineOnce,
         RuleName::Cse,
+        RuleName::CseAlpha,
+        RuleName::ShareElementwise,
         RuleName::ProjTuple,
         RuleName::TupleLet,
         RuleName::SplitTuple,
@@ -117,12 +131,16 @@ impl RuleName {
         RuleName::Map2Const,
         RuleName::Map2Unused,
         RuleName::MapIdentity,
+        RuleName::Map2Same,
         RuleName::ConstShape,
         RuleName::ReduceConst,
         RuleName::ShiftConst,
         RuleName::ScanConst,
         RuleName::MapFusion,
         RuleName::UnzipFusion,
+        RuleName::RecomputeCheap,
+        RuleName::ReduceFusion,
+        RuleName::PruneComponents,
         RuleName::IfSame,
         RuleName::IfConst,
         RuleName::IfFloat,
@@ -145,6 +163,8 @@ impl RuleName {
             RuleName::InlineArg => "inline-arg",
             RuleName::InlineOnce => "inline-once",
             RuleName::Cse => "cse",
+            RuleName::CseAlpha => "cse-alpha",
+            RuleName::ShareElementwise => "share-elementwise",
             RuleName::ProjTuple => "proj-tuple",
             RuleName::TupleLet => "tuple-let",
             RuleName::SplitTuple => "split-tuple",
@@ -159,12 +179,16 @@ impl RuleName {
             RuleName::Map2Const => "map2-const",
             RuleName::Map2Unused => "map2-unused",
             RuleName::MapIdentity => "map-identity",
+            RuleName::Map2Same => "map2-same",
             RuleName::ConstShape => "const-shape",
             RuleName::ReduceConst => "reduce-const",
             RuleName::ShiftConst => "shift-const",
             RuleName::ScanConst => "scan-const",
             RuleName::MapFusion => "map-fusion",
             RuleName::UnzipFusion => "unzip-fusion",
+            RuleName::RecomputeCheap => "recompute-cheap",
+            RuleName::ReduceFusion => "reduce-fusion",
+            RuleName::PruneComponents => "prune-components",
             RuleName::IfSame => "if-same",
             RuleName::IfConst => "if-const",
             RuleName::IfFloat => "if-float",
@@ -182,7 +206,9 @@ impl RuleName {
             | RuleName::ForwardConst
             | RuleName::InlineArg
             | RuleName::InlineOnce => "inlining and forward substitution",
-            RuleName::Cse => "common subexpressions",
+            RuleName::Cse | RuleName::CseAlpha | RuleName::ShareElementwise => {
+                "common subexpressions"
+            }
             RuleName::ProjTuple | RuleName::TupleLet | RuleName::SplitTuple => {
                 "tuple partial evaluation"
             }
@@ -195,11 +221,16 @@ impl RuleName {
             RuleName::Map2Const
             | RuleName::Map2Unused
             | RuleName::MapIdentity
+            | RuleName::Map2Same
             | RuleName::ConstShape
             | RuleName::ReduceConst
             | RuleName::ShiftConst
             | RuleName::ScanConst => "array algebraic simplifications",
-            RuleName::MapFusion | RuleName::UnzipFusion => "classic array simplifications",
+            RuleName::MapFusion
+            | RuleName::UnzipFusion
+            | RuleName::RecomputeCheap
+            | RuleName::ReduceFusion
+            | RuleName::PruneComponents => "classic array simplifications",
             RuleName::IfSame | RuleName::IfConst | RuleName::IfFloat | RuleName::IfTuple => {
                 "conditionals"
             }
@@ -225,7 +256,13 @@ impl RuleName {
                 "let x = e1 in e2 ~> e2[e1/x]  (x used once in e2, not under a lambda)"
             }
             RuleName::Cse => {
-                "let x = e in ... e ... ~> let x = e in ... x ...  (e a builtin of variables and literals, x in scope)"
+                "let x = e in ... e ... ~> let x = e in ... x ...  (e a builtin of variables and literals, or an index A[i] of them; x in scope)"
+            }
+            RuleName::CseAlpha => {
+                "let x = e in ... let y = e' in b ~> let x = e in ... b[x/y]  (e' equal to e up to the names of its binders, e a loop: map, map2, reduce, foldl, a scan, build, ifold; x in scope)"
+            }
+            RuleName::ShareElementwise => {
+                "let y1 = .. map (fun x -> .. e(x) ..) A .. in .. let y2 = .. map (fun z -> .. e(z) ..) A .. ~> let E = map (fun a -> e(a)) A in let y1 = .. map2 (fun (x, q) -> .. q ..) A E .. in ..  (e real, with exp, log, sin, cos, tan, tanh, sqrt or pow, of the element, literals and names bound before; no indexing, call or loop in e; loops in two lets of one chain; also map2)"
             }
             RuleName::ProjTuple => "(e1, ..., en).i ~> ei",
             RuleName::TupleLet => {
@@ -250,7 +287,8 @@ impl RuleName {
             RuleName::Map2Unused => {
                 "map2 (x,y. e) A B ~> map (x. e) A  (y not in FV(e)), and on the left"
             }
-            RuleName::MapIdentity => "map (x. x) A ~> A",
+            RuleName::MapIdentity => "map (x. x) A ~> A, map (x. (x.1, ..., x.n)) A ~> A",
+            RuleName::Map2Same => "map2 (x,y. e) A A ~> map (x. let y = x in e) A  (A a variable)",
             RuleName::ConstShape => {
                 "map (fun _ -> c) A ~> map (fun _ -> c) B  (B as long as A and cheaper: A = map f B, map2 f B C, shift1R (scanl f z B), ...)"
             }
@@ -268,6 +306,15 @@ impl RuleName {
             }
             RuleName::UnzipFusion => {
                 "let X = map2 f A B in ... map (fun t -> t.i) X ... ~> ... map (fun t -> t.i) (map2 f A B) ...  (every use of X a projection map, each component once, not under a lambda; also map)"
+            }
+            RuleName::RecomputeCheap => {
+                "let X = map2 f A B in .. X .. X .. ~> let A' = A in let B' = B in .. map2 f A' B' .. map2 f A' B' ..  (X used more than once, never under a lambda; f only arithmetic without division or transcendental functions, projections, tuples, lets, conditionals and maps of such; the copies within the inline budget; also map)"
+            }
+            RuleName::ReduceFusion => {
+                "let X = map f A in .. reduce g1 z1 (map p1 X) .. reduce g2 z2 (map p2 X) .. ~> let (r1, r2) = reduce (fun (u, v) -> (g1 u.1 v.1, g2 u.2 v.2)) (z1, z2) (map (fun a -> (p1 a, p2 a)) (map f A)) in .. r1 .. r2 ..  (every use of X such a reduction (or foldl, all alike; `map p` optional), outside lambdas and branches; the g, z, p of every use bound before the first; also map2, build)"
+            }
+            RuleName::PruneComponents => {
+                "let X = map f A in .. map (fun t -> t.i) X .. ~> let X = map (fun a -> let t = f a in (t.i, ..)) A in ..  (every use of X a projection map, some component never read; also map2, build)"
             }
             RuleName::IfSame => "if e1 then e2 else e2 ~> e2",
             RuleName::IfConst => "if true then e2 else e3 ~> e2, if false then e2 else e3 ~> e3",

@@ -104,6 +104,8 @@ pub(crate) struct Bind {
     pub span: Span,
     /// The `cse` key this binding recorded, dropped when it is wrapped.
     pub cse_key: Option<Name>,
+    /// The `cse-alpha` hash this binding recorded, dropped likewise.
+    pub alpha_key: Option<u64>,
 }
 
 /// What is known of a `let`-bound array, for the array rules.
@@ -137,6 +139,10 @@ pub(crate) struct Round<'c> {
     /// holds its `let` (see `wrap`); binders are unique, so nothing else
     /// limits its scope.
     cse: FxHashMap<Name, (Expr, Ty)>,
+    /// `cse-alpha`: the loop values bound by the `let`s in scope, by a
+    /// hash that ignores the names of their binders, with the variable
+    /// each is bound to; scoped like `cse`.
+    pub(crate) cse_alpha: FxHashMap<u64, Vec<(ExprId, Name, Ty)>>,
     /// Fresh names, made on first use (collecting every name of a large
     /// module costs as much as a fifth of a round).
     names: Option<NameGen>,
@@ -171,6 +177,7 @@ pub(crate) fn round(
     let mut r = Round {
         heights,
         cse: FxHashMap::default(),
+        cse_alpha: FxHashMap::default(),
         m,
         occ: FxHashMap::default(),
         overlays: Vec::new(),
@@ -188,6 +195,7 @@ pub(crate) fn round(
         r.occ = census(&r.m, root, r.m.exprs.len() / 8);
         r.facts.clear();
         r.cse.clear();
+        r.cse_alpha.clear();
         r.emitted = r.m.defs[i].params.iter().map(|p| p.name.clone()).collect();
         let body = r.block(root, &empty_env());
         r.m.defs[i].body = body;
@@ -327,6 +335,11 @@ impl Round<'_> {
             if let Some(k) = &b.cse_key {
                 self.cse.remove(k);
             }
+            if let Some(h) = b.alpha_key
+                && let Some(list) = self.cse_alpha.get_mut(&h)
+            {
+                list.retain(|(e, ..)| *e != b.value);
+            }
         }
         // let x = e in x ~> e
         while self.on(RuleName::LetVar)
@@ -419,7 +432,8 @@ impl Round<'_> {
             Expr::Index { array, index } => {
                 let array = self.simplify(array, env, blk, Pos::Arg);
                 let index = self.simplify(index, env, blk, Pos::Arg);
-                self.add(Expr::Index { array, index }, ty, span)
+                let node = self.add(Expr::Index { array, index }, ty, span);
+                self.cse_use(node)
             }
             Expr::Proj { tuple, index } => {
                 return self.proj(tuple, index, env, blk, pos, span, ty);
@@ -476,6 +490,7 @@ impl Round<'_> {
                         value: v,
                         span,
                         cse_key: None,
+                        alpha_key: None,
                     });
                     self.add(Expr::Var(n), t, span)
                 }
@@ -690,6 +705,7 @@ impl Round<'_> {
                 value: a,
                 span,
                 cse_key: None,
+                alpha_key: None,
             },
             pos,
         );

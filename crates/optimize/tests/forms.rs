@@ -151,7 +151,7 @@ fn example_5_5_sum() {
         "sum_rev",
         expect![[r#"
             def sum_grad (A : [n]R) : (R, [n]R) =
-              (reduce (+) 0 A, map (fun (x_2 : R) -> 1) A)
+              (reduce (+) 0 A, map (fun (x_1 : R) -> 1) A)
         "#]],
     );
     assert_eq!(g_form(&t), paper_g);

@@ -63,9 +63,21 @@ fn rivals(rule: RuleName) -> Vec<RuleName> {
         RuleName::Map2Const => vec![RuleName::MapFusion],
         // A single-use `let` is inlined before it can be flattened, merged
         // or found to be `let x = e in x`.
-        RuleName::LetLet | RuleName::LetVar | RuleName::Cse => vec![RuleName::InlineOnce],
+        RuleName::LetLet | RuleName::LetVar | RuleName::Cse | RuleName::CseAlpha => {
+            vec![RuleName::InlineOnce]
+        }
         // Map-fusion would fuse the projections into their consumers first.
         RuleName::UnzipFusion => vec![RuleName::MapFusion],
+        // A cheap map used twice is copied into its uses (and reductions
+        // of projections fused) before the others see it.
+        RuleName::PruneComponents => vec![RuleName::ReduceFusion, RuleName::RecomputeCheap],
+        RuleName::ReduceFusion => vec![RuleName::RecomputeCheap],
+        RuleName::Map2Same => vec![RuleName::RecomputeCheap],
+        RuleName::RecomputeCheap => vec![
+            RuleName::ReduceFusion,
+            RuleName::PruneComponents,
+            RuleName::UnzipFusion,
+        ],
         _ => Vec::new(),
     }
 }
@@ -149,6 +161,8 @@ rule_tests! {
     inline_arg => InlineArg,
     inline_once => InlineOnce,
     cse => Cse,
+    cse_alpha => CseAlpha,
+    share_elementwise => ShareElementwise,
     proj_tuple => ProjTuple,
     tuple_let => TupleLet,
     split_tuple => SplitTuple,
@@ -163,12 +177,16 @@ rule_tests! {
     map2_const => Map2Const,
     map2_unused => Map2Unused,
     map_identity => MapIdentity,
+    map2_same => Map2Same,
     const_shape => ConstShape,
     reduce_const => ReduceConst,
     shift_const => ShiftConst,
     scan_const => ScanConst,
     map_fusion => MapFusion,
     unzip_fusion => UnzipFusion,
+    recompute_cheap => RecomputeCheap,
+    reduce_fusion => ReduceFusion,
+    prune_components => PruneComponents,
     if_same => IfSame,
     if_const => IfConst,
     if_float => IfFloat,

@@ -32,6 +32,7 @@ use syntax::{Def, Expr, ExprId, Module, Name, Pat, Prim, Span, Ty, stack};
 
 use crate::error::Error;
 use crate::eval::{Config, Probe, eval_def_probed};
+use crate::guarantee::{Caveat, caveats};
 use crate::shape::SizeEnv;
 use crate::value::Value;
 
@@ -151,8 +152,13 @@ pub fn prim_cost(op: Prim) -> Option<Cost> {
         | Prim::Log
         | Prim::Sqrt
         | Prim::Tanh
-        | Prim::Abs => Cost::new(2, 0, 0, 1),
-        Prim::Pow | Prim::Max | Prim::Min => Cost::new(3, 0, 0, 1),
+        | Prim::Abs
+        | Prim::DTan
+        | Prim::DTanh
+        | Prim::DAbs => Cost::new(2, 0, 0, 1),
+        Prim::Pow | Prim::Max | Prim::Min | Prim::D1Pow | Prim::D2Pow | Prim::D2Div => {
+            Cost::new(3, 0, 0, 1)
+        }
         Prim::Lt | Prim::Le | Prim::Gt | Prim::Ge | Prim::Eq | Prim::Ne | Prim::And | Prim::Or => {
             Cost::new(3, 1, 0, 0)
         }
@@ -613,6 +619,9 @@ pub struct Report {
     pub ratio_dynamic: bool,
     /// `4 * 3^p`.
     pub bound: f64,
+    /// The constructs of the source for which the bound is not promised
+    /// (docs/derivatives.md, section 7).
+    pub caveats: Vec<Caveat>,
 }
 
 impl Report {
@@ -645,8 +654,16 @@ impl fmt::Display for Report {
                 ""
             },
             self.bound,
-            if self.holds() { "holds" } else { "FAILS" }
-        )
+            match (self.holds(), self.caveats.is_empty()) {
+                (true, _) => "holds",
+                (false, true) => "FAILS",
+                (false, false) => "above it, where the guarantee is weaker:",
+            }
+        )?;
+        for c in &self.caveats {
+            writeln!(f, "note: {c}")?;
+        }
+        Ok(())
     }
 }
 
@@ -680,5 +697,6 @@ pub fn report(
         ratio: check.ratio,
         ratio_dynamic,
         bound: check.bound,
+        caveats: caveats(source, source_def.body),
     })
 }

@@ -23,6 +23,7 @@
 pub mod cost;
 pub mod eval;
 pub mod expect;
+pub mod guarantee;
 pub mod literal;
 pub mod unf_eval;
 pub mod value;

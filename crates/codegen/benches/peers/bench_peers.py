@@ -11,7 +11,12 @@ that every tool of one run sees the same bytes. Run by `codegen::bench`.
 
 The gradient call returns the value and the gradient with respect to every
 array (like the generated `_grad` programs): jax.value_and_grad, and
-PyTorch forward + backward.
+PyTorch forward + backward. For `gmm` (the input file holds the seven
+parameters of fixtures/gmm/program.ad in the driver's format: each
+array's dims as int64, then its float64 values; scalars as float64) the
+objective is written with the frameworks' array operations as ADBench's
+JAX and PyTorch tools write it, and differentiated with respect to
+alphas, means and icf, like the generated gradient.
 """
 import os
 import sys
@@ -39,6 +44,69 @@ def read_arrays(path):
         out.append(np.frombuffer(raw, dtype="<f8", count=n, offset=pos).copy())
         pos += 8 * n
     return out
+
+
+def read_gmm(path):
+    """alphas [k], means [k][d], icf [k][t], x [n][d], then three scalars."""
+    import numpy as np
+    raw = open(path, "rb").read()
+    pos = 0
+
+    def dims(count):
+        nonlocal pos
+        v = [int(x) for x in np.frombuffer(raw, dtype="<i8", count=count, offset=pos)]
+        pos += 8 * count
+        return v
+
+    def reals(shape):
+        nonlocal pos
+        size = int(np.prod(shape)) if shape else 1
+        a = np.frombuffer(raw, dtype="<f8", count=size, offset=pos).copy()
+        pos += 8 * size
+        return a.reshape(shape)
+
+    alphas = reals(dims(1))
+    means = reals(dims(2))
+    icf = reals(dims(2))
+    x = reals(dims(2))
+    scalars = reals([3])
+    return [alphas, means, icf, x], [float(v) for v in scalars]
+
+
+def gmm_ltri_index(d):
+    """IDX[j][i] = 1 + position in icf[d:] of entry (row j, column i < j)
+    (gmm.h stores the strict lower triangle column by column), 0 elsewhere."""
+    import numpy as np
+    idx = np.zeros((d, d), dtype=np.int64)
+    pos = 1
+    for i in range(d):
+        for j in range(i + 1, d):
+            idx[j, i] = pos
+            pos += 1
+    return idx
+
+
+def gmm_objective(xp, lse, gather_rows, alphas, means, icf, x, scalars):
+    """The value of fixtures/gmm/program.ad with array operations of `xp`."""
+    import math
+    gamma, wm, lgamma_sum = scalars
+    k, d = means.shape
+    n = x.shape[0]
+    qd_log = icf[:, :d]
+    qd = xp.exp(qd_log)
+    sum_qs = qd_log.sum(1)
+    lfull = xp.concatenate([xp.zeros((k, 1), dtype=icf.dtype), icf[:, d:]], 1)
+    lmat = gather_rows(lfull, gmm_ltri_index(d))  # [k][d][d]
+    xc = x[:, None, :] - means[None, :, :]  # [n][k][d]
+    qxc = qd[None, :, :] * xc + xp.einsum("kji,nki->nkj", lmat, xc)
+    sq = (qxc * qxc).sum(2)
+    slse = lse(alphas[None, :] + sum_qs[None, :] - 0.5 * sq).sum()
+    const = -n * d * 0.5 * math.log(2 * math.pi)
+    c = (d + wm + 1) * d * (math.log(gamma) - 0.5 * math.log(2)) - (
+        0.25 * d * (d - 1) * math.log(math.pi) + lgamma_sum)
+    frob = (qd * qd).sum(1) + (icf[:, d:] * icf[:, d:]).sum(1)
+    prior = (0.5 * gamma * gamma * frob - wm * sum_qs).sum() - k * c
+    return const + slse - n * lse(alphas[None, :])[0] + prior
 
 
 def timed(fn, reps):
@@ -75,13 +143,34 @@ def kernels_torch():
     }
 
 
-def run_jax(kernel, arrays, reps):
+def gmm_jax(scalars):
+    import jax.numpy as jnp
+    from jax.scipy.special import logsumexp
+
+    def f(alphas, means, icf, x):
+        return gmm_objective(jnp, lambda v: logsumexp(v, axis=-1),
+                             lambda a, idx: a[:, idx], alphas, means, icf, x, scalars)
+    return f
+
+
+def gmm_torch(scalars):
+    import torch
+
+    def f(alphas, means, icf, x):
+        return gmm_objective(torch, lambda v: torch.logsumexp(v, dim=-1),
+                             lambda a, idx: a[:, torch.from_numpy(idx)], alphas, means, icf, x,
+                             scalars)
+    return f
+
+
+def run_jax(kernel, arrays, reps, scalars=None):
     import jax
     jax.config.update("jax_enable_x64", True)
     import jax.numpy as jnp
-    f = kernels_jax()[kernel]
+    f = gmm_jax(scalars) if kernel == "gmm" else kernels_jax()[kernel]
     xs = [jnp.asarray(a) for a in arrays]
-    argnums = tuple(range(len(xs)))
+    # GMM: the gradient with respect to alphas, means and icf, not x.
+    argnums = (0, 1, 2) if kernel == "gmm" else tuple(range(len(xs)))
     primal = jax.jit(f)
     vg = jax.jit(jax.value_and_grad(f, argnums=argnums))
     tp = timed(lambda: primal(*xs).block_until_ready(), reps)
@@ -90,20 +179,22 @@ def run_jax(kernel, arrays, reps):
     return tp, tg, float(value), [jax.device_get(g) for g in grads]
 
 
-def run_torch(kernel, arrays, reps):
+def run_torch(kernel, arrays, reps, scalars=None):
     import torch
     torch.set_num_threads(1)
-    f = kernels_torch()[kernel]
+    f = gmm_torch(scalars) if kernel == "gmm" else kernels_torch()[kernel]
     xs = [torch.from_numpy(a) for a in arrays]
+    # GMM: the gradient with respect to alphas, means and icf, not x.
+    wrt = 3 if kernel == "gmm" else len(xs)
 
     def primal():
         with torch.no_grad():
             return f(*xs)
 
     def grad():
-        ys = [x.detach().requires_grad_(True) for x in xs]
+        ys = [x.detach().requires_grad_(i < wrt) for i, x in enumerate(xs)]
         v = f(*ys)
-        gs = torch.autograd.grad(v, ys)
+        gs = torch.autograd.grad(v, ys[:wrt])
         return v.detach(), gs
 
     tp = timed(primal, reps)
@@ -118,9 +209,13 @@ def main():
         return
     tool, kernel, path, reps = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
     import numpy as np
-    arrays = read_arrays(path)
+    scalars = None
+    if kernel == "gmm":
+        arrays, scalars = read_gmm(path)
+    else:
+        arrays = read_arrays(path)
     run = {"jax": run_jax, "torch": run_torch}[tool]
-    tp, tg, value, grads = run(kernel, arrays, reps)
+    tp, tg, value, grads = run(kernel, arrays, reps, scalars)
     g = np.concatenate([np.asarray(x, dtype=np.float64).ravel() for x in grads])
     print("primal_ns " + " ".join(str(t) for t in tp[0]))
     print("grad_ns " + " ".join(str(t) for t in tg[0]))

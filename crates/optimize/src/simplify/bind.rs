@@ -148,30 +148,32 @@ impl Round<'_> {
             return env.clone();
         }
         let (value, env) = self.peel(value, env, blk);
-        // The node's shape, without cloning it (a clone of an operator
-        // node copies its operand list).
-        let node = self.m.expr(value);
-        let is_lambda = matches!(node, Expr::Lambda { .. });
-        let is_map = matches!(
-            node,
+        // The node's shape, without cloning the nodes no rule below takes
+        // apart (a clone of an operator node copies its operand list).
+        enum Shape {
+            Lambda,
+            Tuple(Vec<ExprId>),
+            Map(Prim, Vec<ExprId>),
+            Other,
+        }
+        let shape = match self.m.expr(value) {
+            Expr::Lambda { .. } => Shape::Lambda,
+            Expr::Tuple(items) => Shape::Tuple(items.clone()),
             Expr::Prim {
-                op: Prim::Map | Prim::Map2,
-                ..
-            }
-        );
-        let tuple = match node {
-            Expr::Tuple(items) => Some(items.clone()),
-            _ => None,
+                op: op @ (Prim::Map | Prim::Map2),
+                args,
+            } => Shape::Map(*op, args.clone()),
+            _ => Shape::Other,
         };
-        match tuple {
-            _ if is_lambda
-                && self.on(RuleName::InlineLambda)
-                && (occ.count == 1 || self.copyable(&occ, value)) =>
+        match shape {
+            Shape::Lambda
+                if self.on(RuleName::InlineLambda)
+                    && (occ.count == 1 || self.copyable(&occ, value)) =>
             {
                 self.fire(RuleName::InlineLambda);
                 return env.insert(x.clone(), Subst::Susp(value, env.clone()));
             }
-            Some(items)
+            Shape::Tuple(items)
                 if self.on(RuleName::SplitTuple)
                     && occ.count == occ.projections
                     && occ.count != u32::MAX =>
@@ -188,11 +190,50 @@ impl Round<'_> {
                 }
                 return env.insert(x.clone(), Subst::Tuple(names));
             }
-            _ if is_map && self.on(RuleName::UnzipFusion) && self.unzipped(x, &occ, value) => {
+            Shape::Map(..) if self.on(RuleName::UnzipFusion) && self.unzipped(x, &occ, value) => {
                 // Each projection gets its own copy, which map-fusion then
                 // fuses and whose other components die.
                 self.fire(RuleName::UnzipFusion);
                 return env.insert(x.clone(), Subst::Susp(value, env.clone()));
+            }
+            Shape::Map(op, args)
+                if self.on(RuleName::RecomputeCheap) && self.recomputable(&occ, value) =>
+            {
+                // The sources are bound once (written out once); the cheap
+                // function is copied into every use, where map-fusion puts
+                // it into the consumer's loop.
+                self.fire(RuleName::RecomputeCheap);
+                let mut env = env.clone();
+                let mut srcs = Vec::new();
+                for &a in &args[1..] {
+                    // A variable is a leaf unless the environment holds a
+                    // value to inline there, which would be copied too.
+                    let plain = match self.m.expr(a) {
+                        Expr::Var(v) => {
+                            matches!(env.get(v), None | Some(Subst::Leaf(..)))
+                        }
+                        _ => self.leaf(a).is_some(),
+                    };
+                    if plain {
+                        srcs.push(a);
+                        continue;
+                    }
+                    let n = self.fresh(x.as_str());
+                    let o = Occ {
+                        count: occ.count,
+                        ..Occ::default()
+                    };
+                    let t = self.ty(a);
+                    let sp = self.m.span(a);
+                    env = self.bind_var_input_named(&n, o, None, a, &env, blk, pos, span);
+                    srcs.push(self.add(Expr::Var(n), t, sp));
+                }
+                let mut new_args = vec![args[0]];
+                new_args.extend(srcs);
+                let t = self.ty(value);
+                let sp = self.m.span(value);
+                let node = self.add(Expr::Prim { op, args: new_args }, t, sp);
+                return env.insert(x.clone(), Subst::Susp(node, env.clone()));
             }
             _ => {}
         }
@@ -299,11 +340,31 @@ impl Round<'_> {
             self.fire(RuleName::Cse);
             return env.insert(x.clone(), Subst::Leaf(e, t));
         }
+        // The same loop already bound, up to the names of its binders.
+        let alpha = (key.is_none() && self.on(RuleName::CseAlpha) && self.is_loop(v))
+            .then(|| self.alpha_hash(v));
+        if let Some(h) = alpha
+            && let Some(list) = self.cse_alpha.get(&h)
+        {
+            let list = list.clone();
+            for (e, n, t) in list {
+                if self.alpha_eq(e, v, &mut std::collections::HashMap::new()) {
+                    self.fire(RuleName::CseAlpha);
+                    return env.insert(x.clone(), Subst::Leaf(Expr::Var(n), t));
+                }
+            }
+        }
         let (n, renamed) = self.binder(x);
         self.record_fact(&n, v);
         if let Some(k) = &key {
             self.cse
                 .insert(k.clone(), (Expr::Var(n.clone()), vty.clone()));
+        }
+        if let Some(h) = alpha {
+            self.cse_alpha
+                .entry(h)
+                .or_default()
+                .push((v, n.clone(), vty.clone()));
         }
         self.push(
             blk,
@@ -313,6 +374,7 @@ impl Round<'_> {
                 value: v,
                 span,
                 cse_key: key,
+                alpha_key: alpha,
             },
             pos,
         );
@@ -329,12 +391,21 @@ impl Round<'_> {
         if !self.on(RuleName::Cse) {
             return None;
         }
-        let Expr::Prim { op, args } = self.m.expr(v) else {
-            return None;
+        let pair;
+        let (tag, args): (u64, &[ExprId]) = match self.m.expr(v) {
+            Expr::Prim { op, args } => {
+                if op.function_arg().is_some() || op.is_derivative_construct() {
+                    return None;
+                }
+                (*op as u64, args)
+            }
+            // `A[i]`, keyed apart from every builtin.
+            Expr::Index { array, index } => {
+                pair = [*array, *index];
+                (u64::MAX, &pair)
+            }
+            _ => return None,
         };
-        if op.function_arg().is_some() || op.is_derivative_construct() {
-            return None;
-        }
         // Built by hand: this runs on every builtin node of every round.
         // Syntactic: `x * y` and `y * x` are different keys. Ordering the
         // operands of `+` and `*` would find more (in Example 1.1 the
@@ -342,7 +413,7 @@ impl Round<'_> {
         // of the paper's printed forms; see docs/optimize.md.
         let mut key = String::with_capacity(24);
         key.push('#');
-        push_hex(&mut key, *op as u64);
+        push_hex(&mut key, tag);
         for &a in args {
             match self.m.expr(a) {
                 Expr::Var(x) => {
@@ -362,6 +433,51 @@ impl Round<'_> {
             }
         }
         Some(Name(key))
+    }
+
+    /// Whether `v` is a loop (`map`, `reduce`, a scan, `build`, ...): what
+    /// `cse-alpha` looks for, the values worth comparing.
+    fn is_loop(&self, v: ExprId) -> bool {
+        matches!(self.m.expr(v), Expr::Prim { op, .. } if op.function_arg().is_some())
+    }
+
+    /// A hash of the tree under `v` that ignores the names bound inside
+    /// it (and keeps the free ones): equal up to bound names, equal hash.
+    fn alpha_hash(&self, v: ExprId) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let mut bound = crate::hash::FxHashSet::default();
+        let mut todo = vec![v];
+        while let Some(i) = todo.pop() {
+            match self.m.expr(i) {
+                Expr::Let { pat, .. } => match pat {
+                    Pat::Var(x) => {
+                        bound.insert(x.clone());
+                    }
+                    Pat::Tuple(xs) => bound.extend(xs.iter().cloned()),
+                },
+                Expr::Lambda { params, .. } => bound.extend(params.iter().map(|p| p.name.clone())),
+                _ => {}
+            }
+            self.m.expr(i).for_each_child(|c| todo.push(c));
+        }
+        let mut h = crate::hash::FxHasher::default();
+        let mut todo = vec![v];
+        while let Some(i) = todo.pop() {
+            let e = self.m.expr(i);
+            std::mem::discriminant(e).hash(&mut h);
+            match e {
+                Expr::Var(x) if !bound.contains(x) => x.hash(&mut h),
+                Expr::Real(r) => r.to_bits().hash(&mut h),
+                Expr::Int(k) => k.hash(&mut h),
+                Expr::Bool(b) => b.hash(&mut h),
+                Expr::Proj { index, .. } => index.hash(&mut h),
+                Expr::Prim { op, .. } => op.hash(&mut h),
+                Expr::Tuple(items) | Expr::Array(items) => items.len().hash(&mut h),
+                _ => {}
+            }
+            e.for_each_child(|c| todo.push(c));
+        }
+        h.finish()
     }
 
     /// A builtin node whose value is already bound to a name in scope
@@ -427,6 +543,7 @@ impl Round<'_> {
                 value: v,
                 span,
                 cse_key: None,
+                alpha_key: None,
             },
             pos,
         );
@@ -455,6 +572,70 @@ impl Round<'_> {
             && !occ.under_lambda
             && (1..=parts.len() as u32).all(|i| self.occ(&component(x, i)).count <= 1)
             && (occ.count as usize).saturating_mul(size(&self.m, value)) <= self.cfg.inline_budget
+    }
+
+    /// Whether `x = value`, a `map`/`map2` used more than once (never
+    /// under a lambda), has a function cheap enough to compute again at
+    /// each use rather than write the array out: arithmetic without
+    /// division or transcendental functions, projections, tuples, `let`s,
+    /// conditionals and inner maps of such; the copies within the budget.
+    pub(super) fn recomputable(&self, occ: &Occ, value: ExprId) -> bool {
+        let Expr::Prim { args, .. } = self.m.expr(value) else {
+            return false;
+        };
+        occ.count > 1
+            && occ.count != u32::MAX
+            && !occ.under_lambda
+            && matches!(self.m.expr(args[0]), Expr::Lambda { .. })
+            && self.cheap(args[0])
+            && (occ.count as usize).saturating_mul(size(&self.m, args[0])) <= self.cfg.inline_budget
+    }
+
+    /// Whether evaluating the tree under `id` costs a few arithmetic
+    /// operations per scalar it produces (see [`Self::recomputable`]).
+    fn cheap(&self, id: ExprId) -> bool {
+        let mut todo = vec![id];
+        while let Some(i) = todo.pop() {
+            let ok = match self.m.expr(i) {
+                Expr::Var(_)
+                | Expr::Real(_)
+                | Expr::Int(_)
+                | Expr::Bool(_)
+                | Expr::Tuple(_)
+                | Expr::Proj { .. }
+                | Expr::Let { .. }
+                | Expr::If { .. }
+                | Expr::Lambda { .. } => true,
+                Expr::Prim { op, args } => match op {
+                    Prim::Add
+                    | Prim::Sub
+                    | Prim::Mul
+                    | Prim::Neg
+                    | Prim::Max
+                    | Prim::Min
+                    | Prim::Lt
+                    | Prim::Le
+                    | Prim::Gt
+                    | Prim::Ge
+                    | Prim::Eq
+                    | Prim::Ne
+                    | Prim::And
+                    | Prim::Or
+                    | Prim::Not
+                    | Prim::Length => true,
+                    Prim::Map | Prim::Map2 => {
+                        matches!(self.m.expr(args[0]), Expr::Lambda { .. })
+                    }
+                    _ => false,
+                },
+                Expr::App { .. } | Expr::Section(_) | Expr::Array(_) | Expr::Index { .. } => false,
+            };
+            if !ok {
+                return false;
+            }
+            self.m.expr(i).for_each_child(|c| todo.push(c));
+        }
+        true
     }
 
     /// Whether a lambda used several times may be copied into each use.

@@ -251,9 +251,31 @@ impl Gen {
             21 => {
                 let c = self.name("C");
                 let value = self.array(scope, d);
+                let u = self.name("u");
                 let mut inner = scope.clone();
-                inner.arrays.push(c.clone());
-                format!("(let {c} = {value} in reduce (+) 0 {c})")
+                inner.scalars.push(u.clone());
+                match self.pick(3) {
+                    0 => format!("(let {c} = {value} in reduce (+) 0 {c})"),
+                    // Two reductions of one map: `reduce-fusion`.
+                    1 => {
+                        let body = self.scalar(&inner, d.min(2));
+                        format!(
+                            "(let {c} = map (fun ({u} : R) -> {body}) {value} in \
+                             reduce (+) 0 {c} + reduce (*) 1 (map (fun (t : R) -> t * 0.5) {c}))"
+                        )
+                    }
+                    // Only one component read: `prune-components` (and
+                    // `reduce-fusion`).
+                    _ => {
+                        let (e1, e2) =
+                            (self.scalar(&inner, d.min(1)), self.scalar(&inner, d.min(1)));
+                        format!(
+                            "(let {c} = map (fun ({u} : R) -> ({e1}, {e2})) {value} in \
+                             reduce (+) 0 (map (fun (t : (R, R)) -> t.1) {c}) * \
+                             reduce (fun (a : R, b : R) -> max a b) 0 (map (fun (t : (R, R)) -> t.1) {c}))"
+                        )
+                    }
+                }
             }
             22 => format!("({})[0]", self.array(scope, d)),
             23 => {
@@ -276,6 +298,26 @@ impl Gen {
                 self.array_leaf(scope),
                 self.leaf(scope)
             ),
+            _ if self.pick(4) == 0 => {
+                // One expensive function of the elements in two loops,
+                // the second after the first: `share-elementwise`.
+                let (v, a) = (self.name("v"), self.leaf(scope));
+                let arr = self.array_leaf(scope);
+                format!(
+                    "(let {v} = reduce (+) 0 (map (fun (z : R) -> sin (z * {a})) {arr}) in \
+                     reduce (+) 0 (map (fun (y : R) -> sin (y * {a}) * {v}) {arr}) + {v})"
+                )
+            }
+            _ if self.pick(3) == 0 => {
+                // The same loop twice, up to the names of its binders:
+                // `cse-alpha`.
+                let (v, w, a) = (self.name("v"), self.name("v"), self.leaf(scope));
+                let arr = self.array_leaf(scope);
+                format!(
+                    "(let {v} = reduce (+) 0 (map (fun (z : R) -> z * {a}) {arr}) in \
+                     let {w} = reduce (+) 0 (map (fun (y : R) -> y * {a}) {arr}) in {v} * {w} + {v})"
+                )
+            }
             _ => {
                 // The same computation twice, as reverse mode repeats the
                 // primal's operations in the adjoint.
@@ -309,6 +351,14 @@ impl Gen {
                 inner.scalars.push(u.clone());
                 inner.scalars.push(w.clone());
                 let body = self.scalar(&inner, d);
+                if self.pick(2) == 0 {
+                    // One array on both sides: `map2-same`.
+                    let c = self.name("C");
+                    return format!(
+                        "(let {c} = {} in map2 (fun ({u} : R, {w} : R) -> {u} * {w} + {body}) {c} {c})",
+                        self.array(scope, d)
+                    );
+                }
                 format!(
                     "(map2 (fun ({u} : R, {w} : R) -> {body}) {} {})",
                     self.array(scope, d),

@@ -1,5 +1,18 @@
 //! `cargo xtask bench`: measurements reported as tables and ratios, never
-//! asserted (these machines are shared and noisy; see docs/performance.md).
+//! asserted (these machines are shared and noisy; see docs/scale.md).
+//!
+//! `scale` runs the whole `pipeline` (parse → unf → reverse → unf-inverse
+//! → optimize) in one process on `let` chains of growing length, the way
+//! the CLI runs it from file to file: every stage's output is verified,
+//! written as RON, read back and verified again as the next stage's input.
+//! It times each of those steps and reports the size of every boundary
+//! file, so that linear growth shows as a ratio close to 2 between a chain
+//! and one twice as long. The verifications that a stage's function runs
+//! itself (`unf::lower` and `reverse` on their output) count in the
+//! stage's time; the others (every file read back, the outputs of `raise`
+//! and `optimize`) in the `verify` column. As in the CLI, a UNF input is
+//! checked once, on reading, and the stage takes the check's result
+//! (`reverse_checked`, `raise_checked`).
 //!
 //! `codegen` runs the C backend's suite (`codegen::bench::suite`: the
 //! vector kernels and GMM, generated code against the hand-written C
@@ -7,10 +20,6 @@
 //! docs/performance.md and its plot. `jacobian` times dF~'s vectorised
 //! Jacobian against n forward passes (`forward::bench`) with the
 //! reference evaluator.
-//!
-//! `scale` times every stage of the reverse-mode pipeline on `let` chains
-//! of growing length, with the size of every boundary file, so that linear
-//! growth shows as a ratio close to 2 between a chain and one twice as long.
 
 use crate::diag::CliError;
 use std::path::PathBuf;
@@ -18,8 +27,8 @@ use std::time::Instant;
 use syntax::{Module, SourceFile};
 
 /// A chain of `n` lets, each using the previous variable twice (sharing)
-/// and two operations with derivatives: the shape of issue 2's and 3's
-/// scale requirements.
+/// and two operations with derivatives: the shape of the scale
+/// requirements.
 pub fn let_chain(n: usize) -> String {
     let mut text = String::from("def chain (x : R) : R =\n");
     let mut prev = "x".to_string();
@@ -31,119 +40,286 @@ pub fn let_chain(n: usize) -> String {
     text
 }
 
-/// One row of the scale table.
+/// The boundary files, in pipeline order.
+const FILES: [&str; 5] = ["source", "source-unf", "target-unf", "target", "opt"];
+/// The stages, in pipeline order (each writes the file of the same index).
+const STAGES: [&str; 5] = ["parse", "unf", "reverse", "unf^-1", "optimize"];
+
+/// One row of the scale table: per stage, the time of the stage itself;
+/// per file, its size and the times to verify, write, read back.
+#[derive(Default)]
 struct Row {
     n: usize,
-    secs: Vec<f64>,
-    bytes: Vec<usize>,
+    run: [f64; 5],
+    verify: [f64; 5],
+    write: [f64; 5],
+    read: [f64; 5],
+    bytes: [usize; 5],
 }
 
+impl Row {
+    fn total(&self) -> f64 {
+        [self.run, self.verify, self.write, self.read]
+            .iter()
+            .flatten()
+            .sum()
+    }
+
+    fn column(&self, which: usize) -> f64 {
+        match which {
+            0..5 => self.run[which],
+            5 => self.verify.iter().sum(),
+            6 => self.write.iter().sum(),
+            7 => self.read.iter().sum(),
+            _ => self.total(),
+        }
+    }
+}
+
+/// CPU seconds (user and system) the calling thread has used, from
+/// `/proc/thread-self/stat` (in clock ticks, 100 a second on Linux): on a
+/// shared machine this is steadier than wall-clock time. `None` elsewhere.
+fn thread_cpu() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/thread-self/stat").ok()?;
+    // The fields after the command name (in parentheses, which may hold
+    // spaces): utime and stime are the 12th and 13th.
+    let rest = &stat[stat.rfind(')')? + 1..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let utime: f64 = fields.get(11)?.parse().ok()?;
+    let stime: f64 = fields.get(12)?.parse().ok()?;
+    Some((utime + stime) / 100.0)
+}
+
+/// Runs `f`, returning its result and the CPU seconds it took (wall-clock
+/// seconds where the CPU time cannot be read).
 fn timed<T>(f: impl FnOnce() -> T) -> (T, f64) {
-    let start = Instant::now();
+    let (cpu, start) = (thread_cpu(), Instant::now());
     let out = f();
-    (out, start.elapsed().as_secs_f64())
+    let secs = match (cpu, thread_cpu()) {
+        (Some(a), Some(b)) => b - a,
+        _ => start.elapsed().as_secs_f64(),
+    };
+    (out, secs)
 }
 
 fn internal(stage: &str, e: impl std::fmt::Display) -> CliError {
     CliError::Internal(format!("benchmark stage `{stage}` failed: {e}\n"))
 }
 
+fn source_verify(stage: &str, m: &syntax::Module) -> Result<(), CliError> {
+    syntax::verify(m).map_err(|e| internal(stage, format!("{} verifier errors", e.len())))
+}
+
+fn write_term(row: &mut Row, i: usize, m: &syntax::Module) -> String {
+    let ir = if i == 0 {
+        syntax::SOURCE_IR
+    } else {
+        syntax::TARGET_IR
+    };
+    let (text, t) = timed(|| syntax::to_ron(ir, syntax::FORMAT_VERSION, m));
+    row.write[i] = t;
+    row.bytes[i] = text.len();
+    text
+}
+
+fn read_term(row: &mut Row, i: usize, text: &str) -> Result<syntax::Module, CliError> {
+    let ir = if i == 0 {
+        syntax::SOURCE_IR
+    } else {
+        syntax::TARGET_IR
+    };
+    let (m, t) = timed(|| syntax::from_ron::<syntax::Module>(ir, syntax::FORMAT_VERSION, text));
+    row.read[i] = t;
+    let m = m.map_err(|e| internal(FILES[i], e))?;
+    let (ok, t) = timed(|| source_verify(FILES[i], &m));
+    row.verify[i] += t;
+    ok.map(|()| m)
+}
+
+fn write_unf(row: &mut Row, i: usize, m: &unf::Module) -> String {
+    let (text, t) = timed(|| unf::to_ron(m));
+    row.write[i] = t;
+    row.bytes[i] = text.len();
+    text
+}
+
+fn read_unf(
+    row: &mut Row,
+    i: usize,
+    text: &str,
+    kind: unf::Kind,
+) -> Result<(unf::Module, unf::Checked), CliError> {
+    let (m, t) = timed(|| unf::from_ron(text, kind));
+    row.read[i] = t;
+    let m = m.map_err(|e| internal(FILES[i], e))?;
+    let (checked, t) = timed(|| unf::check(&m));
+    row.verify[i] += t;
+    let checked =
+        checked.map_err(|e| internal(FILES[i], format!("{} verifier errors", e.len())))?;
+    Ok((m, checked))
+}
+
+/// Runs the pipeline on a chain of `n` lets, the way `pipeline` does.
 fn measure(n: usize) -> Result<Row, CliError> {
-    let text = let_chain(n);
+    let mut row = Row {
+        n,
+        ..Row::default()
+    };
     let file = SourceFile {
         name: format!("chain{n}.ad"),
-        text,
+        text: let_chain(n),
     };
-    let (m, t_parse) = timed(|| syntax::compile(file));
+    // parse: text → source (typed by `compile`, which is its check).
+    let (m, t) = timed(|| syntax::compile(file));
+    row.run[0] = t;
     let m = m.map_err(|e| internal("parse", e))?;
+    let text = write_term(&mut row, 0, &m);
+    drop(m);
+
+    // unf: source → source-unf.
+    let m = read_term(&mut row, 0, &text)?;
     let entry = m
         .defs
         .last()
         .expect("invariant: the chain has one definition")
         .clone();
-    let (src_ron, t_src_ron) =
-        timed(|| syntax::to_ron(syntax::SOURCE_IR, syntax::FORMAT_VERSION, &m));
-    let (s, t_lower) = timed(|| unf::lower(&m, &entry));
+    // `lower` verifies its output.
+    let (s, t) = timed(|| unf::lower(&m, &entry));
+    row.run[1] = t;
     let s = s.map_err(|e| internal("unf", e))?;
-    let (s_ron, t_s_ron) = timed(|| unf::to_ron(&s));
-    let (t, t_reverse) = timed(|| reverse::reverse(&s, &reverse::Config::default()));
-    let t = t.map_err(|e| internal("reverse", e))?;
-    let (t_ron, t_t_ron) = timed(|| unf::to_ron(&t));
-    let (g, t_raise) = timed(|| unf::raise(&t));
+    let text = write_unf(&mut row, 1, &s);
+    drop((m, s));
+
+    // reverse: source-unf → target-unf.
+    // The input is checked on reading, and `reverse_checked` takes the
+    // check's result; the output is verified.
+    let (s, checked) = read_unf(&mut row, 1, &text, unf::Kind::Source)?;
+    let (t_unf, t) = timed(|| reverse::reverse_checked(&s, checked, &reverse::Config::default()));
+    row.run[2] = t;
+    let t_unf = t_unf.map_err(|e| internal("reverse", e))?;
+    let text = write_unf(&mut row, 2, &t_unf);
+    drop((s, t_unf));
+
+    // unf^-1: target-unf → target.
+    let (t_unf, checked) = read_unf(&mut row, 2, &text, unf::Kind::Target)?;
+    let (g, t) = timed(|| unf::raise_checked(&t_unf, checked));
+    row.run[3] = t;
     let g = g.map_err(|e| internal("unf-inverse", e))?;
-    let (g_ron, t_g_ron) = timed(|| syntax::to_ron(syntax::TARGET_IR, syntax::FORMAT_VERSION, &g));
-    let (back, t_read) = timed(|| unf::from_ron(&t_ron, unf::Kind::Target));
-    back.map_err(|e| internal("read target-unf", e))?;
-    let (ok, t_verify) = timed(|| syntax::verify(&g));
-    ok.map_err(|e| internal("verify", format!("{} errors", e.len())))?;
-    Ok(Row {
-        n,
-        secs: vec![
-            t_parse,
-            t_lower,
-            t_reverse,
-            t_raise,
-            t_src_ron + t_s_ron + t_t_ron + t_g_ron,
-            t_read,
-            t_verify,
-        ],
-        bytes: vec![src_ron.len(), s_ron.len(), t_ron.len(), g_ron.len()],
-    })
+    let (ok, t) = timed(|| source_verify("unf-inverse", &g));
+    row.verify[3] = t;
+    ok?;
+    let text = write_term(&mut row, 3, &g);
+    drop((t_unf, g));
+
+    // optimize: target → target.
+    let g = read_term(&mut row, 3, &text)?;
+    // Optimizing, then verifying the output (`Config::verify`, on by
+    // default), timed apart.
+    let cfg = optimize::Config {
+        verify: false,
+        ..optimize::Config::default()
+    };
+    let (o, t) = timed(|| optimize::optimize_owned(g, &cfg));
+    row.run[4] = t;
+    let o = o.map_err(|e| internal("optimize", e))?;
+    let (ok, t) = timed(|| source_verify("optimize", &o));
+    row.verify[4] = t;
+    ok?;
+    let text = write_term(&mut row, 4, &o);
+    drop(o);
+    read_term(&mut row, 4, &text)?;
+    Ok(row)
 }
 
-/// `cargo xtask bench scale`.
-pub fn scale(sizes: &[usize]) -> Result<(), CliError> {
-    let heads = [
-        "parse+type",
-        "unf",
-        "reverse",
-        "unf^-1",
-        "write RON",
-        "read t-unf",
-        "verify",
-    ];
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|s| s.split_whitespace().next().map(str::to_string))
+        .unwrap_or_else(|| "unknown".to_string())
+}
+
+/// The best of `repeat` runs on a chain of `n` lets, step by step: the
+/// least time each step took (the file sizes are the same every time).
+fn best_of(n: usize, repeat: usize) -> Result<Row, CliError> {
+    let mut best = measure(n)?;
+    for _ in 1..repeat {
+        let row = measure(n)?;
+        for (b, r) in [
+            (&mut best.run, &row.run),
+            (&mut best.verify, &row.verify),
+            (&mut best.write, &row.write),
+            (&mut best.read, &row.read),
+        ] {
+            for (x, y) in b.iter_mut().zip(r) {
+                *x = x.min(*y);
+            }
+        }
+    }
+    Ok(best)
+}
+
+/// `cargo xtask bench scale`: every size `repeat` times, the least time
+/// of each step reported.
+pub fn scale(sizes: &[usize], repeat: usize) -> Result<(), CliError> {
+    let clock = if thread_cpu().is_some() {
+        "CPU seconds (user + system, 10 ms resolution)"
+    } else {
+        "Wall-clock seconds"
+    };
     println!(
-        "Stage times in seconds (release build recommended: `cargo xtask bench` builds in dev mode"
+        "{clock} per step, in one process, the least of {repeat} run(s) (build with `--release`: \
+         `cargo run --release -p xtask -- bench scale`). Load average {} at the start.\n",
+        load_average()
     );
-    println!("unless run as `cargo run --release -p xtask -- bench scale`).\n");
-    println!(
-        "| lets | {} | total | source KB | s-unf KB | t-unf KB | target KB |",
-        heads.join(" | ")
-    );
-    println!("|{}", "---|".repeat(heads.len() + 6));
+    let wall = Instant::now();
+    let mut heads: Vec<String> = STAGES.iter().map(|s| s.to_string()).collect();
+    heads.extend(["verify", "write", "read", "total"].map(String::from));
+    println!("| lets | {} |", heads.join(" | "));
+    println!("|---:|{}", "---:|".repeat(heads.len()));
     let mut rows = Vec::new();
     for &n in sizes {
-        let row = measure(n)?;
-        let total: f64 = row.secs.iter().sum();
-        let secs: Vec<String> = row.secs.iter().map(|s| format!("{s:.3}")).collect();
-        let kb: Vec<String> = row.bytes.iter().map(|b| format!("{}", b / 1024)).collect();
-        println!(
-            "| {} | {} | {total:.3} | {} |",
-            row.n,
-            secs.join(" | "),
-            kb.join(" | ")
-        );
+        let row = best_of(n, repeat.max(1))?;
+        let cells: Vec<String> = (0..heads.len())
+            .map(|c| format!("{:.3}", row.column(c)))
+            .collect();
+        println!("| {} | {} |", row.n, cells.join(" | "));
         rows.push(row);
     }
+    println!("\nFile sizes in KB (and seconds to read each back, verifier included):\n");
+    println!("| lets | {} |", FILES.join(" | "));
+    println!("|---:|{}", "---:|".repeat(FILES.len()));
+    for row in &rows {
+        let cells: Vec<String> = (0..FILES.len())
+            .map(|i| {
+                format!(
+                    "{} ({:.3})",
+                    row.bytes[i] / 1024,
+                    row.read[i] + row.verify[i]
+                )
+            })
+            .collect();
+        println!("| {} | {} |", row.n, cells.join(" | "));
+    }
+    println!("\nRatios from one size to the next:\n");
+    println!(
+        "| lets | {} | {} |",
+        heads.join(" | "),
+        FILES.map(|f| format!("{f} B")).join(" | ")
+    );
+    println!("|---|{}", "---:|".repeat(heads.len() + FILES.len()));
     for pair in rows.windows(2) {
         let (a, b) = (&pair[0], &pair[1]);
-        let ta: f64 = a.secs.iter().sum();
-        let tb: f64 = b.secs.iter().sum();
-        let bytes: Vec<String> = a
-            .bytes
-            .iter()
-            .zip(&b.bytes)
-            .map(|(x, y)| format!("{:.2}", *y as f64 / *x as f64))
-            .collect();
-        println!(
-            "\n{} → {} lets ({:.1}x): time x{:.2}, file sizes x[{}]",
-            a.n,
-            b.n,
-            b.n as f64 / a.n as f64,
-            tb / ta,
-            bytes.join(", ")
-        );
+        let times = (0..heads.len()).map(|c| format!("{:.2}", b.column(c) / a.column(c)));
+        let bytes =
+            (0..FILES.len()).map(|i| format!("{:.2}", b.bytes[i] as f64 / a.bytes[i] as f64));
+        let cells: Vec<String> = times.chain(bytes).collect();
+        println!("| {} → {} | {} |", a.n, b.n, cells.join(" | "));
     }
+    println!(
+        "\nLoad average {} at the end; {:.1} s wall-clock in all.",
+        load_average(),
+        wall.elapsed().as_secs_f64()
+    );
     Ok(())
 }
 

@@ -89,7 +89,7 @@ pub fn grad(req: &GradRequest<'_>) -> Result<(), CliError> {
     let args = inputs::entry_args(&m, entry, req.at)?;
     let mut program = gradient_program(&m, entry, wrt.as_deref(), req.via)?;
     if !req.no_opt {
-        program = crate::pipeline::optimize(&program)?;
+        program = crate::pipeline::optimize(program)?;
     }
     let out = crate::native::run(
         &program,
@@ -246,7 +246,7 @@ pub fn cost(file: &Path, entry: Option<&str>, at: &[String], no_opt: bool) -> Re
     let args = inputs::entry_args(&m, def, at)?;
     let mut g = gradient_program(&m, def, None, Via::Unf)?;
     if !no_opt {
-        g = crate::pipeline::optimize(&g)?;
+        g = crate::pipeline::optimize(g)?;
     }
     let gname = format!("{}_grad", def.name);
     let gdef = inputs::entry(&g, Some(gname.as_str()))?;

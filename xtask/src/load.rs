@@ -119,16 +119,7 @@ pub fn load(path: &Path) -> Result<Program, CliError> {
             })
         }
         unf::SOURCE_UNF_IR | unf::TARGET_UNF_IR => {
-            let kind = if header.ir == unf::SOURCE_UNF_IR {
-                unf::Kind::Source
-            } else {
-                unf::Kind::Target
-            };
-            let m = unf::from_ron(&text, kind).map_err(|e| match e {
-                unf::Error::Envelope { source } => envelope_error(path, source),
-                other => CliError::user(format!("`{}`: {other}", path.display())),
-            })?;
-            verify_unf(path, &m)?;
+            let (m, _) = read_unf(path, &text, &header.ir)?;
             Ok(Program::Unf(m))
         }
         other => Err(CliError::user(format!(
@@ -138,9 +129,43 @@ pub fn load(path: &Path) -> Result<Program, CliError> {
     }
 }
 
+/// Reads and verifies the UNF module of the envelope `ir` in `text`,
+/// returning what the verifier computed with it.
+fn read_unf(path: &Path, text: &str, ir: &str) -> Result<(unf::Module, unf::Checked), CliError> {
+    let kind = if ir == unf::SOURCE_UNF_IR {
+        unf::Kind::Source
+    } else {
+        unf::Kind::Target
+    };
+    let m = unf::from_ron(text, kind).map_err(|e| match e {
+        unf::Error::Envelope { source } => envelope_error(path, source),
+        other => CliError::user(format!("`{}`: {other}", path.display())),
+    })?;
+    let checked = verify_unf(path, &m)?;
+    Ok((m, checked))
+}
+
+/// Loads a UNF file of the given kind, verified, with what the verifier
+/// computed (the stages that take UNF need it: [`unf::raise_checked`],
+/// `reverse::reverse_checked`); `None` when the file holds another IR.
+pub fn load_unf(
+    path: &Path,
+    kind: unf::Kind,
+) -> Result<Result<(unf::Module, unf::Checked), Program>, CliError> {
+    if path.extension().is_some_and(|e| e == "ad") {
+        return load(path).map(Err);
+    }
+    let text = read_text(path)?;
+    let header = syntax::read_header(&text).map_err(|e| envelope_error(path, e))?;
+    if header.ir != kind.ir_name() {
+        return load(path).map(Err);
+    }
+    read_unf(path, &text, &header.ir).map(Ok)
+}
+
 /// Checks a UNF module read from a RON file with its verifier.
-pub fn verify_unf(path: &Path, m: &unf::Module) -> Result<(), CliError> {
-    unf::verify(m).map_err(|errors| {
+pub fn verify_unf(path: &Path, m: &unf::Module) -> Result<unf::Checked, CliError> {
+    unf::check(m).map_err(|errors| {
         let mut out = format!(
             "error: `{}` does not pass the {} verifier:\n",
             path.display(),

@@ -17,6 +17,12 @@ mod stage;
 
 use clap::{Parser, Subcommand};
 use diag::CliError;
+
+/// mimalloc instead of the system allocator: the stages build and drop
+/// millions of small nodes and names on long programs, and with glibc's
+/// allocator that was a third of their time (docs/scale.md).
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -209,9 +215,13 @@ enum Command {
         /// Small sizes, one round, few repetitions; docs are not written.
         #[arg(long)]
         quick: bool,
-        /// Chain lengths for `scale` (default 5000,10000,20000; quick 1000,2000).
+        /// Chain lengths for `scale` (default 2500,5000,10000,20000; quick 1000,2000).
         #[arg(long, value_delimiter = ',')]
         sizes: Option<Vec<usize>>,
+        /// Runs of each size for `scale`; the least time of each step is
+        /// reported (default 1).
+        #[arg(long, default_value_t = 1)]
+        repeat: usize,
         /// Array lengths for `codegen` (default 1000000,10000000; quick 10000).
         #[arg(long, value_delimiter = ',')]
         lengths: Option<Vec<usize>>,
@@ -476,6 +486,7 @@ fn run(command: Command) -> Result<(), CliError> {
             which,
             quick,
             sizes,
+            repeat,
             lengths,
             gmm_n,
             kernels,
@@ -490,7 +501,7 @@ fn run(command: Command) -> Result<(), CliError> {
                 if quick {
                     vec![1000, 2000]
                 } else {
-                    vec![5000, 10_000, 20_000]
+                    vec![2500, 5000, 10_000, 20_000]
                 }
             });
             let jac = jacobian_sizes.unwrap_or_else(|| {
@@ -514,10 +525,10 @@ fn run(command: Command) -> Result<(), CliError> {
             match which.as_str() {
                 "all" => bench::codegen(&opts)
                     .and_then(|()| bench::jacobian(&jac))
-                    .and_then(|()| bench::scale(&scale_sizes)),
+                    .and_then(|()| bench::scale(&scale_sizes, repeat)),
                 "codegen" => bench::codegen(&opts),
                 "jacobian" => bench::jacobian(&jac),
-                "scale" => bench::scale(&scale_sizes),
+                "scale" => bench::scale(&scale_sizes, repeat),
                 other => Err(CliError::user(format!(
                     "no benchmark named `{other}` (try `all`, `codegen`, `jacobian` or `scale`)"
                 ))),

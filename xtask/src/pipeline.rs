@@ -78,23 +78,6 @@ fn reverse_error(file: &syntax::SourceFile, e: &reverse::Error) -> CliError {
     diag::at(file, e.span(), &e.to_string())
 }
 
-/// Checks a UNF stage's output; a failure is a bug of the stage.
-fn verified_unf(stage: &str, m: unf::Module) -> Result<unf::Module, CliError> {
-    match unf::verify(&m) {
-        Ok(()) => Ok(m),
-        Err(errors) => {
-            let mut out = format!(
-                "after stage `{stage}`, the output fails the {} verifier:\n",
-                m.kind.ir_name()
-            );
-            for e in errors.iter().take(5) {
-                out.push_str(&format!("  {e}\n"));
-            }
-            Err(CliError::Internal(out))
-        }
-    }
-}
-
 /// The program reverse mode differentiates: `m` itself when its entry is
 /// first-order, else `m` specialised to first order by inlining (a program
 /// that is higher-order only on the surface, as seeds/002 Example 182.9).
@@ -123,24 +106,40 @@ pub fn lower(m: &Module, opts: &Options) -> Result<unf::Module, CliError> {
     let name = inputs::entry(m, opts.entry.as_deref())?.name.clone();
     let m = first_order(m, name.as_str())?;
     let entry = inputs::entry(&m, Some(name.as_str()))?;
-    let out = unf::lower(&m, entry).map_err(|e| unf_error(&m.file, &e))?;
-    verified_unf("unf", out)
+    // `unf::lower` runs the UNF verifier on its output (a failure is an
+    // internal error naming the pass), so it is not run a second time.
+    unf::lower(&m, entry).map_err(|e| unf_error(&m.file, &e))
 }
 
 /// Source UNF → Target UNF.
 pub fn reverse(m: &unf::Module, opts: &Options) -> Result<unf::Module, CliError> {
     let entry = inputs::entry(&m.source, Some(m.entry.as_str()))?;
     let wrt = inputs::wrt_list(entry, opts.wrt.as_deref())?;
-    let out = reverse::reverse(m, &reverse::Config { wrt })
-        .map_err(|e| reverse_error(&m.source.file, &e))?;
-    verified_unf("reverse", out)
+    // `reverse::reverse` verifies its input and its output.
+    reverse::reverse(m, &reverse::Config { wrt }).map_err(|e| reverse_error(&m.source.file, &e))
 }
 
-/// Target → Target by partial evaluation and the rules of Fig. 12.
-pub fn optimize(m: &Module) -> Result<Module, CliError> {
-    let out = optimize::optimize(m, &optimize::Config::default())
-        .map_err(|e| diag::at(&m.file, e.span(), &e.to_string()))?;
-    stage::verified("optimize", out)
+/// Source UNF → Target UNF, for an input verified on reading (`checked`
+/// is what its verifier computed); the output is verified.
+fn reverse_checked(
+    m: &unf::Module,
+    checked: unf::Checked,
+    opts: &Options,
+) -> Result<unf::Module, CliError> {
+    let entry = inputs::entry(&m.source, Some(m.entry.as_str()))?;
+    let wrt = inputs::wrt_list(entry, opts.wrt.as_deref())?;
+    reverse::reverse_checked(m, checked, &reverse::Config { wrt })
+        .map_err(|e| reverse_error(&m.source.file, &e))
+}
+
+/// Target → Target by partial evaluation and the rules of Fig. 12. The
+/// module is taken by value (the optimizer then need not copy it).
+pub fn optimize(m: Module) -> Result<Module, CliError> {
+    let file = m.file.clone();
+    // `optimize::optimize_owned` runs `syntax::verify` on its output
+    // (`Config::verify`, on by default).
+    optimize::optimize_owned(m, &optimize::Config::default())
+        .map_err(|e| diag::at(&file, e.span(), &e.to_string()))
 }
 
 /// Target UNF (or Source UNF) → Target.
@@ -161,10 +160,16 @@ fn source_of(path: &Path, stage: Stage) -> Result<Module, CliError> {
     }
 }
 
-fn unf_of(path: &Path, stage: Stage, kind: unf::Kind) -> Result<unf::Module, CliError> {
-    match load::load(path)? {
-        Program::Unf(m) if m.kind == kind => Ok(m),
-        other => Err(wrong_input(
+/// A verified UNF input of the given kind, with what its verifier
+/// computed (so that the stage does not check it again).
+fn unf_of(
+    path: &Path,
+    stage: Stage,
+    kind: unf::Kind,
+) -> Result<(unf::Module, unf::Checked), CliError> {
+    match load::load_unf(path, kind)? {
+        Ok(checked) => Ok(checked),
+        Err(other) => Err(wrong_input(
             path,
             stage,
             &other,
@@ -199,18 +204,32 @@ pub fn run_stage(
             let m = load::compile_text(&input.display().to_string(), text)?;
             syntax::to_ron(syntax::SOURCE_IR, syntax::FORMAT_VERSION, &m)
         }
-        Stage::Unf => unf::to_ron(&lower(&source_of(input, stage)?, opts)?),
-        Stage::Reverse => unf::to_ron(&reverse(&unf_of(input, stage, unf::Kind::Source)?, opts)?),
+        // Each input is dropped as soon as its output exists.
+        Stage::Unf => {
+            let m = source_of(input, stage)?;
+            let out = lower(&m, opts)?;
+            drop(m);
+            unf::to_ron(&out)
+        }
+        Stage::Reverse => {
+            let (m, checked) = unf_of(input, stage, unf::Kind::Source)?;
+            let out = reverse_checked(&m, checked, opts)?;
+            drop(m);
+            unf::to_ron(&out)
+        }
         Stage::UnfInverse => {
-            let m = unf_of(input, stage, unf::Kind::Target)?;
-            syntax::to_ron(syntax::TARGET_IR, syntax::FORMAT_VERSION, &raise(&m)?)
+            let (m, checked) = unf_of(input, stage, unf::Kind::Target)?;
+            let out = unf::raise_checked(&m, checked).map_err(|e| unf_error(&m.source.file, &e))?;
+            drop(m);
+            let out = stage::verified("unf-inverse", out)?;
+            syntax::to_ron(syntax::TARGET_IR, syntax::FORMAT_VERSION, &out)
         }
         Stage::Optimize => {
             let m = match load::load(input)? {
                 Program::Target(m) | Program::Source(m) => m,
                 other => return Err(wrong_input(input, stage, &other, "a `target` file")),
             };
-            syntax::to_ron(syntax::TARGET_IR, syntax::FORMAT_VERSION, &optimize(&m)?)
+            syntax::to_ron(syntax::TARGET_IR, syntax::FORMAT_VERSION, &optimize(m)?)
         }
     };
     load::write_text(output, &text)

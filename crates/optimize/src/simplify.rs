@@ -160,6 +160,14 @@ pub(crate) fn round(
     cfg: &Config,
 ) -> (Module, Option<NameGen>, BTreeMap<RuleName, usize>) {
     // Heights of the existing nodes, children first (ids point backwards).
+    let mut m = m;
+    // A round about doubles the arena: reserving now spares copying the
+    // old nodes at every growth (and the allocator's consolidations that a
+    // large reallocation sets off).
+    let n = m.exprs.len();
+    m.exprs.reserve(n);
+    m.spans.reserve(n);
+    m.types.reserve(n);
     let mut heights: Vec<u16> = Vec::with_capacity(m.exprs.len() * 2);
     for e in &m.exprs {
         let mut h = 0u16;

@@ -12,7 +12,10 @@
 //! differentiated piecewise, `D(e1 ; e2) = D(e1) ; D(e2)`, and every
 //! primitive p with `T_in ⊢ p : T_out` becomes
 //! `F(p, J^T p) = <proj_{T_in;[K];[]} ; p, proj_{[];T_in;[K]} ∘ J^T p>`
-//! with `K = underline(T_in) → ρ`. (The paper's F writes the right operand
+//! with `K = underline(T_in) → ρ`. For a first-order primitive (`var`,
+//! `op`, `pair`, `proj`, `array`: most of a program) that is stored as the
+//! one node `Fused(p, ρ)`, the paper's own abbreviation `F(p, J^T p)`,
+//! rather than as seven nodes holding p and T_in twice each. (The paper's F writes the right operand
 //! of `∘` as `proj ; J^T p`; in our typing of `∘` the right operand is a
 //! linear map read at the primal point of the `∘`'s input, so the
 //! projection is not needed.)
@@ -117,6 +120,27 @@ pub fn reverse(m: &Module, cfg: &Config) -> Result<Module, Error> {
         });
     }
     let checked = unf::check(m).map_err(|errors| unf::invalid(m, errors))?;
+    reverse_checked(m, checked, cfg)
+}
+
+/// [`reverse`] of a module its caller has already checked: `checked` is
+/// what `unf::check(m)` returned (a caller that verifies its input anyway,
+/// as the CLI does on reading a file, saves checking it twice). The output
+/// is verified as by [`reverse`].
+pub fn reverse_checked(m: &Module, checked: unf::Checked, cfg: &Config) -> Result<Module, Error> {
+    if m.kind != Kind::Source {
+        return Err(Error::WrongKind {
+            found: m.kind.ir_name(),
+        });
+    }
+    if checked.io.len() != m.terms.len() {
+        return Err(Error::Internal {
+            source: unf::Error::Shape {
+                span: Span::GENERATED,
+                message: "the check handed to reverse is of another module".to_string(),
+            },
+        });
+    }
     let def = m
         .entry_def()
         .expect("invariant: the verifier checked the entry exists");
@@ -256,11 +280,16 @@ impl D<'_> {
         })
     }
 
-    /// `F(p, J^T p) = <proj_{T;[K];[]} ; p, proj_{[];T;[K]} ∘ J^T p>`, or
-    /// for a real-valued `if` the two in one piece, `Fused(J^T p)`
-    /// (`unf::Term::Fused`).
+    /// `F(p, J^T p) = <proj_{T;[K];[]} ; p, proj_{[];T;[K]} ∘ J^T p>`: one
+    /// node `Fused(p, ρ)` for a first-order primitive (which this tuple
+    /// would hold twice, with its context) and for a real-valued `if` (the
+    /// two in one piece, `unf::Term::Fused`); the tuple itself for the
+    /// other primitives with a function.
     fn f(&mut self, e: TermId, p: &Prim, rho: TyId) -> TermId {
         let span = self.m.span(e);
+        if p.is_first_order() {
+            return self.add(Term::Fused(p.clone(), rho), span);
+        }
         if let Prim::If { ret, .. } = p
             && self.t.ground_ty(*ret) == Some(&syntax::Ty::Real)
         {

@@ -115,7 +115,7 @@ fn the_whole_chain_in_one_call() {
 #[test]
 fn a_fused_if_is_checked() {
     // `if x > 0 then log x else x * x`: D_ρ fuses F(if, J^T if); the
-    // verifier refuses a fused term that is not a real-valued if.
+    // verifier refuses a fused `if` whose result is not a real.
     let m = syntax::compile(syntax::SourceFile {
         name: "f.ad".into(),
         text: "def f (x : R) : R = if x > 0 then log x else x * x".into(),
@@ -127,17 +127,23 @@ fn a_fused_if_is_checked() {
     let i = t
         .terms
         .iter()
-        .position(|x| matches!(x, unf::Term::Fused(..)))
+        .position(|x| matches!(x, unf::Term::Fused(unf::Prim::If { .. }, _)))
         .expect("a fused if");
     let mut bad = t.clone();
-    let unf::Term::Fused(unf::Prim::If { ctx, .. }, rho) = bad.terms[i].clone() else {
+    let unf::Term::Fused(unf::Prim::If { ret, .. }, _) = &mut bad.terms[i] else {
         unreachable!("found above")
     };
-    bad.terms[i] = unf::Term::Fused(unf::Prim::Var(ctx, 1), rho);
-    let errs = unf::verify(&bad).expect_err("not an if");
+    let boolean = t
+        .tys
+        .iter()
+        .position(|ty| *ty == unf::UTy::Ground(Ty::Bool))
+        .expect("the condition's type");
+    *ret = unf::TyId(boolean as u32);
+    let errs = unf::verify(&bad).expect_err("not a real-valued if");
     assert!(
         errs.iter()
-            .any(|e| e.message == "only an `if` with a real result is fused"),
+            .any(|e| e.message
+                == "only a first-order primitive or an `if` with a real result is fused"),
         "{errs:?}"
     );
 }

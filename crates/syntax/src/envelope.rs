@@ -92,8 +92,43 @@ pub fn to_ron<T: Serialize>(ir: &str, format: u32, module: &T) -> String {
 }
 
 /// Reads the header of any envelope.
+///
+/// The envelopes this module writes start with `(ir: "NAME", format: N,`;
+/// those are read from their first bytes, without parsing the module (a
+/// RON reader would parse, and throw away, all of it: on a 100 MB file
+/// that is seconds). Any other text goes through the RON reader, whose
+/// error then says where it is malformed.
 pub fn read_header(text: &str) -> Result<Header, EnvelopeError> {
-    ron::de::from_str::<Header>(text).map_err(malformed)
+    match quick_header(text) {
+        Some(header) => Ok(header),
+        None => ron::de::from_str::<Header>(text).map_err(malformed),
+    }
+}
+
+/// The header of `(ir: "NAME", format: N, ...`, with any whitespace
+/// between the tokens; `None` for anything else (comments, escapes in the
+/// name, fields in another order), which the RON reader then handles.
+fn quick_header(text: &str) -> Option<Header> {
+    let rest = text.trim_start().strip_prefix('(')?;
+    let rest = rest.trim_start().strip_prefix("ir")?;
+    let rest = rest.trim_start().strip_prefix(':')?;
+    let rest = rest.trim_start().strip_prefix('"')?;
+    let end = rest.find(['"', '\\'])?;
+    let (ir, rest) = rest.split_at(end);
+    let rest = rest.strip_prefix('"')?;
+    let rest = rest.trim_start().strip_prefix(',')?;
+    let rest = rest.trim_start().strip_prefix("format")?;
+    let rest = rest.trim_start().strip_prefix(':')?;
+    let rest = rest.trim_start();
+    let digits = rest
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(rest.len());
+    let format = rest[..digits].parse().ok()?;
+    rest[digits..].trim_start().strip_prefix(',')?;
+    Some(Header {
+        ir: ir.to_string(),
+        format,
+    })
 }
 
 /// Reads a file that must hold the IR named `ir` at version `format`.

@@ -654,68 +654,44 @@ impl Expr {
         }
     }
 
-    /// The same node with every child id passed through `f`.
-    pub fn map_children(&self, mut f: impl FnMut(ExprId) -> ExprId) -> Expr {
-        let mut all = |ids: &Vec<ExprId>| ids.iter().map(|&i| f(i)).collect::<Vec<_>>();
+    /// Calls `f` on each direct child id, in evaluation order, letting it
+    /// rewrite the id in place.
+    pub fn for_each_child_mut(&mut self, mut f: impl FnMut(&mut ExprId)) {
         match self {
-            Expr::Var(_) | Expr::Real(_) | Expr::Int(_) | Expr::Bool(_) | Expr::Section(_) => {
-                self.clone()
+            Expr::Var(_) | Expr::Real(_) | Expr::Int(_) | Expr::Bool(_) | Expr::Section(_) => {}
+            Expr::Let { value, body, .. } => {
+                f(value);
+                f(body);
             }
-            Expr::Let {
-                pat,
-                ty,
-                value,
-                body,
-            } => {
-                let ids = all(&vec![*value, *body]);
-                Expr::Let {
-                    pat: pat.clone(),
-                    ty: ty.clone(),
-                    value: ids[0],
-                    body: ids[1],
-                }
-            }
-            Expr::Tuple(items) => Expr::Tuple(all(items)),
-            Expr::Array(items) => Expr::Array(all(items)),
-            Expr::Proj { tuple, index } => Expr::Proj {
-                tuple: all(&vec![*tuple])[0],
-                index: *index,
-            },
+            Expr::Tuple(items) | Expr::Array(items) => items.iter_mut().for_each(f),
+            Expr::Proj { tuple, .. } => f(tuple),
             Expr::If {
                 cond,
                 then_branch,
                 else_branch,
             } => {
-                let ids = all(&vec![*cond, *then_branch, *else_branch]);
-                Expr::If {
-                    cond: ids[0],
-                    then_branch: ids[1],
-                    else_branch: ids[2],
-                }
+                f(cond);
+                f(then_branch);
+                f(else_branch);
             }
-            Expr::Lambda { params, body } => Expr::Lambda {
-                params: params.clone(),
-                body: all(&vec![*body])[0],
-            },
+            Expr::Lambda { body, .. } => f(body),
             Expr::App { func, args } => {
-                let func = all(&vec![*func])[0];
-                Expr::App {
-                    func,
-                    args: all(args),
-                }
+                f(func);
+                args.iter_mut().for_each(f);
             }
-            Expr::Prim { op, args } => Expr::Prim {
-                op: *op,
-                args: all(args),
-            },
+            Expr::Prim { args, .. } => args.iter_mut().for_each(f),
             Expr::Index { array, index } => {
-                let ids = all(&vec![*array, *index]);
-                Expr::Index {
-                    array: ids[0],
-                    index: ids[1],
-                }
+                f(array);
+                f(index);
             }
         }
+    }
+
+    /// The same node with every child id passed through `f`.
+    pub fn map_children(&self, mut f: impl FnMut(ExprId) -> ExprId) -> Expr {
+        let mut e = self.clone();
+        e.for_each_child_mut(|c| *c = f(*c));
+        e
     }
 }
 
@@ -821,23 +797,27 @@ impl Module {
     /// step. Passes that build a new tree inside an old arena call this
     /// before the module is written out (naga's `compact`).
     pub fn compact(&mut self) {
-        let mut new_id: Vec<Option<ExprId>> = vec![None; self.exprs.len()];
+        const UNSEEN: u32 = u32::MAX;
+        let mut new_id: Vec<u32> = vec![UNSEEN; self.exprs.len()];
         let mut order: Vec<ExprId> = Vec::new();
+        let mut stack: Vec<(ExprId, bool)> = Vec::new();
+        let mut children: Vec<ExprId> = Vec::new();
         // Iterative post-order: the tree may be far deeper than the stack.
         for def in &self.defs {
-            let mut stack: Vec<(ExprId, bool)> = vec![(def.body, false)];
+            stack.push((def.body, false));
             while let Some((id, expanded)) = stack.pop() {
-                if new_id[id.index()].is_some() {
+                if new_id[id.index()] != UNSEEN {
                     continue;
                 }
                 if expanded {
-                    new_id[id.index()] = Some(ExprId(order.len() as u32));
+                    new_id[id.index()] = order.len() as u32;
                     order.push(id);
                 } else {
                     stack.push((id, true));
-                    let children = self.exprs[id.index()].children();
+                    children.clear();
+                    self.exprs[id.index()].for_each_child(|c| children.push(c));
                     for &c in children.iter().rev() {
-                        if new_id[c.index()].is_none() {
+                        if new_id[c.index()] == UNSEEN {
                             stack.push((c, false));
                         }
                     }
@@ -845,22 +825,28 @@ impl Module {
             }
         }
         let typed = self.is_typed();
-        let remap = |id: ExprId| new_id[id.index()].expect("invariant: children are visited first");
+        // Each kept node is moved (not cloned) to its new place.
+        let mut old_exprs = std::mem::take(&mut self.exprs);
+        let mut old_types = std::mem::take(&mut self.types);
         let exprs = order
             .iter()
-            .map(|&old| self.exprs[old.index()].map_children(remap))
+            .map(|&old| {
+                let mut e = std::mem::replace(&mut old_exprs[old.index()], Expr::Int(0));
+                e.for_each_child_mut(|c| *c = ExprId(new_id[c.index()]));
+                e
+            })
             .collect();
         let spans = order.iter().map(|&old| self.spans[old.index()]).collect();
         let types = if typed {
             order
                 .iter()
-                .map(|&old| self.types[old.index()].clone())
+                .map(|&old| std::mem::replace(&mut old_types[old.index()], Ty::Real))
                 .collect()
         } else {
             Vec::new()
         };
         for def in &mut self.defs {
-            def.body = remap(def.body);
+            def.body = ExprId(new_id[def.body.index()]);
         }
         self.exprs = exprs;
         self.spans = spans;
@@ -869,7 +855,7 @@ impl Module {
 
     /// A generator of names that occur nowhere in this module yet.
     pub fn name_gen(&self) -> NameGen {
-        let mut used = std::collections::HashSet::new();
+        let mut used = crate::fxhash::FxHashSet::default();
         for def in &self.defs {
             used.insert(def.name.0.clone());
             for p in &def.params {
@@ -902,7 +888,7 @@ impl Module {
 /// (Futhark's convention: the base says where the variable comes from).
 #[derive(Debug, Clone, Default)]
 pub struct NameGen {
-    used: std::collections::HashSet<String>,
+    used: crate::fxhash::FxHashSet<String>,
     counter: u64,
 }
 

@@ -16,6 +16,7 @@
 pub mod elaborate;
 pub mod envelope;
 pub mod first_order;
+pub mod fxhash;
 pub mod infer;
 pub mod ir;
 pub mod lexer;

@@ -21,16 +21,18 @@
 //!    is free. A free variable named like a builtin is reported as an
 //!    unresolved builtin, one named like a definition as a reference to a
 //!    definition (core form inlines them).
-//! 6. Types: `infer` on a clone succeeds and reproduces the module exactly:
+//! 6. Types: inference (run on the module, which it only reads) succeeds
+//!    and reproduces the module exactly, as `infer` on a copy would:
 //!    the same stored type for every node, the same parameter and result
 //!    types, the same literals (an `Int` literal of type `R` would have been
 //!    rewritten to `Real`).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::BTreeMap;
 use std::fmt;
 
-use crate::infer::{infer, show_ty};
-use crate::ir::{Expr, ExprId, Module, Name, Pat, Prim, Span, Ty};
+use crate::fxhash::{FxHashMap, FxHashSet};
+use crate::infer::{check_shape, show_ty, solve};
+use crate::ir::{Expr, ExprId, Module, Name, Param, Pat, Prim, Span, Ty};
 
 /// One violated invariant.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -170,6 +172,24 @@ impl<'m> Verifier<'m> {
     /// Step 3.
     fn tree(&mut self) {
         let m = self.m;
+        // Count first, without a list per node; the lists of parents are
+        // built only to report an error.
+        let mut count: Vec<u32> = vec![0; m.exprs.len()];
+        for e in &m.exprs {
+            e.for_each_child(|c| count[c.index()] += 1);
+        }
+        let mut is_body = vec![false; m.exprs.len()];
+        let mut ok = true;
+        for d in &m.defs {
+            ok &= !std::mem::replace(&mut is_body[d.body.index()], true);
+        }
+        ok &= count
+            .iter()
+            .zip(&is_body)
+            .all(|(&n, &body)| n == u32::from(!body));
+        if ok {
+            return;
+        }
         let mut parents: Vec<Vec<ExprId>> = vec![Vec::new(); m.exprs.len()];
         for (i, e) in m.exprs.iter().enumerate() {
             e.for_each_child(|c| parents[c.index()].push(ExprId(i as u32)));
@@ -245,7 +265,7 @@ impl<'m> Verifier<'m> {
     fn scopes(&mut self, d: usize) {
         let m = self.m;
         let def = &m.defs[d];
-        let mut bound: HashSet<&'m Name> = HashSet::new();
+        let mut bound: FxHashSet<&'m Name> = FxHashSet::default();
         let mut dup = |this: &mut Self, name: &'m Name, at: Option<ExprId>| {
             if !bound.insert(name) {
                 this.error(at, format!("`{name}` is bound twice in `{}`", def.name));
@@ -265,12 +285,25 @@ impl<'m> Verifier<'m> {
         }
         // Walk the tree with a count of the names in scope; iterative, as
         // programs may be deeper than the stack.
+        #[derive(Clone, Copy)]
+        enum Names<'a> {
+            Pat(&'a [Name]),
+            Params(&'a [Param]),
+        }
+        impl<'a> Names<'a> {
+            fn for_each(self, mut f: impl FnMut(&'a Name)) {
+                match self {
+                    Names::Pat(xs) => xs.iter().for_each(f),
+                    Names::Params(ps) => ps.iter().for_each(|p| f(&p.name)),
+                }
+            }
+        }
         enum Step<'a> {
             Visit(ExprId),
-            Bind(Vec<&'a Name>),
-            Unbind(Vec<&'a Name>),
+            Bind(Names<'a>),
+            Unbind(Names<'a>),
         }
-        let mut in_scope: HashMap<&Name, usize> = HashMap::new();
+        let mut in_scope: FxHashMap<&Name, usize> = FxHashMap::default();
         for p in &def.params {
             *in_scope.entry(&p.name).or_default() += 1;
         }
@@ -279,17 +312,15 @@ impl<'m> Verifier<'m> {
             let id = match step {
                 Step::Visit(id) => id,
                 Step::Bind(names) => {
-                    for x in names {
-                        *in_scope.entry(x).or_default() += 1;
-                    }
+                    names.for_each(|x| *in_scope.entry(x).or_default() += 1);
                     continue;
                 }
                 Step::Unbind(names) => {
-                    for x in names {
+                    names.for_each(|x| {
                         if let Some(c) = in_scope.get_mut(x) {
                             *c -= 1;
                         }
-                    }
+                    });
                     continue;
                 }
             };
@@ -312,53 +343,84 @@ impl<'m> Verifier<'m> {
                 Expr::Let {
                     pat, value, body, ..
                 } => {
-                    let names: Vec<&Name> = match pat {
-                        Pat::Var(x) => vec![x],
-                        Pat::Tuple(xs) => xs.iter().collect(),
-                    };
-                    for x in &names {
-                        dup(self, x, at);
-                    }
+                    let names = Names::Pat(match pat {
+                        Pat::Var(x) => std::slice::from_ref(x),
+                        Pat::Tuple(xs) => xs,
+                    });
+                    names.for_each(|x| dup(self, x, at));
                     // The value outside the scope of the names, the body inside.
-                    work.push(Step::Unbind(names.clone()));
+                    work.push(Step::Unbind(names));
                     work.push(Step::Visit(*body));
                     work.push(Step::Bind(names));
                     work.push(Step::Visit(*value));
                 }
                 Expr::Lambda { params, body } => {
-                    let names: Vec<&Name> = params.iter().map(|p| &p.name).collect();
+                    let names = Names::Params(params);
                     for p in params {
                         dup(self, &p.name, at);
                         if p.ty.is_none() {
                             self.error(at, format!("lambda parameter `{}` has no type", p.name));
                         }
                     }
-                    work.push(Step::Unbind(names.clone()));
+                    work.push(Step::Unbind(names));
                     work.push(Step::Visit(*body));
                     work.push(Step::Bind(names));
                 }
                 e => {
-                    for c in e.children().into_iter().rev() {
-                        work.push(Step::Visit(c));
-                    }
+                    let first = work.len();
+                    e.for_each_child(|c| work.push(Step::Visit(c)));
+                    work[first..].reverse();
                 }
             }
         }
     }
 
-    /// Step 6.
+    /// Step 6. Inference runs on the module itself (it only reads it) and
+    /// its findings are compared with what is stored: the same as
+    /// inferring a copy and comparing the copies, without the copies.
     fn types(&mut self) {
         let m = self.m;
-        let mut again = m.clone();
-        if let Err(e) = infer(&mut again) {
-            self.errors.push(VerifyError {
+        let fail = |this: &mut Self, e: crate::error::Error| {
+            this.errors.push(VerifyError {
                 at: None,
                 span: e.span(),
                 message: format!("type inference fails: {e}"),
             });
-            return;
+        };
+        if let Err(e) = check_shape(m) {
+            return fail(self, e);
         }
-        for (i, (stored, inferred)) in m.types.iter().zip(&again.types).enumerate() {
+        // What inference gives: a type per node (the placeholder `()` for a
+        // node no definition reaches, as `infer` leaves it), the nodes it
+        // rewrites (an `Int` literal of type `R`, lambda parameters), and
+        // each definition's signature.
+        let mut inferred: Vec<Ty> = vec![Ty::Tuple(Vec::new()); m.exprs.len()];
+        let mut rewritten: BTreeMap<ExprId, Expr> = BTreeMap::new();
+        let mut sigs = Vec::with_capacity(m.defs.len());
+        for def in &m.defs {
+            let solution = match solve(m, def) {
+                Ok(s) => s,
+                Err(e) => return fail(self, e),
+            };
+            for (id, ty) in solution.types {
+                if ty == Ty::Real
+                    && let Expr::Int(k) = m.exprs[id.index()]
+                {
+                    rewritten.insert(id, Expr::Real(k as f64));
+                }
+                inferred[id.index()] = ty;
+            }
+            for (id, idx, ty) in solution.lambda_params {
+                let e = rewritten
+                    .entry(id)
+                    .or_insert_with(|| m.exprs[id.index()].clone());
+                if let Expr::Lambda { params, .. } = e {
+                    params[idx].ty = Some(ty);
+                }
+            }
+            sigs.push((solution.params, solution.ret));
+        }
+        for (i, (stored, inferred)) in m.types.iter().zip(&inferred).enumerate() {
             if stored != inferred {
                 self.error(
                     Some(ExprId(i as u32)),
@@ -370,17 +432,19 @@ impl<'m> Verifier<'m> {
                 );
             }
         }
-        for (i, (e, f)) in m.exprs.iter().zip(&again.exprs).enumerate() {
+        for (id, f) in &rewritten {
+            let e = &m.exprs[id.index()];
             if e != f {
                 self.error(
-                    Some(ExprId(i as u32)),
+                    Some(*id),
                     format!("the node should read {f:?} after type inference, not {e:?}"),
                 );
             }
         }
-        for (d, d2) in m.defs.iter().zip(&again.defs) {
-            for (p, p2) in d.params.iter().zip(&d2.params) {
-                if p.ty != p2.ty {
+        for (d, (params, ret)) in m.defs.iter().zip(sigs) {
+            for (p, ty) in d.params.iter().zip(params) {
+                let ty = Some(ty);
+                if p.ty != ty {
                     self.error(
                         None,
                         format!(
@@ -388,19 +452,20 @@ impl<'m> Verifier<'m> {
                             p.name,
                             d.name,
                             opt_ty(&p.ty),
-                            opt_ty(&p2.ty)
+                            opt_ty(&ty)
                         ),
                     );
                 }
             }
-            if d.ret != d2.ret {
+            let ret = Some(ret);
+            if d.ret != ret {
                 self.error(
                     None,
                     format!(
                         "`{}` has result type {} but inference gives {}",
                         d.name,
                         opt_ty(&d.ret),
-                        opt_ty(&d2.ret)
+                        opt_ty(&ret)
                     ),
                 );
             }

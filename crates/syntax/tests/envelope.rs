@@ -40,3 +40,27 @@ fn truncated_file_is_malformed_with_position() {
         other => panic!("expected a malformed error, got {other:?}"),
     }
 }
+
+#[test]
+fn header_is_read_from_the_first_bytes_or_by_the_ron_reader() {
+    let m = Module::new(SourceFile {
+        name: "a.ad".into(),
+        text: "def f : R = 1".into(),
+    });
+    let text = to_ron("source", 7, &m);
+    let quick = syntax::read_header(&text).expect("header");
+    assert_eq!((quick.ir.as_str(), quick.format), ("source", 7));
+    // A truncated envelope still has its header: the module's reader says
+    // where it is cut.
+    let cut = &text[..40];
+    assert_eq!(syntax::read_header(cut).expect("header"), quick);
+    // Another layout (a comment first, fields on one line) goes through
+    // the RON reader and gives the same header.
+    let other = format!("// a comment\n{}", text.replace('\n', " "));
+    assert_eq!(syntax::read_header(&other).expect("header"), quick);
+    // Not an envelope at all: the RON reader's error.
+    assert!(matches!(
+        syntax::read_header("(ir: 3)"),
+        Err(EnvelopeError::Malformed { .. })
+    ));
+}

@@ -223,3 +223,27 @@ fn projection_and_literal_corruptions_are_caught() {
             .any(|s| s.contains("parameter `p` of `f` has no type"))
     );
 }
+
+#[test]
+fn a_literal_that_inference_would_rewrite_is_caught() {
+    let m = compile(SourceFile {
+        name: "f.ad".into(),
+        text: "def f (x : R) : R = x * 2.0".into(),
+    })
+    .expect("compiles");
+    assert!(messages(&m).is_empty(), "{:?}", messages(&m));
+    // `2` stored as an Int literal of type R: inference reads it as `2.0`.
+    let mut lit = m.clone();
+    let two = lit
+        .exprs
+        .iter()
+        .position(|e| matches!(e, Expr::Real(_)))
+        .expect("the literal");
+    lit.exprs[two] = Expr::Int(2);
+    let ms = messages(&lit);
+    assert!(
+        ms.iter().any(|s| s
+            == &format!("e{two}: the node should read Real(2.0) after type inference, not Int(2)")),
+        "{ms:?}"
+    );
+}

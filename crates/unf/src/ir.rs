@@ -39,7 +39,7 @@ pub const SOURCE_UNF_IR: &str = "source-unf";
 /// The envelope name of a Target UNF file (the output of reverse mode).
 pub const TARGET_UNF_IR: &str = "target-unf";
 /// The format version of both UNF IRs; bump on any change to these types.
-pub const FORMAT_VERSION: u32 = 3;
+pub const FORMAT_VERSION: u32 = 4;
 
 /// Index of a term in [`Module::terms`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -376,16 +376,27 @@ pub enum Term {
     /// e2 read at the primal point T1, give `T1 ⊢ e1 ∘ e2 : [T2 → B]`: the
     /// continuation e1 precomposed with the linear map e2.
     Compose(TermId, TermId),
-    /// `F(p, J^T p)` in one piece (Target UNF), for `p` an `if` whose result
-    /// is a real: `D_ρ(T_in(p)) ⊢ D_ρ(T_out(p))`, with the branches'
-    /// bodies reverse derivatives as in `J^T p`. The branch taken computes
-    /// its value and its gradient `g` with respect to its free variables
-    /// (the paper's `∇_Γ e2`, Section 7.2) in one pass, and the
-    /// continuation is precomposed with `z ↦ g * z`. `<proj ; p, proj ∘
-    /// J^T p>` would hold each branch twice (in p and, differentiated, in
-    /// J^T p), and an `if` in a branch once more per enclosing `if`:
-    /// quadratic in the depth of an `if`/`else if` chain.
-    /// The primitive (its bodies reverse derivatives) and ρ.
+    /// `F(p, J^T p)` in one piece (Target UNF), the paper's own
+    /// abbreviation in Fig. 8: `D_ρ(T_in(p)) ⊢ D_ρ(T_out(p))`. The
+    /// primitive and ρ.
+    ///
+    /// - For `p` first-order ([`Prim::is_first_order`]) it stands for
+    ///   `<proj_{T_in;[K];[]} ; p, proj_{[];T_in;[K]} ∘ J^T p>` with
+    ///   `K = T_in → ρ`: seven nodes that would hold p and T_in twice each,
+    ///   stored as one (on a long program this is most of the Target UNF
+    ///   file). Its `∘` reads its primal point from the node's input.
+    /// - For `p` an `if` whose result is a real, with the branches' bodies
+    ///   reverse derivatives as in `J^T p`: the branch taken computes its
+    ///   value and its gradient `g` with respect to its free variables (the
+    ///   paper's `∇_Γ e2`, Section 7.2) in one pass, and the continuation
+    ///   is precomposed with `z ↦ g * z`. `<proj ; p, proj ∘ J^T p>` would
+    ///   hold each branch twice (in p and, differentiated, in J^T p), and
+    ///   an `if` in a branch once more per enclosing `if`: quadratic in the
+    ///   depth of an `if`/`else if` chain.
+    ///
+    /// The other primitives with a function (`map`, `reduce`, loops, an
+    /// `if` of another result) are written out as the tuple above: their
+    /// primal and transposed bodies differ.
     Fused(Prim, TyId),
 }
 
@@ -408,8 +419,8 @@ pub struct Module {
     pub ctxs: Vec<Ctx>,
     /// The term arena; children before parents.
     pub terms: Vec<Term>,
-    /// Parallel to `terms`, written as `(lo, hi)` pairs.
-    #[serde(with = "span_pairs")]
+    /// Parallel to `terms`, written as runs `(lo, hi, n)` of n equal spans.
+    #[serde(with = "span_runs")]
     pub spans: Vec<Span>,
     /// The whole program.
     pub root: TermId,
@@ -459,6 +470,15 @@ impl Prim {
         }
     }
 
+    /// Whether the primitive carries no function (`var`, `op`, `pair`,
+    /// `proj`, `array`): its `J^T` is the same primitive read backwards.
+    pub fn is_first_order(&self) -> bool {
+        matches!(
+            self,
+            Prim::Var(..) | Prim::Op(..) | Prim::Pair(..) | Prim::Proj(..) | Prim::Array { .. }
+        )
+    }
+
     /// The functions this primitive carries, in order.
     pub fn funs(&self) -> Vec<&Fun> {
         match self {
@@ -488,18 +508,41 @@ impl Term {
     }
 }
 
-/// Spans as `(lo, hi)` pairs: one short line each in the RON file.
-mod span_pairs {
+/// Spans as runs `(lo, hi, n)`: n consecutive terms with the span
+/// `lo..hi`, one short line each in the RON file. The terms D_ρ and UNF
+/// make of one Source node are consecutive and share its span, so a run
+/// covers about three terms on long programs.
+mod span_runs {
+    use serde::de::Error as _;
     use serde::{Deserialize, Deserializer, Serialize, Serializer};
     use syntax::Span;
 
     pub fn serialize<S: Serializer>(spans: &[Span], s: S) -> Result<S::Ok, S::Error> {
-        let pairs: Vec<(u32, u32)> = spans.iter().map(|sp| (sp.lo, sp.hi)).collect();
-        pairs.serialize(s)
+        let mut runs: Vec<(u32, u32, u32)> = Vec::new();
+        for sp in spans {
+            match runs.last_mut() {
+                Some((lo, hi, n)) if (*lo, *hi) == (sp.lo, sp.hi) => *n += 1,
+                _ => runs.push((sp.lo, sp.hi, 1)),
+            }
+        }
+        runs.serialize(s)
     }
 
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Span>, D::Error> {
-        let pairs: Vec<(u32, u32)> = Vec::deserialize(d)?;
-        Ok(pairs.into_iter().map(|(lo, hi)| Span { lo, hi }).collect())
+        // A file with more terms than this would be tens of gigabytes: a
+        // larger count is a damaged file, not a reason to allocate.
+        const MOST: usize = 1 << 28;
+        let runs: Vec<(u32, u32, u32)> = Vec::deserialize(d)?;
+        let mut spans = Vec::new();
+        for (lo, hi, n) in runs {
+            if n == 0 {
+                return Err(D::Error::custom("a run of 0 spans"));
+            }
+            if spans.len() + n as usize > MOST {
+                return Err(D::Error::custom("more spans than a module can have"));
+            }
+            spans.extend(std::iter::repeat_n(Span { lo, hi }, n as usize));
+        }
+        Ok(spans)
     }
 }

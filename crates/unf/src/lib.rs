@@ -31,7 +31,7 @@ pub use ir::{
 };
 pub use lower::lower;
 pub use print::print;
-pub use raise::raise;
+pub use raise::{raise, raise_checked};
 pub use tables::Tables;
 pub use verify::{Checked, check, verify};
 

@@ -1,7 +1,8 @@
 //! The printer of both UNF languages, in the paper's notation: `;` for
 //! sequencing (`;~` when the right operand is a weakening), `<e, e>` for
 //! term pairing, `∘` for internal composition, `J^T p` for transposed
-//! Jacobians, indices as subscripts `var_{T;i}`, `proj_{T1;T2;T3}`.
+//! Jacobians, indices as subscripts `var_{T;i}`, `proj_{T1;T2;T3}`, and
+//! `F p` for the paper's `F(p, J^T p)` stored as one node (`Term::Fused`).
 //!
 //! Contexts of at most [`INLINE`] entries are spelt out (`R, [n]R`); longer
 //! ones are printed by name (`Γ12`) and defined once in a legend at the top

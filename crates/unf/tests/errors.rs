@@ -176,11 +176,54 @@ fn raise_refuses_an_ill_typed_module() {
 fn truncated_files_are_refused() {
     let (_, u) = sample();
     let text = unf::to_ron(&u);
-    let cut = &text[..text.len() / 2];
-    let err = unf::from_ron(cut, Kind::Source).expect_err("truncated");
-    let msg = err.to_string();
-    assert!(msg.contains("Unexpected end of RON"), "{msg}");
-    assert!(matches!(err, unf::Error::Envelope { .. }));
+    // Cut between two entries, the reader runs out of text; cut inside a
+    // name, it reads a name it does not know. Both say where.
+    let half = text.len() / 2;
+    let between = half + text[half..].find('\n').expect("a line break");
+    for cut in [&text[..between], &text[..half]] {
+        let err = unf::from_ron(cut, Kind::Source).expect_err("truncated");
+        let line = cut.lines().count();
+        match &err {
+            unf::Error::Envelope {
+                source: syntax::EnvelopeError::Malformed { line: l, .. },
+            } => assert!(
+                *l >= line - 1 && *l <= line + 1,
+                "{err} (cut at line {line})"
+            ),
+            other => panic!("expected a malformed file, got {other}"),
+        }
+    }
+    let err = unf::from_ron(&text[..between], Kind::Source).expect_err("truncated");
+    assert!(err.to_string().contains("Unexpected end of RON"), "{err}");
+}
+
+#[test]
+fn spans_are_written_as_runs() {
+    // `sin w` and its weakening share a span: written once with a count,
+    // read back as one span per term.
+    let (_, u) = sample();
+    let text = unf::to_ron(&u);
+    let back = unf::from_ron(&text, Kind::Source).expect("reads back");
+    assert_eq!(back.spans, u.spans);
+    let start = text.find("\n    spans: [").expect("spans") + 1;
+    let section = &text[start..];
+    let section = &section[..section.find("    ],").expect("end of spans")];
+    let runs = section.lines().count() - 1;
+    assert!(
+        runs < u.spans.len(),
+        "{runs} runs for {} spans",
+        u.spans.len()
+    );
+    // A run of no span is a damaged file.
+    let first = section.lines().nth(1).expect("a run").trim();
+    let (head, _) = first.rsplit_once(", ").expect("(lo, hi, n)");
+    let zero = format!(
+        "{}{}",
+        &text[..start],
+        text[start..].replacen(first, &format!("{head}, 0),"), 1)
+    );
+    let err = unf::from_ron(&zero, Kind::Source).expect_err("a run of 0");
+    assert!(err.to_string().contains("a run of 0 spans"), "{err}");
 }
 
 #[test]

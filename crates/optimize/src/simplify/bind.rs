@@ -148,15 +148,32 @@ impl Round<'_> {
             return env.clone();
         }
         let (value, env) = self.peel(value, env, blk);
-        match self.node(value) {
-            Expr::Lambda { .. }
+        // The node's shape, without cloning the nodes no rule below takes
+        // apart (a clone of an operator node copies its operand list).
+        enum Shape {
+            Lambda,
+            Tuple(Vec<ExprId>),
+            Map(Prim, Vec<ExprId>),
+            Other,
+        }
+        let shape = match self.m.expr(value) {
+            Expr::Lambda { .. } => Shape::Lambda,
+            Expr::Tuple(items) => Shape::Tuple(items.clone()),
+            Expr::Prim {
+                op: op @ (Prim::Map | Prim::Map2),
+                args,
+            } => Shape::Map(*op, args.clone()),
+            _ => Shape::Other,
+        };
+        match shape {
+            Shape::Lambda
                 if self.on(RuleName::InlineLambda)
                     && (occ.count == 1 || self.copyable(&occ, value)) =>
             {
                 self.fire(RuleName::InlineLambda);
                 return env.insert(x.clone(), Subst::Susp(value, env.clone()));
             }
-            Expr::Tuple(items)
+            Shape::Tuple(items)
                 if self.on(RuleName::SplitTuple)
                     && occ.count == occ.projections
                     && occ.count != u32::MAX =>
@@ -173,19 +190,15 @@ impl Round<'_> {
                 }
                 return env.insert(x.clone(), Subst::Tuple(names));
             }
-            Expr::Prim {
-                op: Prim::Map | Prim::Map2,
-                ..
-            } if self.on(RuleName::UnzipFusion) && self.unzipped(x, &occ, value) => {
+            Shape::Map(..) if self.on(RuleName::UnzipFusion) && self.unzipped(x, &occ, value) => {
                 // Each projection gets its own copy, which map-fusion then
                 // fuses and whose other components die.
                 self.fire(RuleName::UnzipFusion);
                 return env.insert(x.clone(), Subst::Susp(value, env.clone()));
             }
-            Expr::Prim {
-                op: op @ (Prim::Map | Prim::Map2),
-                args,
-            } if self.on(RuleName::RecomputeCheap) && self.recomputable(&occ, value) => {
+            Shape::Map(op, args)
+                if self.on(RuleName::RecomputeCheap) && self.recomputable(&occ, value) =>
+            {
                 // The sources are bound once (written out once); the cheap
                 // function is copied into every use, where map-fusion puts
                 // it into the consumer's loop.
@@ -266,22 +279,31 @@ impl Round<'_> {
         span: Span,
     ) -> Env {
         let vty = self.ty(v);
-        match self.node(v) {
-            e @ Expr::Var(_) if self.on(RuleName::ForwardVar) => {
+        // Only leaves and tuples are taken apart here: other nodes are not
+        // cloned (a clone of an operator node copies its operand list).
+        let node = match self.m.expr(v) {
+            e @ (Expr::Var(_) | Expr::Real(_) | Expr::Int(_) | Expr::Bool(_) | Expr::Tuple(_)) => {
+                Some(e.clone())
+            }
+            _ => None,
+        };
+        let is_lambda = matches!(self.m.expr(v), Expr::Lambda { .. });
+        match node {
+            Some(e @ Expr::Var(_)) if self.on(RuleName::ForwardVar) => {
                 self.fire(RuleName::ForwardVar);
                 return env.insert(x.clone(), Subst::Leaf(e, vty));
             }
-            e @ (Expr::Real(_) | Expr::Int(_) | Expr::Bool(_))
+            Some(e @ (Expr::Real(_) | Expr::Int(_) | Expr::Bool(_)))
                 if self.on(RuleName::ForwardConst) =>
             {
                 self.fire(RuleName::ForwardConst);
                 return env.insert(x.clone(), Subst::Leaf(e, vty));
             }
-            Expr::Lambda { .. } if occ.count == 1 && self.on(RuleName::InlineLambda) => {
+            None if is_lambda && occ.count == 1 && self.on(RuleName::InlineLambda) => {
                 self.fire(RuleName::InlineLambda);
                 return env.insert(x.clone(), Subst::Done(v));
             }
-            Expr::Tuple(items)
+            Some(Expr::Tuple(items))
                 if self.on(RuleName::SplitTuple)
                     && occ.count == occ.projections
                     && occ.count != u32::MAX =>

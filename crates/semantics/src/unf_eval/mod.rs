@@ -12,7 +12,9 @@
 //! the primitives with a function (`map`, `reduce`, the loops of
 //! `loops.rs`, `if`) the derivative of the body (a reverse derivative
 //! stored in the `J^T` primitive) applied element by element, in plain
-//! backward loops. A fused real-valued `if` (`Term::Fused`) evaluates the
+//! backward loops. A fused first-order primitive (`Term::Fused`, the
+//! paper's `F(p, J^T p)` as one node) runs p and precomposes the
+//! continuation with `J^T p`; a fused real-valued `if` evaluates the
 //! branch taken with its gradient and precomposes the continuation with
 //! `z ↦ g * z`. This is a second, independent implementation of Fig. 10 and
 //! of docs/derivatives.md: `unf::raise` writes the same maps as Target
@@ -51,7 +53,8 @@ enum Slot {
 type Ctx = Vector<Slot>;
 
 /// A continuation: `Initial` returns its argument, `Compose` applies `jt`
-/// (at the primal point `primal`) and then `prev`.
+/// (at the primal point `primal`) and then `prev`; `jt` is a linear map,
+/// or a first-order `Term::Fused` standing for its `J^T p`.
 enum Cont {
     Initial,
     Compose {
@@ -238,7 +241,11 @@ impl Eval<'_> {
                 }
                 Ok(ra)
             }
-            Term::Fused(p, _) => self.fused(p, s, span),
+            Term::Fused(p, _) if primal.is_none() && p.is_first_order() => {
+                self.fused_first_order(t, p, s, span)
+            }
+            Term::Fused(p, _) if primal.is_none() => self.fused(p, s, span),
+            Term::Fused(..) => Err(internal("a fused F(p, J^T p) inside a linear map")),
             Term::Compose(a, b) => {
                 let ra = self.eval(*a, s.clone(), primal)?;
                 let Some(Slot::Cont(prev)) = ra.last().cloned() else {
@@ -286,7 +293,10 @@ impl Eval<'_> {
                 Cont::Initial => break,
                 Cont::Compose { prev, jt, primal } => {
                     let (prev, jt, primal) = (*prev, *jt, primal.clone());
-                    cot = self.eval(jt, cot, Some(&primal))?;
+                    cot = match self.m.term(jt) {
+                        Term::Fused(p, _) => self.jt(p, cot, &primal, self.m.span(jt))?,
+                        _ => self.eval(jt, cot, Some(&primal))?,
+                    };
                     k = prev;
                 }
                 Cont::Scaled { prev, n, grads } => {
@@ -449,6 +459,25 @@ impl Eval<'_> {
                 Ok(s.push_back(Slot::Val(v)))
             }
         }
+    }
+
+    /// `F(p, J^T p)` of a first-order primitive (`t`, a `Term::Fused`) on
+    /// `s = T_in · K`: p on T_in, the continuation K precomposed with
+    /// `J^T p` read at the primal point s.
+    fn fused_first_order(&mut self, t: TermId, p: &Prim, s: Ctx, span: Span) -> Result<Ctx, Error> {
+        let Some(Slot::Cont(prev)) = s.last().cloned() else {
+            return Err(internal("a derivative without a continuation"));
+        };
+        let mut base = s.clone();
+        base.drop_last_mut();
+        let mut out = self.prim(p, base, span)?;
+        self.conts.push(Cont::Compose {
+            prev,
+            jt: t,
+            primal: s,
+        });
+        out.push_back_mut(Slot::Cont(self.conts.len() - 1));
+        Ok(out)
     }
 
     /// `F(if, J^T if)` of a real-valued `if` in one piece: the value and

@@ -27,7 +27,7 @@
 mod prims;
 mod table;
 
-use std::collections::HashMap;
+use crate::fxhash::FxHashMap;
 
 use crate::error::Error;
 use crate::ir::{Def, Expr, ExprId, Module, Name, Pat, Size, Span, Ty};
@@ -118,11 +118,19 @@ pub(crate) fn check_shape(m: &Module) -> Result<(), Error> {
 }
 
 /// The types of a definition once inference is done.
-struct Solution {
-    types: Vec<(ExprId, Ty)>,
-    lambda_params: Vec<(ExprId, usize, Ty)>,
-    params: Vec<Ty>,
-    ret: Ty,
+pub(crate) struct Solution {
+    pub(crate) types: Vec<(ExprId, Ty)>,
+    pub(crate) lambda_params: Vec<(ExprId, usize, Ty)>,
+    pub(crate) params: Vec<Ty>,
+    pub(crate) ret: Ty,
+}
+
+/// What inference finds for one definition of `m`, without changing `m`:
+/// the type of every node it reaches, of every lambda parameter, of the
+/// parameters and of the result (the verifier compares them with the
+/// stored ones rather than inferring on a copy of the module).
+pub(crate) fn solve(m: &Module, def: &Def) -> Result<Solution, Error> {
+    Cx::new(m, def).run()
 }
 
 /// A lexical environment: every name maps to the stack of its bindings,
@@ -130,13 +138,13 @@ struct Solution {
 /// order, so a binding is pushed when its scope is entered and popped when
 /// it is left (cheaper than a persistent map on long `let` chains).
 pub(crate) struct Scope<V> {
-    map: HashMap<Name, Vec<V>>,
+    map: FxHashMap<Name, Vec<V>>,
 }
 
 impl<V> Default for Scope<V> {
     fn default() -> Scope<V> {
         Scope {
-            map: HashMap::new(),
+            map: FxHashMap::default(),
         }
     }
 }
@@ -182,7 +190,7 @@ struct Cx<'m> {
     /// `grad` arguments that must be of ground type.
     ground: Vec<(TyVar, Span)>,
     /// Size names: rigid (from the signature) or flexible, one variable each.
-    size_names: HashMap<Name, SizeTerm>,
+    size_names: FxHashMap<Name, SizeTerm>,
     /// The variables in scope.
     env: Scope<TyVar>,
 }
@@ -205,7 +213,7 @@ impl<'m> Cx<'m> {
             binders: Vec::new(),
             pending: Vec::new(),
             ground: Vec::new(),
-            size_names: HashMap::new(),
+            size_names: FxHashMap::default(),
             env: Scope::default(),
         }
     }

@@ -20,7 +20,7 @@
 //! `syntax::partials`), as seeds/000 Section 2 assumes: one operation each.
 
 use super::emit::{ValId, plus_one};
-use super::{Abs, Raise, State, at, internal, truncate};
+use super::{Abs, Point, Raise, State, at, internal, truncate};
 use crate::error::Error;
 use crate::ir::{Op, Prim, TermId};
 use syntax::{Expr, ExprId, Prim as P, Ty};
@@ -34,12 +34,12 @@ enum Partial {
 
 impl Raise<'_> {
     /// `J^T p` on the cotangent context `s`, at the primal point `primal`.
-    pub(super) fn jt(&mut self, p: &Prim, s: State, primal: &State) -> Result<State, Error> {
+    pub(super) fn jt(&mut self, p: &Prim, s: State, primal: Point<'_>) -> Result<State, Error> {
         match p {
             Prim::Var(_, index) => {
                 let n = s.len() - 1;
                 let z = at(&s, n);
-                let mut s = truncate(&s, n);
+                let mut s = truncate(s, n);
                 let i = *index as usize - 1;
                 let sum = self.add(at(&s, i), z)?;
                 s.set_mut(i, sum);
@@ -55,7 +55,7 @@ impl Raise<'_> {
                 };
                 let mut s = s;
                 let z = at(&s, n + arity);
-                s = truncate(&s, n + arity);
+                s = truncate(s, n + arity);
                 let z = match z {
                     Abs::Val(z) => z,
                     Abs::Zero(_) => return Ok(s),
@@ -67,28 +67,28 @@ impl Raise<'_> {
                     Op::Const(_) | Op::Int(_) | Op::Bool(_) => {}
                     Op::Builtin { op, .. } => {
                         if matches!(op, P::Shift1L | P::Shift1R) {
-                            let a = self.materialize(at(primal, n))?;
+                            let a = self.materialize(primal.at(n))?;
                             let d = self.jt_shift(*op, a, z)?;
                             let acc = self.add(at(&s, n), Abs::Val(d))?;
                             s.set_mut(n, acc);
                         }
                     }
                     Op::Index { .. } => {
-                        let a = self.materialize(at(primal, n))?;
-                        let i = self.materialize(at(primal, n + 1))?;
+                        let a = self.materialize(primal.at(n))?;
+                        let i = self.materialize(primal.at(n + 1))?;
                         let d = self.jt_index(a, i, z)?;
                         let acc = self.add(at(&s, n), Abs::Val(d))?;
                         s.set_mut(n, acc);
                     }
                     Op::Unary(o) => {
-                        let x = self.materialize(at(primal, n))?;
+                        let x = self.materialize(primal.at(n))?;
                         let d = self.partial1(*o, x)?;
                         let acc = self.accumulate(at(&s, n), d, z)?;
                         s.set_mut(n, acc);
                     }
                     Op::Binary(o) => {
-                        let x = self.materialize(at(primal, n))?;
-                        let y = self.materialize(at(primal, n + 1))?;
+                        let x = self.materialize(primal.at(n))?;
+                        let y = self.materialize(primal.at(n + 1))?;
                         let (dx, dy) = self.partial2(*o, x, y)?;
                         let acc = self.accumulate(at(&s, n), dx, z)?;
                         s.set_mut(n, acc);
@@ -96,7 +96,7 @@ impl Raise<'_> {
                         s.set_mut(n + 1, acc);
                     }
                     Op::Proj { index, .. } => {
-                        let tuple = self.materialize(at(primal, n))?;
+                        let tuple = self.materialize(primal.at(n))?;
                         let parts = self.b.unpack(tuple, "c");
                         let mut items = Vec::with_capacity(parts.len());
                         for (j, &part) in parts.iter().enumerate() {
@@ -119,7 +119,7 @@ impl Raise<'_> {
             Prim::Pair(ctx, ty) => {
                 let n = self.ctx_len(*ctx);
                 let z = at(&s, n);
-                let mut s = truncate(&s, n);
+                let mut s = truncate(s, n);
                 let k = match self.t.ground_ty(*ty) {
                     Some(Ty::Tuple(items)) => items.len(),
                     _ => return Err(internal(self.b.span, "pair of a type that is not a tuple")),
@@ -127,7 +127,7 @@ impl Raise<'_> {
                 match z {
                     Abs::Zero(_) => {
                         for j in 0..k {
-                            let w = self.witness(at(primal, n + j))?;
+                            let w = self.witness(primal.at(n + j))?;
                             s.push_back_mut(Abs::Zero(w));
                         }
                     }
@@ -149,9 +149,9 @@ impl Raise<'_> {
                     self.ctx_len(*rest),
                 );
                 let rest_vals: Vec<Abs> = (lk..lk + lr).map(|i| at(&s, i)).collect();
-                let mut s = truncate(&s, lk);
+                let mut s = truncate(s, lk);
                 for j in 0..ld {
-                    let w = self.witness(at(primal, lk + j))?;
+                    let w = self.witness(primal.at(lk + j))?;
                     s.push_back_mut(Abs::Zero(w));
                 }
                 for x in rest_vals {
@@ -159,11 +159,11 @@ impl Raise<'_> {
                 }
                 Ok(s)
             }
-            Prim::Map { ctx, args, fun, .. } => self.jt_map(*ctx, args, fun, s, primal),
+            Prim::Map { ctx, args, fun, .. } => self.jt_map(*ctx, args, fun, s, self.full(primal)?),
             Prim::Reduce { ctx, fun, init, .. } => {
                 let n = self.ctx_len(*ctx);
                 let z = at(&s, n + 1);
-                let mut s = truncate(&s, n + 1);
+                let mut s = truncate(s, n + 1);
                 let z = match z {
                     Abs::Val(z) => z,
                     Abs::Zero(_) => return Ok(s),
@@ -171,7 +171,7 @@ impl Raise<'_> {
                         return Err(internal(self.b.span, "a continuation as a cotangent"));
                     }
                 };
-                let da = self.jt_reduce(fun.body, *init, at(primal, n), z)?;
+                let da = self.jt_reduce(fun.body, *init, primal.at(n), z)?;
                 let acc = self.add(at(&s, n), Abs::Val(da))?;
                 s.set_mut(n, acc);
                 Ok(s)
@@ -180,14 +180,14 @@ impl Raise<'_> {
                 self.b.retype = true;
                 let n = self.ctx_len(*ctx);
                 let z = at(&s, n);
-                let mut s = truncate(&s, n);
+                let mut s = truncate(s, n);
                 for i in 0..*len as usize {
                     let d = match z {
                         Abs::Val(z) => {
                             let ie = self.b.node(Expr::Int(i as i64), Ty::Int);
                             Abs::Val(self.index_at(z, ie))
                         }
-                        Abs::Zero(_) => Abs::Zero(self.witness(at(primal, n + i))?),
+                        Abs::Zero(_) => Abs::Zero(self.witness(primal.at(n + i))?),
                         Abs::Cont(_) => {
                             return Err(internal(self.b.span, "a continuation as a cotangent"));
                         }
@@ -201,8 +201,10 @@ impl Raise<'_> {
                 then_fun,
                 else_fun,
                 ..
-            } => self.jt_if(*ctx, then_fun, else_fun, s, primal),
-            Prim::Loop { kind, ctx, fun, .. } => self.jt_loop(*kind, *ctx, fun, s, primal),
+            } => self.jt_if(*ctx, then_fun, else_fun, s, self.full(primal)?),
+            Prim::Loop { kind, ctx, fun, .. } => {
+                self.jt_loop(*kind, *ctx, fun, s, self.full(primal)?)
+            }
         }
     }
 

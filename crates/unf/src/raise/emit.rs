@@ -9,7 +9,7 @@
 //! chain of `let`s around its result. Nodes are typed as they are made, so
 //! the module leaves here in core form.
 
-use std::collections::{HashMap, HashSet};
+use syntax::fxhash::{FxHashMap, FxHashSet};
 use syntax::ir::NameGen;
 use syntax::{Expr, ExprId, Name, Param, Pat, Prim, Size, Span, Ty};
 
@@ -57,7 +57,7 @@ pub struct Builder {
     /// refers to, so that the liveness of an enclosing block does not walk
     /// it again: nested blocks (the branches of nested `if`s) would
     /// otherwise be walked once per enclosing block.
-    free: HashMap<ExprId, Vec<Name>>,
+    free: FxHashMap<ExprId, Vec<Name>>,
     /// The span new nodes get: the one of the UNF term being raised.
     pub span: Span,
     /// Whether the program holds nodes whose array sizes were not
@@ -78,7 +78,7 @@ impl Builder {
             names,
             vals: Vec::new(),
             blocks: vec![Vec::new()],
-            free: HashMap::new(),
+            free: FxHashMap::default(),
             span: Span::GENERATED,
             retype: false,
         }
@@ -220,30 +220,38 @@ impl Builder {
             .expect("invariant: begin and end are paired");
         let ty = self.node_ty(result).clone();
         let saved = self.span;
-        let mut used = HashSet::new();
-        self.uses(result, &mut used);
-        let mut live = Vec::with_capacity(block.len());
-        for b in block.into_iter().rev() {
-            let needed = match &b.pat {
-                Pat::Var(x) => used.contains(x),
-                Pat::Tuple(xs) => xs.iter().any(|x| used.contains(x)),
-            };
-            if needed {
-                self.uses(b.value, &mut used);
-                live.push(b);
-            }
-        }
-        for b in &live {
-            match &b.pat {
-                Pat::Var(x) => {
-                    used.remove(x);
+        // Liveness over borrowed names: only the names left free are copied.
+        let mut needed = vec![false; block.len()];
+        let free: Vec<Name> = {
+            let mut used: FxHashSet<&str> = FxHashSet::default();
+            self.uses(result, &mut used);
+            for (b, keep) in block.iter().zip(&mut needed).rev() {
+                *keep = match &b.pat {
+                    Pat::Var(x) => used.contains(x.as_str()),
+                    Pat::Tuple(xs) => xs.iter().any(|x| used.contains(x.as_str())),
+                };
+                if *keep {
+                    self.uses(b.value, &mut used);
                 }
-                Pat::Tuple(xs) => xs.iter().for_each(|x| {
-                    used.remove(x);
-                }),
             }
-        }
-        let free: Vec<Name> = used.into_iter().collect();
+            for (b, _) in block.iter().zip(&needed).filter(|(_, keep)| **keep) {
+                match &b.pat {
+                    Pat::Var(x) => {
+                        used.remove(x.as_str());
+                    }
+                    Pat::Tuple(xs) => xs.iter().for_each(|x| {
+                        used.remove(x.as_str());
+                    }),
+                }
+            }
+            used.into_iter().map(Name::new).collect()
+        };
+        let live: Vec<Binding> = block
+            .into_iter()
+            .zip(needed)
+            .rev()
+            .filter_map(|(b, keep)| keep.then_some(b))
+            .collect();
         let mut body = result;
         for b in live {
             self.span = b.span;
@@ -263,16 +271,16 @@ impl Builder {
     }
 
     /// Adds the variables a node's subtree refers to.
-    fn uses(&self, e: ExprId, out: &mut HashSet<Name>) {
+    fn uses<'s>(&'s self, e: ExprId, out: &mut FxHashSet<&'s str>) {
         let mut stack = vec![e];
         while let Some(e) = stack.pop() {
             if let Some(free) = self.free.get(&e) {
-                out.extend(free.iter().cloned());
+                out.extend(free.iter().map(Name::as_str));
                 continue;
             }
             let expr = &self.out.exprs[e.index()];
             if let Expr::Var(x) = expr {
-                out.insert(x.clone());
+                out.insert(x.as_str());
             }
             expr.for_each_child(|c| stack.push(c));
         }

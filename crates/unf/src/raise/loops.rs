@@ -189,7 +189,7 @@ impl Raise<'_> {
     /// when it is zero.
     fn take_cot(&mut self, s: &State, keep: usize) -> Result<(State, Option<ValId>), Error> {
         let z = at(s, keep);
-        let s = truncate(s, keep);
+        let s = truncate(s.clone(), keep);
         match z {
             Abs::Val(z) => Ok((s, Some(z))),
             Abs::Zero(_) => Ok((s, None)),
@@ -213,7 +213,7 @@ impl Raise<'_> {
         let n = self.ctx_len(ctx);
         let k = args.len();
         let (mut s, Some(z)) = self.take_cot(&s, n + k)? else {
-            return Ok(truncate(&s, n + k));
+            return Ok(truncate(s, n + k));
         };
         let mut arrays = Vec::with_capacity(k);
         for i in 0..k {
@@ -279,7 +279,7 @@ impl Raise<'_> {
         let n = self.ctx_len(ctx);
         let k = kind.operands();
         let (mut s, Some(z)) = self.take_cot(&s, n + k)? else {
-            return Ok(truncate(&s, n + k));
+            return Ok(truncate(s, n + k));
         };
         let free: Vec<Abs> = fun
             .free
@@ -479,7 +479,7 @@ impl Raise<'_> {
         self.b.retype = true;
         let n = self.ctx_len(ctx);
         let (mut s, Some(z)) = self.take_cot(&s, n + 1)? else {
-            return Ok(truncate(&s, n + 1));
+            return Ok(truncate(s, n + 1));
         };
         let cond = self.materialize(at(primal, n))?;
         let mut runs = Vec::with_capacity(2);
@@ -565,7 +565,7 @@ impl Raise<'_> {
             return Err(internal(self.b.span, "a derivative without a continuation"));
         };
         self.b.retype = true;
-        let s1 = truncate(s, s.len() - 1);
+        let s1 = truncate(s.clone(), s.len() - 1);
         let n = self.ctx_len(*ctx);
         let cond = self.materialize(at(&s1, n))?;
         let mut runs = Vec::with_capacity(2);
@@ -617,7 +617,8 @@ impl Raise<'_> {
         } else {
             self.b.unpack(d, "v")
         };
-        let out = s1.push_back(Abs::Val(parts[0]));
+        let mut out = s1;
+        out.push_back_mut(Abs::Val(parts[0]));
         let grads = union
             .iter()
             .zip(&parts[1..])
@@ -625,7 +626,8 @@ impl Raise<'_> {
             .collect();
         let id = self.conts.len() as u32;
         self.conts.push(super::Cont::Scaled { prev, n, grads });
-        Ok(out.push_back(Abs::Cont(id)))
+        out.push_back_mut(Abs::Cont(id));
+        Ok(out)
     }
 
     /// Applies `J^T if = g * z` (see [`Raise::fused`]) to cotangents.
@@ -636,7 +638,7 @@ impl Raise<'_> {
         grads: &[(usize, ValId)],
     ) -> Result<State, Error> {
         let (mut s, Some(z)) = self.take_cot(&cot, n + 1)? else {
-            return Ok(truncate(&cot, n + 1));
+            return Ok(truncate(cot, n + 1));
         };
         for &(pos, g) in grads {
             let d = if self.b.is_const(z, 1.0) {

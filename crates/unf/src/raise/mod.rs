@@ -36,7 +36,7 @@ mod loops;
 use crate::error::Error;
 use crate::ir::{Kind, Module, Prim, Term, TermId, UTy};
 use crate::tables::Tables;
-use crate::verify::check;
+use crate::verify::{Checked, check};
 use emit::{Builder, ValId};
 use rpds::Vector;
 use syntax::stack::guard;
@@ -56,17 +56,61 @@ enum Abs {
 
 type State = Vector<Abs>;
 
+/// The primal point a `J^T p` reads, as a continuation keeps it.
+#[derive(Debug, Clone)]
+enum Primal {
+    /// The whole input context of the `∘` (a persistent vector: keeping it
+    /// costs nothing, but the path to every entry changed afterwards is
+    /// copied while it is kept).
+    Full(State),
+    /// Only the entries `base..` of it, all that the `J^T` of a
+    /// first-order primitive reads (its operands, or the entries a `proj`
+    /// drops), for a fused `F(p, J^T p)`: keeping the whole context of
+    /// every primitive of a long program would keep every version of it.
+    Top { base: usize, vals: Vec<Abs> },
+}
+
+impl Primal {
+    fn point(&self) -> Point<'_> {
+        match self {
+            Primal::Full(s) => Point::Full(s),
+            Primal::Top { base, vals } => Point::Top(*base, vals),
+        }
+    }
+}
+
+/// A primal point as `J^T` reads it: see [`Primal`].
+#[derive(Debug, Clone, Copy)]
+enum Point<'a> {
+    Full(&'a State),
+    Top(usize, &'a [Abs]),
+}
+
+impl Point<'_> {
+    /// The entry at (0-based) position `i`.
+    fn at(self, i: usize) -> Abs {
+        match self {
+            Point::Full(s) => at(s, i),
+            Point::Top(base, vals) => *i
+                .checked_sub(base)
+                .and_then(|j| vals.get(j))
+                .expect("invariant: a fused primitive's J^T reads only the entries it keeps"),
+        }
+    }
+}
+
 /// A continuation: the maps it precomposes, innermost first.
 #[derive(Debug, Clone)]
 enum Cont {
     /// The continuation a derivative starts from: returns its argument (the
     /// cotangent of the whole input context; `wrt` selects from it).
     Initial,
-    /// `prev ∘ jt`, with the primal point `jt` reads.
+    /// `prev ∘ jt`, with the primal point `jt` reads (`jt` a linear map,
+    /// or a first-order `Term::Fused` standing for its `J^T p`).
     Compose {
         prev: u32,
         jt: TermId,
-        primal: State,
+        primal: Primal,
     },
     /// `prev ∘ J^T if` for a real-valued `if` whose branch gradient was
     /// computed with its value (`Term::Fused`, `loops.rs`): the cotangent z
@@ -87,6 +131,19 @@ pub fn raise(m: &Module) -> Result<syntax::Module, Error> {
         ir: m.kind.ir_name(),
         errors,
     })?;
+    raise_checked(m, checked)
+}
+
+/// [`raise`] of a module its caller has already checked: `checked` is what
+/// [`check`]`(m)` returned (a caller that verifies its input anyway, as the
+/// CLI does on reading a file, saves checking it twice).
+pub fn raise_checked(m: &Module, checked: Checked) -> Result<syntax::Module, Error> {
+    if checked.io.len() != m.terms.len() {
+        return Err(internal(
+            Span::GENERATED,
+            "the check handed to raise is of another module",
+        ));
+    }
     let def = m
         .entry_def()
         .expect("invariant: the verifier checked the entry exists");
@@ -186,16 +243,25 @@ fn at(s: &State, i: usize) -> Abs {
         .expect("invariant: the verifier checked context positions")
 }
 
-fn truncate(s: &State, n: usize) -> State {
+/// The first `n` entries of `s`. Taken by value: when the caller held the
+/// only reference, the entries are dropped in place instead of copying the
+/// path to each (a shared vector copies it).
+fn truncate(mut s: State, n: usize) -> State {
     if n * 2 < s.len() {
         s.iter().take(n).copied().collect()
     } else {
-        let mut s = s.clone();
         while s.len() > n {
             s.drop_last_mut();
         }
         s
     }
+}
+
+/// `s` with `a` pushed, in place when `s` is not shared (`push_back` on a
+/// vector about to be dropped would copy the path to its last entry).
+fn pushed(mut s: State, a: Abs) -> State {
+    s.push_back_mut(a);
+    s
 }
 
 fn internal(span: Span, message: &str) -> Error {
@@ -250,7 +316,7 @@ impl Raise<'_> {
         let res = match m.term(term) {
             Term::Prim(p) => self.prim(p, s),
             Term::Jt(p) => match primal {
-                Some(pr) => self.jt(p, s, pr),
+                Some(pr) => self.jt(p, s, Point::Full(pr)),
                 None => Err(internal(span, "a J^T outside a `∘`")),
             },
             Term::Seq(first, then) | Term::Weak(first, then) => {
@@ -258,6 +324,7 @@ impl Raise<'_> {
                 self.eval(*then, s, primal)
             }
             Term::Fused(p, _) => match primal {
+                None if p.is_first_order() => self.fused_first_order(term, p, s),
                 None => self.fused(p, &s),
                 Some(_) => Err(internal(span, "a fused F(p, J^T p) inside a linear map")),
             },
@@ -281,13 +348,79 @@ impl Raise<'_> {
                 self.conts.push(Cont::Compose {
                     prev,
                     jt: *b,
-                    primal: s,
+                    primal: Primal::Full(s),
                 });
                 Ok(Vector::new().push_back(Abs::Cont(id)))
             }
         };
         self.b.span = saved;
         res
+    }
+
+    /// `F(p, J^T p)` of a first-order primitive (`term`, a `Term::Fused`)
+    /// on `s = T_in · K`: p on T_in, then the continuation K precomposed
+    /// with `J^T p` read at the primal point s.
+    fn fused_first_order(&mut self, term: TermId, p: &Prim, s: State) -> Result<State, Error> {
+        let Some(Abs::Cont(prev)) = s.last().copied() else {
+            return Err(internal(self.b.span, "a derivative without a continuation"));
+        };
+        let mut base = s;
+        base.drop_last_mut();
+        // What `J^T p` will read of the primal point: the entries from
+        // the first operand up (from T2 on for a `proj`).
+        let lo = match p {
+            Prim::Var(..) => base.len(),
+            Prim::Op(ctx, _) | Prim::Pair(ctx, _) | Prim::Array { ctx, .. } => self.ctx_len(*ctx),
+            Prim::Proj(keep, ..) => self.ctx_len(*keep),
+            _ => return Err(internal(self.b.span, "a fused primitive with a function")),
+        };
+        let vals: Vec<Abs> = (lo.min(base.len())..base.len())
+            .map(|i| at(&base, i))
+            .collect();
+        let mut out = self.prim(p, base)?;
+        let id = self.conts.len() as u32;
+        self.conts.push(Cont::Compose {
+            prev,
+            jt: term,
+            primal: Primal::Top { base: lo, vals },
+        });
+        out.push_back_mut(Abs::Cont(id));
+        Ok(out)
+    }
+
+    /// The whole primal point, which the `J^T` of a primitive with a
+    /// function reads (never a fused one's).
+    fn full<'p>(&self, primal: Point<'p>) -> Result<&'p State, Error> {
+        match primal {
+            Point::Full(s) => Ok(s),
+            Point::Top(..) => Err(internal(
+                self.b.span,
+                "a primitive with a function read at a fused primal point",
+            )),
+        }
+    }
+
+    /// Applies the linear map `jt` (the right operand of a `∘`, or a
+    /// first-order `Fused` node standing for its `J^T p`) to `cot`, at the
+    /// primal point `primal`.
+    fn linear(&mut self, jt: TermId, cot: State, primal: &Primal) -> Result<State, Error> {
+        match (self.m.term(jt), primal) {
+            (Term::Fused(p, _), _) => {
+                let saved = self.b.span;
+                let span = self.m.span(jt);
+                if !span.is_generated() {
+                    self.b.span = span;
+                }
+                let res = self.jt(p, cot, primal.point());
+                self.b.span = saved;
+                res
+            }
+            (_, Primal::Full(s)) => self.eval(jt, cot, Some(s)),
+            (_, Primal::Top { .. }) => Err(internal(
+                self.b.span,
+                "a linear map read at a fused primal point",
+            )),
+        }
     }
 
     /// The value a Source UNF term computes from the given entries.
@@ -360,7 +493,7 @@ impl Raise<'_> {
             match self.conts[k as usize].clone() {
                 Cont::Initial => return Ok(cot),
                 Cont::Compose { prev, jt, primal } => {
-                    cot = self.eval(jt, cot, Some(&primal))?;
+                    cot = self.linear(jt, cot, &primal)?;
                     k = prev;
                 }
                 Cont::Scaled { prev, n, grads } => {
@@ -377,7 +510,7 @@ impl Raise<'_> {
         match p {
             Prim::Var(_, index) => {
                 let x = at(&s, *index as usize - 1);
-                Ok(s.push_back(x))
+                Ok(pushed(s, x))
             }
             Prim::Op(ctx, op) => {
                 let n = self.ctx_len(*ctx);
@@ -439,7 +572,7 @@ impl Raise<'_> {
                         self.b.bind(e, "v")
                     }
                 };
-                Ok(s.push_back(Abs::Val(v)))
+                Ok(pushed(s, Abs::Val(v)))
             }
             Prim::Pair(ctx, ty) => {
                 let n = self.ctx_len(*ctx);
@@ -455,7 +588,7 @@ impl Raise<'_> {
                 }
                 let e = self.b.node(Expr::Tuple(items), ty);
                 let v = self.b.bind(e, "p");
-                Ok(truncate(&s, n).push_back(Abs::Val(v)))
+                Ok(pushed(truncate(s, n), Abs::Val(v)))
             }
             Prim::Proj(keep, drop, rest) => {
                 let (lk, ld, lr) = (
@@ -463,7 +596,7 @@ impl Raise<'_> {
                     self.ctx_len(*drop),
                     self.ctx_len(*rest),
                 );
-                Ok(project(&s, lk, ld, lr))
+                Ok(project(s, lk, ld, lr))
             }
             Prim::Map {
                 ctx,
@@ -490,7 +623,7 @@ impl Raise<'_> {
                 let ty = self.t.ground_ty(*ret).cloned().unwrap_or(Ty::Real);
                 let e = self.b.prim(op, operands, ty);
                 let v = self.b.bind(e, "m");
-                Ok(s.push_back(Abs::Val(v)))
+                Ok(pushed(s, Abs::Val(v)))
             }
             Prim::Reduce { ctx, fun, init, .. } => {
                 let n = self.ctx_len(*ctx);
@@ -500,7 +633,7 @@ impl Raise<'_> {
                 let operands = vec![lam, self.b.use_val(z), self.b.use_val(a)];
                 let e = self.b.prim(syntax::Prim::Reduce, operands, Ty::Real);
                 let v = self.b.bind(e, "r");
-                Ok(s.push_back(Abs::Val(v)))
+                Ok(pushed(s, Abs::Val(v)))
             }
             Prim::Array { ctx, ty, len } => {
                 self.b.retype = true;
@@ -513,7 +646,7 @@ impl Raise<'_> {
                 let ty = self.t.ground_ty(*ty).cloned().unwrap_or(Ty::Real);
                 let e = self.b.node(Expr::Array(items), ty);
                 let v = self.b.bind(e, "a");
-                Ok(truncate(&s, n).push_back(Abs::Val(v)))
+                Ok(pushed(truncate(s, n), Abs::Val(v)))
             }
             Prim::If {
                 ctx,
@@ -543,7 +676,7 @@ impl Raise<'_> {
                     ty,
                 );
                 let v = self.b.bind(e, "v");
-                Ok(s.push_back(Abs::Val(v)))
+                Ok(pushed(s, Abs::Val(v)))
             }
             Prim::Loop {
                 kind,
@@ -566,7 +699,7 @@ impl Raise<'_> {
                 let ty = self.t.ground_ty(*ret).cloned().unwrap_or(Ty::Real);
                 let e = self.b.prim(kind.prim(), operands, ty);
                 let v = self.b.bind(e, "l");
-                Ok(s.push_back(Abs::Val(v)))
+                Ok(pushed(s, Abs::Val(v)))
             }
         }
     }
@@ -623,8 +756,8 @@ impl Raise<'_> {
 
 /// `proj_{T1;T2;T3}` on a context of length `lk + ld + lr`: keeps the first
 /// `lk` and the last `lr` entries, in O(min(lk, ld) + lr).
-fn project(s: &State, lk: usize, ld: usize, lr: usize) -> State {
-    let rest: Vec<Abs> = (lk + ld..s.len()).map(|i| at(s, i)).collect();
+fn project(s: State, lk: usize, ld: usize, lr: usize) -> State {
+    let rest: Vec<Abs> = (lk + ld..s.len()).map(|i| at(&s, i)).collect();
     let mut out = truncate(s, lk);
     debug_assert_eq!(rest.len(), lr);
     for x in rest {

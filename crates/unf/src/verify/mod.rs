@@ -40,9 +40,10 @@
 //!    `J^T` of one operand read compatible points; a `∘` is never inside the
 //!    right operand of another; the bodies of `J^T map`/`J^T reduce` are
 //!    closed in this sense.
-//!    A fused `F(if, J^T if)` (a real-valued `if`) maps `D_ρ(T_in)` to
-//!    `D_ρ(T_out)`, its bodies checked as under `J^T`; it is not linear, so
-//!    it counts as a `∘` for the rule above.
+//!    A fused `F(p, J^T p)` (`Term::Fused`: p a first-order primitive, or
+//!    a real-valued `if` whose bodies are checked as under `J^T`) maps
+//!    `D_ρ(T_in)` to `D_ρ(T_out)`; it is not linear, so it counts as a `∘`
+//!    for the rule above.
 //! 6. The module: in(root) = `input`, out(root) = `output`; for Source UNF,
 //!    `input` is the entry's parameter types, `wrt` is empty, and no `J^T`,
 //!    `<,>`, `∘` or continuation type occurs anywhere; for Target UNF,
@@ -388,8 +389,13 @@ impl Checker<'_> {
                 let real = self.real;
                 let io = match p {
                     Prim::If { ret, .. } if *ret == real => self.prim(id, p, true),
+                    _ if p.is_first_order() => self.prim(id, p, false),
                     _ => {
-                        self.err(at, span, "only an `if` with a real result is fused");
+                        self.err(
+                            at,
+                            span,
+                            "only a first-order primitive or an `if` with a real result is fused",
+                        );
                         None
                     }
                 };

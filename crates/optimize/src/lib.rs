@@ -172,8 +172,18 @@ fn run(m: Module, cfg: &Config) -> Result<(Module, Report), Error> {
             *report.fired.entry(rule).or_insert(0) += n;
         }
         if only_inlined {
-            report.converged = true;
-            break;
+            // Settled: the rules that wait for a settled program
+            // (`share-elementwise`) get their turn before the fixpoint is
+            // declared, or a second run would still find work.
+            let mut late = BTreeMap::new();
+            fuse::run(&mut cur, &mut names, phase.rules, &mut late);
+            if late.is_empty() {
+                report.converged = true;
+                break;
+            }
+            for (rule, n) in late {
+                *report.fired.entry(rule).or_insert(0) += n;
+            }
         }
     }
     compact::compact(&mut cur);

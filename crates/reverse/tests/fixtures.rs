@@ -193,6 +193,7 @@ const CHECKED: &[&str] = &[
     "fuzz_build_size",
     "fuzz_fd_plateau",
     "fuzz_fd_rounding",
+    "fuzz_fold_in_init",
     "fuzz_pow_tan",
     "fuzz_tan_pole",
     "fwd_182_8",
@@ -358,6 +359,10 @@ fn fuzz_pow_tan() {
 #[test]
 fn fuzz_build_size() {
     check("fuzz_build_size", false);
+}
+#[test]
+fn fuzz_fold_in_init() {
+    check("fuzz_fold_in_init", false);
 }
 #[test]
 fn fuzz_tan_pole() {

@@ -140,7 +140,8 @@ pub(super) fn plan_fusion(
     for s in &sites {
         let (g, z, p) = site_parts(m, s)?;
         for part in [Some(g), Some(z), p].into_iter().flatten() {
-            if !in_scope(m, part, &after, Some(x)) {
+            // Another reduction inside this one's parts: a dependency.
+            if !in_scope(m, part, &after, Some(x)) || contains(m, part, &site_nodes) {
                 return None;
             }
         }
@@ -214,13 +215,37 @@ pub(super) fn plan_source_fusion(
         let mut starts = pos.clone();
         starts.sort_unstable();
         starts.dedup();
+        // A reduction whose own parts hold another member (`foldl g
+        // (foldl h z A).1 A`) depends on that member's result: the two
+        // cannot run as one pass.
+        let nodes: Vec<ExprId> = members.iter().map(|(s, _)| s.node).collect();
+        let independent: Vec<bool> = members
+            .iter()
+            .enumerate()
+            .map(|(i, (s, pre))| {
+                let others: FxHashSet<ExprId> = nodes
+                    .iter()
+                    .enumerate()
+                    .filter(|&(j, _)| j != i)
+                    .map(|(_, &n)| n)
+                    .collect();
+                let Some((g, z, p)) = site_parts(m, s) else {
+                    return false;
+                };
+                let f = pre.as_ref().map(|(_, _, f)| *f);
+                [Some(g), Some(z), p, f]
+                    .into_iter()
+                    .flatten()
+                    .all(|part| !contains(m, part, &others))
+            })
+            .collect();
         for &first in &starts {
             let after = bound_after(m, &chain, first);
             if after.contains(&src) {
                 continue;
             }
             let chosen: Vec<usize> = (0..members.len())
-                .filter(|&i| pos[i] >= first)
+                .filter(|&i| pos[i] >= first && independent[i])
                 .filter(|&i| {
                     let (s, pre) = &members[i];
                     let Some((g, z, p)) = site_parts(m, s) else {

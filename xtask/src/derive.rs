@@ -203,17 +203,21 @@ pub fn direct(m: &Module, entry: &Def, wrt: Option<&[String]>) -> Result<Module,
 }
 
 /// `cargo xtask check-grad`: every route at one point and a few nearby
-/// points; exit status 1 where they disagree.
+/// points; exit status 1 where they disagree. `cfg.wrt` is taken from
+/// `wrt` (`--wrt a,b`).
 pub fn check_grad(
     file: &Path,
     entry: Option<&str>,
-    wrt: Option<&str>,
     at: &[String],
-    nearby: usize,
-    seed: u64,
+    cfg: difftest::CheckConfig,
+    wrt: Option<&str>,
 ) -> Result<(), CliError> {
     let m = load_source(file, "check-grad")?;
     let def = inputs::entry(&m, entry)?;
+    // Reverse mode takes the program specialised to first order, as `grad`
+    // does (`pipeline::first_order`).
+    let m = crate::pipeline::first_order(&m, def.name.as_str())?;
+    let def = inputs::entry(&m, Some(def.name.as_str()))?;
     let wrt = inputs::wrt_list(def, wrt)?;
     let args = inputs::entry_args(&m, def, at)?;
     let named: Vec<(String, semantics::Value)> = def
@@ -222,7 +226,7 @@ pub fn check_grad(
         .map(|p| p.name.to_string())
         .zip(args)
         .collect();
-    let cfg = difftest::CheckConfig { nearby, seed, wrt };
+    let cfg = difftest::CheckConfig { wrt, ..cfg };
     let report =
         difftest::check_grad(&m, Some(def.name.as_str()), &named, &cfg).map_err(CliError::user)?;
     print!("{}", report.render());

@@ -76,9 +76,15 @@ pub fn envelope_error(path: &Path, err: EnvelopeError) -> CliError {
     }
 }
 
-/// Checks a term-language module read from a RON file with the verifier.
-pub fn verify_input(path: &Path, m: &Module) -> Result<(), CliError> {
-    syntax::verify(m).map_err(|errors| {
+/// Checks a term-language module read from a RON file with the verifier
+/// (`syntax::verify_source` for a `source` file: no Target primitive).
+pub fn verify_input(path: &Path, m: &Module, source: bool) -> Result<(), CliError> {
+    let checked = if source {
+        syntax::verify_source(m)
+    } else {
+        syntax::verify(m)
+    };
+    checked.map_err(|errors| {
         let mut out = format!("error: `{}` does not pass the verifier:\n", path.display());
         for e in errors.iter().take(10) {
             out.push_str(&diag::render(&m.file, e.span, &e.to_string(), None));
@@ -105,7 +111,7 @@ pub fn load(path: &Path) -> Result<Program, CliError> {
         syntax::SOURCE_IR | syntax::TARGET_IR => {
             let m: Module = syntax::from_ron(&header.ir, syntax::FORMAT_VERSION, &text)
                 .map_err(|e| envelope_error(path, e))?;
-            verify_input(path, &m)?;
+            verify_input(path, &m, header.ir == syntax::SOURCE_IR)?;
             Ok(if header.ir == syntax::SOURCE_IR {
                 Program::Source(m)
             } else {

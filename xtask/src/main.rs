@@ -275,6 +275,14 @@ enum Command {
         /// The seed of the nearby points.
         #[arg(long, default_value_t = 0)]
         seed: u64,
+        /// Also build the optimized gradient program with the C backend
+        /// (the system C compiler) and run it at every point.
+        #[arg(long)]
+        c: bool,
+        /// Test only: differentiate with the deliberately broken forward
+        /// macro of Exercise 182.8, to show a disagreement being reported.
+        #[arg(long, hide = true)]
+        mutant_forward: bool,
     },
     /// Differential fuzzing: random programs through every route; stops at
     /// the first disagreement and prints it as a fixture.
@@ -285,6 +293,15 @@ enum Command {
         /// The seed of the run.
         #[arg(long, default_value_t = 0)]
         seed: u64,
+        /// Also run the C backend (source and gradient program, against
+        /// the evaluator) on one case in N; 0: never. Each such case
+        /// builds two programs with the system C compiler.
+        #[arg(long, value_name = "N", default_value_t = 200)]
+        c_every: u64,
+        /// Go on after a disagreement (each one shrunk and printed)
+        /// instead of stopping at the first.
+        #[arg(long)]
+        keep_going: bool,
     },
     /// Write the C source (and header) of a program: `OUT.c`, `OUT.h`.
     Codegen {
@@ -429,8 +446,32 @@ fn run(command: Command) -> Result<(), CliError> {
             at,
             nearby,
             seed,
-        } => derive::check_grad(&file, entry.as_deref(), wrt.as_deref(), &at, nearby, seed),
-        Command::FuzzDiff { cases, seed } => fuzz_diff(cases, seed),
+            c,
+            mutant_forward,
+        } => derive::check_grad(
+            &file,
+            entry.as_deref(),
+            &at,
+            difftest::CheckConfig {
+                nearby,
+                seed,
+                wrt: None,
+                c,
+                mutant_forward,
+            },
+            wrt.as_deref(),
+        ),
+        Command::FuzzDiff {
+            cases,
+            seed,
+            c_every,
+            keep_going,
+        } => fuzz_diff(&difftest::FuzzConfig {
+            cases,
+            seed,
+            c_every,
+            keep_going,
+        }),
         Command::Bench {
             which,
             quick,
@@ -692,9 +733,19 @@ fn reverse_direct(
     )
 }
 
-fn fuzz_diff(cases: u64, seed: u64) -> Result<(), CliError> {
+fn fuzz_diff(cfg: &difftest::FuzzConfig) -> Result<(), CliError> {
+    let cases = cfg.cases;
     let step = (cases / 20).max(1);
-    let report = difftest::fuzz(cases, seed, |done, r| {
+    let mut failures = 0;
+    let report = difftest::fuzz_with(cfg, |done, r| {
+        if r.failures.len() > failures {
+            failures = r.failures.len();
+            let f = &r.failures[failures - 1];
+            eprintln!(
+                "fuzz-diff: case {}: {}: {}",
+                f.case, f.disagreement.check, f.disagreement.detail
+            );
+        }
         if done % step == 0 {
             eprintln!(
                 "fuzz-diff: {done}/{cases} cases, {} passed, {:.1} s",
@@ -704,11 +755,12 @@ fn fuzz_diff(cases: u64, seed: u64) -> Result<(), CliError> {
         }
     });
     print!("{}", report.render());
-    match report.failure {
-        None => Ok(()),
-        Some(_) => Err(CliError::user(
+    if report.failures.is_empty() {
+        Ok(())
+    } else {
+        Err(CliError::user(
             "fuzz-diff found a disagreement (printed above as a fixture)",
-        )),
+        ))
     }
 }
 

@@ -542,6 +542,30 @@ impl<'a> Ctx<'a> {
             (Prim::Not, [(Kind::Bool, a)]) => {
                 Ok(self.let_scalar(Kind::Bool, &format!("!{a}"), hint))
             }
+            // The derivative primitives, as `syntax::partials` defines them.
+            (Prim::DTan | Prim::DTanh, [(Kind::Real, a)]) => {
+                let (f, sign) = if op == Prim::DTan {
+                    ("tan", "+")
+                } else {
+                    ("tanh", "-")
+                };
+                let t = self.let_var(Kind::Real, &format!("{f}({a})"), f);
+                Ok(self.let_scalar(Kind::Real, &format!("1.0 {sign} {t} * {t}"), hint))
+            }
+            (Prim::DAbs, [(Kind::Real, a)]) => {
+                Ok(self.let_scalar(Kind::Real, &format!("({a} > 0.0 ? 1.0 : -1.0)"), hint))
+            }
+            (Prim::D1Pow, [(Kind::Real, a), (Kind::Real, b)]) => {
+                Ok(self.let_scalar(Kind::Real, &format!("{b} * pow({a}, {b} - 1.0)"), hint))
+            }
+            (Prim::D2Div, [(Kind::Real, a), (Kind::Real, b)]) => {
+                Ok(self.let_scalar(Kind::Real, &format!("-({a} / {b} / {b})"), hint))
+            }
+            (Prim::D2Pow, [(Kind::Real, a), (Kind::Real, b)]) => Ok(self.let_scalar(
+                Kind::Real,
+                &format!("({a} > 0.0 ? log({a}) * pow({a}, {b}) : 0.0)"),
+                hint,
+            )),
             (Prim::Add | Prim::Sub | Prim::Mul | Prim::Div, [(Kind::Real, a), (Kind::Real, b)]) => {
                 Ok(self.let_scalar(Kind::Real, &format!("{a} {} {b}", op.symbol()), hint))
             }

@@ -109,7 +109,7 @@ fn every_fixture_gradient_runs_with_the_evaluators_value() {
             syntax::print::module(&g),
             syntax::print::module(&o)
         );
-        let both = common::module(&format!("{name} (gradients)"), &both);
+        let both = common::target_module(&format!("{name} (gradients)"), &both);
         let tag = path
             .parent()
             .and_then(|p| p.file_name())

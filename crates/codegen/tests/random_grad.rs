@@ -61,7 +61,7 @@ fn gradients_of_generated_programs_agree_with_the_evaluator() {
         .map(|(t, _)| t.as_str())
         .collect::<Vec<_>>()
         .join("\n");
-    let m = common::module("gradients.ad", &joined);
+    let m = common::target_module("gradients.ad", &joined);
     let built = common::build(&m, &Config::default(), "random-grad");
     let inputs: &[(&[f64], &[f64], f64)] = &[
         (&[0.5, -1.5, 2.0, 0.25], &[1.0, 0.75, -0.5, 3.0], 0.7),

@@ -1,42 +1,113 @@
 //! The generator's own small typed AST of Source programs: printed to
 //! program text (which the tests compile with `syntax::compile`, so the
-//! whole front end is exercised), evaluated here with a check that every
-//! partial operation is applied away from its singular points, counted for
-//! coverage, and rewritten by the shrinker.
+//! whole front end is exercised), typed here (sizes included), counted for
+//! coverage, classified by the fragment of the language it lies in, and
+//! rewritten by the shrinker. Its evaluator, with the singular-point
+//! checks, is [`crate::eval`].
 //!
-//! Types are those of Section 3 plus tuples: `R`, `[n]R` / `[m]R` (two
-//! size variables, so that programs mix arrays of different lengths), and
-//! tuples of them. Every name is unique in a program.
+//! Types are those of the surface language's first-order part: `R`,
+//! arrays of any ground type (`[n]R`, `[n][m]R`, `[n](R, R)`) whose size
+//! is one of two size variables plus an offset (`[n+1]R` from a scan,
+//! `[n-1]R` from a shift), tuples, and the non-differentiable `Int` and
+//! `Bool` values of indices, lengths and conditions. Every name is unique
+//! in a program.
 
-use semantics::Value;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 use syntax::Prim;
 
-/// A type of a generated program.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum GTy {
-    /// `R`.
-    Real,
-    /// `[n]R` (size 0) or `[m]R` (size 1).
-    Array(usize),
-    /// `(T1, ..., Tk)`, k >= 2.
-    Tuple(Vec<GTy>),
+/// The size of an array: size variable `var` (0 is `n`, 1 is `m`) plus
+/// `offset` (a scan adds one element, a shift drops one).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Size {
+    /// Which size variable.
+    pub var: usize,
+    /// How many elements more than it.
+    pub offset: i64,
+}
+
+impl Size {
+    /// The size variable itself.
+    pub const fn of(var: usize) -> Size {
+        Size { var, offset: 0 }
+    }
+
+    /// This size plus `k`.
+    pub fn plus(self, k: i64) -> Size {
+        Size {
+            var: self.var,
+            offset: self.offset + k,
+        }
+    }
+
+    /// The size as written in types: `n`, `n+1`, `n-1`.
+    pub fn text(self) -> String {
+        let v = SIZE_NAMES[self.var];
+        match self.offset {
+            0 => v.to_string(),
+            k if k > 0 => format!("{v}+{k}"),
+            k => format!("{v}-{}", -k),
+        }
+    }
 }
 
 /// The names of the size variables.
 pub const SIZE_NAMES: [&str; 2] = ["n", "m"];
 
+/// A type of a generated program.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub enum GTy {
+    /// `R`.
+    Real,
+    /// `Int`, known to lie in `0..size` (the index of `build` and `ifold`).
+    Index(Size),
+    /// `Int`, equal to a size (`length A`).
+    Length(Size),
+    /// `Bool` (conditions).
+    Bool,
+    /// `[size]T`.
+    Array(Box<GTy>, Size),
+    /// `(T1, ..., Tk)`, k >= 2.
+    Tuple(Vec<GTy>),
+}
+
 impl GTy {
+    /// `[size]R`.
+    pub fn reals(size: Size) -> GTy {
+        GTy::Array(Box::new(GTy::Real), size)
+    }
+
     /// The type as written in programs.
     pub fn text(&self) -> String {
         match self {
             GTy::Real => "R".to_string(),
-            GTy::Array(s) => format!("[{}]R", SIZE_NAMES[*s]),
+            GTy::Index(_) | GTy::Length(_) => "Int".to_string(),
+            GTy::Bool => "Bool".to_string(),
+            GTy::Array(t, s) => format!("[{}]{}", s.text(), t.text()),
             GTy::Tuple(ts) => {
                 let items: Vec<String> = ts.iter().map(GTy::text).collect();
                 format!("({})", items.join(", "))
             }
+        }
+    }
+
+    /// Whether values of the type hold only reals (what a gradient is
+    /// taken of, and what flows through `+^`).
+    pub fn is_ground_real(&self) -> bool {
+        match self {
+            GTy::Real => true,
+            GTy::Array(t, _) => t.is_ground_real(),
+            GTy::Tuple(ts) => ts.iter().all(GTy::is_ground_real),
+            _ => false,
+        }
+    }
+
+    /// How deeply arrays nest in the type (`[n][m]R` is 2).
+    pub fn array_depth(&self) -> usize {
+        match self {
+            GTy::Array(t, _) => 1 + t.array_depth(),
+            GTy::Tuple(ts) => ts.iter().map(GTy::array_depth).max().unwrap_or(0),
+            _ => 0,
         }
     }
 }
@@ -44,7 +115,8 @@ impl GTy {
 /// An expression of a generated program.
 #[derive(Debug, Clone, PartialEq)]
 pub enum GExpr {
-    /// A non-negative real constant.
+    /// A non-negative constant (a real, or an integer where an `Int` is
+    /// compared).
     Const(f64),
     /// A variable.
     Var(String),
@@ -56,16 +128,49 @@ pub enum GExpr {
     Tuple(Vec<GExpr>),
     /// `e.i`, 1-based.
     Proj(Box<GExpr>, usize),
-    /// A unary operator on reals.
+    /// A primitive of one operand: `-`, `not`, a unary real function,
+    /// `shift1L`, `shift1R`, `length`.
     Op1(Prim, Box<GExpr>),
-    /// A binary operator on reals.
+    /// A primitive of two operands: `+ - * /`, `pow`, `max`, `min`, a
+    /// comparison, `&&`, `||`.
     Op2(Prim, Box<GExpr>, Box<GExpr>),
-    /// `map (fun x -> body) A`.
-    Map(String, Box<GExpr>, Box<GExpr>),
-    /// `map2 (fun (x, y) -> body) A B`.
-    Map2(String, String, Box<GExpr>, Box<GExpr>, Box<GExpr>),
-    /// `reduce (fun (x, y) -> body) init A`.
-    Reduce(String, String, Box<GExpr>, Box<GExpr>, Box<GExpr>),
+    /// `if c then a else b`.
+    If(Box<GExpr>, Box<GExpr>, Box<GExpr>),
+    /// `a[i]`.
+    Index(Box<GExpr>, Box<GExpr>),
+    /// An array builtin with a function argument.
+    Loop(Loop),
+}
+
+/// `map`, `map2`, `reduce`, `foldl`, `scanl`, `scanr`, `build`, `ifold`:
+/// the builtin, the lambda's parameters and body, and the other operands
+/// in the order they are written (`map`: `A`; `map2`: `A B`; the folds and
+/// scans: `z A`; `build`: `n`; `ifold`: `z n`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Loop {
+    /// Which builtin.
+    pub op: Prim,
+    /// The lambda's parameters (one for `map` and `build`, two otherwise).
+    pub params: Vec<String>,
+    /// The lambda's body.
+    pub body: Box<GExpr>,
+    /// The other operands.
+    pub args: Vec<GExpr>,
+}
+
+impl Loop {
+    /// The operator whose section `(op)` the lambda is, when it is
+    /// `fun (x, y) -> x op y` for an arithmetic operator (printed so).
+    pub fn section(&self) -> Option<Prim> {
+        match (&*self.body, self.params.as_slice()) {
+            (GExpr::Op2(op @ (Prim::Add | Prim::Sub | Prim::Mul | Prim::Div), a, b), [x, y])
+                if **a == GExpr::Var(x.clone()) && **b == GExpr::Var(y.clone()) =>
+            {
+                Some(*op)
+            }
+            _ => None,
+        }
+    }
 }
 
 /// A generated program: one definition `f`.
@@ -73,7 +178,8 @@ pub enum GExpr {
 pub struct Program {
     /// The parameters.
     pub params: Vec<(String, GTy)>,
-    /// The result type: `R`, or an array for the dot-product test.
+    /// The result type: `R`, or another ground type for the dot-product
+    /// test.
     pub ret: GTy,
     /// The body.
     pub body: GExpr,
@@ -84,49 +190,131 @@ pub struct Program {
 pub enum GVal {
     /// A real.
     Real(f64),
-    /// An array of reals.
-    Array(Vec<f64>),
+    /// An integer.
+    Int(i64),
+    /// A truth value.
+    Bool(bool),
+    /// An array.
+    Array(Vec<GVal>),
     /// A tuple.
     Tuple(Vec<GVal>),
 }
 
 impl GVal {
+    /// An array of reals.
+    pub fn reals(xs: &[f64]) -> GVal {
+        GVal::Array(xs.iter().map(|&x| GVal::Real(x)).collect())
+    }
+
     /// The same value in the evaluator's representation.
-    pub fn to_value(&self) -> Value {
+    pub fn to_value(&self) -> semantics::Value {
+        use semantics::Value;
         match self {
             GVal::Real(x) => Value::Real(*x),
-            GVal::Array(xs) => Value::reals(xs),
+            GVal::Int(i) => Value::Int(*i),
+            GVal::Bool(b) => Value::Bool(*b),
+            GVal::Array(xs) => Value::array(xs.iter().map(GVal::to_value).collect()),
             GVal::Tuple(vs) => Value::tuple(vs.iter().map(GVal::to_value).collect()),
         }
     }
 }
 
+/// Which paths a program's constructs are inside the language of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Fragment {
+    /// The direct macro's language (Fig. 5, Sections 7.1 and 7.2, Fig. 16;
+    /// docs/direct.md): no index, `length`, shift, scan, `build`, `ifold`,
+    /// no comparison of indices, and `reduce` and `foldl` only with a real
+    /// accumulator.
+    pub direct: bool,
+}
+
 impl GExpr {
-    /// The direct children.
+    /// The direct children (for a loop: its operands, then its body).
     pub fn children(&self) -> Vec<&GExpr> {
         match self {
             GExpr::Const(_) | GExpr::Var(_) => vec![],
-            GExpr::Let(_, a, b) | GExpr::LetTuple(_, a, b) | GExpr::Op2(_, a, b) => {
-                vec![a, b]
-            }
-            GExpr::Map(_, a, b) => vec![a, b],
+            GExpr::Let(_, a, b)
+            | GExpr::LetTuple(_, a, b)
+            | GExpr::Op2(_, a, b)
+            | GExpr::Index(a, b) => vec![a, b],
             GExpr::Tuple(items) => items.iter().collect(),
             GExpr::Proj(a, _) | GExpr::Op1(_, a) => vec![a],
-            GExpr::Map2(_, _, a, b, c) | GExpr::Reduce(_, _, a, b, c) => vec![a, b, c],
+            GExpr::If(c, a, b) => vec![c, a, b],
+            GExpr::Loop(l) => l.args.iter().chain([&*l.body]).collect(),
+        }
+    }
+
+    /// The direct children, mutably, in the order of [`GExpr::children`].
+    pub fn children_mut(&mut self) -> Vec<&mut GExpr> {
+        match self {
+            GExpr::Const(_) | GExpr::Var(_) => vec![],
+            GExpr::Let(_, a, b)
+            | GExpr::LetTuple(_, a, b)
+            | GExpr::Op2(_, a, b)
+            | GExpr::Index(a, b) => vec![a, b],
+            GExpr::Tuple(items) => items.iter_mut().collect(),
+            GExpr::Proj(a, _) | GExpr::Op1(_, a) => vec![a],
+            GExpr::If(c, a, b) => vec![c, a, b],
+            GExpr::Loop(l) => l.args.iter_mut().chain([&mut *l.body]).collect(),
         }
     }
 
     /// The number of nodes.
     pub fn size(&self) -> usize {
-        1 + self.children().iter().map(|c| c.size()).sum::<usize>()
+        syntax::stack::guard(|| 1 + self.children().iter().map(|c| c.size()).sum::<usize>())
     }
 
     /// Whether `name` occurs in this expression.
     pub fn mentions(&self, name: &str) -> bool {
-        match self {
+        syntax::stack::guard(|| match self {
             GExpr::Var(n) => n == name,
             _ => self.children().iter().any(|c| c.mentions(name)),
+        })
+    }
+
+    /// The variables this expression reads that it does not bind.
+    pub fn free_vars(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        self.collect_free(&mut Vec::new(), &mut out);
+        out.sort();
+        out.dedup();
+        out
+    }
+
+    fn collect_free(&self, bound: &mut Vec<String>, out: &mut Vec<String>) {
+        syntax::stack::guard(|| self.collect_free_node(bound, out))
+    }
+
+    fn collect_free_node(&self, bound: &mut Vec<String>, out: &mut Vec<String>) {
+        let k = bound.len();
+        match self {
+            GExpr::Var(n) => {
+                if !bound.contains(n) {
+                    out.push(n.clone());
+                }
+            }
+            GExpr::Let(x, v, b) => {
+                v.collect_free(bound, out);
+                bound.push(x.clone());
+                b.collect_free(bound, out);
+            }
+            GExpr::LetTuple(xs, v, b) => {
+                v.collect_free(bound, out);
+                bound.extend(xs.iter().cloned());
+                b.collect_free(bound, out);
+            }
+            GExpr::Loop(l) => {
+                l.args.iter().for_each(|a| a.collect_free(bound, out));
+                bound.extend(l.params.iter().cloned());
+                l.body.collect_free(bound, out);
+            }
+            _ => self
+                .children()
+                .iter()
+                .for_each(|c| c.collect_free(bound, out)),
         }
+        bound.truncate(k);
     }
 
     /// The expression as program text, fully parenthesized.
@@ -137,6 +325,10 @@ impl GExpr {
     }
 
     fn write(&self, out: &mut String) {
+        syntax::stack::guard(|| self.write_node(out))
+    }
+
+    fn write_node(&self, out: &mut String) {
         match self {
             GExpr::Const(c) => out.push_str(&semantics::format_real(*c)),
             GExpr::Var(n) => out.push_str(n),
@@ -169,13 +361,9 @@ impl GExpr {
                 e.write(out);
                 let _ = write!(out, ").{i}");
             }
-            GExpr::Op1(Prim::Neg, e) => {
-                out.push_str("(- ");
-                e.write(out);
-                out.push(')');
-            }
             GExpr::Op1(op, e) => {
-                let _ = write!(out, "({} ", op.symbol());
+                let name = if *op == Prim::Neg { "-" } else { op.symbol() };
+                let _ = write!(out, "({name} ");
                 e.write(out);
                 out.push(')');
             }
@@ -193,68 +381,99 @@ impl GExpr {
                 b.write(out);
                 out.push(')');
             }
-            GExpr::Map(x, body, a) => {
-                let _ = write!(out, "(map (fun {x} -> ");
-                body.write(out);
-                out.push_str(") ");
+            GExpr::If(c, a, b) => {
+                out.push_str("(if ");
+                c.write(out);
+                out.push_str(" then ");
                 a.write(out);
-                out.push(')');
-            }
-            GExpr::Map2(x, y, body, a, b) => {
-                let _ = write!(out, "(map2 (fun ({x}, {y}) -> ");
-                body.write(out);
-                out.push_str(") ");
-                a.write(out);
-                out.push(' ');
+                out.push_str(" else ");
                 b.write(out);
                 out.push(')');
             }
-            GExpr::Reduce(x, y, body, init, a) => {
-                let _ = write!(out, "(reduce (fun ({x}, {y}) -> ");
-                body.write(out);
-                out.push_str(") ");
-                init.write(out);
-                out.push(' ');
+            GExpr::Index(a, i) => {
+                // `a[i]` indexes only with no space before `[`; a
+                // parenthesized array works as well as a variable.
+                out.push('(');
                 a.write(out);
+                out.push('[');
+                i.write(out);
+                out.push_str("])");
+            }
+            GExpr::Loop(l) => {
+                let _ = write!(out, "({} ", l.op.symbol());
+                if l.op == Prim::Build {
+                    l.args[0].write(out);
+                    out.push(' ');
+                }
+                if let Some(op) = l.section() {
+                    let _ = write!(out, "({})", op.symbol());
+                } else {
+                    if l.params.len() == 1 {
+                        let _ = write!(out, "(fun {} -> ", l.params[0]);
+                    } else {
+                        let _ = write!(out, "(fun ({}) -> ", l.params.join(", "));
+                    }
+                    l.body.write(out);
+                    out.push(')');
+                }
+                let rest = if l.op == Prim::Build {
+                    &l.args[1..]
+                } else {
+                    &l.args[..]
+                };
+                for a in rest {
+                    out.push(' ');
+                    a.write(out);
+                }
                 out.push(')');
             }
         }
     }
 
-    /// Counts each construct (by name) into `counts`; returns the depth of
-    /// nested array operations (NAO) of this expression.
-    pub fn count(&self, counts: &mut BTreeMap<String, u64>) -> u32 {
-        let name = match self {
+    /// The construct's name in coverage tables.
+    pub fn construct(&self) -> String {
+        match self {
             GExpr::Const(_) => "const".to_string(),
             GExpr::Var(_) => "var".to_string(),
             GExpr::Let(..) => "let".to_string(),
             GExpr::LetTuple(..) => "let-tuple".to_string(),
             GExpr::Tuple(_) => "tuple".to_string(),
             GExpr::Proj(..) => "proj".to_string(),
-            GExpr::Op1(op, _) if *op == Prim::Neg => "neg".to_string(),
+            GExpr::Op1(Prim::Neg, _) => "neg".to_string(),
             GExpr::Op1(op, _) | GExpr::Op2(op, ..) => op.symbol().to_string(),
-            GExpr::Map(..) => "map".to_string(),
-            GExpr::Map2(..) => "map2".to_string(),
-            GExpr::Reduce(..) => "reduce".to_string(),
-        };
-        *counts.entry(name).or_insert(0) += 1;
-        let inner = self
-            .children()
+            GExpr::If(..) => "if".to_string(),
+            GExpr::Index(..) => "index".to_string(),
+            GExpr::Loop(l) => l.op.symbol().to_string(),
+        }
+    }
+
+    /// Counts each construct (by name) into `counts`; returns the depth of
+    /// nested array operations (NAO, Section 5.3: a builtin with a
+    /// function argument counts one plus its body).
+    pub fn count(&self, counts: &mut BTreeMap<String, u64>) -> u32 {
+        syntax::stack::guard(|| self.count_node(counts))
+    }
+
+    fn count_node(&self, counts: &mut BTreeMap<String, u64>) -> u32 {
+        *counts.entry(self.construct()).or_insert(0) += 1;
+        if let GExpr::Loop(l) = self {
+            if l.section().is_some() {
+                *counts.entry("section".to_string()).or_insert(0) += 1;
+            }
+            let free = l.body.free_vars();
+            if free.iter().any(|v| !l.params.contains(v)) {
+                *counts
+                    .entry(format!("{} (free vars)", l.op.symbol()))
+                    .or_insert(0) += 1;
+            }
+            let args = l.args.iter().map(|a| a.count(counts)).max().unwrap_or(0);
+            return args.max(1 + l.body.count(counts));
+        }
+        self.children()
             .iter()
             .map(|c| c.count(counts))
             .max()
-            .unwrap_or(0);
-        let (body_nao, is_array_op) = match self {
-            GExpr::Map(_, body, _)
-            | GExpr::Map2(_, _, body, _, _)
-            | GExpr::Reduce(_, _, body, _, _) => (body.count(&mut BTreeMap::new()), true),
-            _ => (0, false),
-        };
-        if is_array_op {
-            inner.max(body_nao + 1)
-        } else {
-            inner
-        }
+            .unwrap_or(0)
     }
 }
 
@@ -301,172 +520,250 @@ impl Program {
     }
 
     /// Inputs by parameter name, as the evaluator takes them.
-    pub fn named_inputs(&self, inputs: &[GVal]) -> Vec<(String, Value)> {
+    pub fn named_inputs(&self, inputs: &[GVal]) -> Vec<(String, semantics::Value)> {
         self.params
             .iter()
             .zip(inputs)
             .map(|((n, _), v)| (n.clone(), v.to_value()))
             .collect()
     }
+
+    /// Counts the program's constructs into `counts` (also the types of
+    /// its values: `array of arrays`, `array of tuples`) and returns its
+    /// NAO.
+    pub fn count(&self, counts: &mut BTreeMap<String, u64>) -> u32 {
+        let mut env = self.params.clone();
+        let mut shapes = Vec::new();
+        for (_, t) in &self.params {
+            shapes.push(t.clone());
+        }
+        collect_types(&self.body, &mut env, &mut shapes);
+        for t in shapes {
+            count_shapes(&t, counts);
+        }
+        self.body.count(counts)
+    }
+
+    /// The fragments of the language the program lies in.
+    pub fn fragment(&self) -> Fragment {
+        let mut env = self.params.clone();
+        Fragment {
+            direct: self.params.iter().all(|(_, t)| t.is_ground_real())
+                && self.ret.is_ground_real()
+                && in_direct(&self.body, &mut env),
+        }
+    }
 }
 
-/// Why a program may not be run at some inputs.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Singular(pub String);
+fn count_shapes(t: &GTy, counts: &mut BTreeMap<String, u64>) {
+    if let GTy::Array(e, _) = t {
+        let name = match **e {
+            GTy::Array(..) => Some("array of arrays"),
+            GTy::Tuple(_) => Some("array of tuples"),
+            _ => None,
+        };
+        if let Some(name) = name {
+            *counts.entry(name.to_string()).or_insert(0) += 1;
+        }
+    }
+}
 
-/// How far from a singular point a partial operation must be applied.
-const MARGIN: f64 = 1e-2;
-/// The largest magnitude a value may take (keeps finite differences sane).
-const BOUND: f64 = 1e6;
+/// The types of the values bound in `e` (by `let` and by lambdas) and of
+/// the loops' results.
+fn collect_types(e: &GExpr, env: &mut Vec<(String, GTy)>, out: &mut Vec<GTy>) {
+    syntax::stack::guard(|| collect_types_node(e, env, out))
+}
 
-/// Evaluates `e` in `env`, refusing to apply a partial or non-smooth
-/// operation within `MARGIN` of a singular point or to produce a value
-/// beyond `BOUND`.
-pub fn eval(e: &GExpr, env: &mut Vec<(String, GVal)>) -> Result<GVal, Singular> {
-    let real = |v: GVal| match v {
-        GVal::Real(x) => Ok(x),
-        other => Err(Singular(format!("expected a real, got {other:?}"))),
+fn collect_types_node(e: &GExpr, env: &mut Vec<(String, GTy)>, out: &mut Vec<GTy>) {
+    let k = env.len();
+    match e {
+        GExpr::Let(x, v, b) => {
+            collect_types(v, env, out);
+            if let Some(t) = type_of(v, env) {
+                out.push(t.clone());
+                env.push((x.clone(), t));
+            }
+            collect_types(b, env, out);
+        }
+        GExpr::LetTuple(xs, v, b) => {
+            collect_types(v, env, out);
+            if let Some(GTy::Tuple(ts)) = type_of(v, env) {
+                env.extend(xs.iter().cloned().zip(ts));
+            }
+            collect_types(b, env, out);
+        }
+        GExpr::Loop(l) => {
+            l.args.iter().for_each(|a| collect_types(a, env, out));
+            if let Some(t) = type_of(e, env) {
+                out.push(t);
+            }
+            if let Some(ps) = loop_params(l, env) {
+                env.extend(l.params.iter().cloned().zip(ps));
+                collect_types(&l.body, env, out);
+            }
+        }
+        _ => e.children().iter().for_each(|c| collect_types(c, env, out)),
+    }
+    env.truncate(k);
+}
+
+fn in_direct(e: &GExpr, env: &mut Vec<(String, GTy)>) -> bool {
+    syntax::stack::guard(|| in_direct_node(e, env))
+}
+
+fn in_direct_node(e: &GExpr, env: &mut Vec<(String, GTy)>) -> bool {
+    let k = env.len();
+    let ok = match e {
+        GExpr::Index(..) => false,
+        GExpr::Op1(op, a) => {
+            !matches!(op, Prim::Shift1L | Prim::Shift1R | Prim::Length) && in_direct(a, env)
+        }
+        // Comparisons of reals (not of an index) and logic, in conditions.
+        GExpr::Op2(Prim::Lt | Prim::Le | Prim::Gt | Prim::Ge | Prim::Eq | Prim::Ne, a, b) => {
+            type_of(a, env) == Some(GTy::Real) && in_direct(a, env) && in_direct(b, env)
+        }
+        GExpr::Let(x, v, b) => {
+            let ok = in_direct(v, env);
+            if let Some(t) = type_of(v, env) {
+                env.push((x.clone(), t));
+            }
+            ok && in_direct(b, env)
+        }
+        GExpr::LetTuple(xs, v, b) => {
+            let ok = in_direct(v, env);
+            if let Some(GTy::Tuple(ts)) = type_of(v, env) {
+                env.extend(xs.iter().cloned().zip(ts));
+            }
+            ok && in_direct(b, env)
+        }
+        GExpr::Loop(l) => {
+            let op_ok = match l.op {
+                Prim::Map | Prim::Map2 => true,
+                Prim::Reduce | Prim::Foldl => type_of(&l.args[0], env) == Some(GTy::Real),
+                _ => false,
+            };
+            let args_ok = l.args.iter().all(|a| in_direct(a, env));
+            if let Some(ps) = loop_params(l, env) {
+                env.extend(l.params.iter().cloned().zip(ps));
+            }
+            op_ok && args_ok && in_direct(&l.body, env)
+        }
+        _ => e.children().iter().all(|c| in_direct(c, env)),
     };
-    let array = |v: GVal| match v {
-        GVal::Array(xs) => Ok(xs),
-        other => Err(Singular(format!("expected an array, got {other:?}"))),
-    };
-    let v = match e {
-        GExpr::Const(c) => GVal::Real(*c),
+    env.truncate(k);
+    ok
+}
+
+/// The element type of an array type.
+fn elem(t: &GTy) -> Option<(GTy, Size)> {
+    match t {
+        GTy::Array(e, s) => Some(((**e).clone(), *s)),
+        _ => None,
+    }
+}
+
+/// The types of a loop's lambda parameters.
+pub fn loop_params(l: &Loop, env: &mut Vec<(String, GTy)>) -> Option<Vec<GTy>> {
+    let arg = |i: usize, env: &mut Vec<(String, GTy)>| type_of(&l.args[i], env);
+    Some(match l.op {
+        Prim::Map => vec![elem(&arg(0, env)?)?.0],
+        Prim::Map2 => vec![elem(&arg(0, env)?)?.0, elem(&arg(1, env)?)?.0],
+        Prim::Reduce | Prim::Foldl | Prim::Scanl => vec![arg(0, env)?, elem(&arg(1, env)?)?.0],
+        Prim::Scanr => vec![elem(&arg(1, env)?)?.0, arg(0, env)?],
+        Prim::Build => match arg(0, env)? {
+            GTy::Length(s) => vec![GTy::Index(s)],
+            _ => return None,
+        },
+        Prim::Ifold => match arg(1, env)? {
+            GTy::Length(s) => vec![arg(0, env)?, GTy::Index(s)],
+            _ => return None,
+        },
+        _ => return None,
+    })
+}
+
+/// The type of `e` in `env` (`None` if it is not well typed: the
+/// generator never makes such a term, the shrinker may).
+pub fn type_of(e: &GExpr, env: &mut Vec<(String, GTy)>) -> Option<GTy> {
+    let k = env.len();
+    let t = syntax::stack::guard(|| type_in(e, env));
+    env.truncate(k);
+    t
+}
+
+fn type_in(e: &GExpr, env: &mut Vec<(String, GTy)>) -> Option<GTy> {
+    match e {
+        GExpr::Const(_) => Some(GTy::Real),
         GExpr::Var(n) => env
             .iter()
             .rev()
             .find(|(m, _)| m == n)
-            .map(|(_, v)| v.clone())
-            .ok_or_else(|| Singular(format!("unbound {n}")))?,
+            .map(|(_, t)| t.clone()),
         GExpr::Let(x, v, b) => {
-            let v = eval(v, env)?;
-            env.push((x.clone(), v));
-            let r = eval(b, env);
-            env.pop();
-            r?
+            let t = type_of(v, env)?;
+            env.push((x.clone(), t));
+            type_of(b, env)
         }
-        GExpr::LetTuple(xs, v, b) => {
-            let GVal::Tuple(vs) = eval(v, env)? else {
-                return Err(Singular("expected a tuple".to_string()));
-            };
-            let k = xs.len();
-            env.extend(xs.iter().cloned().zip(vs));
-            let r = eval(b, env);
-            env.truncate(env.len() - k);
-            r?
-        }
-        GExpr::Tuple(items) => GVal::Tuple(
-            items
-                .iter()
-                .map(|i| eval(i, env))
-                .collect::<Result<_, _>>()?,
-        ),
-        GExpr::Proj(t, i) => match eval(t, env)? {
-            GVal::Tuple(mut vs) if *i >= 1 && *i <= vs.len() => vs.swap_remove(*i - 1),
-            _ => return Err(Singular("bad projection".to_string())),
+        GExpr::LetTuple(xs, v, b) => match type_of(v, env)? {
+            GTy::Tuple(ts) if ts.len() == xs.len() => {
+                env.extend(xs.iter().cloned().zip(ts));
+                type_of(b, env)
+            }
+            _ => None,
         },
-        GExpr::Op1(op, a) => GVal::Real(op1(*op, real(eval(a, env)?)?)?),
-        GExpr::Op2(op, a, b) => {
-            let x = real(eval(a, env)?)?;
-            let y = real(eval(b, env)?)?;
-            GVal::Real(op2(*op, x, y)?)
-        }
-        GExpr::Map(x, body, a) => {
-            let xs = array(eval(a, env)?)?;
-            let mut out = Vec::with_capacity(xs.len());
-            for v in xs {
-                env.push((x.clone(), GVal::Real(v)));
-                let r = eval(body, env);
-                env.pop();
-                out.push(real(r?)?);
+        GExpr::Tuple(items) => items
+            .iter()
+            .map(|i| type_of(i, env))
+            .collect::<Option<Vec<_>>>()
+            .map(GTy::Tuple),
+        GExpr::Proj(a, i) => match type_of(a, env)? {
+            GTy::Tuple(ts) => ts.get(i.wrapping_sub(1)).cloned(),
+            _ => None,
+        },
+        GExpr::Op1(op, a) => {
+            let ta = type_of(a, env)?;
+            match op {
+                Prim::Not => Some(GTy::Bool),
+                Prim::Shift1L | Prim::Shift1R => {
+                    elem(&ta).map(|(t, s)| GTy::Array(Box::new(t), s.plus(-1)))
+                }
+                Prim::Length => elem(&ta).map(|(_, s)| GTy::Length(s)),
+                _ => Some(GTy::Real),
             }
-            GVal::Array(out)
         }
-        GExpr::Map2(x, y, body, a, b) => {
-            let xs = array(eval(a, env)?)?;
-            let ys = array(eval(b, env)?)?;
-            if xs.len() != ys.len() {
-                return Err(Singular("map2 of arrays of different lengths".to_string()));
+        GExpr::Op2(op, _, _) => Some(match op {
+            Prim::Lt
+            | Prim::Le
+            | Prim::Gt
+            | Prim::Ge
+            | Prim::Eq
+            | Prim::Ne
+            | Prim::And
+            | Prim::Or => GTy::Bool,
+            _ => GTy::Real,
+        }),
+        GExpr::If(_, a, _) => type_of(a, env),
+        GExpr::Index(a, _) => elem(&type_of(a, env)?).map(|(t, _)| t),
+        GExpr::Loop(l) => {
+            let ps = loop_params(l, env)?;
+            let arg = |i: usize, env: &mut Vec<(String, GTy)>| type_of(&l.args[i], env);
+            let size = match l.op {
+                Prim::Map | Prim::Map2 => elem(&arg(0, env)?)?.1,
+                Prim::Scanl | Prim::Scanr => elem(&arg(1, env)?)?.1.plus(1),
+                Prim::Build => match arg(0, env)? {
+                    GTy::Length(s) => s,
+                    _ => return None,
+                },
+                _ => Size::of(0),
+            };
+            env.extend(l.params.iter().cloned().zip(ps));
+            let body = type_of(&l.body, env)?;
+            match l.op {
+                Prim::Map | Prim::Map2 | Prim::Build | Prim::Scanl | Prim::Scanr => {
+                    Some(GTy::Array(Box::new(body), size))
+                }
+                _ => Some(body),
             }
-            let mut out = Vec::with_capacity(xs.len());
-            for (u, v) in xs.into_iter().zip(ys) {
-                env.push((x.clone(), GVal::Real(u)));
-                env.push((y.clone(), GVal::Real(v)));
-                let r = eval(body, env);
-                env.truncate(env.len() - 2);
-                out.push(real(r?)?);
-            }
-            GVal::Array(out)
         }
-        GExpr::Reduce(x, y, body, init, a) => {
-            let mut acc = real(eval(init, env)?)?;
-            let xs = array(eval(a, env)?)?;
-            for v in xs {
-                env.push((x.clone(), GVal::Real(acc)));
-                env.push((y.clone(), GVal::Real(v)));
-                let r = eval(body, env);
-                env.truncate(env.len() - 2);
-                acc = real(r?)?;
-            }
-            GVal::Real(acc)
-        }
-    };
-    Ok(v)
-}
-
-fn bounded(x: f64, what: &str) -> Result<f64, Singular> {
-    if x.is_finite() && x.abs() <= BOUND {
-        Ok(x)
-    } else {
-        Err(Singular(format!("{what} gives {x}")))
     }
-}
-
-fn op1(op: Prim, x: f64) -> Result<f64, Singular> {
-    let near = |what: &str| {
-        Err(Singular(format!(
-            "{} applied at {x}, near {what}",
-            op.symbol()
-        )))
-    };
-    let r = match op {
-        Prim::Neg => -x,
-        Prim::Sin => x.sin(),
-        Prim::Cos => x.cos(),
-        Prim::Tan if x.cos().abs() < MARGIN => return near("a pole"),
-        Prim::Tan => x.tan(),
-        Prim::Exp => x.exp(),
-        Prim::Log | Prim::Sqrt if x < MARGIN => return near("the edge of its domain"),
-        Prim::Log => x.ln(),
-        Prim::Sqrt => x.sqrt(),
-        Prim::Tanh => x.tanh(),
-        Prim::Abs if x.abs() < MARGIN => return near("its kink"),
-        Prim::Abs => x.abs(),
-        other => return Err(Singular(format!("not a unary operator: {other}"))),
-    };
-    bounded(r, op.symbol())
-}
-
-fn op2(op: Prim, x: f64, y: f64) -> Result<f64, Singular> {
-    let near = |what: &str| {
-        Err(Singular(format!(
-            "{} applied at ({x}, {y}), near {what}",
-            op.symbol()
-        )))
-    };
-    let r = match op {
-        Prim::Add => x + y,
-        Prim::Sub => x - y,
-        Prim::Mul => x * y,
-        Prim::Div if y.abs() < MARGIN => return near("a division by zero"),
-        Prim::Div => x / y,
-        Prim::Pow if x < MARGIN => return near("a non-positive base"),
-        Prim::Pow => x.powf(y),
-        Prim::Max | Prim::Min if (x - y).abs() < MARGIN => return near("a tie"),
-        Prim::Max => x.max(y),
-        Prim::Min => x.min(y),
-        other => return Err(Singular(format!("not a binary operator: {other}"))),
-    };
-    bounded(r, op.symbol())
 }

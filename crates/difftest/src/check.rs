@@ -2,18 +2,25 @@
 //! few random nearby points, as a table with the largest relative
 //! differences between the paths (JAX's `check_grads`, as a command).
 //!
-//! A path that refuses the program (a construct it does not cover) is
-//! listed as refused; the program fails the check when two paths that ran
-//! disagree, when a path's value differs from the Source program's, or when
-//! an AD path differs from finite differences beyond their estimated error.
+//! The paths: `unf` (reverse mode through UNF, optimized: what `grad`
+//! runs), `unf-noopt` (the same, unoptimized), `direct` (the direct macro
+//! of Fig. 5, where it takes the program), `forward` and `forward-vec`
+//! (forward mode, one pass per direction and vectorised), `c` (the
+//! optimized UNF gradient program built by the C backend, when asked
+//! for), and `fd` (central finite differences of the Source program). A
+//! path that refuses the program (a construct outside its language) is
+//! listed as refused; the check fails when two AD paths that ran disagree,
+//! when a path's value differs from the Source program's, or when an AD
+//! path differs from finite differences beyond their estimated error.
 
 use crate::paths::{
-    FiniteDiff, Gradient, ad_agree, direct_program, fd_agree, finite_differences, flat,
-    inconclusive, max_rel_diff, run_gradient, source_value, unf_program, unflatten,
+    FiniteDiff, Gradient, ad_agree, as_gradient, direct_program, fd_agree, finite_differences,
+    flat, forward_program_with, inconclusive, max_rel_diff, optimized, run_gradient, source_value,
+    unf_program, unflatten,
 };
 use crate::rng::Rng;
 use semantics::Value;
-use syntax::Module;
+use syntax::{Def, Module};
 
 /// Options of [`check_grad`].
 #[derive(Debug, Clone, PartialEq)]
@@ -24,14 +31,26 @@ pub struct CheckConfig {
     pub seed: u64,
     /// The parameters to differentiate with respect to (all when `None`).
     pub wrt: Option<Vec<String>>,
+    /// Also build the optimized UNF gradient program with the C backend
+    /// (the system C compiler) and run it at every point.
+    pub c: bool,
+    /// Use the deliberately broken forward macro of Exercise 182.8
+    /// (`forward::Config::mutant_first_summand_only`) for the forward
+    /// paths: how the tests show that a disagreement between AD paths is
+    /// reported. Never set it elsewhere.
+    #[doc(hidden)]
+    pub mutant_forward: bool,
 }
 
 impl Default for CheckConfig {
+    /// Three nearby points from seed 0, every parameter, no C backend.
     fn default() -> CheckConfig {
         CheckConfig {
             nearby: 3,
             seed: 0,
             wrt: None,
+            c: false,
+            mutant_forward: false,
         }
     }
 }
@@ -39,7 +58,7 @@ impl Default for CheckConfig {
 /// One path at one point.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PathResult {
-    /// `direct`, `unf` or `fd`.
+    /// `unf`, `unf-noopt`, `direct`, `forward`, `forward-vec`, `c` or `fd`.
     pub path: String,
     /// What it computed, or why it could not.
     pub outcome: Result<Gradient, String>,
@@ -52,7 +71,7 @@ pub struct PointReport {
     pub inputs: Vec<(String, Value)>,
     /// The Source program's value there.
     pub value: f64,
-    /// One row per path.
+    /// One row per path, `fd` last.
     pub paths: Vec<PathResult>,
     /// The largest relative difference of each path's gradient to the
     /// first AD path's.
@@ -98,18 +117,19 @@ impl CheckReport {
             let mut header = vec!["path".to_string(), "value".to_string()];
             header.extend(self.wrt.iter().map(|w| format!("grad {w}")));
             let mut rows = vec![header];
+            let mut refused = Vec::new();
             for r in &pt.paths {
-                let mut row = vec![r.path.clone()];
                 match &r.outcome {
                     Ok(g) => {
-                        row.push(semantics::format_real(g.value));
+                        let mut row = vec![r.path.clone(), semantics::format_real(g.value)];
                         row.extend(g.grads.iter().map(|v| v.to_string()));
+                        rows.push(row);
                     }
-                    Err(e) => row.push(format!("refused: {e}")),
+                    Err(e) => refused.push(format!("  {} refused: {e}\n", r.path)),
                 }
-                rows.push(row);
             }
             out.push_str(&table(&rows));
+            refused.iter().for_each(|r| out.push_str(r));
             if !pt.diffs.is_empty() {
                 let d: Vec<String> = pt
                     .diffs
@@ -118,7 +138,7 @@ impl CheckReport {
                     .collect();
                 out.push_str(&format!(
                     "  largest relative difference to {}: {}\n",
-                    self.reference(pt),
+                    reference(pt),
                     d.join(", ")
                 ));
             }
@@ -136,14 +156,16 @@ impl CheckReport {
         });
         out
     }
+}
 
-    fn reference(&self, pt: &PointReport) -> String {
-        pt.paths
-            .iter()
-            .find(|r| r.outcome.is_ok() && r.path != "fd")
-            .map(|r| r.path.clone())
-            .unwrap_or_default()
-    }
+/// The first AD path that ran at a point: the reference of the
+/// differences.
+fn reference(pt: &PointReport) -> String {
+    pt.paths
+        .iter()
+        .find(|r| r.outcome.is_ok() && r.path != "fd")
+        .map(|r| r.path.clone())
+        .unwrap_or_default()
 }
 
 /// The finite-difference gradient with inconclusive components as NaN.
@@ -176,11 +198,161 @@ fn table(rows: &[Vec<String>]) -> String {
         .collect();
     let mut out = String::new();
     for r in rows {
-        out.push(' ');
+        let mut line = " ".to_string();
         for (c, cell) in r.iter().enumerate() {
-            out.push_str(&format!(" {cell:<w$}", w = widths[c]));
+            line.push_str(&format!(" {cell:<w$}", w = widths[c]));
         }
+        out.push_str(line.trim_end());
         out.push('\n');
+    }
+    out
+}
+
+/// The comparisons at one point: every AD path's value against the
+/// Source program's `value`, every AD path's gradient against the first
+/// one's (the reference) and against finite differences `fd`. Returns the
+/// largest relative differences to the reference, the notes and the
+/// problems (disagreements) found.
+pub fn compare_paths(
+    value: f64,
+    paths: &[PathResult],
+    fd: Option<&FiniteDiff>,
+) -> (Vec<(String, f64)>, Vec<String>, Vec<String>) {
+    let (mut diffs, mut notes, mut problems) = (Vec::new(), Vec::new(), Vec::new());
+    let ad: Vec<(&str, &Gradient)> = paths
+        .iter()
+        .filter(|r| r.path != "fd")
+        .filter_map(|r| r.outcome.as_ref().ok().map(|g| (r.path.as_str(), g)))
+        .collect();
+    for (name, g) in &ad {
+        if (g.value - value).abs() > 1e-9 * g.value.abs().max(value.abs()) + 1e-12 {
+            problems.push(format!(
+                "{name} computes the value {} but the program's is {value}",
+                g.value
+            ));
+        }
+    }
+    let Some((ref_name, reference)) = ad.first() else {
+        return (diffs, notes, problems);
+    };
+    for (name, g) in &ad[1..] {
+        diffs.push((
+            name.to_string(),
+            max_rel_diff(&g.grads, &reference.grads, 1e-12),
+        ));
+        if let Err(e) = ad_agree(&g.grads, &reference.grads) {
+            problems.push(format!("{name} vs {ref_name}: {e}"));
+        }
+    }
+    if let Some(fd) = fd {
+        diffs.push((
+            "fd".to_string(),
+            max_rel_diff(&conclusive(fd), &reference.grads, 1e-12),
+        ));
+        let n = inconclusive(fd);
+        if n > 0 {
+            notes.push(format!(
+                "fd: {n} component(s) too ill-conditioned for finite differences (shown as nan)"
+            ));
+        }
+        for (name, g) in &ad {
+            if let Err(e) = fd_agree(&g.grads, fd) {
+                problems.push(format!("{name} vs finite differences: {e}"));
+            }
+        }
+    }
+    (diffs, notes, problems)
+}
+
+/// How one path computes a gradient at a point.
+enum Runner {
+    /// A gradient program, run by the evaluator.
+    Eval(Module),
+    /// A gradient program built by the C backend (kept in a scratch
+    /// directory until the check ends).
+    C(codegen::Built),
+    /// Why the path does not take the program.
+    Refused(String),
+}
+
+impl Runner {
+    fn run(&self, inputs: &[(String, Value)]) -> Result<Gradient, String> {
+        match self {
+            Runner::Eval(g) => run_gradient(g, inputs),
+            Runner::C(built) => codegen::run_entry(built, None, inputs)
+                .map_err(|e| e.to_string())
+                .and_then(|v| as_gradient(&v)),
+            Runner::Refused(e) => Err(e.clone()),
+        }
+    }
+}
+
+fn runner(g: Result<Module, String>) -> Runner {
+    match g {
+        Ok(g) => Runner::Eval(g),
+        Err(e) => Runner::Refused(e),
+    }
+}
+
+/// The program reverse mode takes: `m` itself when its entry is first
+/// order, else `m` specialised to first order (a program higher-order
+/// only on the surface).
+fn first_order(m: &Module, def: &Def) -> Option<(Module, Def)> {
+    if syntax::check_first_order(m, def).is_ok() {
+        return Some((m.clone(), def.clone()));
+    }
+    let s = syntax::specialize(m).ok()?;
+    let d = s.def(def.name.as_str())?.clone();
+    syntax::check_first_order(&s, &d)
+        .ok()
+        .map(|()| (s.clone(), d))
+}
+
+/// Builds every path's gradient program for `def`.
+fn runners(
+    m: &Module,
+    def: &Def,
+    cfg: &CheckConfig,
+    scratch: &std::path::Path,
+) -> Vec<(&'static str, Runner)> {
+    let rcfg = reverse::Config {
+        wrt: cfg.wrt.clone(),
+    };
+    let fo = first_order(m, def);
+    let reverse_path = |f: &dyn Fn(&Module, &Def) -> Result<Module, String>| match &fo {
+        Some((m, d)) => f(m, d),
+        None => Err("the program is higher order".to_string()),
+    };
+    let unf_raw = reverse_path(&|m, d| unf_program(m, d, &rcfg));
+    let unf_opt = unf_raw.clone().and_then(|g| optimized(&g));
+    let direct = reverse_path(&|m, d| direct_program(m, d, &rcfg));
+    let fcfg = |mode| forward::Config {
+        mode,
+        mutant_first_summand_only: cfg.mutant_forward,
+    };
+    let wrt = cfg.wrt.as_deref();
+    let fwd = forward_program_with(m, def, wrt, &fcfg(forward::Mode::Passes));
+    let fwd_vec = forward_program_with(m, def, wrt, &fcfg(forward::Mode::Vectorised));
+    let mut out = vec![
+        ("unf", runner(unf_opt.clone())),
+        ("unf-noopt", runner(unf_raw)),
+        ("direct", runner(direct)),
+        ("forward", runner(fwd)),
+        ("forward-vec", runner(fwd_vec)),
+    ];
+    if cfg.c {
+        let c = unf_opt.and_then(|g| {
+            let ccfg = codegen::Config::default();
+            let program = codegen::emit(&g, &ccfg).map_err(|e| e.to_string())?;
+            codegen::build(&program, scratch, &ccfg).map_err(|e| e.to_string())
+        });
+        out.push((
+            "c",
+            match c {
+                Ok(built) => Runner::C(built),
+                Err(e) => Runner::Refused(e),
+            },
+        ));
     }
     out
 }
@@ -197,9 +369,6 @@ pub fn check_grad(
         .entry(entry)
         .ok_or_else(|| format!("no definition `{}`", entry.unwrap_or("")))?
         .clone();
-    let rcfg = reverse::Config {
-        wrt: cfg.wrt.clone(),
-    };
     let wrt: Vec<usize> = match &cfg.wrt {
         None => (1..=def.params.len()).collect(),
         Some(names) => names
@@ -213,19 +382,40 @@ pub fn check_grad(
             })
             .collect::<Result<_, _>>()?,
     };
-    let programs = [
-        ("direct", direct_program(m, &def, &rcfg)),
-        ("unf", unf_program(m, &def, &rcfg)),
-    ];
-    if programs.iter().all(|(_, p)| p.is_err()) {
-        let why: Vec<String> = programs
+    let scratch = std::env::temp_dir().join(format!("check-grad-c-{}", std::process::id()));
+    let runners = runners(m, &def, cfg, &scratch);
+    let result = check_points(m, &def, at, cfg, &wrt, &runners);
+    if cfg.c {
+        let _ = std::fs::remove_dir_all(&scratch);
+    }
+    let points = result?;
+    Ok(CheckReport {
+        entry: def.name.to_string(),
+        wrt: wrt
             .iter()
-            .filter_map(|(n, p)| p.as_ref().err().map(|e| format!("{n}: {e}")))
+            .map(|&i| def.params[i - 1].name.to_string())
+            .collect(),
+        points,
+    })
+}
+
+fn check_points(
+    m: &Module,
+    def: &Def,
+    at: &[(String, Value)],
+    cfg: &CheckConfig,
+    wrt: &[usize],
+    runners: &[(&'static str, Runner)],
+) -> Result<Vec<PointReport>, String> {
+    if runners.iter().all(|(_, r)| matches!(r, Runner::Refused(_))) {
+        let why: Vec<String> = runners
+            .iter()
+            .filter_map(|(n, r)| match r {
+                Runner::Refused(e) => Some(format!("{n}: {e}")),
+                _ => None,
+            })
             .collect();
-        return Err(format!(
-            "no reverse-mode path takes this program ({})",
-            why.join("; ")
-        ));
+        return Err(format!("no path takes this program ({})", why.join("; ")));
     }
     let mut rng = Rng::new(cfg.seed);
     let mut points = vec![at.to_vec()];
@@ -244,62 +434,16 @@ pub fn check_grad(
     }
     let mut reports = Vec::new();
     for inputs in points {
-        let value = source_value(m, &def, &inputs)?;
-        let mut paths = Vec::new();
-        let mut problems = Vec::new();
-        for (name, prog) in &programs {
-            let outcome = match prog {
-                Ok(g) => run_gradient(g, &inputs),
-                Err(e) => Err(e.clone()),
-            };
-            if let Ok(g) = &outcome
-                && (g.value - value).abs() > 1e-9 * g.value.abs().max(value.abs()) + 1e-12
-            {
-                problems.push(format!(
-                    "{name} computes the value {} but the program's is {value}",
-                    g.value
-                ));
-            }
-            paths.push(PathResult {
-                path: name.to_string(),
-                outcome,
-            });
-        }
-        let fd = finite_differences(m, &def, &inputs, &wrt);
-        let ad: Vec<(String, Gradient)> = paths
+        let value = source_value(m, def, &inputs)?;
+        let mut paths: Vec<PathResult> = runners
             .iter()
-            .filter_map(|r| r.outcome.clone().ok().map(|g| (r.path.clone(), g)))
+            .map(|(name, r)| PathResult {
+                path: name.to_string(),
+                outcome: r.run(&inputs),
+            })
             .collect();
-        let mut diffs = Vec::new();
-        let mut notes = Vec::new();
-        if let Some((ref_name, reference)) = ad.first() {
-            for (name, g) in &ad[1..] {
-                diffs.push((
-                    name.clone(),
-                    max_rel_diff(&g.grads, &reference.grads, 1e-12),
-                ));
-                if let Err(e) = ad_agree(&g.grads, &reference.grads) {
-                    problems.push(format!("{name} vs {ref_name}: {e}"));
-                }
-            }
-            if let Ok(fd) = &fd {
-                diffs.push((
-                    "fd".to_string(),
-                    max_rel_diff(&conclusive(fd), &reference.grads, 1e-12),
-                ));
-                let n = inconclusive(fd);
-                if n > 0 {
-                    notes.push(format!(
-                        "fd: {n} component(s) too ill-conditioned for finite differences (shown as nan)"
-                    ));
-                }
-                for (name, g) in &ad {
-                    if let Err(e) = fd_agree(&g.grads, fd) {
-                        problems.push(format!("{name} vs finite differences: {e}"));
-                    }
-                }
-            }
-        }
+        let fd = finite_differences(m, def, &inputs, wrt);
+        let (diffs, notes, problems) = compare_paths(value, &paths, fd.as_ref().ok());
         paths.push(PathResult {
             path: "fd".to_string(),
             outcome: fd.map(|fd| Gradient {
@@ -316,12 +460,5 @@ pub fn check_grad(
             problems,
         });
     }
-    Ok(CheckReport {
-        entry: def.name.to_string(),
-        wrt: wrt
-            .iter()
-            .map(|&i| def.params[i - 1].name.to_string())
-            .collect(),
-        points: reports,
-    })
+    Ok(reports)
 }

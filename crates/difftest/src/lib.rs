@@ -3,12 +3,16 @@
 //!
 //! - [`gen_program`] / [`gen_inputs`] / [`admissible_inputs`]: random
 //!   programs, well typed by construction, sized by a node budget, covering
-//!   the language reverse mode accepts (module [`generate`]); their inputs drawn
-//!   away from the singular points of partial operations.
+//!   every construct of the first-order language (module [`generate`]),
+//!   with [`Program::fragment`] saying whether the direct macro's language
+//!   holds them; their inputs drawn away from the singular points and kinks
+//!   of partial operations and from the ties of comparisons (module
+//!   [`eval`]).
 //! - [`check_case`]: every comparison on one program at one point (module
-//!   [`fuzz`]); [`fuzz`]: many cases, with coverage counts per construct
-//!   and the depths of nested array operations reached, the first failure
-//!   shrunk ([`shrink`]) into a program file ready to become a fixture.
+//!   [`case`], with [`check_dot`] and [`check_c`]); [`fuzz()`] /
+//!   [`fuzz_with`]: many cases, with coverage counts per construct and the
+//!   depths of nested array operations reached, each failure shrunk
+//!   ([`shrink()`]) into a program file ready to become a fixture.
 //! - [`check_grad`]: every path on a user's program at a point and nearby
 //!   points, as a report with a rendering (`cargo xtask check-grad`).
 //!
@@ -17,16 +21,21 @@
 //! of every test. Everything is deterministic given a seed ([`Rng`]).
 
 pub mod ast;
+pub mod case;
 pub mod check;
+pub mod eval;
 pub mod fuzz;
 pub mod generate;
 pub mod paths;
 pub mod rng;
 pub mod shrink;
 
-pub use ast::{GExpr, GTy, GVal, Program};
+pub use ast::{Fragment, GExpr, GTy, GVal, Loop, Program, Size};
+pub use case::{CaseInfo, Disagreement, check_c, check_case, check_dot};
 pub use check::{CheckConfig, CheckReport, check_grad};
-pub use fuzz::{Disagreement, Failure, FuzzReport, check_case, check_dot, fixture_text, fuzz};
+pub use fuzz::{
+    CONSTRUCTS, Failure, FuzzConfig, FuzzReport, fixture_text, fuzz, fuzz_with, sample_coverage,
+};
 pub use generate::{Features, admissible_inputs, gen_inputs, gen_program, gen_vector_program};
 pub use rng::Rng;
 pub use shrink::{shrink, shrink_with};

@@ -4,6 +4,7 @@
 //! - `direct`: the direct macro of Fig. 5 (`reverse::reverse_direct`);
 //! - `unf`: UNF → D_ρ → UNF^-1 (`unf::lower`, `reverse::reverse`, `unf::raise`);
 //! - `forward`: forward mode (`forward::grad_program`);
+//! - `c`: a program run by the C backend (`codegen::eval_entry`);
 //! - `opt`: a gradient program after `optimize::optimize`;
 //! - `fd`: central finite differences of the Source program under the
 //!   reference evaluator, at two step sizes, whose difference estimates the
@@ -70,9 +71,100 @@ pub fn unf_program(m: &Module, def: &Def, cfg: &reverse::Config) -> Result<Modul
 
 /// The gradient program of forward mode (one pass per input direction).
 pub fn forward_program(m: &Module, def: &Def, wrt: Option<&[String]>) -> Result<Module, String> {
-    let g = forward::grad_program(m, def, wrt).map_err(|e| e.to_string())?;
+    forward_program_with(m, def, wrt, &forward::Config::default())
+}
+
+/// [`forward_program`] with options (the vectorised mode; the mutant of
+/// forward mode that the tests of the comparisons use).
+pub fn forward_program_with(
+    m: &Module,
+    def: &Def,
+    wrt: Option<&[String]>,
+    cfg: &forward::Config,
+) -> Result<Module, String> {
+    let g = forward::grad_program_with(m, def, wrt, cfg).map_err(|e| e.to_string())?;
     syntax::verify(&g).map_err(|es| format!("forward output does not verify: {}", es[0]))?;
     Ok(g)
+}
+
+/// The stages of the UNF path one by one: the Source UNF module, the
+/// Target UNF module, and the gradient program raised from it.
+#[derive(Debug, Clone)]
+pub struct UnfStages {
+    /// `unf::lower` of the Source program (Fig. 9).
+    pub source_unf: unf::Module,
+    /// `reverse::reverse` of it (Fig. 8).
+    pub target_unf: unf::Module,
+    /// `unf::raise` of that (Fig. 10), verified.
+    pub target: Module,
+}
+
+/// Runs the UNF path stage by stage, naming the stage that fails.
+pub fn unf_stages(
+    m: &Module,
+    def: &Def,
+    cfg: &reverse::Config,
+) -> Result<UnfStages, (String, String)> {
+    let source_unf = unf::lower(m, def).map_err(|e| ("unf lower".to_string(), e.to_string()))?;
+    unf::verify(&source_unf).map_err(|es| {
+        (
+            "unf lower".to_string(),
+            format!("source-unf does not verify: {}", es[0]),
+        )
+    })?;
+    let target_unf = reverse::reverse(&source_unf, cfg)
+        .map_err(|e| ("reverse (D_rho)".to_string(), e.to_string()))?;
+    unf::verify(&target_unf).map_err(|es| {
+        (
+            "reverse (D_rho)".to_string(),
+            format!("target-unf does not verify: {}", es[0]),
+        )
+    })?;
+    let target = unf::raise(&target_unf).map_err(|e| ("unf-inverse".to_string(), e.to_string()))?;
+    syntax::verify(&target).map_err(|es| {
+        (
+            "unf-inverse".to_string(),
+            format!("UNF output does not verify: {}", es[0]),
+        )
+    })?;
+    Ok(UnfStages {
+        source_unf,
+        target_unf,
+        target,
+    })
+}
+
+/// The first definition of `m` run by the C backend on `inputs`: emitted,
+/// built in a scratch directory (removed afterwards), run.
+pub fn run_c(m: &Module, inputs: &[(String, Value)]) -> Result<Value, String> {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let k = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("difftest-c-{}-{k}", std::process::id()));
+    let out = codegen::eval_entry(m, None, inputs, &codegen::Config::default(), &dir);
+    let _ = std::fs::remove_dir_all(&dir);
+    out.map_err(|e| e.to_string())
+}
+
+/// A gradient program's output `(value, g_1, ..., g_k)` (the value alone
+/// when k = 0) as a [`Gradient`].
+pub fn as_gradient(out: &Value) -> Result<Gradient, String> {
+    if let Some(value) = out.as_real() {
+        return Ok(Gradient {
+            value,
+            grads: Vec::new(),
+        });
+    }
+    let items = out
+        .as_tuple()
+        .ok_or_else(|| format!("a gradient program returned {out}, not a tuple"))?;
+    let value = items
+        .first()
+        .and_then(Value::as_real)
+        .ok_or_else(|| "a gradient program's first component is not a real".to_string())?;
+    Ok(Gradient {
+        value,
+        grads: items[1..].to_vec(),
+    })
 }
 
 /// A gradient program after the optimizer (partial evaluation and the
@@ -85,20 +177,11 @@ pub fn optimized(g: &Module) -> Result<Module, String> {
     optimize::optimize(g, &cfg).map_err(|e| e.to_string())
 }
 
-/// Runs a gradient program `(value, g_1, ..., g_k)`.
+/// Runs a gradient program `(value, g_1, ..., g_k)` (the value alone when
+/// k = 0).
 pub fn run_gradient(g: &Module, inputs: &[(String, Value)]) -> Result<Gradient, String> {
     let out = semantics::eval_entry(g, None, inputs).map_err(|e| e.to_string())?;
-    let items = out
-        .as_tuple()
-        .ok_or_else(|| format!("a gradient program returned {out}, not a tuple"))?;
-    let value = items
-        .first()
-        .and_then(Value::as_real)
-        .ok_or_else(|| "a gradient program's first component is not a real".to_string())?;
-    Ok(Gradient {
-        value,
-        grads: items[1..].to_vec(),
-    })
+    as_gradient(&out)
 }
 
 /// The value of the Source entry `def` at `inputs`.

@@ -1,16 +1,19 @@
 //! The shrinker: greedily replaces parts of a failing program by smaller
-//! ones (a subexpression by one of its children, a constant or a
-//! parameter), drops unused parameters, shortens arrays and rounds inputs,
+//! ones (a subexpression by one of its descendants up to three levels
+//! down, a constant or a parameter), drops unused parameters, shortens arrays and rounds inputs,
 //! keeping each step that still compiles, still has admissible inputs and
-//! still fails the same check. Candidates are tried from the root down, so
-//! the large cuts come first.
+//! still fails the same check, and is smaller (see `measure`). Candidates
+//! are tried from the root down, so the large cuts come first.
 
 use crate::ast::{GExpr, GTy, GVal, Program};
-use crate::fuzz::{Disagreement, check_case};
+use crate::case::{Disagreement, check_case};
 use crate::generate::value_at;
 
-/// How many candidates one shrink may try.
+/// How many candidates one shrink may run the failing test on.
 const BUDGET: usize = 4000;
+/// How many candidates one shrink may look at (most are ill-typed and
+/// cost only a compilation).
+const LOOK_BUDGET: usize = 100_000;
 
 /// A smaller program and inputs failing the same check of [`check_case`]
 /// as `d`.
@@ -31,16 +34,24 @@ pub fn shrink_with(
     mut d: Disagreement,
     mut failing: impl FnMut(&Program, &[GVal]) -> Option<Disagreement>,
 ) -> (Program, Vec<GVal>, Disagreement) {
-    let mut tried = 0;
+    let (mut tried, mut looked) = (0, 0);
     'outer: loop {
+        let now = measure(&p, &inputs);
         for (cp, ci) in candidates(&p, &inputs) {
+            if measure(&cp, &ci) >= now {
+                continue;
+            }
             if tried >= BUDGET {
                 break 'outer;
             }
-            tried += 1;
+            looked += 1;
+            if looked >= LOOK_BUDGET {
+                break 'outer;
+            }
             if cp.compile().is_err() || value_at(&cp, &ci).is_none() {
                 continue;
             }
+            tried += 1;
             if let Some(nd) = failing(&cp, &ci)
                 && nd.check == d.check
             {
@@ -53,6 +64,48 @@ pub fn shrink_with(
         break;
     }
     (p, inputs, d)
+}
+
+/// What the shrinker makes smaller, in this order: the nodes of the
+/// program, its parameters, the reals of its inputs, its variables (a
+/// variable replaced by a constant), the positions of the parameters it
+/// reads (a variable replaced by an earlier parameter), the input reals
+/// with more than one decimal. Every accepted step decreases
+/// it, so shrinking ends.
+fn measure(p: &Program, inputs: &[GVal]) -> (usize, usize, usize, usize, usize, usize) {
+    fn reals(v: &GVal, out: &mut Vec<f64>) {
+        match v {
+            GVal::Real(x) => out.push(*x),
+            GVal::Array(xs) | GVal::Tuple(xs) => xs.iter().for_each(|x| reals(x, out)),
+            _ => {}
+        }
+    }
+    fn vars(e: &GExpr) -> usize {
+        match e {
+            GExpr::Var(_) => 1,
+            _ => e.children().iter().map(|c| vars(c)).sum(),
+        }
+    }
+    fn ranks(e: &GExpr, params: &[(String, GTy)]) -> usize {
+        match e {
+            GExpr::Var(n) => params.iter().position(|(m, _)| m == n).unwrap_or(0),
+            _ => e.children().iter().map(|c| ranks(c, params)).sum(),
+        }
+    }
+    let mut xs = Vec::new();
+    inputs.iter().for_each(|v| reals(v, &mut xs));
+    let long = xs
+        .iter()
+        .filter(|x| ((*x * 10.0).round() / 10.0) != **x)
+        .count();
+    (
+        p.body.size(),
+        p.params.len(),
+        xs.len(),
+        vars(&p.body),
+        ranks(&p.body, &p.params),
+        long,
+    )
 }
 
 /// The preorder paths (child indices) of every node.
@@ -72,22 +125,11 @@ fn get<'e>(e: &'e GExpr, path: &[usize]) -> &'e GExpr {
     }
 }
 
-fn children_mut(e: &mut GExpr) -> Vec<&mut GExpr> {
-    match e {
-        GExpr::Const(_) | GExpr::Var(_) => vec![],
-        GExpr::Let(_, a, b) | GExpr::LetTuple(_, a, b) | GExpr::Op2(_, a, b) => vec![a, b],
-        GExpr::Map(_, a, b) => vec![a, b],
-        GExpr::Tuple(items) => items.iter_mut().collect(),
-        GExpr::Proj(a, _) | GExpr::Op1(_, a) => vec![a],
-        GExpr::Map2(_, _, a, b, c) | GExpr::Reduce(_, _, a, b, c) => vec![a, b, c],
-    }
-}
-
 fn replaced(e: &GExpr, path: &[usize], new: GExpr) -> GExpr {
     let mut out = e.clone();
     let mut cur = &mut out;
     for &i in path {
-        cur = children_mut(cur).swap_remove(i);
+        cur = cur.children_mut().swap_remove(i);
     }
     *cur = new;
     out
@@ -99,7 +141,15 @@ fn candidates(p: &Program, inputs: &[GVal]) -> Vec<(Program, Vec<GVal>)> {
     paths(&p.body, &mut Vec::new(), &mut all);
     for path in &all {
         let node = get(&p.body, path);
-        let mut subs: Vec<GExpr> = node.children().into_iter().cloned().collect();
+        // Its descendants up to three levels down (a lambda's body that
+        // does not read the lambda's parameters replaces the loop around
+        // it: `reduce f z (map (fun x -> sin c) A)` becomes `sin c`).
+        let mut subs: Vec<GExpr> = Vec::new();
+        let mut level: Vec<&GExpr> = vec![node];
+        for _ in 0..3 {
+            level = level.iter().flat_map(|e| e.children()).collect();
+            subs.extend(level.iter().map(|e| (*e).clone()));
+        }
         if !matches!(node, GExpr::Const(_)) {
             subs.push(GExpr::Const(1.0));
         }
@@ -151,11 +201,17 @@ fn candidates(p: &Program, inputs: &[GVal]) -> Vec<(Program, Vec<GVal>)> {
     out
 }
 
-/// Drops the last element of every array of size variable `s`.
+/// Drops the last element of every array whose size is of size variable
+/// `s`.
 fn shorten(t: &GTy, v: &GVal, s: usize) -> GVal {
     match (t, v) {
-        (GTy::Array(k), GVal::Array(xs)) if *k == s && !xs.is_empty() => {
-            GVal::Array(xs[..xs.len() - 1].to_vec())
+        (GTy::Array(e, size), GVal::Array(xs)) => {
+            let keep = if size.var == s && !xs.is_empty() {
+                xs.len() - 1
+            } else {
+                xs.len()
+            };
+            GVal::Array(xs[..keep].iter().map(|x| shorten(e, x, s)).collect())
         }
         (GTy::Tuple(ts), GVal::Tuple(vs)) => {
             GVal::Tuple(ts.iter().zip(vs).map(|(t, v)| shorten(t, v, s)).collect())
@@ -166,10 +222,10 @@ fn shorten(t: &GTy, v: &GVal, s: usize) -> GVal {
 
 /// Rounds every real to one decimal.
 fn round(v: &GVal) -> GVal {
-    let r = |x: f64| (x * 10.0).round() / 10.0;
     match v {
-        GVal::Real(x) => GVal::Real(r(*x)),
-        GVal::Array(xs) => GVal::Array(xs.iter().map(|&x| r(x)).collect()),
+        GVal::Real(x) => GVal::Real((x * 10.0).round() / 10.0),
+        GVal::Array(xs) => GVal::Array(xs.iter().map(round).collect()),
         GVal::Tuple(vs) => GVal::Tuple(vs.iter().map(round).collect()),
+        other => other.clone(),
     }
 }

@@ -6,7 +6,7 @@
 use difftest::paths::{FiniteDiff, ad_agree, fd_agree, finite_differences};
 use difftest::{
     CheckConfig, Disagreement, Features, GExpr, Rng, admissible_inputs, check_grad, gen_program,
-    shrink_with,
+    gen_vector_program, shrink_with,
 };
 use semantics::Value;
 
@@ -20,10 +20,11 @@ fn compile(text: &str) -> syntax::Module {
 
 #[test]
 fn generated_programs_compile_and_are_deterministic() {
-    for case in 0..200 {
+    for case in 0..300 {
         let feat = Features {
             max_nao: 3,
             open_reduce: case % 2 == 0,
+            extended: case % 3 != 0,
         };
         let p = gen_program(&mut Rng::for_case(11, case), 30, &feat);
         let q = gen_program(&mut Rng::for_case(11, case), 30, &feat);
@@ -31,7 +32,62 @@ fn generated_programs_compile_and_are_deterministic() {
         let text = p.text(None);
         let m = p.compile().unwrap_or_else(|e| panic!("{text}\n{e}"));
         assert!(m.is_typed());
+        // The generator's own typing agrees on the result.
+        let mut env = p.params.clone();
+        assert_eq!(
+            difftest::ast::type_of(&p.body, &mut env),
+            Some(p.ret.clone()),
+            "{text}"
+        );
+        let v = gen_vector_program(&mut Rng::for_case(12, case), 30, &feat);
+        let text = v.text(None);
+        v.compile().unwrap_or_else(|e| panic!("{text}\n{e}"));
     }
+}
+
+#[test]
+fn programs_without_the_extensions_lie_in_the_direct_fragment() {
+    let (mut inside, mut outside) = (0, 0);
+    for case in 0..300 {
+        let mut feat = Features {
+            max_nao: 3,
+            open_reduce: case % 2 == 0,
+            extended: false,
+        };
+        let p = gen_program(&mut Rng::for_case(13, case), 30, &feat);
+        assert!(p.fragment().direct, "{}", p.text(None));
+        // The direct macro takes every program of its fragment.
+        let m = p.compile().expect("compiles");
+        let def = m.defs.last().expect("an entry");
+        let taken = reverse::reverse_direct(&m, def, &reverse::Config::default());
+        assert!(taken.is_ok(), "{}: {:?}", p.text(None), taken.err());
+        feat.extended = true;
+        let q = gen_program(&mut Rng::for_case(13, case), 30, &feat);
+        let m = q.compile().expect("compiles");
+        let def = m.defs.last().expect("an entry");
+        let taken = reverse::reverse_direct(&m, def, &reverse::Config::default()).is_ok();
+        // Outside the fragment the direct macro refuses; inside it takes.
+        assert_eq!(taken, q.fragment().direct, "{}", q.text(None));
+        if taken {
+            inside += 1;
+        } else {
+            outside += 1;
+        }
+    }
+    assert!(
+        inside > 30 && outside > 30,
+        "{inside} inside, {outside} outside"
+    );
+}
+
+#[test]
+fn a_few_hundred_programs_reach_every_construct_and_nao_3() {
+    let (coverage, nao) = difftest::sample_coverage(400, 21);
+    for construct in difftest::CONSTRUCTS {
+        let n = coverage.get(*construct).copied().unwrap_or(0);
+        assert!(n >= 1, "`{construct}` never occurs: {coverage:?}");
+    }
+    assert!(nao.len() >= 4 && nao[3] > 0, "{nao:?}");
 }
 
 #[test]
@@ -148,10 +204,9 @@ fn check_grad_reports_a_disagreement_at_a_kink() {
 
 #[test]
 fn check_grad_lists_a_path_that_refuses() {
-    // A conditional: the UNF path takes it (Section 7.2), the direct macro
-    // refuses it.
-    let m =
-        compile("def f (A : [n]R) (w : R) : R = sum (map (fun a -> if a > w then a * w else a) A)");
+    // Indexing: the UNF path takes it (Section 7.3's recipe), the direct
+    // macro refuses it.
+    let m = compile("def f (A : [n]R) (w : R) : R = A[1] * w + sum (map (fun a -> a * w) A)");
     let at = vec![
         ("A".to_string(), Value::reals(&[0.5, -1.0])),
         ("w".to_string(), Value::Real(0.3)),
@@ -176,7 +231,13 @@ fn check_grad_agrees_on_every_fixture_reverse_mode_takes() {
         // derivative there (docs/derivatives.md): central differences
         // average the two sides. pow_negative_base is NaN at every nearby
         // point (a negative base to a non-integral power).
-        let at_a_kink = ["kinks", "relu_max", "pow_negative_base"];
+        let at_a_kink = [
+            "kinks",
+            "relu_max",
+            "relu_at_zero",
+            "clip",
+            "pow_negative_base",
+        ];
         if at_a_kink
             .iter()
             .any(|k| path.parent().is_some_and(|p| p.ends_with(k)))
@@ -229,13 +290,17 @@ fn check_grad_marks_ill_conditioned_finite_differences() {
 #[test]
 fn a_reported_failure_is_a_fixture_file() {
     let feat = Features::default();
-    let mut rng = Rng::for_case(3, 1);
-    let p = gen_program(&mut rng, 25, &feat);
-    let (inputs, _) = admissible_inputs(&mut rng, &p, 50).expect("inputs");
+    let (p, inputs) = (0..50)
+        .find_map(|case| {
+            let mut rng = Rng::for_case(3, case);
+            let p = gen_program(&mut rng, 25, &feat);
+            admissible_inputs(&mut rng, &p, 50).map(|(inputs, _)| (p, inputs))
+        })
+        .expect("some program has admissible inputs");
     let m = p.compile().expect("compiles");
     let def = m.defs.last().expect("entry").clone();
     let named = p.named_inputs(&inputs);
-    let g = reverse::reverse_direct(&m, &def, &reverse::Config::default()).expect("direct");
+    let g = difftest::paths::unf_program(&m, &def, &reverse::Config::default()).expect("unf");
     let out = semantics::eval_entry(&g, None, &named).expect("runs");
     let mut d = Disagreement::new("example check", "what differed");
     d.expected = Some(out.as_tuple().expect("tuple")[1..].to_vec());
@@ -264,4 +329,120 @@ fn a_reported_failure_is_a_fixture_file() {
         .map(|l| format!("{l}\n"))
         .collect();
     assert_eq!(syntax::print::module(&parsed), code);
+}
+
+#[test]
+fn check_grad_runs_every_path() {
+    // A higher-order program on the surface (a definition passed to
+    // `map`): the reverse paths take it specialised to first order.
+    let m = compile(
+        "def g (x : R) (w : R) : R = sin (x * w)\ndef f (A : [n]R) (w : R) : R = sum (map (fun a -> g a w) A)",
+    );
+    let at = vec![
+        ("A".to_string(), Value::reals(&[0.5, -1.0, 2.0])),
+        ("w".to_string(), Value::Real(0.7)),
+    ];
+    let cfg = CheckConfig {
+        nearby: 1,
+        c: true,
+        ..CheckConfig::default()
+    };
+    let report = check_grad(&m, None, &at, &cfg).expect("runs");
+    assert!(report.ok(), "{}", report.render());
+    let names: Vec<&str> = report.points[0]
+        .paths
+        .iter()
+        .map(|r| r.path.as_str())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "unf",
+            "unf-noopt",
+            "direct",
+            "forward",
+            "forward-vec",
+            "c",
+            "fd"
+        ]
+    );
+    for r in &report.points[0].paths {
+        assert!(r.outcome.is_ok(), "{}: {:?}", r.path, r.outcome);
+    }
+    // d/dw sum sin(a w) = sum a cos(a w).
+    let want: f64 = [0.5f64, -1.0, 2.0]
+        .iter()
+        .map(|a| a * (a * 0.7).cos())
+        .sum();
+    for r in &report.points[0].paths {
+        let g = r.outcome.as_ref().expect("ran");
+        let got = g.grads[1].as_real().expect("a real");
+        assert!((got - want).abs() < 1e-7, "{}: {got} vs {want}", r.path);
+    }
+}
+
+#[test]
+fn check_grad_reports_disagreeing_ad_paths() {
+    // The broken forward macro of Exercise 182.8 keeps only the first
+    // summand of every operation's derivative: d(x * y)/dy is lost.
+    let m = compile("def f (x : R) (y : R) : R = x * y + x");
+    let at = vec![
+        ("x".to_string(), Value::Real(3.0)),
+        ("y".to_string(), Value::Real(2.0)),
+    ];
+    let cfg = CheckConfig {
+        nearby: 0,
+        mutant_forward: true,
+        ..CheckConfig::default()
+    };
+    let report = check_grad(&m, None, &at, &cfg).expect("runs");
+    assert!(!report.ok());
+    let text = report.render();
+    assert!(text.contains("DISAGREE: forward vs unf"), "{text}");
+    assert!(text.contains("DISAGREE: forward-vec vs unf"), "{text}");
+    assert!(!text.contains("DISAGREE: direct"), "{text}");
+    assert!(!text.contains("DISAGREE: unf-noopt"), "{text}");
+    assert!(text.ends_with("the paths disagree\n"), "{text}");
+    // Without the mutant, the same program passes.
+    let cfg = CheckConfig {
+        nearby: 0,
+        ..CheckConfig::default()
+    };
+    assert!(check_grad(&m, None, &at, &cfg).expect("runs").ok());
+}
+
+#[test]
+fn the_comparison_catches_one_path_off_by_a_little() {
+    use difftest::check::{PathResult, compare_paths};
+    use difftest::paths::Gradient;
+    let grad = |v: f64, gs: &[f64]| {
+        Ok(Gradient {
+            value: v,
+            grads: gs.iter().map(|&g| Value::Real(g)).collect(),
+        })
+    };
+    let row = |path: &str, outcome| PathResult {
+        path: path.to_string(),
+        outcome,
+    };
+    let good = vec![
+        row("unf", grad(2.0, &[1.0, 3.0])),
+        row("direct", Err("refused".to_string())),
+        row("forward", grad(2.0, &[1.0, 3.0 + 1e-12])),
+    ];
+    let (diffs, _, problems) = compare_paths(2.0, &good, None);
+    assert!(problems.is_empty(), "{problems:?}");
+    assert_eq!(diffs.len(), 1);
+    let off = vec![
+        row("unf", grad(2.0, &[1.0, 3.0])),
+        row("forward", grad(2.0, &[1.0, 3.0 * (1.0 + 1e-6)])),
+    ];
+    let (diffs, _, problems) = compare_paths(2.0, &off, None);
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    assert!(problems[0].starts_with("forward vs unf"), "{problems:?}");
+    assert!((diffs[0].1 - 1e-6).abs() < 1e-9, "{diffs:?}");
+    // A wrong value is a disagreement too.
+    let wrong_value = vec![row("unf", grad(2.5, &[1.0, 3.0]))];
+    let (_, _, problems) = compare_paths(2.0, &wrong_value, None);
+    assert_eq!(problems.len(), 1, "{problems:?}");
 }

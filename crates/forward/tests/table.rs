@@ -1,11 +1,13 @@
 //! The table of partial derivatives, one scalar operation at a time:
 //! gradients against central differences at points where the operation is
 //! smooth, and the documented choices where it is not (docs/forward.md,
-//! "The derivative table").
+//! "The derivative table"). The Target-only derivative primitives that
+//! reverse mode writes (`d1pow`, ...) are in the table too, so the programs
+//! are compiled as Target text.
 
 mod common;
 
-use common::{central, compile, fd_close, inputs, reals, verified};
+use common::{central, compile_target, fd_close, inputs, reals, verified};
 use syntax::Prim;
 
 /// The gradient `(d/da, d/db)` (or `(d/da)`) of `expr` over `a`, `b`.
@@ -23,7 +25,7 @@ fn grad(
         Some(_) => format!("def f (a : R) (b : R) : R =\n  {expr}\n"),
         None => format!("def f (a : R) : R =\n  {expr}\n"),
     };
-    let m = compile(&text);
+    let m = compile_target(&text);
     let g = forward::grad_program(&m, &m.defs[0], None).expect("grad");
     verified(&g);
     let (sa, sb) = (format!("{a}"), b.map(|b| format!("{b}")));
@@ -54,6 +56,12 @@ const OPS: &[(&str, &str, bool)] = &[
     ("pow", "pow a b", true),
     ("max", "max a b", true),
     ("min", "min a b", true),
+    ("d1pow", "d1pow a b", true),
+    ("d2pow", "d2pow a b", true),
+    ("d2div", "d2div a b", true),
+    ("dtan", "dtan a", false),
+    ("dtanh", "dtanh a", false),
+    ("dabs", "dabs a", false),
 ];
 
 #[test]
@@ -113,8 +121,16 @@ fn smooth_points_agree_with_central_differences() {
 
 #[test]
 fn chosen_derivatives_at_non_differentiable_points() {
-    // abs at 0: 0.
-    assert_eq!(grad("abs a", 0.0, None).1, vec![0.0]);
+    // abs at 0: -1 (`abs a` is `max a (-a)`, a tie goes to `-a`).
+    assert_eq!(grad("abs a", 0.0, None).1, vec![-1.0]);
+    assert_eq!(grad("max a (-a)", 0.0, None).1, vec![-1.0]);
+    // The derivative primitives keep the conventions: d2pow is 0 where the
+    // base is not positive, in both arguments; d1pow's partial in the
+    // exponent is `pow a (b - 1) + b * d2pow a (b - 1)`, so `pow a (b - 1)`
+    // alone there; dabs is constant.
+    assert_eq!(grad("d2pow a b", -2.0, Some(3.0)).1, vec![0.0, 0.0]);
+    assert_eq!(grad("d1pow a b", -2.0, Some(3.0)).1, vec![-12.0, 4.0]);
+    assert_eq!(grad("dabs a", 0.0, None).1, vec![0.0]);
     // max and min on a tie: the derivative flows to the second argument,
     // as for `if a > b then a else b` and `if a < b then a else b`.
     assert_eq!(grad("max a b", 1.5, Some(1.5)).1, vec![0.0, 1.0]);

@@ -163,6 +163,7 @@ pub fn optimize_report(m: &Module, cfg: &Config) -> Result<(Module, Report), Err
         }
     }
     compact::compact(&mut cur);
+    refresh_sizes(&mut cur)?;
     if cfg.verify
         && let Err(errors) = syntax::verify(&cur)
     {
@@ -179,6 +180,32 @@ pub fn optimize_report(m: &Module, cfg: &Config) -> Result<(Module, Report), Err
         });
     }
     Ok((cur, report))
+}
+
+/// Re-infers the types of a module holding a `build`. A rewrite keeps
+/// the type of the node it replaces, but the size of `build n f` is known
+/// only when `n` is `length A` for an array `A` of known size: inlining
+/// `let k = length A in build k f` makes an unknown size `[_]` known
+/// (`[n]`), binding `length A` to a variable makes a known one unknown,
+/// and the types of the nodes around follow. Inference on the rewritten
+/// program gives the types the verifier expects (it compares them).
+fn refresh_sizes(m: &mut Module) -> Result<(), Error> {
+    let has_build = m.exprs.iter().any(|e| {
+        matches!(
+            e,
+            Expr::Prim {
+                op: syntax::Prim::Build,
+                ..
+            }
+        )
+    });
+    if !has_build {
+        return Ok(());
+    }
+    syntax::infer(m).map_err(|e| Error::Internal {
+        span: e.span(),
+        message: format!("type inference fails on the optimized program: {e}"),
+    })
 }
 
 /// The paper's G from a gradient program: the definition `entry` (or the

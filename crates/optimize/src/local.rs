@@ -999,6 +999,12 @@ fn fold(op: Prim, args: &[Lit]) -> Option<Lit> {
         (Prim::Tanh, &[Real(a)]) => Real(a.tanh()),
         (Prim::Abs, &[Real(a)]) => Real(a.abs()),
         (Prim::Pow, &[Real(a), Real(b)]) => Real(a.powf(b)),
+        (Prim::DTan | Prim::DTanh | Prim::DAbs, &[Real(a)]) => {
+            Real(syntax::partials::eval(op, &[a])?)
+        }
+        (Prim::D1Pow | Prim::D2Pow | Prim::D2Div, &[Real(a), Real(b)]) => {
+            Real(syntax::partials::eval(op, &[a, b])?)
+        }
         (Prim::Lt | Prim::Le | Prim::Gt | Prim::Ge | Prim::Eq | Prim::Ne, &[a, b]) => {
             let ord = match (a, b) {
                 (Real(x), Real(y)) => x.partial_cmp(&y),

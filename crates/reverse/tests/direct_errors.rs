@@ -38,15 +38,20 @@ fn refusal(text: &str) -> (String, String) {
 fn constructs_outside_the_language_are_named_at_their_span() {
     let cases = [
         (
-            "def f (x : R) : R = if x > 0 then x else 0",
-            "`if`",
-            "if x > 0 then x else 0",
+            "def f (A : [n]R) : R = let S = scanl (fun (a, b) -> a + b) 0 A in reduce (+) 0 S",
+            "`scanl`",
+            "scanl (fun (a, b) -> a + b) 0 A",
+        ),
+        (
+            "def f (A : [n]R) (x : R) : R = if length A > 2 then x else 0",
+            "`length`",
+            "length A",
         ),
         ("def f (A : [n]R) : R = A[0]", "`indexing`", "A[0]"),
         (
-            "def f (A : [n]R) : R = foldl (fun (a, b) -> a + b) 0 A",
+            "def f (A : [n]R) : R = let p = foldl (fun (s, a) -> (s.1 + a, s.2 * a)) (0, 1) A in p.1",
             "`foldl`",
-            "foldl (fun (a, b) -> a + b) 0 A",
+            "foldl (fun (s, a) -> (s.1 + a, s.2 * a)) (0, 1) A",
         ),
         (
             "def f (x : R) : R = reduce (+) x [x, x]",

@@ -190,6 +190,7 @@ const CHECKED: &[&str] = &[
     "ex1_1",
     "ex4_1",
     "exp_cos",
+    "fuzz_build_size",
     "fuzz_fd_plateau",
     "fuzz_fd_rounding",
     "fuzz_pow_tan",
@@ -205,6 +206,7 @@ const CHECKED: &[&str] = &[
     "pow_negative_base",
     "prod",
     "relu_abs",
+    "relu_at_zero",
     "relu_max",
     "relu_sum",
     "sin_exp",
@@ -314,6 +316,10 @@ fn relu_abs() {
     check("relu_abs", false);
 }
 #[test]
+fn relu_at_zero() {
+    check("relu_at_zero", false);
+}
+#[test]
 fn log_or_square() {
     check("log_or_square", false);
 }
@@ -348,6 +354,10 @@ fn fuzz_fd_rounding() {
 #[test]
 fn fuzz_pow_tan() {
     check("fuzz_pow_tan", false);
+}
+#[test]
+fn fuzz_build_size() {
+    check("fuzz_build_size", false);
 }
 #[test]
 fn fuzz_tan_pole() {

@@ -1,8 +1,9 @@
 //! The derivatives at the points where an operator is not differentiable
-//! or not defined (docs/derivatives.md): reverse mode through UNF gives the
+//! or not defined (docs/derivatives.md): reverse mode through UNF (raw and
+//! optimized) and the direct macro (where it takes the program) give the
 //! documented value, and the same as forward mode, at each of them; the
-//! three ways of writing ReLU agree wherever the documented choices make
-//! them agree; a branch that is not taken never reaches the gradient.
+//! three ways of writing ReLU agree everywhere, 0 included; a branch that
+//! is not taken never reaches the gradient.
 
 use semantics::Value;
 
@@ -15,8 +16,9 @@ fn compile(text: &str) -> syntax::Module {
 }
 
 /// The gradient of the last definition of `text` at `at` (one real per
-/// parameter), by reverse mode (UNF) and by forward mode.
-fn grads(text: &str, at: &[f64]) -> (Vec<f64>, Vec<f64>) {
+/// parameter), by every reverse route (UNF, UNF optimized, and the direct
+/// macro where it takes the program), and by forward mode.
+fn grads(text: &str, at: &[f64]) -> (Vec<(&'static str, Vec<f64>)>, Vec<f64>) {
     let m = compile(text);
     let def = m.defs.last().expect("a definition").clone();
     let inputs: Vec<(String, Value)> = def
@@ -34,7 +36,19 @@ fn grads(text: &str, at: &[f64]) -> (Vec<f64>, Vec<f64>) {
             .map(|v| v.as_real().expect("a real"))
             .collect()
     };
-    let rev = reals(semantics::eval_entry(&g, None, &inputs).expect("run reverse"));
+    let opt = optimize::optimize(&g, &optimize::Config::default()).expect("optimize");
+    let mut routes = vec![("unf", g), ("unf optimized", opt)];
+    if let Ok(d) = reverse::reverse_direct(&m, &def, &reverse::Config::default()) {
+        syntax::verify(&d).expect("the direct gradient program verifies");
+        routes.push(("direct", d));
+    }
+    let rev = routes
+        .into_iter()
+        .map(|(name, g)| {
+            let out = semantics::eval_entry(&g, None, &inputs).expect("run reverse");
+            (name, reals(out))
+        })
+        .collect();
     let fwd = reals(semantics::eval_entry(&f, None, &inputs).expect("run forward"));
     (rev, fwd)
 }
@@ -54,11 +68,13 @@ fn check(text: &str, at: &[f64], expected: &[f64]) {
 fn check_routes(text: &str, at: &[f64], expected: &[f64], forward: &[f64]) {
     let (rev, fwd) = grads(text, at);
     for (i, &e) in expected.iter().enumerate() {
-        assert!(
-            same(rev[i], e),
-            "{text} at {at:?}: reverse gives {} for parameter {i}, documented {e}",
-            rev[i]
-        );
+        for (route, g) in &rev {
+            assert!(
+                same(g[i], e),
+                "{text} at {at:?}: reverse ({route}) gives {} for parameter {i}, documented {e}",
+                g[i]
+            );
+        }
         assert!(
             same(fwd[i], forward[i]),
             "{text} at {at:?}: forward gives {} for parameter {i}, not {}",
@@ -71,9 +87,12 @@ fn check_routes(text: &str, at: &[f64], expected: &[f64], forward: &[f64]) {
 #[test]
 fn each_operator_at_its_kink() {
     let inf = f64::INFINITY;
-    // abs at 0: 0 (sign 0 = 0).
-    check("def f (x : R) : R = abs x", &[0.0], &[0.0]);
+    // abs at 0: -1 (`abs x` is `max x (-x)`, a tie goes to `-x`).
+    check("def f (x : R) : R = abs x", &[0.0], &[-1.0]);
+    check("def f (x : R) : R = abs x", &[-0.0], &[-1.0]);
     check("def f (x : R) : R = abs x", &[-3.0], &[-1.0]);
+    check("def f (x : R) : R = abs x", &[1e-300], &[1.0]);
+    check("def f (x : R) : R = max x (-x)", &[0.0], &[-1.0]);
     // max and min on a tie: all to the second argument.
     check(
         "def f (x : R) (y : R) : R = max x y",
@@ -146,13 +165,13 @@ fn relu_forms_at_zero() {
     let relu_max = "def f (x : R) : R = max x 0";
     let relu_if = "def f (x : R) : R = if x > 0 then x else 0";
     let relu_abs = "def f (x : R) : R = (x + abs x) / 2";
-    // `max x 0` is `if x > 0 then x else 0`: 0 at 0, by both routes.
+    // `max x 0` is `if x > 0 then x else 0`: 0 at 0, by every route; with
+    // abs' 0 = -1 the abs form has (1 - 1) / 2 = 0 there too
+    // (docs/derivatives.md, "ReLU at 0").
     check(relu_max, &[0.0], &[0.0]);
     check(relu_if, &[0.0], &[0.0]);
-    // With abs' 0 = 0 the abs form has (1 + 0) / 2 at 0: the one form that
-    // does not agree there (docs/derivatives.md, "ReLU at 0").
-    check(relu_abs, &[0.0], &[0.5]);
-    // Everywhere else the three agree.
+    check(relu_abs, &[0.0], &[0.0]);
+    // And everywhere else.
     for x in [-2.0, -0.25, 0.25, 3.0] {
         let want = if x > 0.0 { 1.0 } else { 0.0 };
         for text in [relu_max, relu_if, relu_abs] {

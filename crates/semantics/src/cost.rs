@@ -152,8 +152,13 @@ pub fn prim_cost(op: Prim) -> Option<Cost> {
         | Prim::Log
         | Prim::Sqrt
         | Prim::Tanh
-        | Prim::Abs => Cost::new(2, 0, 0, 1),
-        Prim::Pow | Prim::Max | Prim::Min => Cost::new(3, 0, 0, 1),
+        | Prim::Abs
+        | Prim::DTan
+        | Prim::DTanh
+        | Prim::DAbs => Cost::new(2, 0, 0, 1),
+        Prim::Pow | Prim::Max | Prim::Min | Prim::D1Pow | Prim::D2Pow | Prim::D2Div => {
+            Cost::new(3, 0, 0, 1)
+        }
         Prim::Lt | Prim::Le | Prim::Gt | Prim::Ge | Prim::Eq | Prim::Ne | Prim::And | Prim::Or => {
             Cost::new(3, 1, 0, 0)
         }

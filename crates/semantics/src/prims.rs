@@ -4,7 +4,9 @@
 //! Chosen meanings (docs/semantics.md has the rationale):
 //! - reals are IEEE f64 with no error ever (`log 0 = -inf`, `sqrt (-1) =
 //!   nan`, `1 / 0 = inf`); `max`/`min` return the other operand when one is
-//!   NaN (C's `fmax`/`fmin`); `pow` is `f64::powf` (C's `pow`);
+//!   NaN (C's `fmax`/`fmin`); `pow` is `f64::powf` (C's `pow`); the
+//!   Target-only derivative primitives (`d1pow`, ...) are
+//!   `syntax::partials::eval`;
 //! - `Int` arithmetic (`+ - *`, negation, `abs`, `max`, `min`) is checked:
 //!   overflow is an error, never a wrap; `/` and `pow` are real-only;
 //! - `reduce f z A` and `foldl f z A` are the left fold
@@ -49,6 +51,14 @@ pub(crate) fn apply_prim(
         ) => {
             let x = real(op, a, span)?;
             Ok(Value::Real(real_unary(op, x)))
+        }
+        (Prim::DTan | Prim::DTanh | Prim::DAbs, [a]) => {
+            let x = real(op, a, span)?;
+            Ok(Value::Real(partial(op, &[x])))
+        }
+        (Prim::D1Pow | Prim::D2Pow | Prim::D2Div, [a, b]) => {
+            let (x, y) = (real(op, a, span)?, real(op, b, span)?);
+            Ok(Value::Real(partial(op, &[x, y])))
         }
         (Prim::Not, [a]) => Ok(Value::Bool(!boolean(op, a, span)?)),
         (
@@ -155,6 +165,11 @@ pub(crate) fn apply_prim(
             message: format!("`{op}` takes {} operands, given {}", op.arity(), args.len()),
         }),
     }
+}
+
+/// A Target-only derivative primitive (`syntax::partials`).
+fn partial(op: Prim, args: &[f64]) -> f64 {
+    syntax::partials::eval(op, args).unwrap_or(f64::NAN)
 }
 
 /// The unary real functions.

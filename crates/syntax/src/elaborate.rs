@@ -67,12 +67,20 @@ fn prelude() -> Result<&'static Module, Error> {
 /// Surface form → core form: resolves names, inlines the calls of earlier
 /// definitions and of the prelude, then infers types (module doc).
 pub fn elaborate(m: &Module) -> Result<Module, Error> {
-    elaborate_with(m, prelude()?)
+    elaborate_with(m, prelude()?, false)
+}
+
+/// [`elaborate`] for a Target program written as text (a printed
+/// gradient): the Target-only builtins (`d1pow`, ..., `Prim::is_target_only`)
+/// are names too.
+pub fn elaborate_target(m: &Module) -> Result<Module, Error> {
+    elaborate_with(m, prelude()?, true)
 }
 
 /// Elaborates a surface-form module after `prelude` (another surface-form
-/// module, whose definitions are in scope but not in the output).
-fn elaborate_with(m: &Module, prelude: &Module) -> Result<Module, Error> {
+/// module, whose definitions are in scope but not in the output); `target`
+/// resolves the Target-only builtins.
+fn elaborate_with(m: &Module, prelude: &Module, target: bool) -> Result<Module, Error> {
     infer::check_shape(m)?;
     infer::check_shape(prelude)?;
     let mut names = m.name_gen();
@@ -84,6 +92,7 @@ fn elaborate_with(m: &Module, prelude: &Module) -> Result<Module, Error> {
         visible: HashMap::new(),
         used: HashSet::new(),
         env: Env::default(),
+        target,
     };
     for def in &prelude.defs {
         let done = el.def(prelude, def, &HashMap::new(), true)?;
@@ -200,6 +209,8 @@ struct Elab {
     used: HashSet<Name>,
     /// The source names in scope, and what they are called in the output.
     env: Env,
+    /// Whether the Target-only builtins are names (`elaborate_target`).
+    target: bool,
 }
 
 /// The surface module a definition is read from, and what it may not call.
@@ -214,10 +225,6 @@ fn scope_err(span: Span, message: String) -> Error {
     Error::Scope { span, message }
 }
 
-fn is_builtin_name(name: &str) -> bool {
-    Prim::from_name(name).is_some() || matches!(name, "fst" | "snd")
-}
-
 fn args_message(name: &str, want: usize, given: usize) -> String {
     format!(
         "`{name}` takes {want} argument{}, {given} given",
@@ -226,6 +233,15 @@ fn args_message(name: &str, want: usize, given: usize) -> String {
 }
 
 impl Elab {
+    /// The builtin a free name stands for.
+    fn builtin(&self, x: &Name) -> Option<Prim> {
+        if self.target {
+            Prim::from_target_name(x.as_str())
+        } else {
+            Prim::from_name(x.as_str())
+        }
+    }
+
     /// Elaborates and types one definition.
     fn def(
         &mut self,
@@ -234,7 +250,7 @@ impl Elab {
         later: &HashMap<&str, usize>,
         prelude: bool,
     ) -> Result<Def, Error> {
-        if is_builtin_name(def.name.as_str()) {
+        if self.builtin(&def.name).is_some() || matches!(def.name.as_str(), "fst" | "snd") {
             return Err(scope_err(
                 def.name_span,
                 format!("`{}` is a builtin and cannot be redefined", def.name),
@@ -398,7 +414,7 @@ impl Elab {
             let body = self.add(Expr::Proj { tuple: v, index }, span);
             return Ok(self.lambda(vec![(p, None)], body, span));
         }
-        if let Some(op) = Prim::from_name(x.as_str()) {
+        if let Some(op) = self.builtin(x) {
             // Eta-expanded: `fun (x_1, ..., x_k) -> op x_1 ... x_k`.
             let params: Vec<Name> = (0..op.arity()).map(|_| self.fresh("x")).collect();
             let args = params
@@ -476,7 +492,7 @@ impl Elab {
                     let t = self.expr(src, args[0])?;
                     return Ok(self.add(Expr::Proj { tuple: t, index }, span));
                 }
-                if let Some(op) = Prim::from_name(x.as_str()) {
+                if let Some(op) = self.builtin(x) {
                     if args.len() != op.arity() {
                         return Err(Error::Type {
                             span,

@@ -12,7 +12,8 @@
 //!   `foldl`, `scanl`, `scanr`, `build` or `ifold`, and its parameters and
 //!   body are of ground type;
 //! - there is no derivative construct (`diff`, `grad`, ...; forward mode
-//!   expands them).
+//!   expands them);
+//! - there is no Target-only primitive (`d1pow`, ...: `Prim::is_target_only`).
 //!
 //! Everything else follows: no variable can then be of function type. The
 //! module must be typed (it has passed `verify`).
@@ -92,6 +93,19 @@ pub fn check_first_order(m: &Module, def: &Def) -> Result<(), Error> {
             format!(
                 "`{op}` is not first-order: reverse mode needs derivative constructs expanded first (forward mode)"
             ),
+        ));
+    }
+    if let Some(&id) = nodes
+        .iter()
+        .find(|&&id| matches!(m.expr(id), Expr::Prim { op, .. } if op.is_target_only()))
+    {
+        let op = match m.expr(id) {
+            Expr::Prim { op, .. } => *op,
+            _ => Prim::D1Pow,
+        };
+        return Err(not_fo(
+            m.span(id),
+            format!("`{op}` is a Target primitive: reverse mode takes Source programs"),
         ));
     }
     if let Some(&id) = nodes

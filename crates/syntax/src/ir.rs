@@ -251,6 +251,23 @@ pub enum Prim {
     Vjp,
     /// `jacob f x`
     Jacob,
+    // The partial derivatives of the scalar operators whose derivative is
+    // not one cheap operation (seeds/000 Section 2: "we assume given
+    // operators ∂₁op2, ∂₂op2"). Target only: reverse mode writes them, a
+    // Source program cannot (`Prim::is_target_only`); their meaning on
+    // f64 is `crate::partials::eval`.
+    /// `d1pow x y`, ∂₁pow: `y * pow x (y - 1)`
+    D1Pow,
+    /// `d2pow x y`, ∂₂pow: `if x > 0 then log x * pow x y else 0`
+    D2Pow,
+    /// `dtan x`, ∂tan: `1 + tan x * tan x`
+    DTan,
+    /// `dtanh x`, ∂tanh: `1 - tanh x * tanh x`
+    DTanh,
+    /// `dabs x`, ∂abs: `if x > 0 then 1 else -1`
+    DAbs,
+    /// `d2div x y`, ∂₂(/): `-((x / y) / y)`
+    D2Div,
 }
 
 /// How a primitive is written.
@@ -308,6 +325,12 @@ impl Prim {
         Prim::Jvp,
         Prim::Vjp,
         Prim::Jacob,
+        Prim::D1Pow,
+        Prim::D2Pow,
+        Prim::DTan,
+        Prim::DTanh,
+        Prim::DAbs,
+        Prim::D2Div,
     ];
 
     /// The name or operator symbol as written in programs.
@@ -354,16 +377,40 @@ impl Prim {
             Prim::Jvp => "jvp",
             Prim::Vjp => "vjp",
             Prim::Jacob => "jacob",
+            Prim::D1Pow => "d1pow",
+            Prim::D2Pow => "d2pow",
+            Prim::DTan => "dtan",
+            Prim::DTanh => "dtanh",
+            Prim::DAbs => "dabs",
+            Prim::D2Div => "d2div",
         }
     }
 
-    /// The primitive a named builtin stands for (`"sin"` → `Sin`). Operator
-    /// symbols are not names; `fst` and `snd` elaborate to projections.
+    /// The primitive a named builtin of Source stands for (`"sin"` →
+    /// `Sin`). Operator symbols are not names; `fst` and `snd` elaborate to
+    /// projections; the Target-only primitives are not Source builtins.
     pub fn from_name(name: &str) -> Option<Prim> {
+        Prim::from_target_name(name).filter(|p| !p.is_target_only())
+    }
+
+    /// The primitive a named builtin of Target stands for: those of
+    /// Source and the Target-only ones (`"d1pow"` → `D1Pow`).
+    pub fn from_target_name(name: &str) -> Option<Prim> {
         Prim::ALL
             .iter()
             .copied()
             .find(|p| p.fixity() == Fixity::Named && p.symbol() == name)
+    }
+
+    /// Whether only Target programs may use this primitive: the partial
+    /// derivatives reverse mode writes (`d1pow`, `d2pow`, `dtan`, `dtanh`,
+    /// `dabs`, `d2div`). Source programs name them nowhere (`from_name`), and the
+    /// first-order check and `verify::verify_source` reject them.
+    pub fn is_target_only(self) -> bool {
+        matches!(
+            self,
+            Prim::D1Pow | Prim::D2Pow | Prim::DTan | Prim::DTanh | Prim::DAbs | Prim::D2Div
+        )
     }
 
     /// The number of arguments; primitives are always fully applied.
@@ -379,6 +426,9 @@ impl Prim {
             | Prim::Sqrt
             | Prim::Tanh
             | Prim::Abs
+            | Prim::DTan
+            | Prim::DTanh
+            | Prim::DAbs
             | Prim::Shift1L
             | Prim::Shift1R
             | Prim::Length => 1,
@@ -387,6 +437,9 @@ impl Prim {
             | Prim::Mul
             | Prim::Div
             | Prim::Pow
+            | Prim::D1Pow
+            | Prim::D2Pow
+            | Prim::D2Div
             | Prim::Max
             | Prim::Min
             | Prim::Lt

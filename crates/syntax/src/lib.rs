@@ -20,12 +20,13 @@ pub mod infer;
 pub mod ir;
 pub mod lexer;
 pub mod parser;
+pub mod partials;
 pub mod print;
 pub mod specialize;
 pub mod stack;
 pub mod verify;
 
-pub use elaborate::elaborate;
+pub use elaborate::{elaborate, elaborate_target};
 pub use envelope::{EnvelopeError, from_ron, read_header, to_ron};
 pub use first_order::check_first_order;
 pub use infer::infer;
@@ -34,7 +35,7 @@ pub use ir::{
 };
 pub use parser::{parse, parse_ty};
 pub use specialize::specialize;
-pub use verify::{VerifyError, verify};
+pub use verify::{VerifyError, verify, verify_source};
 
 /// The envelope name of a typed Source program (the output of `parse`).
 pub const SOURCE_IR: &str = "source";
@@ -50,4 +51,11 @@ pub use error::Error;
 /// Program text → a typed core-form module: [`parse`] then [`elaborate`].
 pub fn compile(file: SourceFile) -> Result<Module, Error> {
     elaborate(&parse(file)?)
+}
+
+/// Program text of a Target program (a printed gradient) → a typed
+/// core-form module: [`parse`] then [`elaborate_target`], which also
+/// resolves the Target-only builtins (`d1pow`, `dtan`, ...).
+pub fn compile_target(file: SourceFile) -> Result<Module, Error> {
+    elaborate_target(&parse(file)?)
 }

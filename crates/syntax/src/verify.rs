@@ -54,6 +54,29 @@ impl fmt::Display for VerifyError {
 
 impl std::error::Error for VerifyError {}
 
+/// [`verify`] for a module that claims to be a Source program: also no
+/// Target-only primitive (`Prim::is_target_only`, the derivative
+/// primitives reverse mode writes).
+pub fn verify_source(m: &Module) -> Result<(), Vec<VerifyError>> {
+    let mut errors = verify(m).err().unwrap_or_default();
+    for (i, e) in m.exprs.iter().enumerate() {
+        if let Expr::Prim { op, .. } = e
+            && op.is_target_only()
+        {
+            errors.push(VerifyError {
+                at: Some(ExprId(i as u32)),
+                span: m.spans.get(i).copied().unwrap_or(Span::GENERATED),
+                message: format!("`{op}` is a Target primitive, not one of Source"),
+            });
+        }
+    }
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(errors)
+    }
+}
+
 /// Checks every invariant of a core-form module (see the module doc).
 pub fn verify(m: &Module) -> Result<(), Vec<VerifyError>> {
     let mut v = Verifier {
@@ -274,7 +297,7 @@ impl<'m> Verifier<'m> {
             match m.expr(id) {
                 Expr::Var(x) => {
                     if in_scope.get(x).copied().unwrap_or(0) == 0 {
-                        let message = if Prim::from_name(x.as_str()).is_some()
+                        let message = if Prim::from_target_name(x.as_str()).is_some()
                             || matches!(x.as_str(), "fst" | "snd")
                         {
                             format!("unresolved builtin `{x}` in core form")

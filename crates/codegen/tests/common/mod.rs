@@ -31,6 +31,16 @@ pub fn module(name: &str, text: &str) -> Module {
     })
 }
 
+/// [`module`] for Target text (a printed gradient program, which may use
+/// the Target-only derivative primitives `d1pow`, `dtan`, ...).
+pub fn target_module(name: &str, text: &str) -> Module {
+    syntax::compile_target(SourceFile {
+        name: name.to_string(),
+        text: text.to_string(),
+    })
+    .unwrap_or_else(|e| panic!("{name} does not compile: {e}\n{text}"))
+}
+
 /// A fresh directory under the test target's scratch space.
 pub fn dir(tag: &str) -> PathBuf {
     let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))

@@ -17,6 +17,18 @@ pub fn compile(text: &str) -> Module {
     }
 }
 
+/// The typed core-form module of a Target program text (which may use the
+/// Target-only derivative primitives, `d1pow`, ...).
+pub fn compile_target(text: &str) -> Module {
+    match syntax::compile_target(SourceFile {
+        name: "test.ad".to_string(),
+        text: text.to_string(),
+    }) {
+        Ok(m) => m,
+        Err(e) => panic!("the test program does not compile: {e}\n{text}"),
+    }
+}
+
 /// Panics with the printed module when `m` does not verify.
 pub fn verified(m: &Module) {
     if let Err(errors) = syntax::verify(m) {

@@ -1,6 +1,9 @@
 //! A generator of random first-order Source programs (the input of
 //! reverse mode), as text with their inputs in `-- at` comments: scalar
-//! programs (`let`s, tuples, `+ - *`, `sin cos tanh`) over three reals,
+//! programs (`let`s, tuples, `+ - * /`, `sin cos tan tanh exp log sqrt
+//! abs`, `pow max min`) over three reals, each operator where its value
+//! is defined (`log (1 + abs e)`, `e / (2 + sin e')`, `pow` of a base
+//! `1 + abs e` or to an integral power),
 //! and, when asked, array programs (`map`, `map2`, `reduce` with `+` or
 //! `*`) over a real and two arrays of 1 to 4 elements. (No `if`: reverse
 //! mode does not take it yet.)
@@ -101,7 +104,7 @@ impl SourceGen {
             return self.leaf(vars);
         }
         let d = depth - 1;
-        let kinds = if arrays { 10 } else { 8 };
+        let kinds = if arrays { 12 } else { 10 };
         match self.pick(kinds) {
             0 | 1 => {
                 let op = ["+", "-", "*"][self.pick(3)];
@@ -131,6 +134,28 @@ impl SourceGen {
             5 => format!("({} - {})", self.leaf(vars), self.scalar(vars, d, arrays)),
             6 => self.leaf(vars),
             7 => format!("({} * {})", self.leaf(vars), self.scalar(vars, d, arrays)),
+            8 => {
+                let f = ["tan", "abs", "exp", "sqrt", "log"][self.pick(5)];
+                let arg = self.scalar(vars, d, arrays);
+                match f {
+                    // Arguments where the derivative is finite.
+                    "sqrt" | "log" => format!("({f} (1 + abs {arg}))"),
+                    "exp" => format!("(exp (sin {arg}))"),
+                    _ => format!("({f} {arg})"),
+                }
+            }
+            9 => {
+                let (a, b) = (self.scalar(vars, d, arrays), self.scalar(vars, d, arrays));
+                match self.pick(4) {
+                    0 => format!("({a} / (2 + sin {b}))"),
+                    // A base where any exponent is defined, or an
+                    // integral exponent for any base.
+                    1 if self.pick(2) == 0 => format!("(pow (1 + abs {a}) {b})"),
+                    1 => format!("(pow {a} {})", ["2", "3"][self.pick(2)]),
+                    2 => format!("(max {a} {b})"),
+                    _ => format!("(min {a} {b})"),
+                }
+            }
             _ => self.reduction(vars, d),
         }
     }

@@ -194,11 +194,15 @@ impl Direct<'_> {
         (r, k)
     }
 
-    /// Fig. 5's `reduce (x,y.e1) e2 e3` (see the module documentation).
+    /// Fig. 5's `reduce (x,y.e1) e2 e3` (see the module documentation), and
+    /// Fig. 16's `foldl (x,y.e1) e2 e3`, the same left fold whose elements
+    /// may be of any ground type (`op`).
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn d_reduce(
         &self,
         b: &mut Emit,
         e: ExprId,
+        op: Prim,
         args: &[ExprId],
         env: &Env,
         y: Y,
@@ -212,7 +216,7 @@ impl Direct<'_> {
         let elem_ty = ground::elem(&self.ty(args[2])).clone();
         let f = self.copy(b, args[0], env);
         let (z0e, ae) = (b.atom(&z0), b.atom(&a));
-        let v = b.prim(Prim::Reduce, vec![f, z0e, ae]);
+        let v = b.prim(op, vec![f, z0e, ae]);
         let r = b.bind_hint(hint, "v", v);
         let g = self.grad_body(b, args[0], env, Seed::One);
         // The function again, for the scan of the backward pass.
@@ -366,8 +370,9 @@ impl Direct<'_> {
         Some(BodyGrad { lam, comps })
     }
 
-    /// The free variables of a lambda, in order of first occurrence.
-    fn free_vars(&self, lam: ExprId) -> Vec<Name> {
+    /// The free variables of a lambda (or of any expression), in order of
+    /// first occurrence.
+    pub(super) fn free_vars(&self, lam: ExprId) -> Vec<Name> {
         let mut bound = std::collections::HashSet::new();
         let mut seen = std::collections::HashSet::new();
         let mut used = Vec::new();
@@ -396,7 +401,7 @@ impl Direct<'_> {
 
     /// A copy of the Source subtree `e` into the output, every binder
     /// renamed fresh and every free variable read through `env`.
-    fn copy(&self, b: &mut Emit, e: ExprId, env: &Env) -> ExprId {
+    pub(super) fn copy(&self, b: &mut Emit, e: ExprId, env: &Env) -> ExprId {
         guard(|| {
             let expr = self.m.expr(e);
             let span = self.m.span(e);

@@ -272,12 +272,15 @@ pub(super) fn partial1(b: &mut Emit, op: Prim, x: &Atom, r: &Atom) -> Partial {
             let s = b.un(Prim::Sin, x);
             b.un(Prim::Neg, s)
         }
-        Prim::Tan => {
-            // 1 + tan² x.
-            let (r1, r2) = (b.atom(r), b.atom(r));
-            let sq = b.bin(Prim::Mul, r1, r2);
-            let one = b.real(1.0);
-            b.bin(Prim::Add, one, sq)
+        // The derivative primitives of Target (syntax::partials).
+        Prim::Tan | Prim::Tanh => {
+            let d = if op == Prim::Tan {
+                Prim::DTan
+            } else {
+                Prim::DTanh
+            };
+            let x = b.atom(x);
+            b.un(d, x)
         }
         Prim::Exp => b.atom(r),
         Prim::Log => {
@@ -290,57 +293,35 @@ pub(super) fn partial1(b: &mut Emit, op: Prim, x: &Atom, r: &Atom) -> Partial {
             let r = b.atom(r);
             b.bin(Prim::Div, half, r)
         }
-        Prim::Tanh => {
-            // 1 - tanh² x.
-            let (r1, r2) = (b.atom(r), b.atom(r));
-            let sq = b.bin(Prim::Mul, r1, r2);
-            let one = b.real(1.0);
-            b.bin(Prim::Sub, one, sq)
-        }
         _ => {
-            // abs: sign x, with sign 0 = 0.
-            let (x1, x2) = (b.atom(x), b.atom(x));
-            let (z1, z2) = (b.real(0.0), b.real(0.0));
-            let pos = b.bin(Prim::Gt, x1, z1);
-            let neg = b.bin(Prim::Lt, x2, z2);
-            let (one, minus_one, zero) = (b.real(1.0), b.real(-1.0), b.real(0.0));
-            let inner = b.ite(neg, minus_one, zero);
-            b.ite(pos, one, inner)
+            // abs (`is_op1`): `dabs x`, -1 at 0 (docs/derivatives.md).
+            let x = b.atom(x);
+            b.un(Prim::DAbs, x)
         }
     };
     Partial::Expr(e)
 }
 
-/// `(∂1 op2(x, y), ∂2 op2(x, y))`, where `r = op2(x, y)`.
-pub(super) fn partial2(b: &mut Emit, op: Prim, x: &Atom, y: &Atom, r: &Atom) -> (Partial, Partial) {
+/// `(∂1 op2(x, y), ∂2 op2(x, y))`.
+pub(super) fn partial2(b: &mut Emit, op: Prim, x: &Atom, y: &Atom) -> (Partial, Partial) {
     match op {
         Prim::Add => (Partial::One, Partial::One),
         Prim::Sub => (Partial::One, Partial::MinusOne),
         Prim::Mul => (Partial::Expr(b.atom(y)), Partial::Expr(b.atom(x))),
         Prim::Div => {
-            // 1 / y and -(r / y), r = x / y.
+            // 1 / y and ∂₂(/), a primitive of Target (syntax::partials).
             let one = b.real(1.0);
             let ye = b.atom(y);
             let dx = b.bin(Prim::Div, one, ye);
-            let (re, ye) = (b.atom(r), b.atom(y));
-            let q = b.bin(Prim::Div, re, ye);
-            (Partial::Expr(dx), Partial::Expr(b.un(Prim::Neg, q)))
+            let (xe, ye) = (b.atom(x), b.atom(y));
+            (Partial::Expr(dx), Partial::Expr(b.bin(Prim::D2Div, xe, ye)))
         }
         Prim::Pow => {
-            // y * pow x (y - 1), and (if x > 0 then r * log x else 0)
-            // (docs/derivatives.md).
-            let (ye, xe, y1) = (b.atom(y), b.atom(x), b.atom(y));
-            let one = b.real(1.0);
-            let ym1 = b.bin(Prim::Sub, y1, one);
-            let p = b.bin(Prim::Pow, xe, ym1);
-            let dx = b.bin(Prim::Mul, ye, p);
-            let (x1, x2, re) = (b.atom(x), b.atom(x), b.atom(r));
-            let zero = b.real(0.0);
-            let positive = b.bin(Prim::Gt, x1, zero);
-            let l = b.un(Prim::Log, x2);
-            let rl = b.bin(Prim::Mul, re, l);
-            let zero = b.real(0.0);
-            (Partial::Expr(dx), Partial::Expr(b.ite(positive, rl, zero)))
+            // ∂₁pow and ∂₂pow, primitives of Target (syntax::partials).
+            let (x1, y1, x2, y2) = (b.atom(x), b.atom(y), b.atom(x), b.atom(y));
+            let dx = b.bin(Prim::D1Pow, x1, y1);
+            let dy = b.bin(Prim::D2Pow, x2, y2);
+            (Partial::Expr(dx), Partial::Expr(dy))
         }
         _ => {
             // max x y is `if x > y then x else y`, min x y is

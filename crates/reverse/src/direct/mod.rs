@@ -27,9 +27,11 @@
 //! patterns; `map` with one array (Fig. 4 defines it as `map2` of the same
 //! array twice, which would compute it twice); free variables of any ground
 //! type in the functions of `map` and `map2`; and arrays of any ground type
-//! in `map` and `map2`. Beyond the UNF path (Section 7.1): the function of
-//! `reduce` may have free variables and its initial value may depend on the
-//! parameters.
+//! in `map` and `map2`. Section 7.1 (Fig. 13): the function of `reduce` may
+//! have free variables and its initial value may depend on the parameters.
+//! Appendix A.3 (Fig. 16): `foldl` with a real accumulator. Section 7.2:
+//! conditionals (`cond.rs`). An entry without parameters gets a gradient
+//! program returning its value alone (docs/direct.md).
 //!
 //! Invariants: the output is typed by `syntax::infer`, compacted, and passes
 //! `syntax::verify` (a failure is [`Error::Internal`]); every binder of the
@@ -37,6 +39,7 @@
 //! recursion is under `stack::guard`.
 
 mod array;
+mod cond;
 mod emit;
 mod ground;
 
@@ -155,8 +158,13 @@ pub fn reverse_direct(m: &Module, entry: &Def, cfg: &Config) -> Result<Module, E
         let g = x.remove(&p.name).unwrap_or(Cot::Zero);
         items.push(materialize(&mut b, &ty, g, &Atom::Var(p.name.clone())));
     }
-    let tuple = b.node(Expr::Tuple(items));
-    let body = b.close(tuple);
+    // With no parameter to differentiate, the value alone (the calling
+    // convention of the UNF path: a tuple has 0 or at least 2 components).
+    let result = match items.as_slice() {
+        [only] => *only,
+        _ => b.node(Expr::Tuple(items)),
+    };
+    let body = b.close(result);
     let mut out = b.out;
     out.defs.push(Def {
         name: Name::new(format!("{}_grad", entry.name)),
@@ -190,6 +198,19 @@ fn unsupported(span: Span, construct: &str, detail: &str) -> Error {
             construct: construct.to_string(),
             detail: detail.to_string(),
         },
+    }
+}
+
+/// How a node the macro refuses is named in the message.
+fn describe(e: &Expr) -> String {
+    match e {
+        Expr::Prim { op, .. } => op.symbol().to_string(),
+        Expr::Var(n) => format!("the variable `{n}`"),
+        Expr::Let { .. } => "let".to_string(),
+        Expr::If { .. } => "if".to_string(),
+        Expr::Int(_) => "Int".to_string(),
+        Expr::Bool(_) => "Bool".to_string(),
+        _ => "this expression".to_string(),
     }
 }
 
@@ -227,7 +248,7 @@ impl Direct<'_> {
                 Expr::Proj { .. } => None,
                 Expr::Prim { op, .. } if is_op1(*op) || is_op2(*op) => None,
                 Expr::Prim {
-                    op: op @ (Prim::Map | Prim::Map2 | Prim::Reduce),
+                    op: op @ (Prim::Map | Prim::Map2 | Prim::Reduce | Prim::Foldl),
                     args,
                 } => {
                     let arity = if *op == Prim::Map { 1 } else { 2 };
@@ -245,10 +266,12 @@ impl Direct<'_> {
                                     }
                                 }
                             }
-                            if *op == Prim::Reduce && self.ty(args[1]) != Ty::Real {
+                            if matches!(op, Prim::Reduce | Prim::Foldl)
+                                && self.ty(args[1]) != Ty::Real
+                            {
                                 return Err(unsupported(
                                     span,
-                                    "reduce",
+                                    op.symbol(),
                                     " with an accumulator that is not a real",
                                 ));
                             }
@@ -267,10 +290,35 @@ impl Direct<'_> {
                         }
                     }
                 }
+                Expr::If {
+                    cond,
+                    then_branch,
+                    else_branch,
+                } => {
+                    if let Some(off) = self.cond_offender(*cond) {
+                        return Err(unsupported(
+                            self.m.span(off),
+                            &describe(self.m.expr(off)),
+                            " in the condition of an `if` (comparisons of reals, `&&`, `||`, `not`)",
+                        ));
+                    }
+                    if !real_ground(&ty) {
+                        return Err(unsupported(
+                            span,
+                            &syntax::print::ty(&ty),
+                            " as the type of a value",
+                        ));
+                    }
+                    let mut operands = Vec::new();
+                    self.cond_operands(*cond, &mut operands);
+                    for c in operands.into_iter().chain([*then_branch, *else_branch]) {
+                        self.check(c)?;
+                    }
+                    return Ok(());
+                }
                 Expr::Prim { op, .. } => Some(op.symbol().to_string()),
                 Expr::Int(_) => Some("Int".to_string()),
                 Expr::Bool(_) => Some("Bool".to_string()),
-                Expr::If { .. } => Some("if".to_string()),
                 Expr::Lambda { .. } => Some("fun".to_string()),
                 Expr::App { .. } => Some("application".to_string()),
                 Expr::Array(_) => Some("array literal".to_string()),
@@ -345,10 +393,15 @@ impl Direct<'_> {
                 Expr::Prim { op, args } if args.len() == 2 && is_op2(*op) => {
                     self.d_op2(b, e, *op, args[0], args[1], env, y, hint)
                 }
+                Expr::If {
+                    cond,
+                    then_branch,
+                    else_branch,
+                } => self.d_if(b, e, *cond, *then_branch, *else_branch, env, y, hint),
                 Expr::Prim { op, args } => match op {
                     Prim::Map => self.d_map(b, e, args, env, y, hint),
                     Prim::Map2 => self.d_map2(b, e, args, env, y, hint),
-                    _ => self.d_reduce(b, e, args, env, y, hint),
+                    _ => self.d_reduce(b, e, *op, args, env, y, hint),
                 },
                 _ => unreachable!("invariant: `check` refused every other construct"),
             }
@@ -517,13 +570,12 @@ impl Direct<'_> {
         let v = b.bin(op, e1, e2);
         let res = b.bind_hint(hint, "v", v);
         let k: K = Box::new({
-            let res = res.clone();
             move |b, mut x, z| {
                 let Cot::Val(z) = z else {
                     return call_k(k2, b, x, Cot::Zero);
                 };
                 b.span = span;
-                let (d1, d2) = partial2(b, op, &a1, &a2, &res);
+                let (d1, d2) = partial2(b, op, &a1, &a2);
                 let c1 = times(b, d1, &z);
                 let c2 = times(b, d2, &z);
                 x.insert(t, Cot::Val(c1));

@@ -90,20 +90,13 @@ pub(super) fn d_unary(op: P, x: f64) -> Option<f64> {
         P::Neg => -1.0,
         P::Sin => x.cos(),
         P::Cos => -x.sin(),
-        P::Tan => 1.0 + x.tan() * x.tan(),
         P::Exp => x.exp(),
         P::Log => 1.0 / x,
         P::Sqrt => 0.5 / x.sqrt(),
-        P::Tanh => 1.0 - x.tanh() * x.tanh(),
-        P::Abs => {
-            if x > 0.0 {
-                1.0
-            } else if x < 0.0 {
-                -1.0
-            } else {
-                0.0
-            }
-        }
+        // The derivative primitives of Target (`dabs 0 = -1`).
+        P::Tan => syntax::partials::eval(P::DTan, &[x])?,
+        P::Tanh => syntax::partials::eval(P::DTanh, &[x])?,
+        P::Abs => syntax::partials::eval(P::DAbs, &[x])?,
         _ => return None,
     })
 }
@@ -114,10 +107,10 @@ pub(super) fn d_binary(op: P, x: f64, y: f64) -> Option<(f64, f64)> {
         P::Add => (1.0, 1.0),
         P::Sub => (1.0, -1.0),
         P::Mul => (y, x),
-        P::Div => (1.0 / y, -((x / y) / y)),
+        P::Div => (1.0 / y, syntax::partials::eval(P::D2Div, &[x, y])?),
         P::Pow => (
-            y * x.powf(y - 1.0),
-            if x > 0.0 { x.powf(y) * x.ln() } else { 0.0 },
+            syntax::partials::eval(P::D1Pow, &[x, y])?,
+            syntax::partials::eval(P::D2Pow, &[x, y])?,
         ),
         // `max x y` is `if x > y then x else y`: a tie goes to y.
         P::Max => {

@@ -35,7 +35,13 @@ impl Cx<'_> {
                 self.numeric(a, sp(0))?;
                 Ok(a)
             }
-            Prim::Div | Prim::Pow | Prim::Max | Prim::Min => {
+            Prim::Div
+            | Prim::Pow
+            | Prim::Max
+            | Prim::Min
+            | Prim::D1Pow
+            | Prim::D2Pow
+            | Prim::D2Div => {
                 for (i, &a) in args.iter().enumerate() {
                     let ta = self.expr(a)?;
                     self.want(Ctor::Real, ta, sp(i))?;
@@ -49,7 +55,10 @@ impl Cx<'_> {
             | Prim::Log
             | Prim::Sqrt
             | Prim::Tanh
-            | Prim::Abs => {
+            | Prim::Abs
+            | Prim::DTan
+            | Prim::DTanh
+            | Prim::DAbs => {
                 let ta = self.expr(args[0])?;
                 self.want(Ctor::Real, ta, sp(0))?;
                 Ok(ta)

@@ -315,5 +315,12 @@ fn prim(m: &Module, op: Prim, v: &[V]) -> Res {
         Prim::Diff | Prim::Grad | Prim::Jvp | Prim::Vjp | Prim::Jacob => {
             fail("derivative constructs are not evaluated here")
         }
+        Prim::D1Pow | Prim::D2Pow | Prim::D2Div | Prim::DTan | Prim::DTanh | Prim::DAbs => {
+            let xs = v.iter().map(real).collect::<Result<Vec<_>, _>>()?;
+            match syntax::partials::eval(op, &xs) {
+                Some(x) => Ok(V::R(x)),
+                None => fail("derivative primitive"),
+            }
+        }
     }
 }

@@ -12,10 +12,12 @@
 //!
 //! Derivatives at the points where an operator is not differentiable are
 //! the intentional ones of Appendix A.4, the same as forward mode's
-//! (docs/derivatives.md lists them): `abs` has derivative `sign x` (0 at
+//! (docs/derivatives.md lists them): `abs` has derivative `dabs x` (-1 at
 //! 0), `max x y` is `if x > y then x else y` and `min x y` is
 //! `if x < y then x else y` (a tie goes to `y`), and `pow x y` has
-//! derivative 0 in `y` where `x <= 0`.
+//! derivative 0 in `y` where `x <= 0`. The partials of `pow`, `tan`, `tanh`
+//! and `abs` and the second one of `/` are Target primitives (`d1pow`, ...,
+//! `syntax::partials`), as seeds/000 Section 2 assumes: one operation each.
 
 use super::emit::{ValId, plus_one};
 use super::{Abs, Raise, State, at, internal, truncate};
@@ -438,13 +440,15 @@ impl Raise<'_> {
                 let s = b.un(P::Sin, x);
                 b.un(P::Neg, s)
             }
-            P::Tan => {
-                // 1 + tan² x.
-                let (x1, x2) = (xe(b), xe(b));
-                let (t1, t2) = (b.un(P::Tan, x1), b.un(P::Tan, x2));
-                let sq = b.bin(P::Mul, t1, t2);
-                let one = b.real_node(1.0);
-                b.bin(P::Add, one, sq)
+            // The derivative primitives of Target (syntax::partials).
+            P::Tan | P::Tanh | P::Abs => {
+                let d = match op {
+                    P::Tan => P::DTan,
+                    P::Tanh => P::DTanh,
+                    _ => P::DAbs,
+                };
+                let x = xe(b);
+                b.un(d, x)
             }
             P::Exp => {
                 let x = xe(b);
@@ -461,25 +465,6 @@ impl Raise<'_> {
                 let s = b.un(P::Sqrt, x);
                 b.bin(P::Div, half, s)
             }
-            P::Tanh => {
-                // 1 - tanh² x.
-                let (x1, x2) = (xe(b), xe(b));
-                let (t1, t2) = (b.un(P::Tanh, x1), b.un(P::Tanh, x2));
-                let sq = b.bin(P::Mul, t1, t2);
-                let one = b.real_node(1.0);
-                b.bin(P::Sub, one, sq)
-            }
-            P::Abs => {
-                // sign x, with sign 0 = 0.
-                let (x1, x2) = (xe(b), xe(b));
-                let (z1, z2) = (b.real_node(0.0), b.real_node(0.0));
-                let pos = b.cmp(P::Gt, x1, z1);
-                let neg = b.cmp(P::Lt, x2, z2);
-                let (one, minus_one, zero) =
-                    (b.real_node(1.0), b.real_node(-1.0), b.real_node(0.0));
-                let inner = b.ite(neg, minus_one, zero);
-                b.ite(pos, one, inner)
-            }
             other => return Err(no_rule(span, other)),
         };
         Ok(Partial::Expr(e))
@@ -494,30 +479,19 @@ impl Raise<'_> {
             P::Sub => (Partial::One, Partial::MinusOne),
             P::Mul => (Partial::Expr(b.use_val(y)), Partial::Expr(b.use_val(x))),
             P::Div => {
-                // 1 / y and -((x / y) / y).
+                // 1 / y and ∂₂(/), a primitive of Target (syntax::partials).
                 let one = b.real_node(1.0);
                 let ye = b.use_val(y);
                 let dx = b.bin(P::Div, one, ye);
-                let (xe, y1, y2) = (b.use_val(x), b.use_val(y), b.use_val(y));
-                let r = b.bin(P::Div, xe, y1);
-                let q = b.bin(P::Div, r, y2);
-                (Partial::Expr(dx), Partial::Expr(b.un(P::Neg, q)))
+                let (xe, ye) = (b.use_val(x), b.use_val(y));
+                (Partial::Expr(dx), Partial::Expr(b.bin(P::D2Div, xe, ye)))
             }
             P::Pow => {
-                // y * pow x (y - 1), and (if x > 0 then pow x y * log x else 0).
-                let (ye, xe, y1) = (b.use_val(y), b.use_val(x), b.use_val(y));
-                let one = b.real_node(1.0);
-                let ym1 = b.bin(P::Sub, y1, one);
-                let p = b.bin(P::Pow, xe, ym1);
-                let dx = b.bin(P::Mul, ye, p);
-                let (x1, x2, x3, y2) = (b.use_val(x), b.use_val(x), b.use_val(x), b.use_val(y));
-                let zero = b.real_node(0.0);
-                let positive = b.cmp(P::Gt, x1, zero);
-                let p = b.bin(P::Pow, x2, y2);
-                let l = b.un(P::Log, x3);
-                let pl = b.bin(P::Mul, p, l);
-                let zero = b.real_node(0.0);
-                (Partial::Expr(dx), Partial::Expr(b.ite(positive, pl, zero)))
+                // ∂₁pow and ∂₂pow, primitives of Target (syntax::partials).
+                let (x1, y1, x2, y2) = (b.use_val(x), b.use_val(y), b.use_val(x), b.use_val(y));
+                let dx = b.bin(P::D1Pow, x1, y1);
+                let dy = b.bin(P::D2Pow, x2, y2);
+                (Partial::Expr(dx), Partial::Expr(dy))
             }
             P::Max | P::Min => {
                 // `max x y` is `if x > y then x else y`, `min x y` is

@@ -25,7 +25,8 @@
 //! - Target UNF of `f`: one definition `f_grad`, same parameters, returning
 //!   `(value, g_1, ..., g_k)` with g_i the gradient with respect to the i-th
 //!   position of `wrt`, seeded with 1 on the result (the paper's
-//!   `π2 D(e)(0_Γ, 1)`).
+//!   `π2 D(e)(0_Γ, 1)`); with k = 0 (an entry without parameters), the
+//!   value alone.
 
 mod arrays;
 mod calculus;
@@ -134,10 +135,15 @@ pub fn raise(m: &Module) -> Result<syntax::Module, Error> {
                 items.push(r.b.use_val(g));
                 tys.push(r.b.ty(g).clone());
             }
-            let tuple = r.b.node(Expr::Tuple(items), Ty::Tuple(tys));
+            // With no parameter to differentiate, the value alone (a tuple
+            // has 0 or at least 2 components).
+            let result = match items.as_slice() {
+                [only] => *only,
+                _ => r.b.node(Expr::Tuple(items), Ty::Tuple(tys)),
+            };
             (
                 syntax::Name::new(format!("{}_grad", def.name)),
-                r.b.end(tuple),
+                r.b.end(result),
             )
         }
     };

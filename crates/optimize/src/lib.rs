@@ -136,7 +136,10 @@ pub fn optimize_report(m: &Module, cfg: &Config) -> Result<(Module, Report), Err
         // The rules that need every use of a binding at once;
         // `share-elementwise` only on a program the others have settled,
         // so that it judges the dependencies between loops that remain.
-        let rules = if fired.is_empty() {
+        // (A round that only moved single-use values settled the program
+        // too: see note [phases].)
+        let settled = fired.keys().all(|&r| r == RuleName::InlineOnce);
+        let rules = if settled {
             phase.rules
         } else {
             phase.rules.without(RuleName::ShareElementwise)

@@ -48,6 +48,8 @@ pub struct Config {
     /// The tallest expression (in nodes from root to leaf) that
     /// `inline-once` and `inline-arg` move into a use; a taller one stays
     /// bound by a `let`, so that long chains stay chains of `let`s.
+    /// Function values are moved whatever their height (their calls are
+    /// where they disappear, Lemma 5.3).
     pub inline_height: usize,
     /// Run `syntax::verify` on the output (a failure is
     /// [`Error::Internal`]). The verifier re-infers every type, which costs

@@ -48,6 +48,8 @@ pub struct Config {
     /// The tallest expression (in nodes from root to leaf) that
     /// `inline-once` and `inline-arg` move into a use; a taller one stays
     /// bound by a `let`, so that long chains stay chains of `let`s.
+    /// Function values are moved whatever their height (their calls are
+    /// where they disappear, Lemma 5.3).
     pub inline_height: usize,
     /// Run `syntax::verify` on the output (a failure is
     /// [`Error::Internal`]). The verifier re-infers every type, which costs
@@ -150,7 +152,10 @@ fn run(m: Module, cfg: &Config) -> Result<(Module, Report), Error> {
         // The rules that need every use of a binding at once;
         // `share-elementwise` only on a program the others have settled,
         // so that it judges the dependencies between loops that remain.
-        let rules = if fired.is_empty() {
+        // (A round that only moved single-use values settled the program
+        // too: see note [phases].)
+        let settled = fired.keys().all(|&r| r == RuleName::InlineOnce);
+        let rules = if settled {
             phase.rules
         } else {
             phase.rules.without(RuleName::ShareElementwise)
@@ -172,18 +177,8 @@ fn run(m: Module, cfg: &Config) -> Result<(Module, Report), Error> {
             *report.fired.entry(rule).or_insert(0) += n;
         }
         if only_inlined {
-            // Settled: the rules that wait for a settled program
-            // (`share-elementwise`) get their turn before the fixpoint is
-            // declared, or a second run would still find work.
-            let mut late = BTreeMap::new();
-            fuse::run(&mut cur, &mut names, phase.rules, &mut late);
-            if late.is_empty() {
-                report.converged = true;
-                break;
-            }
-            for (rule, n) in late {
-                *report.fired.entry(rule).or_insert(0) += n;
-            }
+            report.converged = true;
+            break;
         }
     }
     compact::compact(&mut cur);

@@ -242,7 +242,10 @@ impl Round<'_> {
     /// `let`s past `Config::inline_height`, so that no expression grows as
     /// deep as the program is long.
     fn fits(&self, v: ExprId) -> bool {
+        // A function value must reach its call however tall it is: calls
+        // are where it disappears (Lemma 5.3).
         usize::from(self.heights[v.index()]) <= self.cfg.inline_height
+            || matches!(self.m.types[v.index()], Ty::Func(..))
     }
 
     /// The type of a node.

@@ -63,9 +63,9 @@ fn rivals(rule: RuleName) -> Vec<RuleName> {
         RuleName::Map2Const => vec![RuleName::MapFusion],
         // A single-use `let` is inlined before it can be flattened, merged
         // or found to be `let x = e in x`.
-        RuleName::LetLet | RuleName::LetVar | RuleName::Cse | RuleName::CseAlpha => {
-            vec![RuleName::InlineOnce]
-        }
+        RuleName::LetLet | RuleName::LetVar | RuleName::Cse => vec![RuleName::InlineOnce],
+        // Two reductions over one array are fused before they are compared.
+        RuleName::CseAlpha => vec![RuleName::InlineOnce, RuleName::ReduceFusion],
         // Map-fusion would fuse the projections into their consumers first.
         RuleName::UnzipFusion => vec![RuleName::MapFusion],
         // A cheap map used twice is copied into its uses (and reductions
@@ -84,16 +84,18 @@ fn rivals(rule: RuleName) -> Vec<RuleName> {
 
 fn check_rule(rule: RuleName) {
     let fired = Cell::new(0usize);
-    // The same programs on every run: the test asserts that the rule
-    // fires on some of them, which a fresh draw of a rarely firing rule's
-    // programs could miss (a flaky test). The random programs of every
-    // run are the difftest suite's and `optimize_preserves_values...`'s.
+    // Patterns that need two loops of one shape in one chain are rarer
+    // in the generated programs: more programs for those rules. The same
+    // programs on every run: the test asserts that the rule fires on some
+    // of them, which a fresh draw could miss (a flaky test); fresh random
+    // programs are `optimize_preserves_values...`'s and the difftest
+    // suite's.
+    let cases = match rule {
+        RuleName::CseAlpha | RuleName::ShareElementwise => 4 * CASES,
+        _ => CASES,
+    };
     let config = RunnerConfig {
-        cases: if rule == RuleName::CseAlpha {
-            4 * CASES
-        } else {
-            CASES
-        },
+        cases,
         failure_persistence: None,
         ..RunnerConfig::default()
     };
@@ -139,7 +141,7 @@ fn check_rule(rule: RuleName) {
     }
     assert!(
         fired.get() > 0,
-        "rule {rule} never fired on the generated programs"
+        "rule {rule} never fired on {cases} generated programs"
     );
 }
 

@@ -308,7 +308,7 @@ impl Gen {
                      reduce (+) 0 (map (fun (y : R) -> sin (y * {a}) * {v}) {arr}) + {v})"
                 )
             }
-            _ if self.pick(3) == 0 => {
+            _ if self.pick(2) == 0 => {
                 // The same loop twice, up to the names of its binders:
                 // `cse-alpha`.
                 let (v, w, a) = (self.name("v"), self.name("v"), self.leaf(scope));

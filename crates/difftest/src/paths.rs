@@ -211,7 +211,9 @@ fn ordered(def: &Def, inputs: &[(String, Value)]) -> Result<Vec<Value>, String> 
 /// and, as their difference, the error estimate. A component for which no
 /// three successive quotients agree before the step reaches 1e-10, or
 /// whose perturbations stop changing the value, is inconclusive (infinite
-/// error).
+/// error). A step whose forward and backward one-sided quotients disagree
+/// (by more than 1e-2 relative) is never accepted: the perturbations fell
+/// on two sides of a kink.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FiniteDiff {
     /// The Richardson-extrapolated quotients.
@@ -241,7 +243,9 @@ pub fn finite_differences(
         flatten(template, &mut xs);
         let (mut g, mut e) = (Vec::with_capacity(xs.len()), Vec::with_capacity(xs.len()));
         for j in 0..xs.len() {
-            let quotient = |h: f64| -> Result<f64, String> {
+            // The central quotient, and whether the two one-sided ones
+            // agree with each other at this step.
+            let quotient = |h: f64| -> Result<(f64, bool), String> {
                 let at = |delta: f64| -> Result<f64, String> {
                     let mut ys = xs.clone();
                     ys[j] += delta;
@@ -249,7 +253,14 @@ pub fn finite_differences(
                     a[w - 1] = unflatten(template, &ys, &mut 0);
                     f(&a)
                 };
-                Ok((at(h)? - at(-h)?) / (2.0 * h))
+                let (plus, minus) = (at(h)?, at(-h)?);
+                let central = (plus - minus) / (2.0 * h);
+                let (fwd, bwd) = ((plus - f0) / h, (f0 - minus) / h);
+                let rounding = 1e-12 * f0.abs().max(1.0) / h;
+                Ok((
+                    central,
+                    (fwd - bwd).abs() <= 1e-2 * (1.0 + central.abs()) + rounding,
+                ))
             };
             // Shrink the step by 4 until three successive quotients agree
             // to 1e-4 (one agreeing pair can be a plateau of a piecewise
@@ -262,17 +273,21 @@ pub fn finite_differences(
             let settled = |a: f64, b: f64| (a - b).abs() <= 1e-4 * (1.0 + b.abs());
             let scale = xs[j].abs().max(1.0);
             let mut h = 1e-3 * scale;
-            let mut q0 = quotient(h)?;
+            let mut q0 = quotient(h)?.0;
             h /= 4.0;
-            let mut q1 = quotient(h)?;
+            let mut q1 = quotient(h)?.0;
             let mut found = (q1, f64::INFINITY);
             while h > 1e-10 * scale {
                 h /= 4.0;
-                let q2 = quotient(h)?;
+                let (q2, sides_agree) = quotient(h)?;
                 if q2 == 0.0 && q1 != 0.0 {
                     break;
                 }
-                if settled(q0, q1) && settled(q1, q2) {
+                // Equal central quotients whose one-sided halves disagree
+                // straddle a kink or a jump (`max 1 e` where both
+                // perturbations fall on the plateau and f0 does not): not
+                // a slope, look closer.
+                if settled(q0, q1) && settled(q1, q2) && sides_agree {
                     let err =
                         (q2 - q1).abs().max((q1 - q0).abs() / 4.0) + 1e-13 * f0.abs().max(1.0) / h;
                     found = ((16.0 * q2 - q1) / 15.0, err);

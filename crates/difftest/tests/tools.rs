@@ -179,9 +179,12 @@ fn check_grad_agrees_on_a_smooth_program() {
 }
 
 #[test]
-fn check_grad_reports_a_disagreement_at_a_kink() {
-    // At a tie, reverse mode sends the whole derivative to x (ties go to
-    // x); central differences see half of it on each side.
+fn check_grad_does_not_take_a_kink_for_a_slope() {
+    // At a tie, reverse mode sends the whole derivative to y (ties go to
+    // the second argument); central differences see half of it on each
+    // side, and their one-sided halves (1 and 0) disagree: the finite
+    // differences are inconclusive there, not a disagreement of the AD
+    // routes (fixture fuzz_fd_kink is the case that found it).
     let m = compile("def f (x : R) (y : R) : R = max x y");
     let at = vec![
         ("x".to_string(), Value::Real(1.0)),
@@ -192,14 +195,9 @@ fn check_grad_reports_a_disagreement_at_a_kink() {
         ..CheckConfig::default()
     };
     let report = check_grad(&m, None, &at, &cfg).expect("runs");
-    assert!(!report.ok());
-    assert!(
-        report
-            .render()
-            .contains("DISAGREE: direct vs finite differences"),
-        "{}",
-        report.render()
-    );
+    let text = report.render();
+    assert!(report.ok(), "{text}");
+    assert!(text.contains("too ill-conditioned"), "{text}");
 }
 
 #[test]

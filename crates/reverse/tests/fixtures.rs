@@ -191,6 +191,7 @@ const CHECKED: &[&str] = &[
     "ex4_1",
     "exp_cos",
     "fuzz_build_size",
+    "fuzz_fd_kink",
     "fuzz_fd_plateau",
     "fuzz_fd_rounding",
     "fuzz_fold_in_init",
@@ -363,6 +364,10 @@ fn fuzz_build_size() {
 #[test]
 fn fuzz_fold_in_init() {
     check("fuzz_fold_in_init", false);
+}
+#[test]
+fn fuzz_fd_kink() {
+    check("fuzz_fd_kink", false);
 }
 #[test]
 fn fuzz_tan_pole() {

@@ -61,6 +61,11 @@ impl Hasher for FxHasher {
         self.add(i as u64);
     }
 
+    /// The state with its high bits folded into the low ones. The tables
+    /// pick a bucket from the low bits, and in a product the low bits
+    /// depend only on the low bits of the factors: without the fold, the
+    /// bucket of a name would depend on its first few bytes only, and
+    /// `v_1`, `v_17`, `v_1234`... would all collide.
     #[inline]
     fn finish(&self) -> u64 {
         let h = self.hash;

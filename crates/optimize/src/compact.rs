@@ -64,33 +64,5 @@ pub(crate) fn compact(m: &mut Module) {
 
 /// Renumbers the children of `e` in place.
 fn renumber(e: &mut Expr, new_id: &[ExprId]) {
-    let f = |id: &mut ExprId| *id = new_id[id.index()];
-    match e {
-        Expr::Var(_) | Expr::Real(_) | Expr::Int(_) | Expr::Bool(_) | Expr::Section(_) => {}
-        Expr::Let { value, body, .. } => {
-            f(value);
-            f(body);
-        }
-        Expr::Tuple(items) | Expr::Array(items) => items.iter_mut().for_each(f),
-        Expr::Proj { tuple, .. } => f(tuple),
-        Expr::If {
-            cond,
-            then_branch,
-            else_branch,
-        } => {
-            f(cond);
-            f(then_branch);
-            f(else_branch);
-        }
-        Expr::Lambda { body, .. } => f(body),
-        Expr::App { func, args } => {
-            f(func);
-            args.iter_mut().for_each(f);
-        }
-        Expr::Prim { args, .. } => args.iter_mut().for_each(f),
-        Expr::Index { array, index } => {
-            f(array);
-            f(index);
-        }
-    }
+    e.for_each_child_mut(|id| *id = new_id[id.index()]);
 }

@@ -1,6 +1,7 @@
 //! The rules that look at every use of an array at once, run after each
 //! round of the simplifier (`lib.rs`): `reduce-fusion`,
-//! `prune-components` and `share-elementwise` (`fuse/share.rs`). The simplifier sees one binding and its environment
+//! `prune-components`, `share-elementwise` (`fuse/share.rs`) and
+//! `share-inner-loop` (`fuse/inner.rs`). The simplifier sees one binding and its environment
 //! at a time; these rules need the whole scope of a binding (every use of
 //! `X`, and where in the `let` chain each one is), so they are a pass of
 //! their own over each definition: an analysis ([`Analysis`]), a plan for
@@ -43,6 +44,7 @@ use syntax::{Expr, ExprId, Module, Name, Param, Pat, Prim, Span, Ty, stack};
 use crate::hash::{FxHashMap, FxHashSet};
 use crate::rules::{RuleName, RuleSet};
 
+mod inner;
 mod reduce;
 mod share;
 
@@ -254,7 +256,8 @@ pub(crate) fn run(
     let fusion = rules.contains(RuleName::ReduceFusion);
     let prune = rules.contains(RuleName::PruneComponents);
     let share = rules.contains(RuleName::ShareElementwise);
-    if !fusion && !prune && !share {
+    let inner = rules.contains(RuleName::ShareInnerLoop);
+    if !fusion && !prune && !share && !inner {
         return;
     }
     for d in 0..m.defs.len() {
@@ -303,6 +306,12 @@ pub(crate) fn run(
             && let Some(plan) = share::plan_share(m, names, root)
         {
             done = Some((plan, RuleName::ShareElementwise));
+        }
+        if done.is_none()
+            && inner
+            && let Some(plan) = inner::plan_inner(m, names, root)
+        {
+            done = Some((plan, RuleName::ShareInnerLoop));
         }
         if let Some((plan, rule)) = done {
             let body = rebuild(m, root, &plan);

@@ -150,7 +150,8 @@ fn run(m: Module, cfg: &Config) -> Result<(Module, Report), Error> {
         cur = next;
         names = next_names;
         // The rules that need every use of a binding at once;
-        // `share-elementwise` only on a program the others have settled,
+        // `share-elementwise` and `share-inner-loop` only on a program the
+        // others have settled,
         // so that it judges the dependencies between loops that remain.
         // (A round that only moved single-use values settled the program
         // too: see note [phases].)
@@ -158,7 +159,10 @@ fn run(m: Module, cfg: &Config) -> Result<(Module, Report), Error> {
         let rules = if settled {
             phase.rules
         } else {
-            phase.rules.without(RuleName::ShareElementwise)
+            phase
+                .rules
+                .without(RuleName::ShareElementwise)
+                .without(RuleName::ShareInnerLoop)
         };
         fuse::run(&mut cur, &mut names, rules, &mut fired);
         if fired.is_empty() {

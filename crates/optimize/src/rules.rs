@@ -40,6 +40,8 @@ pub enum RuleName {
     CseAlpha,
     /// An expensive function of an array's elements computed by loops in two `let`s of a chain ~> computed once into an array they read (`fuse/share.rs`).
     ShareElementwise,
+    /// An inner loop computed for each element by two loops over the same arrays ~> computed once into an array they read (`fuse/inner.rs`).
+    ShareInnerLoop,
     // Tuple partial evaluation.
     /// `(e1, ..., en).i ~> ei`.
     ProjTuple,
@@ -117,6 +119,7 @@ impl RuleName {
         RuleName::Cse,
         RuleName::CseAlpha,
         RuleName::ShareElementwise,
+        RuleName::ShareInnerLoop,
         RuleName::ProjTuple,
         RuleName::TupleLet,
         RuleName::SplitTuple,
@@ -165,6 +168,7 @@ impl RuleName {
             RuleName::Cse => "cse",
             RuleName::CseAlpha => "cse-alpha",
             RuleName::ShareElementwise => "share-elementwise",
+            RuleName::ShareInnerLoop => "share-inner-loop",
             RuleName::ProjTuple => "proj-tuple",
             RuleName::TupleLet => "tuple-let",
             RuleName::SplitTuple => "split-tuple",
@@ -206,9 +210,10 @@ impl RuleName {
             | RuleName::ForwardConst
             | RuleName::InlineArg
             | RuleName::InlineOnce => "inlining and forward substitution",
-            RuleName::Cse | RuleName::CseAlpha | RuleName::ShareElementwise => {
-                "common subexpressions"
-            }
+            RuleName::Cse
+            | RuleName::CseAlpha
+            | RuleName::ShareElementwise
+            | RuleName::ShareInnerLoop => "common subexpressions",
             RuleName::ProjTuple | RuleName::TupleLet | RuleName::SplitTuple => {
                 "tuple partial evaluation"
             }
@@ -263,6 +268,9 @@ impl RuleName {
             }
             RuleName::ShareElementwise => {
                 "let y1 = .. map (fun x -> .. e(x) ..) A .. in .. let y2 = .. map (fun z -> .. e(z) ..) A .. ~> let E = map (fun a -> e(a)) A in let y1 = .. map2 (fun (x, q) -> .. q ..) A E .. in ..  (e real, with exp, log, sin, cos, tan, tanh, sqrt or pow, of the element, literals and names bound before; no indexing, call or loop in e; loops in two lets of one chain; also map2)"
+            }
+            RuleName::ShareInnerLoop => {
+                "let y1 = map2 (fun (c, m) -> .. e(c, m) ..) C M in .. let y2 = .. map2 (fun (p, z) -> .. e(p.1, p.2) ..) (zip C M) Z .. ~> let S = map2 (fun (c, m) -> e(c, m)) C M in .. loops reading S alongside  (e an inner loop, not only arithmetic, equal up to binders and the names of the elements; also map2 (fun r -> let a = e' in G(a)) in the first loop, which becomes map G s)"
             }
             RuleName::ProjTuple => "(e1, ..., en).i ~> ei",
             RuleName::TupleLet => {

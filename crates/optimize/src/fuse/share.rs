@@ -207,7 +207,7 @@ fn loops(m: &Module, id: ExprId, at: usize, out: &mut Vec<Found>) {
 
 /// The chains of `let`s in the tree under `root`: each a list of
 /// elements (the `let` nodes, then the body).
-fn chains(m: &Module, root: ExprId) -> Vec<Vec<ExprId>> {
+pub(super) fn chains(m: &Module, root: ExprId) -> Vec<Vec<ExprId>> {
     let mut out = Vec::new();
     let mut todo = vec![(root, true)];
     while let Some((i, starts)) = todo.pop() {
@@ -432,49 +432,67 @@ fn build(
             .filter(|&&(g, _)| g == fi)
             .map(|&(_, e)| e)
             .collect();
-        let new = rewrite_loop(m, names, f, &occ, array, &big_e, &ety, span)?;
+        let q = fresh(m, names, "e");
+        let mut inner = Plan::default();
+        for &e in &occ {
+            let qv = add(m, Expr::Var(q.clone()), Ty::Real, span);
+            inner.replace.insert(e, qv);
+        }
+        let Expr::Prim { args, .. } = m.expr(f.node) else {
+            return None;
+        };
+        let k = (1..args.len()).find(|&k| matches!(m.expr(args[k]), Expr::Var(x) if x == array))?;
+        let new = read_alongside(
+            m,
+            names,
+            f.node,
+            k,
+            &inner,
+            (q, Ty::Real),
+            (&big_e, &ety),
+            span,
+        )?;
         plan.replace.insert(f.node, new);
     }
     plan.insert = Some((chain[first], Pat::Var(big_e), value));
     Some(plan)
 }
 
-/// The loop `f.node` reading `E` in place of the occurrences `occ`.
+/// The loop `node` (`map f A` or `map2 f A B`) reading the array `E` (the
+/// name and type in `big_e`) alongside its `k`-th array, element by element,
+/// as the parameter `q` (name and element type): `inner` rewrites the
+/// loop's body (where it computed what `E` holds, it reads `q`).
 #[allow(clippy::too_many_arguments)]
-fn rewrite_loop(
+pub(super) fn read_alongside(
     m: &mut Module,
     names: &mut Option<NameGen>,
-    f: &Found,
-    occ: &[ExprId],
-    array: &Name,
-    big_e: &Name,
-    ety: &Ty,
+    node: ExprId,
+    k: usize,
+    inner: &Plan,
+    (q, qty): (Name, Ty),
+    (big_e, ety): (&Name, &Ty),
     span: Span,
 ) -> Option<ExprId> {
-    let Expr::Prim { op, args } = m.expr(f.node).clone() else {
+    let Expr::Prim { op, args } = m.expr(node).clone() else {
         return None;
     };
     let Expr::Lambda { params, body } = m.expr(args[0]).clone() else {
         return None;
     };
-    let ret = m.types[body.index()].clone();
-    let q = fresh(m, names, "e");
-    let mut inner = Plan::default();
-    for &e in occ {
-        let qv = add(m, Expr::Var(q.clone()), Ty::Real, span);
-        inner.replace.insert(e, qv);
+    if !(1..args.len()).contains(&k) || params.len() != args.len() - 1 {
+        return None;
     }
-    let body = rebuild(m, body, &inner);
+    let ret = m.types[body.index()].clone();
+    let body = rebuild(m, body, inner);
     let ev = add(m, Expr::Var(big_e.clone()), ety.clone(), span);
-    let k = (1..args.len()).find(|&k| matches!(m.expr(args[k]), Expr::Var(x) if x == array))?;
     let aparam = params[k - 1].clone();
     let aty = aparam.ty.clone().unwrap_or(Ty::Tuple(Vec::new()));
     let qparam = syntax::Param {
         name: q.clone(),
-        ty: Some(Ty::Real),
+        ty: Some(qty.clone()),
         span,
     };
-    let node_ty = m.types[f.node.index()].clone();
+    let node_ty = m.types[node.index()].clone();
     if op == Prim::Map {
         // map (fun x -> b) A ~> map2 (fun (x, q) -> b') A E
         let lam = add(
@@ -483,7 +501,7 @@ fn rewrite_loop(
                 params: vec![aparam, qparam],
                 body,
             },
-            Ty::Func(vec![aty, Ty::Real], Box::new(ret)),
+            Ty::Func(vec![aty, qty.clone()], Box::new(ret)),
             span,
         );
         return Some(add(
@@ -497,10 +515,10 @@ fn rewrite_loop(
         ));
     }
     // map2 (fun (x, y) -> b) A B ~> map2 (fun (xq, y) -> let (x, q) = xq in b') (zip A E) B
-    let pair = Ty::Tuple(vec![aty.clone(), Ty::Real]);
+    let pair = Ty::Tuple(vec![aty.clone(), qty.clone()]);
     let (za, zq) = (fresh(m, names, "a"), fresh(m, names, "e"));
     let zav = add(m, Expr::Var(za.clone()), aty.clone(), span);
-    let zqv = add(m, Expr::Var(zq.clone()), Ty::Real, span);
+    let zqv = add(m, Expr::Var(zq.clone()), qty.clone(), span);
     let zbody = add(m, Expr::Tuple(vec![zav, zqv]), pair.clone(), span);
     let zlam = add(
         m,
@@ -513,13 +531,13 @@ fn rewrite_loop(
                 },
                 syntax::Param {
                     name: zq,
-                    ty: Some(Ty::Real),
+                    ty: Some(qty.clone()),
                     span,
                 },
             ],
             body: zbody,
         },
-        Ty::Func(vec![aty.clone(), Ty::Real], Box::new(pair.clone())),
+        Ty::Func(vec![aty.clone(), qty], Box::new(pair.clone())),
         span,
     );
     let (asize, _) = elem_ty(&m.types[args[k].index()])?;

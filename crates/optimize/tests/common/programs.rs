@@ -336,7 +336,7 @@ impl Gen {
             return self.array_leaf(scope);
         }
         let d = depth - 1;
-        match self.pick(15) {
+        match self.pick(16) {
             0 => self.array_leaf(scope),
             1 => {
                 let u = self.name("u");
@@ -454,6 +454,31 @@ impl Gen {
                 let a = self.array(scope, d);
                 format!(
                     "(map2 (fun (a : R, b : R) -> a * b) {a} (shift1L (scanr (*) 1 (ones_like {a}))))"
+                )
+            }
+            15 => {
+                // Reverse mode's two loops over one array: the forward one
+                // computes an inner loop and goes on (`let a = .. in a * a`),
+                // the backward one needs the inner loop's value again.
+                let (x, s1) = (self.name("X"), self.name("S"));
+                let (u, v, z1, z2) = (
+                    self.name("u"),
+                    self.name("u"),
+                    self.name("z"),
+                    self.name("z"),
+                );
+                let xs = self.array(scope, d.min(1));
+                let b = self.array_leaf(scope);
+                let k = self.leaf(scope);
+                let first = if self.pick(2) == 0 {
+                    // The inner loop fused with what follows it.
+                    format!("map (fun ({z1} : R) -> let a = ({z1} * {u} + {k}) / 2 in a * a) {b}")
+                } else {
+                    format!("map (fun ({z1} : R) -> ({z1} * {u} + {k}) / 2) {b}")
+                };
+                format!(
+                    "(let {x} = {xs} in let {s1} = map (fun ({u} : R) -> reduce (+) 0 ({first})) {x} in \
+                     map2 (fun ({v} : R, s : R) -> s * reduce (+) 0 (map (fun ({z2} : R) -> ({z2} * {v} + {k}) / 2) {b})) {x} {s1})"
                 )
             }
             _ => {

@@ -1,0 +1,344 @@
+//! The rewrite of `share-inner-loop`: the shared array `S`, computed
+//! ahead of the first loop from copies of what it needs, and both loops
+//! reading it.
+
+use syntax::ir::NameGen;
+use syntax::{Expr, ExprId, Module, Name, Param, Pat, Prim, Ty, stack};
+
+use super::super::share::read_alongside;
+use super::super::{Plan, add, elem_ty, fresh};
+use super::{Loop, Match, fission_let};
+use crate::hash::{FxHashMap, FxHashSet};
+
+/// The names read under `id` and bound outside it.
+pub(super) fn free(m: &Module, id: ExprId) -> FxHashSet<Name> {
+    let (mut vs, mut bs) = (FxHashSet::default(), FxHashSet::default());
+    super::super::vars(m, id, &mut vs);
+    super::super::binders(m, id, &mut bs);
+    vs.retain(|v| !bs.contains(v));
+    vs
+}
+
+/// A copy of the tree under `id` with fresh binders, renaming free names
+/// by `ren`.
+fn copy_fresh(
+    m: &mut Module,
+    names: &mut Option<NameGen>,
+    id: ExprId,
+    ren: &mut FxHashMap<Name, Name>,
+) -> ExprId {
+    stack::guard(|| {
+        let (ty, span) = (m.types[id.index()].clone(), m.span(id));
+        let node = match m.expr(id).clone() {
+            Expr::Var(x) => Expr::Var(ren.get(&x).cloned().unwrap_or(x)),
+            Expr::Let {
+                pat,
+                ty: ann,
+                value,
+                body,
+            } => {
+                let value = copy_fresh(m, names, value, ren);
+                let pat = match pat {
+                    Pat::Var(x) => Pat::Var(rename(m, names, &x, ren)),
+                    Pat::Tuple(xs) => {
+                        Pat::Tuple(xs.iter().map(|x| rename(m, names, x, ren)).collect())
+                    }
+                };
+                let body = copy_fresh(m, names, body, ren);
+                Expr::Let {
+                    pat,
+                    ty: ann,
+                    value,
+                    body,
+                }
+            }
+            Expr::Lambda { params, body } => {
+                let params = params
+                    .iter()
+                    .map(|p| Param {
+                        name: rename(m, names, &p.name, ren),
+                        ..p.clone()
+                    })
+                    .collect();
+                let body = copy_fresh(m, names, body, ren);
+                Expr::Lambda { params, body }
+            }
+            e => e.map_children(|c| copy_fresh(m, names, c, ren)),
+        };
+        add(m, node, ty, span)
+    })
+}
+
+fn rename(
+    m: &Module,
+    names: &mut Option<NameGen>,
+    x: &Name,
+    ren: &mut FxHashMap<Name, Name>,
+) -> Name {
+    let n = fresh(m, names, x.as_str());
+    ren.insert(x.clone(), n.clone());
+    n
+}
+
+/// The rewrite for a match, if what `S` needs is bound before `L1`.
+pub(super) fn build(
+    m: &mut Module,
+    names: &mut Option<NameGen>,
+    chain: &[ExprId],
+    l1: &Loop,
+    l2: &Loop,
+    mt: &Match,
+) -> Option<Plan> {
+    let Expr::Prim { op, args } = m.expr(l1.node).clone() else {
+        return None;
+    };
+    let Expr::Lambda { params, .. } = m.expr(args[0]).clone() else {
+        return None;
+    };
+    // What S computes: c1, or c1 with its lambda's body cut to E.
+    let flet = if mt.fission {
+        Some(fission_let(m, mt.c1)?)
+    } else {
+        None
+    };
+    // The body `let`s it reads, transitively, in chain order.
+    let mut need: FxHashSet<ExprId> = FxHashSet::default();
+    let mut outer: FxHashSet<Name> = FxHashSet::default();
+    let mut todo: Vec<ExprId> = vec![mt.c1];
+    let pnames: FxHashSet<Name> = params.iter().map(|p| p.name.clone()).collect();
+    while let Some(e) = todo.pop() {
+        for v in free(m, e) {
+            if pnames.contains(&v) {
+                continue;
+            }
+            match l1.bound_by.get(&v) {
+                Some(&letn) => {
+                    if need.insert(letn)
+                        && let Expr::Let { value, .. } = m.expr(letn)
+                    {
+                        todo.push(*value);
+                    }
+                }
+                None => {
+                    outer.insert(v);
+                }
+            }
+        }
+    }
+    for &a in &args[1..] {
+        outer.extend(free(m, a));
+    }
+    // Everything from outside is bound before L1's chain element.
+    let mut after = FxHashSet::default();
+    for &c in &chain[l1.at..] {
+        match m.expr(c) {
+            Expr::Let { pat, value, .. } => {
+                match pat {
+                    Pat::Var(y) => {
+                        after.insert(y.clone());
+                    }
+                    Pat::Tuple(ys) => after.extend(ys.iter().cloned()),
+                }
+                super::super::binders(m, *value, &mut after);
+            }
+            _ => super::super::binders(m, c, &mut after),
+        }
+    }
+    if outer.iter().any(|v| after.contains(v)) {
+        return None;
+    }
+    let span = m.span(mt.c1);
+    // S = map/map2 (fun ps' -> let <need> in c1') <L1's arrays>
+    let mut ren = FxHashMap::default();
+    let new_params: Vec<Param> = params
+        .iter()
+        .map(|p| Param {
+            name: rename(m, names, &p.name, &mut ren),
+            ..p.clone()
+        })
+        .collect();
+    let lets: Vec<ExprId> = l1
+        .lets
+        .iter()
+        .copied()
+        .filter(|l| need.contains(l))
+        .collect();
+    let mut copied = Vec::new();
+    for &l in &lets {
+        let Expr::Let { pat, value, .. } = m.expr(l).clone() else {
+            return None;
+        };
+        let v = copy_fresh(m, names, value, &mut ren);
+        let pat = match pat {
+            Pat::Var(x) => Pat::Var(rename(m, names, &x, &mut ren)),
+            Pat::Tuple(xs) => {
+                Pat::Tuple(xs.iter().map(|x| rename(m, names, x, &mut ren)).collect())
+            }
+        };
+        copied.push((pat, v));
+    }
+    let (result, rty) = match flet {
+        None => {
+            let r = copy_fresh(m, names, mt.c1, &mut ren);
+            (r, m.types[mt.c1.index()].clone())
+        }
+        Some(fl) => {
+            // map2 (fun qs -> E) arrays, copied.
+            let Expr::Prim {
+                op: iop,
+                args: iargs,
+            } = m.expr(mt.c1).clone()
+            else {
+                return None;
+            };
+            let Expr::Lambda { params: ips, .. } = m.expr(iargs[0]).clone() else {
+                return None;
+            };
+            let Expr::Let { value: e, .. } = m.expr(fl).clone() else {
+                return None;
+            };
+            let arrays: Vec<ExprId> = iargs[1..]
+                .iter()
+                .map(|&a| copy_fresh(m, names, a, &mut ren))
+                .collect();
+            let ips: Vec<Param> = ips
+                .iter()
+                .map(|p| Param {
+                    name: rename(m, names, &p.name, &mut ren),
+                    ..p.clone()
+                })
+                .collect();
+            let ety = m.types[e.index()].clone();
+            let body = copy_fresh(m, names, e, &mut ren);
+            let ptys = ips
+                .iter()
+                .map(|p| p.ty.clone().unwrap_or(Ty::Tuple(Vec::new())))
+                .collect();
+            let lam = add(
+                m,
+                Expr::Lambda { params: ips, body },
+                Ty::Func(ptys, Box::new(ety.clone())),
+                span,
+            );
+            let (size, _) = elem_ty(&m.types[mt.c1.index()])?;
+            let ty = Ty::Array(size, Box::new(ety));
+            let mut all = vec![lam];
+            all.extend(arrays);
+            (
+                add(m, Expr::Prim { op: iop, args: all }, ty.clone(), span),
+                ty,
+            )
+        }
+    };
+    let mut body = result;
+    for (pat, v) in copied.into_iter().rev() {
+        body = add(
+            m,
+            Expr::Let {
+                pat,
+                ty: None,
+                value: v,
+                body,
+            },
+            rty.clone(),
+            span,
+        );
+    }
+    let ptys: Vec<Ty> = new_params
+        .iter()
+        .map(|p| p.ty.clone().unwrap_or(Ty::Tuple(Vec::new())))
+        .collect();
+    let lam = add(
+        m,
+        Expr::Lambda {
+            params: new_params,
+            body,
+        },
+        Ty::Func(ptys, Box::new(rty.clone())),
+        span,
+    );
+    let mut sargs = vec![lam];
+    for &a in &args[1..] {
+        let c = copy_fresh(m, names, a, &mut FxHashMap::default());
+        sargs.push(c);
+    }
+    let (size, _) = elem_ty(&m.types[l1.node.index()])?;
+    let sty = Ty::Array(size, Box::new(rty.clone()));
+    let svalue = add(m, Expr::Prim { op, args: sargs }, sty.clone(), span);
+    let big_s = fresh(m, names, "s");
+    // L1 reads S where it computed c1 (or maps G over it).
+    let q1 = fresh(m, names, "s");
+    let q1v = add(m, Expr::Var(q1.clone()), rty.clone(), span);
+    let mut inner1 = Plan::default();
+    let r1 = match flet {
+        None => q1v,
+        Some(fl) => {
+            let Expr::Let {
+                pat: Pat::Var(a),
+                body: g,
+                ..
+            } = m.expr(fl).clone()
+            else {
+                return None;
+            };
+            let Ty::Array(_, ref ety) = rty else {
+                return None;
+            };
+            let gty = m.types[g.index()].clone();
+            let lam = add(
+                m,
+                Expr::Lambda {
+                    params: vec![Param {
+                        name: a,
+                        ty: Some((**ety).clone()),
+                        span,
+                    }],
+                    body: g,
+                },
+                Ty::Func(vec![(**ety).clone()], Box::new(gty)),
+                span,
+            );
+            let cty = m.types[mt.c1.index()].clone();
+            add(
+                m,
+                Expr::Prim {
+                    op: Prim::Map,
+                    args: vec![lam, q1v],
+                },
+                cty,
+                span,
+            )
+        }
+    };
+    inner1.replace.insert(mt.c1, r1);
+    let new1 = read_alongside(
+        m,
+        names,
+        l1.node,
+        1,
+        &inner1,
+        (q1, rty.clone()),
+        (&big_s, &sty),
+        span,
+    )?;
+    // L2 reads S where it computed c2.
+    let q2 = fresh(m, names, "s");
+    let q2v = add(m, Expr::Var(q2.clone()), rty.clone(), span);
+    let mut inner2 = Plan::default();
+    inner2.replace.insert(mt.c2, q2v);
+    let new2 = read_alongside(
+        m,
+        names,
+        l2.node,
+        1,
+        &inner2,
+        (q2, rty),
+        (&big_s, &sty),
+        span,
+    )?;
+    let mut plan = Plan::default();
+    plan.replace.insert(l1.node, new1);
+    plan.replace.insert(l2.node, new2);
+    plan.insert = Some((chain[l1.at], Pat::Var(big_s), svalue));
+    Some(plan)
+}

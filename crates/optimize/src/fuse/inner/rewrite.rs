@@ -106,9 +106,11 @@ pub(super) fn build(
     let mut outer: FxHashSet<Name> = FxHashSet::default();
     let mut todo: Vec<ExprId> = vec![mt.c1];
     let pnames: FxHashSet<Name> = params.iter().map(|p| p.name.clone()).collect();
+    let mut read: FxHashSet<Name> = FxHashSet::default();
     while let Some(e) = todo.pop() {
         for v in free(m, e) {
             if pnames.contains(&v) {
+                read.insert(v);
                 continue;
             }
             match l1.bound_by.get(&v) {
@@ -125,8 +127,17 @@ pub(super) fn build(
             }
         }
     }
-    for &a in &args[1..] {
-        outer.extend(free(m, a));
+    // S iterates the arrays whose elements it reads (not the others,
+    // which may be expensive to compute again).
+    let kept: Vec<usize> = (0..params.len())
+        .filter(|&k| read.contains(&params[k].name))
+        .collect();
+    if kept.is_empty() {
+        return None;
+    }
+    let op = if kept.len() == 1 { Prim::Map } else { op };
+    for &k in &kept {
+        outer.extend(free(m, args[k + 1]));
     }
     // Everything from outside is bound before L1's chain element.
     let mut after = FxHashSet::default();
@@ -150,8 +161,9 @@ pub(super) fn build(
     let span = m.span(mt.c1);
     // S = map/map2 (fun ps' -> let <need> in c1') <L1's arrays>
     let mut ren = FxHashMap::default();
-    let new_params: Vec<Param> = params
+    let new_params: Vec<Param> = kept
         .iter()
+        .map(|&k| &params[k])
         .map(|p| Param {
             name: rename(m, names, &p.name, &mut ren),
             ..p.clone()
@@ -258,8 +270,8 @@ pub(super) fn build(
         span,
     );
     let mut sargs = vec![lam];
-    for &a in &args[1..] {
-        let c = copy_fresh(m, names, a, &mut FxHashMap::default());
+    for &k in &kept {
+        let c = copy_fresh(m, names, args[k + 1], &mut FxHashMap::default());
         sargs.push(c);
     }
     let (size, _) = elem_ty(&m.types[l1.node.index()])?;

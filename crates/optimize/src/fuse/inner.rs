@@ -32,7 +32,7 @@
 //! difference is the order of two failures, as with `reduce-fusion`.
 
 use syntax::ir::NameGen;
-use syntax::{Expr, ExprId, Module, Name, Pat, Prim};
+use syntax::{Expr, ExprId, Module, Name, Pat, Prim, stack};
 
 use super::Plan;
 use super::share::chains;
@@ -90,7 +90,7 @@ struct Loop {
 
 /// The arrays a loop's argument iterates: a variable, or a zip of two.
 fn arg_alias(m: &Module, a: ExprId) -> Option<Alias> {
-    match m.expr(a) {
+    stack::guard(|| match m.expr(a) {
         Expr::Var(x) => Some(Alias::Elem(x.clone(), Vec::new())),
         Expr::Prim {
             op: Prim::Map2,
@@ -117,29 +117,29 @@ fn arg_alias(m: &Module, a: ExprId) -> Option<Alias> {
             ]))
         }
         _ => None,
-    }
+    })
 }
 
 fn collect_sources(a: &Alias, out: &mut FxHashSet<Name>) {
-    match a {
+    stack::guard(|| match a {
         Alias::Elem(x, _) => {
             out.insert(x.clone());
         }
         Alias::Tuple(cs) => cs.iter().flatten().for_each(|c| collect_sources(c, out)),
         Alias::Def(..) => {}
-    }
+    })
 }
 
 /// The alias of a variable or projection chain, in `lp`.
 fn path(m: &Module, lp: &Loop, id: ExprId) -> Option<Alias> {
-    match m.expr(id) {
+    stack::guard(|| match m.expr(id) {
         Expr::Var(x) => match lp.alias.get(x) {
             Some(a @ (Alias::Elem(..) | Alias::Tuple(_))) => Some(a.clone()),
             _ => None,
         },
         Expr::Proj { tuple, index } => path(m, lp, *tuple)?.proj(*index),
         _ => None,
-    }
+    })
 }
 
 /// Whether the tree under `id` does more than arithmetic on what it reads:

@@ -168,7 +168,7 @@ impl Cmp<'_> {
 }
 
 fn same_alias(a: &Alias, b: &Alias) -> bool {
-    match (a, b) {
+    stack::guard(|| match (a, b) {
         (Alias::Elem(x, p), Alias::Elem(y, q)) => x == y && p == q,
         (Alias::Tuple(xs), Alias::Tuple(ys)) => {
             xs.len() == ys.len()
@@ -178,5 +178,5 @@ fn same_alias(a: &Alias, b: &Alias) -> bool {
                 })
         }
         _ => false,
-    }
+    })
 }

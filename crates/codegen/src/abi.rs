@@ -188,7 +188,8 @@ pub(crate) fn emit_def(
     write_outputs(&mut cx, &res, &mut at);
     cx.w.line("return 0;");
     cx.w.close();
-    Ok((entry, crate::fuse::fuse(&cx.w.finish())))
+    let fused = crate::fuse::fuse(&cx.w.finish());
+    Ok((entry, crate::hoist::hoist(&fused)))
 }
 
 /// The value of parameter `k` of type `ty`, reading dims and leaves from

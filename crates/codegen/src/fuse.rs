@@ -25,7 +25,7 @@ use std::collections::BTreeSet;
 
 /// A line or a block of the generated code.
 #[derive(Debug, Clone)]
-enum Node {
+pub(crate) enum Node {
     Line(String),
     Block {
         /// The line that opens it (ending in `{`).
@@ -46,7 +46,8 @@ pub(crate) fn fuse(text: &str) -> String {
     out
 }
 
-fn parse(text: &str) -> Vec<Node> {
+/// The lines and blocks of some generated code.
+pub(crate) fn parse(text: &str) -> Vec<Node> {
     let mut stack: Vec<(String, Vec<Node>)> = vec![(String::new(), Vec::new())];
     for raw in text.lines() {
         let line = raw.trim();
@@ -84,7 +85,8 @@ fn parse(text: &str) -> Vec<Node> {
     stack.pop().map(|(_, b)| b).unwrap_or_default()
 }
 
-fn render(nodes: &[Node], indent: usize, out: &mut String) {
+/// Writes nodes back as text, indented four spaces per level.
+pub(crate) fn render(nodes: &[Node], indent: usize, out: &mut String) {
     for n in nodes {
         match n {
             Node::Line(l) => {
@@ -108,7 +110,7 @@ fn render(nodes: &[Node], indent: usize, out: &mut String) {
 
 /// A loop header `for (int64_t I = 0; I < N; I++) {` or the downward
 /// `for (int64_t I = N - 1; I >= 0; I--) {`: (index, range key).
-fn loop_header(head: &str) -> Option<(String, String)> {
+pub(crate) fn loop_header(head: &str) -> Option<(String, String)> {
     let inner = head.strip_prefix("for (int64_t ")?.strip_suffix(") {")?;
     let parts: Vec<&str> = inner.split("; ").collect();
     let [init, cond, step] = parts.as_slice() else {
@@ -358,7 +360,7 @@ fn line_effects(line: &str, w: &mut BTreeSet<String>, r: &mut BTreeSet<String>) 
 }
 
 /// The position of the assignment `=` of a statement, if any.
-fn assignment(stmt: &str) -> Option<usize> {
+pub(crate) fn assignment(stmt: &str) -> Option<usize> {
     let b = stmt.as_bytes();
     (0..b.len()).find(|&k| {
         b[k] == b'='
@@ -372,7 +374,7 @@ fn assignment(stmt: &str) -> Option<usize> {
 
 /// The identifiers of a statement (not C keywords or types), with their
 /// byte positions.
-fn identifiers(stmt: &str) -> Vec<(usize, String)> {
+pub(crate) fn identifiers(stmt: &str) -> Vec<(usize, String)> {
     const SKIP: [&str; 16] = [
         "const",
         "double",
@@ -429,7 +431,8 @@ fn indexed_only(nodes: &[Node], v: &str, i: &str) -> bool {
     ok
 }
 
-fn visit_lines(nodes: &[Node], f: &mut dyn FnMut(&str)) {
+/// Calls `f` on every line and block head of some code.
+pub(crate) fn visit_lines(nodes: &[Node], f: &mut dyn FnMut(&str)) {
     for n in nodes {
         match n {
             Node::Line(l) => f(l),

@@ -12,6 +12,9 @@
 //! - `lower.rs` / `arrays.rs`: expressions to C statements; arrays are
 //!   manifest buffers or delayed (pull) arrays, so chains of `map`,
 //!   `map2`, `build` and shifts fuse into the loop that consumes them;
+//! - `fuse.rs` / `hoist.rs`: on the text of each function, sibling loops
+//!   over one range fused, then loop-invariant checks and scratch buffers
+//!   moved before their loops;
 //! - `abi.rs`: one exported function per definition, its signature (dims
 //!   and leaves of each parameter, `layout.rs`) and the header;
 //! - `runtime.rs`: the arena and helpers every generated file includes;
@@ -34,6 +37,7 @@ mod driver;
 mod error;
 mod exec;
 mod fuse;
+mod hoist;
 mod inplace;
 mod layout;
 mod lower;

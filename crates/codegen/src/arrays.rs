@@ -300,11 +300,32 @@ impl Ctx<'_> {
                 let v = cx.element_of(&d, i)?;
                 cx.store(&v, &leaves, i)
             })?;
-            return Ok(Manifest {
+            let m = Manifest {
                 len,
                 elem: leaves,
                 owned: true,
-            });
+            };
+            // A scan read to its end: its accumulator is its last element.
+            if let Gen::Scan {
+                op: Prim::Scanl,
+                z,
+                src,
+                kinds,
+                acc,
+                ..
+            } = &d.recipe
+            {
+                let last = rebuild(
+                    z,
+                    &mut acc
+                        .borrow()
+                        .iter()
+                        .zip(kinds)
+                        .map(|(a, k)| Val::Scalar(*k, a.clone())),
+                );
+                self.record_last(&m, src.len(), last);
+            }
+            return Ok(m);
         }
         // The rows' dims are known once the first row is computed: the
         // buffers are allocated in iteration 0, whose temporaries are then
@@ -1040,11 +1061,15 @@ impl Ctx<'_> {
                 };
                 cx.store(&acc_val, &out, &at)
             })?;
-            return Ok(Manifest {
+            let m = Manifest {
                 len,
                 elem: out,
                 owned: true,
-            });
+            };
+            if op == Prim::Scanl {
+                self.record_last(&m, &n, acc_val);
+            }
+            return Ok(m);
         }
         // Array accumulators: each step reads the previous one from the result.
         let z = self.materialize_val(z)?;

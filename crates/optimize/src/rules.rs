@@ -1,6 +1,6 @@
 //! The rewrite rules, as data: one [`RuleName`] per rule of seeds/000
 //! Fig. 12 (and the few this crate adds), each with the one-line statement
-//! that `cargo xtask optimize --rules` prints, and [`RuleSet`], the set of
+//! that `cargo xtask rules` prints, and [`RuleSet`], the set of
 //! rules a run may fire.
 //!
 //! The engine (`simplify.rs`, `local.rs`) looks a rule up in the set before
@@ -40,6 +40,8 @@ pub enum RuleName {
     CseAlpha,
     /// An expensive function of an array's elements computed by loops in two `let`s of a chain ~> computed once into an array they read (`fuse/share.rs`).
     ShareElementwise,
+    /// `.. reduce f z A .. scanl f z A ..` in one chain of `let`s ~> `let S = scanl f z A in .. S[length A] .. S ..` (`fuse/scan.rs`).
+    ReduceFromScan,
     // Tuple partial evaluation.
     /// `(e1, ..., en).i ~> ei`.
     ProjTuple,
@@ -117,6 +119,7 @@ impl RuleName {
         RuleName::Cse,
         RuleName::CseAlpha,
         RuleName::ShareElementwise,
+        RuleName::ReduceFromScan,
         RuleName::ProjTuple,
         RuleName::TupleLet,
         RuleName::SplitTuple,
@@ -165,6 +168,7 @@ impl RuleName {
             RuleName::Cse => "cse",
             RuleName::CseAlpha => "cse-alpha",
             RuleName::ShareElementwise => "share-elementwise",
+            RuleName::ReduceFromScan => "reduce-from-scan",
             RuleName::ProjTuple => "proj-tuple",
             RuleName::TupleLet => "tuple-let",
             RuleName::SplitTuple => "split-tuple",
@@ -206,9 +210,10 @@ impl RuleName {
             | RuleName::ForwardConst
             | RuleName::InlineArg
             | RuleName::InlineOnce => "inlining and forward substitution",
-            RuleName::Cse | RuleName::CseAlpha | RuleName::ShareElementwise => {
-                "common subexpressions"
-            }
+            RuleName::Cse
+            | RuleName::CseAlpha
+            | RuleName::ShareElementwise
+            | RuleName::ReduceFromScan => "common subexpressions",
             RuleName::ProjTuple | RuleName::TupleLet | RuleName::SplitTuple => {
                 "tuple partial evaluation"
             }
@@ -263,6 +268,9 @@ impl RuleName {
             }
             RuleName::ShareElementwise => {
                 "let y1 = .. map (fun x -> .. e(x) ..) A .. in .. let y2 = .. map (fun z -> .. e(z) ..) A .. ~> let E = map (fun a -> e(a)) A in let y1 = .. map2 (fun (x, q) -> .. q ..) A E .. in ..  (e real, with exp, log, sin, cos, tan, tanh, sqrt or pow, of the element, literals and names bound before; no indexing, call or loop in e; loops in two lets of one chain; also map2)"
+            }
+            RuleName::ReduceFromScan => {
+                ".. reduce f z A .. scanl f' z' A .. ~> let S = scanl f z A in .. S[length A] .. S ..  (f' and z' equal to f and z up to the names of their binders, A a variable; both in one chain of lets, outside lambdas and branches, f, z, A bound before the first; also foldl; not scanr; only once the other rules have settled)"
             }
             RuleName::ProjTuple => "(e1, ..., en).i ~> ei",
             RuleName::TupleLet => {

@@ -91,7 +91,7 @@ fn check_rule(rule: RuleName) {
     // programs are `optimize_preserves_values...`'s and the difftest
     // suite's.
     let cases = match rule {
-        RuleName::CseAlpha | RuleName::ShareElementwise => 4 * CASES,
+        RuleName::CseAlpha | RuleName::ShareElementwise | RuleName::ReduceFromScan => 4 * CASES,
         _ => CASES,
     };
     let config = RunnerConfig {
@@ -175,6 +175,7 @@ rule_tests! {
     cse => Cse,
     cse_alpha => CseAlpha,
     share_elementwise => ShareElementwise,
+    reduce_from_scan => ReduceFromScan,
     proj_tuple => ProjTuple,
     tuple_let => TupleLet,
     split_tuple => SplitTuple,

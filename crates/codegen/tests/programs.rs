@@ -133,10 +133,11 @@ def acc_swap (A : [n]R) : ([2]R, [2]R) =
 def acc_reads (A : [n]R) : [3]R =
   foldl (fun (u, x) -> map (fun a -> a + u[0] * x) u) [1, 2, 3] A
 
-def scan_last (A : [n]R) : (R, (R, R), [n]R, [n]R, R) =
+def scan_last (A : [n]R) : (R, (R, R), [n]R, [n]R, R, [n+1]R, R) =
   let s = scanl (*) 1 A in
   let p = scanl (fun (q, x) -> (q.1 + x, q.2 * x)) (0, 1) A in
-  (s[length A], p[length A], shift1R s, map (fun t -> t.1) (shift1L p), s[0])
+  let u = scanl (+) 0 (scanl (*) 2 A) in
+  (s[length A], p[length A], shift1R s, map (fun t -> t.1) (shift1L p), s[0], shift1R u, u[length A + 1])
 "#;
 
 #[test]

@@ -1,4 +1,10 @@
 //! Development aid: times the pipeline's GMM gradient through C.
+//!
+//! Environment: `GMMTIME_PARALLEL=1` for the `Config::parallel` build;
+//! `GMMTIME_WITHOUT=rule,rule` to optimize without these rules;
+//! `GMMTIME_DUMP=file.c` writes the generated C; `GMMTIME_SRC=file.c`
+//! builds that C instead (an edited dump: the entry's signature must not
+//! change).
 fn main() {
     let text = std::fs::read_to_string("fixtures/gmm/program.ad").expect("read");
     let m = syntax::compile(syntax::SourceFile {
@@ -11,19 +17,31 @@ fn main() {
         wrt: Some(vec!["alphas".into(), "means".into(), "icf".into()]),
     };
     let g = reverse::gradient(&m, def, &cfg).expect("grad");
-    let o = optimize::optimize(&g, &optimize::Config::default()).expect("opt");
+    let mut oc = optimize::Config::default();
+    for name in std::env::var("GMMTIME_WITHOUT")
+        .unwrap_or_default()
+        .split(',')
+    {
+        if !name.is_empty() {
+            let rule = optimize::RuleName::from_name(name).expect("a rule name");
+            oc.rules = oc.rules.without(rule);
+        }
+    }
+    let o = optimize::optimize(&g, &oc).expect("opt");
     // GMMTIME_PARALLEL=1: the `Config::parallel` build.
     let c = codegen::Config {
         extra_flags: vec!["-g".into()],
         parallel: std::env::var("GMMTIME_PARALLEL").is_ok_and(|v| v == "1"),
         ..codegen::Config::default()
     };
-    let built = codegen::build(
-        &codegen::emit(&o, &c).expect("emit"),
-        &std::env::temp_dir().join("gmmtime"),
-        &c,
-    )
-    .expect("build");
+    let mut prog = codegen::emit(&o, &c).expect("emit");
+    if let Ok(p) = std::env::var("GMMTIME_SRC") {
+        prog.source = std::fs::read_to_string(p).expect("src");
+    }
+    if let Ok(p) = std::env::var("GMMTIME_DUMP") {
+        std::fs::write(p, &prog.source).expect("dump");
+    }
+    let built = codegen::build(&prog, &std::env::temp_dir().join("gmmtime"), &c).expect("build");
     let args = codegen::bench::gmm_inputs(10, 25, 10_000);
     let (v, t) = codegen::time(&built, "gmm_grad", &args, 3).expect("run");
     let cpu: Vec<f64> = t.cpu_ns.iter().map(|x| x / 1e6).collect();

@@ -84,6 +84,11 @@ pub(crate) struct Ctx<'a> {
     /// Length variables known to be another length plus a constant
     /// (`n + 1` of a scan), for shifts to undo exactly.
     pub lens: std::collections::HashMap<String, (String, i64)>,
+    /// The last element of each `scanl` written out with scalar
+    /// accumulators, which its loop leaves in the accumulator variables:
+    /// the first buffer pointer to the array's length, the element's index
+    /// and the accumulator (`streams.rs`, [`Ctx::last_element`]).
+    pub lasts: std::collections::HashMap<String, (String, String, Val)>,
     fresh: usize,
 }
 
@@ -98,6 +103,7 @@ impl<'a> Ctx<'a> {
             frames: Vec::new(),
             loop_depth: 0,
             lens: std::collections::HashMap::new(),
+            lasts: std::collections::HashMap::new(),
             fresh: 0,
         }
     }
@@ -269,6 +275,9 @@ impl<'a> Ctx<'a> {
                 };
                 let (a, i) = (a.clone(), i.to_string());
                 let a = self.random_access(a)?;
+                if let Some(v) = self.last_element(&a, &i) {
+                    return Ok(v);
+                }
                 let len = a.len().to_string();
                 self.fail_if(
                     &format!("{i} < 0 || {i} >= {len}"),

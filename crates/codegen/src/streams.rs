@@ -23,7 +23,7 @@ use crate::arrays::Dir;
 use crate::error::Error;
 use crate::layout::{has_array, scalar_kinds};
 use crate::lower::Ctx;
-use crate::val::{Arr, Delayed, Func, Gen, Val};
+use crate::val::{Arr, Delayed, Func, Gen, Leaves, Manifest, Val};
 
 /// The order in which a delayed array's elements must be read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -243,6 +243,45 @@ impl Ctx<'_> {
             advance(self)?;
             Ok(take(self))
         }
+    }
+}
+
+impl Ctx<'_> {
+    /// Remembers that element `index` of the manifest array `m`, the last
+    /// one of a `scanl` just written by a loop, is `acc` (the accumulator
+    /// variables, which the loop leaves holding it and nothing writes
+    /// again; they are declared in the block that declares `m`'s buffers,
+    /// so they are in scope wherever `m` is).
+    pub fn record_last(&mut self, m: &Manifest, index: &str, acc: Val) {
+        if let Some(p) = first_ptr(&m.elem) {
+            self.lasts
+                .insert(p.to_string(), (m.len.clone(), index.to_string(), acc));
+        }
+    }
+
+    /// Element `i` of `a` without a load or a bounds check, when it is the
+    /// last element of a `scanl` written out (`S[length A]` for `S =
+    /// scanl f z A`, `reduce-from-scan`'s form): the value the scan's
+    /// accumulator ended with. The array must be the scan's own (same
+    /// buffer, same length: not a shift of it), the index the same C
+    /// expression as the scanned array's length, which lies in `[0, n +
+    /// 1)`.
+    pub fn last_element(&self, a: &Arr, i: &str) -> Option<Val> {
+        let Arr::Manifest(m) = a else {
+            return None;
+        };
+        let (len, index, v) = self.lasts.get(first_ptr(&m.elem)?)?;
+        (*len == m.len && index == i).then(|| v.clone())
+    }
+}
+
+/// The first buffer pointer of a manifest array of scalars or tuples of
+/// scalars.
+fn first_ptr(l: &Leaves) -> Option<&str> {
+    match l {
+        Leaves::Scalar { ptr, .. } => Some(ptr),
+        Leaves::Tuple(items) => items.first().and_then(first_ptr),
+        Leaves::Array { .. } => None,
     }
 }
 

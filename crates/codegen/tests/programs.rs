@@ -132,6 +132,12 @@ def acc_swap (A : [n]R) : ([2]R, [2]R) =
 
 def acc_reads (A : [n]R) : [3]R =
   foldl (fun (u, x) -> map (fun a -> a + u[0] * x) u) [1, 2, 3] A
+
+def scan_last (A : [n]R) : (R, (R, R), [n]R, [n]R, R, [n+1]R, R) =
+  let s = scanl (*) 1 A in
+  let p = scanl (fun (q, x) -> (q.1 + x, q.2 * x)) (0, 1) A in
+  let u = scanl (+) 0 (scanl (*) 2 A) in
+  (s[length A], p[length A], shift1R s, map (fun t -> t.1) (shift1L p), s[0], shift1R u, u[length A + 1])
 "#;
 
 #[test]
@@ -180,6 +186,9 @@ fn every_construct_agrees_with_the_evaluator() {
         ),
         ("acc_swap", &[&["[1, 2, 3]"], &["[]"]]),
         ("acc_reads", &[&["[1, -2, 0.5]"], &["[]"]]),
+        // The last element of a scan written out, read from its
+        // accumulator (`reduce-from-scan`'s form).
+        ("scan_last", &[&["[1, -2, 0.5, 3]"], &["[]"]]),
     ];
     let mut failures = Vec::new();
     for (entry, arg_lists) in cases {
@@ -215,6 +224,31 @@ fn results_are_bit_identical_to_the_evaluator() {
     let want = semantics::eval_def(&m, m.def("f").expect("f"), &a).expect("evaluates");
     let got = codegen::run(&built, "f", &a).expect("runs");
     assert_eq!(want.to_string(), got.to_string());
+}
+
+#[test]
+fn the_last_element_of_a_scan_needs_no_bounds_check() {
+    // `S[length A]` of `S = scanl f z A` is the scan's final accumulator:
+    // no load, no index site; the other reads of `S` are unchanged.
+    let text =
+        "def f (A : [n]R) : (R, [n]R) =\n  let s = scanl (*) 1 A in\n  (s[length A], shift1R s)\n";
+    let m = module("last.ad", text);
+    let prog = codegen::emit(&m, &Config::default()).expect("emits");
+    assert!(
+        !prog
+            .sites
+            .iter()
+            .any(|s| s.kind == codegen::SiteKind::Index),
+        "{}",
+        prog.source
+    );
+    let built = common::build(&m, &Config::default(), "last");
+    for xs in [vec![], vec![2.0], vec![1.5, -2.0, 0.25, 3.0]] {
+        let a = vec![semantics::Value::reals(&xs)];
+        let want = semantics::eval_def(&m, m.def("f").expect("f"), &a).expect("evaluates");
+        let got = codegen::run(&built, "f", &a).expect("runs");
+        assert_eq!(want.to_string(), got.to_string());
+    }
 }
 
 #[test]
@@ -263,6 +297,10 @@ def overflow (k : Int) : Int =
 
 def inner (A : [n]R) (i : Int) : [n]R =
   map (fun x -> x + A[i]) A
+
+def scan_shift_oob (A : [n]R) : R =
+  let s = scanl (*) 1 A in
+  (shift1R s)[length A] + s[length A]
 "#;
     let m = module("errors.ad", text);
     let built = common::build(&m, &Config::default(), "errors");
@@ -277,6 +315,9 @@ def inner (A : [n]R) (i : Int) : [n]R =
         ("overflow", &["3000000"]),
         ("overflow", &["-9223372036854775807"]),
         ("inner", &["[1, 2, 3]", "3"]),
+        // The shifted scan has the buffer of the scan, not its length.
+        ("scan_shift_oob", &["[1, 2, 3]"]),
+        ("scan_shift_oob", &["[]"]),
     ];
     for (entry, texts) in cases {
         let a = args(&m, entry, texts);

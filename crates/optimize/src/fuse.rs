@@ -1,7 +1,8 @@
 //! The rules that look at every use of an array at once, run after each
 //! round of the simplifier (`lib.rs`): `reduce-fusion`,
-//! `prune-components`, `share-elementwise` (`fuse/share.rs`) and
-//! `share-inner-loop` (`fuse/inner.rs`). The simplifier sees one binding and its environment
+//! `prune-components`, `share-elementwise` (`fuse/share.rs`),
+//! `share-inner-loop` (`fuse/inner.rs`), and `reduce-from-scan`
+//! (`fuse/scan.rs`). The simplifier sees one binding and its environment
 //! at a time; these rules need the whole scope of a binding (every use of
 //! `X`, and where in the `let` chain each one is), so they are a pass of
 //! their own over each definition: an analysis ([`Analysis`]), a plan for
@@ -46,6 +47,7 @@ use crate::rules::{RuleName, RuleSet};
 
 mod inner;
 mod reduce;
+mod scan;
 mod share;
 
 /// A use of a candidate array.
@@ -257,11 +259,20 @@ pub(crate) fn run(
     let prune = rules.contains(RuleName::PruneComponents);
     let share = rules.contains(RuleName::ShareElementwise);
     let inner = rules.contains(RuleName::ShareInnerLoop);
-    if !fusion && !prune && !share && !inner {
+    let from_scan = rules.contains(RuleName::ReduceFromScan);
+    if !fusion && !prune && !share && !inner && !from_scan {
         return;
     }
     for d in 0..m.defs.len() {
         let root = m.defs[d].body;
+        // A fold read from a scan is no loop at all: before fusing it
+        // with other reductions.
+        if from_scan && let Some(plan) = scan::plan_reduce_from_scan(m, names, root) {
+            let body = rebuild(m, root, &plan);
+            m.defs[d].body = body;
+            *fired.entry(RuleName::ReduceFromScan).or_insert(0) += 1;
+            continue;
+        }
         let mut a = Analysis {
             m,
             bindings: FxHashMap::default(),

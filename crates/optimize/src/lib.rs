@@ -151,10 +151,12 @@ fn run(m: Module, cfg: &Config) -> Result<(Module, Report), Error> {
         names = next_names;
         // The rules that need every use of a binding at once;
         // `share-elementwise` and `share-inner-loop` only on a program the
-        // others have settled,
-        // so that it judges the dependencies between loops that remain.
-        // (A round that only moved single-use values settled the program
-        // too: see note [phases].)
+        // others have settled, so that they judge the dependencies between
+        // loops that remain, and `reduce-from-scan` too, so that it does
+        // not keep alive a scan the others would remove (reverse mode's
+        // `scanl (+) 0 A` for the adjoint of a sum is dead once
+        // simplified). (A round that only moved single-use values settled
+        // the program too: see note [phases].)
         let settled = fired.keys().all(|&r| r == RuleName::InlineOnce);
         let rules = if settled {
             phase.rules
@@ -163,6 +165,7 @@ fn run(m: Module, cfg: &Config) -> Result<(Module, Report), Error> {
                 .rules
                 .without(RuleName::ShareElementwise)
                 .without(RuleName::ShareInnerLoop)
+                .without(RuleName::ReduceFromScan)
         };
         fuse::run(&mut cur, &mut names, rules, &mut fired);
         if fired.is_empty() {

@@ -20,7 +20,7 @@ use std::collections::HashMap;
 
 use crate::hash::FxHashSet;
 
-use syntax::{Expr, ExprId, Name, Param, Pat, Prim, Size, Span, Ty, stack};
+use syntax::{Expr, ExprId, Module, Name, Param, Pat, Prim, Size, Span, Ty, stack};
 
 use crate::rules::RuleName;
 use crate::simplify::{Fact, Round};
@@ -891,73 +891,78 @@ impl Round<'_> {
 
     /// Whether two trees are equal up to the names of their binders.
     pub(crate) fn alpha_eq(&self, a: ExprId, b: ExprId, ren: &mut HashMap<Name, Name>) -> bool {
-        stack::guard(|| {
-            let (ea, eb) = (self.m.expr(a), self.m.expr(b));
-            match (ea, eb) {
-                (Expr::Var(x), Expr::Var(y)) => ren.get(x).map_or(x == y, |z| z == y),
-                (Expr::Real(x), Expr::Real(y)) => x.to_bits() == y.to_bits(),
-                (Expr::Int(x), Expr::Int(y)) => x == y,
-                (Expr::Bool(x), Expr::Bool(y)) => x == y,
-                (
-                    Expr::Let {
-                        pat: p1,
-                        value: v1,
-                        body: b1,
-                        ..
-                    },
-                    Expr::Let {
-                        pat: p2,
-                        value: v2,
-                        body: b2,
-                        ..
-                    },
-                ) => {
-                    let pairs: Vec<(Name, Name)> = match (p1, p2) {
-                        (Pat::Var(x), Pat::Var(y)) => vec![(x.clone(), y.clone())],
-                        (Pat::Tuple(xs), Pat::Tuple(ys)) if xs.len() == ys.len() => {
-                            xs.iter().cloned().zip(ys.iter().cloned()).collect()
-                        }
-                        _ => return false,
-                    };
-                    if !self.alpha_eq(*v1, *v2, ren) {
-                        return false;
-                    }
-                    ren.extend(pairs);
-                    self.alpha_eq(*b1, *b2, ren)
-                }
-                (
-                    Expr::Lambda {
-                        params: p1,
-                        body: b1,
-                    },
-                    Expr::Lambda {
-                        params: p2,
-                        body: b2,
-                    },
-                ) => {
-                    if p1.len() != p2.len() {
-                        return false;
-                    }
-                    ren.extend(
-                        p1.iter()
-                            .zip(p2)
-                            .map(|(x, y)| (x.name.clone(), y.name.clone())),
-                    );
-                    self.alpha_eq(*b1, *b2, ren)
-                }
-                (Expr::Proj { index: i, .. }, Expr::Proj { index: j, .. }) if i != j => false,
-                (Expr::Prim { op: o1, .. }, Expr::Prim { op: o2, .. }) if o1 != o2 => false,
-                _ => {
-                    if std::mem::discriminant(ea) != std::mem::discriminant(eb) {
-                        return false;
-                    }
-                    let (ca, cb) = (ea.children(), eb.children());
-                    ca.len() == cb.len()
-                        && ca.iter().zip(&cb).all(|(&x, &y)| self.alpha_eq(x, y, ren))
-                }
-            }
-        })
+        alpha_eq(&self.m, a, b, ren)
     }
+}
+
+/// Whether two trees of `m` are equal up to the names of their binders
+/// (`ren` maps the binders of `a` met so far to those of `b`).
+pub(crate) fn alpha_eq(m: &Module, a: ExprId, b: ExprId, ren: &mut HashMap<Name, Name>) -> bool {
+    stack::guard(|| {
+        let (ea, eb) = (m.expr(a), m.expr(b));
+        match (ea, eb) {
+            (Expr::Var(x), Expr::Var(y)) => ren.get(x).map_or(x == y, |z| z == y),
+            (Expr::Real(x), Expr::Real(y)) => x.to_bits() == y.to_bits(),
+            (Expr::Int(x), Expr::Int(y)) => x == y,
+            (Expr::Bool(x), Expr::Bool(y)) => x == y,
+            (
+                Expr::Let {
+                    pat: p1,
+                    value: v1,
+                    body: b1,
+                    ..
+                },
+                Expr::Let {
+                    pat: p2,
+                    value: v2,
+                    body: b2,
+                    ..
+                },
+            ) => {
+                let pairs: Vec<(Name, Name)> = match (p1, p2) {
+                    (Pat::Var(x), Pat::Var(y)) => vec![(x.clone(), y.clone())],
+                    (Pat::Tuple(xs), Pat::Tuple(ys)) if xs.len() == ys.len() => {
+                        xs.iter().cloned().zip(ys.iter().cloned()).collect()
+                    }
+                    _ => return false,
+                };
+                if !alpha_eq(m, *v1, *v2, ren) {
+                    return false;
+                }
+                ren.extend(pairs);
+                alpha_eq(m, *b1, *b2, ren)
+            }
+            (
+                Expr::Lambda {
+                    params: p1,
+                    body: b1,
+                },
+                Expr::Lambda {
+                    params: p2,
+                    body: b2,
+                },
+            ) => {
+                if p1.len() != p2.len() {
+                    return false;
+                }
+                ren.extend(
+                    p1.iter()
+                        .zip(p2)
+                        .map(|(x, y)| (x.name.clone(), y.name.clone())),
+                );
+                alpha_eq(m, *b1, *b2, ren)
+            }
+            (Expr::Proj { index: i, .. }, Expr::Proj { index: j, .. }) if i != j => false,
+            (Expr::Prim { op: o1, .. }, Expr::Prim { op: o2, .. }) if o1 != o2 => false,
+            _ => {
+                if std::mem::discriminant(ea) != std::mem::discriminant(eb) {
+                    return false;
+                }
+                let (ca, cb) = (ea.children(), eb.children());
+                ca.len() == cb.len() && ca.iter().zip(&cb).all(|(&x, &y)| alpha_eq(m, x, y, ren))
+            }
+        }
+    })
 }
 
 /// The element type of an array type.

@@ -1,6 +1,6 @@
 //! The rewrite rules, as data: one [`RuleName`] per rule of seeds/000
 //! Fig. 12 (and the few this crate adds), each with the one-line statement
-//! that `cargo xtask optimize --rules` prints, and [`RuleSet`], the set of
+//! that `cargo xtask rules` prints, and [`RuleSet`], the set of
 //! rules a run may fire.
 //!
 //! The engine (`simplify.rs`, `local.rs`) looks a rule up in the set before
@@ -42,6 +42,8 @@ pub enum RuleName {
     ShareElementwise,
     /// An inner loop computed for each element by two loops over the same arrays ~> computed once into an array they read (`fuse/inner.rs`).
     ShareInnerLoop,
+    /// `.. reduce f z A .. scanl f z A ..` in one chain of `let`s ~> `let S = scanl f z A in .. S[length A] .. S ..` (`fuse/scan.rs`).
+    ReduceFromScan,
     // Tuple partial evaluation.
     /// `(e1, ..., en).i ~> ei`.
     ProjTuple,
@@ -120,6 +122,7 @@ impl RuleName {
         RuleName::CseAlpha,
         RuleName::ShareElementwise,
         RuleName::ShareInnerLoop,
+        RuleName::ReduceFromScan,
         RuleName::ProjTuple,
         RuleName::TupleLet,
         RuleName::SplitTuple,
@@ -169,6 +172,7 @@ impl RuleName {
             RuleName::CseAlpha => "cse-alpha",
             RuleName::ShareElementwise => "share-elementwise",
             RuleName::ShareInnerLoop => "share-inner-loop",
+            RuleName::ReduceFromScan => "reduce-from-scan",
             RuleName::ProjTuple => "proj-tuple",
             RuleName::TupleLet => "tuple-let",
             RuleName::SplitTuple => "split-tuple",
@@ -213,7 +217,8 @@ impl RuleName {
             RuleName::Cse
             | RuleName::CseAlpha
             | RuleName::ShareElementwise
-            | RuleName::ShareInnerLoop => "common subexpressions",
+            | RuleName::ShareInnerLoop
+            | RuleName::ReduceFromScan => "common subexpressions",
             RuleName::ProjTuple | RuleName::TupleLet | RuleName::SplitTuple => {
                 "tuple partial evaluation"
             }
@@ -271,6 +276,9 @@ impl RuleName {
             }
             RuleName::ShareInnerLoop => {
                 "let y1 = map2 (fun (c, m) -> .. e(c, m) ..) C M in .. let y2 = .. map2 (fun (p, z) -> .. e(p.1, p.2) ..) (zip C M) Z .. ~> let S = map2 (fun (c, m) -> e(c, m)) C M in .. loops reading S alongside  (e an inner loop, not only arithmetic, equal up to binders and the names of the elements; also map2 (fun r -> let a = e' in G(a)) in the first loop, which becomes map G s)"
+            }
+            RuleName::ReduceFromScan => {
+                ".. reduce f z A .. scanl f' z' A .. ~> let S = scanl f z A in .. S[length A] .. S ..  (f' and z' equal to f and z up to the names of their binders, A a variable; both in one chain of lets, outside lambdas and branches, f, z, A bound before the first; also foldl; not scanr; only once the other rules have settled)"
             }
             RuleName::ProjTuple => "(e1, ..., en).i ~> ei",
             RuleName::TupleLet => {

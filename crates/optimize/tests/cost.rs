@@ -65,10 +65,10 @@ fn theorem_5_4_prod() {
         expect![[r#"
             source    static  (moves 30, adds 0, mults 4, nlops 0)
             source    dynamic (moves 30, adds 0, mults 4, nlops 0)
-            gradient  static  (moves 127, adds 0, mults 15, nlops 0)
-            gradient  dynamic (moves 127, adds 0, mults 15, nlops 0)
+            gradient  static  (moves 104, adds 0, mults 11, nlops 0)
+            gradient  dynamic (moves 104, adds 0, mults 11, nlops 0)
             p = NAO(e) = 1
-            ratio 4.176 (bound 4 * 3^p = 12): holds
+            ratio 3.382 (bound 4 * 3^p = 12): holds
         "#]],
     );
 }

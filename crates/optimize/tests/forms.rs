@@ -117,9 +117,10 @@ fn example_5_5_prod() {
     let t = transcribed(
         "prod_rev",
         expect![[r#"
-        def prod_grad (A : [n]R) : (R, [n]R) =
-          (reduce (*) 1 A, map2 (*) (shift1R (scanl (*) 1 A)) (scanr (*) 1 (shift1L A)))
-    "#]],
+            def prod_grad (A : [n]R) : (R, [n]R) =
+              let s_5 = scanl (*) 1 A in
+              (s_5[length A], map2 (*) (shift1R s_5) (scanr (*) 1 (shift1L A)))
+        "#]],
     );
     assert_eq!(
         g_form(&t),

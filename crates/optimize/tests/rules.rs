@@ -91,7 +91,10 @@ fn check_rule(rule: RuleName) {
     // programs are `optimize_preserves_values...`'s and the difftest
     // suite's.
     let cases = match rule {
-        RuleName::CseAlpha | RuleName::ShareElementwise | RuleName::ShareInnerLoop => 4 * CASES,
+        RuleName::CseAlpha
+        | RuleName::ShareElementwise
+        | RuleName::ShareInnerLoop
+        | RuleName::ReduceFromScan => 4 * CASES,
         _ => CASES,
     };
     let config = RunnerConfig {
@@ -176,6 +179,7 @@ rule_tests! {
     cse_alpha => CseAlpha,
     share_elementwise => ShareElementwise,
     share_inner_loop => ShareInnerLoop,
+    reduce_from_scan => ReduceFromScan,
     proj_tuple => ProjTuple,
     tuple_let => TupleLet,
     split_tuple => SplitTuple,

@@ -67,7 +67,7 @@ fn position(m: &Module, chain: &[ExprId], nodes: &FxHashSet<ExprId>) -> Option<u
 
 /// The names bound from chain element `from` on (patterns and every
 /// binder inside).
-fn bound_after(m: &Module, chain: &[ExprId], from: usize) -> FxHashSet<Name> {
+pub(super) fn bound_after(m: &Module, chain: &[ExprId], from: usize) -> FxHashSet<Name> {
     let mut after = FxHashSet::default();
     for &c in &chain[from..] {
         match m.expr(c) {
@@ -88,7 +88,12 @@ fn bound_after(m: &Module, chain: &[ExprId], from: usize) -> FxHashSet<Name> {
 
 /// Whether `part` mentions only names in scope before chain element
 /// `from` (and not `x`).
-fn in_scope(m: &Module, part: ExprId, after: &FxHashSet<Name>, x: Option<&Name>) -> bool {
+pub(super) fn in_scope(
+    m: &Module,
+    part: ExprId,
+    after: &FxHashSet<Name>,
+    x: Option<&Name>,
+) -> bool {
     let (mut vs, mut own) = (FxHashSet::default(), FxHashSet::default());
     vars(m, part, &mut vs);
     binders(m, part, &mut own);

@@ -308,6 +308,23 @@ impl Gen {
                      reduce (+) 0 (map (fun (y : R) -> sin (y * {a}) * {v}) {arr}) + {v})"
                 )
             }
+            _ if self.pick(3) == 0 => {
+                // A fold and the prefix scan that ends in its value (or
+                // one that does not: another start, a right scan):
+                // `reduce-from-scan`.
+                let (v, a) = (self.name("v"), self.leaf(scope));
+                let arr = self.array_leaf(scope);
+                let (fold, scan) = match self.pick(4) {
+                    0 => ("reduce (*) 1".to_string(), "scanl (*) 1".to_string()),
+                    1 => (
+                        format!("foldl (fun (p : R, x : R) -> p * 0.5 + x * {a}) 1"),
+                        format!("scanl (fun (q : R, y : R) -> q * 0.5 + y * {a}) 1"),
+                    ),
+                    2 => ("reduce (+) 0".to_string(), "scanl (+) 1".to_string()),
+                    _ => ("reduce (*) 1".to_string(), "scanr (*) 1".to_string()),
+                };
+                format!("(let {v} = {fold} {arr} in {v} * reduce (+) 0 (shift1R ({scan} {arr})))")
+            }
             _ if self.pick(2) == 0 => {
                 // The same loop twice, up to the names of its binders:
                 // `cse-alpha`.

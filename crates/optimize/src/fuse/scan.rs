@@ -1,0 +1,226 @@
+//! `reduce-from-scan` (see `fuse.rs`): a fold whose value a prefix scan
+//! of the same array already computes, read from the scan.
+//!
+//! `.. reduce f z A .. scanl f' z' A ..` (f' equal to f up to the names of
+//! its binders, z' to z) becomes `let S = scanl f z A in .. S[length A] ..
+//! S ..`: the last element of `scanl f z A` is `reduce f z A`. The
+//! gradient of `prod` has this shape (the value `reduce (*) 1 x` and the
+//! prefix products `shift1R (scanl (*) 1 x)` of its adjoint); the reduce
+//! is then a second pass over `A` that recomputes what the scan computed.
+//! `foldl f z A` likewise (its function has the scan's signature; a
+//! `reduce` is a `foldl` whose accumulator is an element).
+//!
+//! Exact in IEEE arithmetic: `reduce` and `foldl` are left folds in the
+//! evaluator (`acc = f(acc, A[i])` for i upwards from `z`) and in C
+//! (`crates/codegen`, unless `Config::reassociate` or `Config::parallel`
+//! reorders a `reduce`, which is then not the evaluator's value anyway),
+//! and element `i + 1` of `scanl` is `f(element i, A[i])` from element 0
+//! = `z`: the same operations in the same order. `scanr` folds from the
+//! right and is not matched.
+//!
+//! Conditions: the fold and the scan are in one chain of `let`s (the
+//! definition's body, a lambda's body or a branch, and the `let`s that
+//! follow), reachable from its elements without entering a lambda or a
+//! branch (so both run, once, whenever the chain runs); `A` is a
+//! variable; `f`, `z` and `A` mention only names bound before the chain
+//! element of the first of them (where `S` is bound). A scan that fails
+//! (in `f`) then fails before what preceded it in its chain element; the
+//! fold it replaces would have failed the same way (the same calls of
+//! `f`), so only the order of two failures can differ, as for
+//! `reduce-fusion`.
+
+use std::collections::HashMap;
+
+use syntax::ir::NameGen;
+use syntax::{Expr, ExprId, Module, Pat, Prim, Ty};
+
+use super::reduce::{bound_after, in_scope};
+use super::{Plan, add, contains, fresh};
+use crate::hash::FxHashSet;
+use crate::local::alpha_eq;
+
+/// A fold or scan over a variable at a chain's level.
+#[derive(Debug, Clone, Copy)]
+struct Loop {
+    /// The chain element it is in.
+    at: usize,
+    /// The `reduce`/`foldl`/`scanl` node.
+    node: ExprId,
+    /// Whether it is the scan.
+    scan: bool,
+}
+
+/// The chains of `let`s of the tree under `root`: each a list of elements
+/// (the `let` nodes, then the body), starting at `root`, at each lambda
+/// body and at each branch; with the folds and scans over a variable that
+/// each element evaluates (not inside a lambda or a branch).
+fn chains(m: &Module, root: ExprId) -> Vec<(Vec<ExprId>, Vec<Loop>)> {
+    let mut out = Vec::new();
+    let mut starts = vec![root];
+    while let Some(start) = starts.pop() {
+        let mut chain = Vec::new();
+        let mut cur = start;
+        while let Expr::Let { body, .. } = m.expr(cur) {
+            chain.push(cur);
+            cur = *body;
+        }
+        chain.push(cur);
+        let mut loops = Vec::new();
+        for (at, &c) in chain.iter().enumerate() {
+            let mut todo = vec![match m.expr(c) {
+                Expr::Let { value, .. } => *value,
+                _ => c,
+            }];
+            while let Some(i) = todo.pop() {
+                match m.expr(i) {
+                    Expr::Lambda { body, .. } => {
+                        starts.push(*body);
+                        continue;
+                    }
+                    Expr::If {
+                        cond,
+                        then_branch,
+                        else_branch,
+                    } => {
+                        todo.push(*cond);
+                        starts.push(*then_branch);
+                        starts.push(*else_branch);
+                        continue;
+                    }
+                    Expr::Prim {
+                        op: op @ (Prim::Reduce | Prim::Foldl | Prim::Scanl),
+                        args,
+                    } if matches!(m.expr(args[2]), Expr::Var(_)) => loops.push(Loop {
+                        at,
+                        node: i,
+                        scan: *op == Prim::Scanl,
+                    }),
+                    _ => {}
+                }
+                m.expr(i).for_each_child(|c| todo.push(c));
+            }
+        }
+        loops.sort_by_key(|l| (l.at, l.node));
+        out.push((chain, loops));
+    }
+    out
+}
+
+/// Whether the fold or scan `b` has the function, start and array of the
+/// scan `s` (the function and start up to the names of their binders).
+fn same_fold(m: &Module, s: ExprId, b: ExprId) -> bool {
+    let (Expr::Prim { args: sa, .. }, Expr::Prim { args: ba, .. }) = (m.expr(s), m.expr(b)) else {
+        return false;
+    };
+    let same_array =
+        matches!((m.expr(sa[2]), m.expr(ba[2])), (Expr::Var(x), Expr::Var(y)) if x == y);
+    same_array
+        && alpha_eq(m, sa[0], ba[0], &mut HashMap::new())
+        && alpha_eq(m, sa[1], ba[1], &mut HashMap::new())
+}
+
+/// `reduce-from-scan` for one definition, if some chain has a fold and a
+/// scan that match.
+pub(super) fn plan_reduce_from_scan(
+    m: &mut Module,
+    names: &mut Option<NameGen>,
+    root: ExprId,
+) -> Option<Plan> {
+    for (chain, loops) in chains(m, root) {
+        for s in loops.iter().filter(|l| l.scan) {
+            let Ty::Array(_, acc) = &m.types[s.node.index()] else {
+                continue;
+            };
+            // The folds that the scan computes (their value is an
+            // accumulator), and the copies of the scan.
+            let members: Vec<Loop> = loops
+                .iter()
+                .copied()
+                .filter(|l| {
+                    (l.scan || m.types[l.node.index()] == **acc) && same_fold(m, s.node, l.node)
+                })
+                .collect();
+            if !members.iter().any(|l| !l.scan) {
+                continue;
+            }
+            // No member inside another's parts (`S` would be used in its
+            // own definition, or replaced twice).
+            let nodes: FxHashSet<ExprId> = members.iter().map(|l| l.node).collect();
+            let nested = members.iter().any(|l| {
+                let Expr::Prim { args, .. } = m.expr(l.node) else {
+                    return true;
+                };
+                args.iter().any(|&a| contains(m, a, &nodes))
+            });
+            if nested {
+                continue;
+            }
+            let first = members.iter().map(|l| l.at).min()?;
+            let after = bound_after(m, &chain, first);
+            let Expr::Prim { args, .. } = m.expr(s.node).clone() else {
+                continue;
+            };
+            if !args.iter().all(|&a| in_scope(m, a, &after, None)) || nodes.contains(&chain[first])
+            {
+                continue;
+            }
+            return build(m, names, &chain, first, s.node, &members);
+        }
+    }
+    None
+}
+
+/// `let S = scanl f z A` before `chain[first]`; each member read from `S`.
+fn build(
+    m: &mut Module,
+    names: &mut Option<NameGen>,
+    chain: &[ExprId],
+    first: usize,
+    scan: ExprId,
+    members: &[Loop],
+) -> Option<Plan> {
+    let sty = m.types[scan.index()].clone();
+    let Expr::Prim { args, .. } = m.expr(scan).clone() else {
+        return None;
+    };
+    let array = args[2];
+    let aty = m.types[array.index()].clone();
+    let Expr::Var(a) = m.expr(array).clone() else {
+        return None;
+    };
+    let sname = fresh(m, names, "s");
+    let mut plan = Plan::default();
+    for l in members {
+        let span = m.span(l.node);
+        let sv = add(m, Expr::Var(sname.clone()), sty.clone(), span);
+        let repl = if l.scan {
+            sv
+        } else {
+            // S[length A]
+            let av = add(m, Expr::Var(a.clone()), aty.clone(), span);
+            let len = add(
+                m,
+                Expr::Prim {
+                    op: Prim::Length,
+                    args: vec![av],
+                },
+                Ty::Int,
+                span,
+            );
+            let ty = m.types[l.node.index()].clone();
+            add(
+                m,
+                Expr::Index {
+                    array: sv,
+                    index: len,
+                },
+                ty,
+                span,
+            )
+        };
+        plan.replace.insert(l.node, repl);
+    }
+    // The scan moves into the `let`; its old place reads `S`.
+    plan.insert = Some((chain[first], Pat::Var(sname), scan));
+    Some(plan)
+}

@@ -1,0 +1,189 @@
+//! `reduce-from-scan`: a fold whose value a prefix scan of the same array
+//! computes is read from the scan. The rule fires on the pattern (with
+//! `reduce` and with `foldl`, with functions equal up to the names of
+//! their binders, in the gradient of `prod` from reverse mode), not when
+//! the function, the start or the array differs, nor for `scanr`, nor
+//! when the fold runs under a lambda or in a branch that the scan is
+//! outside of. Where it fires, the values are the program's bit for bit
+//! (the fold and the scan make the same calls in the same order),
+//! checked with the evaluator on random arrays, the empty one included.
+
+mod common;
+
+use optimize::{Config, RuleName, optimize_report};
+use proptest::prelude::*;
+use proptest::test_runner::{Config as RunnerConfig, TestCaseError};
+use semantics::Value;
+use syntax::{Expr, Module, Prim};
+
+use common::{compile, eval, verified};
+
+/// How often `reduce-from-scan` fired on `text`, the optimized module,
+/// and the original module.
+fn run(text: &str) -> (usize, Module, Module) {
+    let m = compile(text);
+    let (out, report) = optimize_report(&m, &Config::default()).expect("the optimizer runs");
+    verified(&out, "the optimized program");
+    let n = report
+        .fired
+        .get(&RuleName::ReduceFromScan)
+        .copied()
+        .unwrap_or(0);
+    (n, out, m)
+}
+
+/// The number of reachable `op` nodes in the entry's body.
+fn count(m: &Module, op: Prim) -> usize {
+    let def = m.entry(None).expect("a definition");
+    let mut todo = vec![def.body];
+    let mut n = 0;
+    while let Some(i) = todo.pop() {
+        if matches!(m.expr(i), Expr::Prim { op: o, .. } if *o == op) {
+            n += 1;
+        }
+        m.expr(i).for_each_child(|c| todo.push(c));
+    }
+    n
+}
+
+/// Whether the two modules' entries give exactly the same value (reals
+/// compared with no tolerance) at every input of `inputs`.
+fn exact(before: &Module, after: &Module, inputs: &[(String, Value)]) -> Result<(), TestCaseError> {
+    let want = eval(before, inputs).map_err(|e| TestCaseError::fail(e.to_string()))?;
+    let got = eval(after, inputs).map_err(|e| TestCaseError::fail(e.to_string()))?;
+    prop_assert!(
+        want.approx_eq(&got, 0.0, 0.0),
+        "the value changed from {want:?} to {got:?}:\n{}",
+        syntax::print::module(after)
+    );
+    Ok(())
+}
+
+const PROD: &str = "def f (A : [n]R) : (R, [n+1]R) =\n  (reduce (*) 1 A, scanl (*) 1 A)\n";
+
+const FOLDL: &str = "def f (A : [n]R) : (R, [n]R) =\n  \
+    let r = foldl (fun (a : R, x : R) -> a * 0.5 + sin x) 2 A in\n  \
+    let s = shift1R (scanl (fun (b : R, y : R) -> b * 0.5 + sin y) 2 A) in\n  \
+    (r, map (fun (t : R) -> t * r) s)\n";
+
+const PAIRS: &str = "def f (A : [n]R) : (R, [n]R) =\n  \
+    let p = foldl (fun (a : (R, R), x : R) -> (a.1 + x, a.2 * x)) (0, 1) A in\n  \
+    let s = scanl (fun (b : (R, R), y : R) -> (b.1 + y, b.2 * y)) (0, 1) A in\n  \
+    (p.1 * p.2, map (fun (t : (R, R)) -> t.1 - t.2) (shift1L s))\n";
+
+const IN_LAMBDA: &str = "def f (A : [n]R) : [n+1]R =\n  \
+    let s = scanl (*) 1 A in\n  \
+    map (fun (t : R) -> t * reduce (*) 1 A) s\n";
+
+const IN_BRANCH: &str = "def f (A : [n]R) : (R, [n+1]R) =\n  \
+    let s = scanl (*) 1 A in\n  \
+    (if length A > 2 then reduce (*) 1 A else 0, s)\n";
+
+const BOTH_IN_LAMBDA: &str = "def f (A : [n]R) (B : [m]R) : [m]R =\n  \
+    map (fun (t : R) -> let s = scanl (fun (a : R, x : R) -> a * x + t) 1 A in \
+    reduce (fun (a : R, x : R) -> a * x + t) 1 A - s[0]) B\n";
+
+#[test]
+fn fires_on_reduce_and_scanl() {
+    let (n, out, _) = run(PROD);
+    assert_eq!(n, 1, "{}", syntax::print::module(&out));
+    assert_eq!(count(&out, Prim::Reduce), 0);
+    assert_eq!(count(&out, Prim::Scanl), 1);
+}
+
+#[test]
+fn fires_on_foldl_with_renamed_binders() {
+    for text in [FOLDL, PAIRS] {
+        let (n, out, _) = run(text);
+        assert_eq!(n, 1, "{}", syntax::print::module(&out));
+        assert_eq!(
+            count(&out, Prim::Foldl),
+            0,
+            "{}",
+            syntax::print::module(&out)
+        );
+        assert_eq!(count(&out, Prim::Scanl), 1);
+    }
+}
+
+#[test]
+fn fires_inside_a_lambda_when_both_are_there() {
+    let (n, out, _) = run(BOTH_IN_LAMBDA);
+    assert_eq!(n, 1, "{}", syntax::print::module(&out));
+    assert_eq!(count(&out, Prim::Reduce), 0);
+}
+
+#[test]
+fn does_not_fire_on_other_folds() {
+    let cases = [
+        // Another function.
+        "def f (A : [n]R) : (R, [n+1]R) =\n  (reduce (+) 1 A, scanl (*) 1 A)\n",
+        // Another start.
+        "def f (A : [n]R) : (R, [n+1]R) =\n  (reduce (*) 2 A, scanl (*) 1 A)\n",
+        // Another array.
+        "def f (A : [n]R) (B : [n]R) : (R, [n+1]R) =\n  (reduce (*) 1 A, scanl (*) 1 B)\n",
+        // A right fold.
+        "def f (A : [n]R) : (R, [n+1]R) =\n  (reduce (*) 1 A, scanr (*) 1 A)\n",
+        // The fold under a lambda, the scan outside.
+        IN_LAMBDA,
+        // The fold in a branch.
+        IN_BRANCH,
+    ];
+    for text in cases {
+        let (n, out, m) = run(text);
+        assert_eq!(n, 0, "fired on\n{text}\n{}", syntax::print::module(&out));
+        assert_eq!(
+            count(&out, Prim::Reduce),
+            count(&m, Prim::Reduce),
+            "{}",
+            syntax::print::module(&out)
+        );
+    }
+}
+
+#[test]
+fn fires_on_the_gradient_of_prod() {
+    let text = "def prod (x : [n]R) : R = reduce (*) 1 x\n";
+    let source = compile(text);
+    let def = source.defs.last().expect("a definition").clone();
+    let lowered = unf::lower(&source, &def).expect("UNF");
+    let target = reverse::reverse(&lowered, &reverse::Config::default()).expect("reverse mode");
+    let target = unf::raise(&target).expect("UNF^-1");
+    let (out, report) = optimize_report(&target, &Config::default()).expect("the optimizer runs");
+    verified(&out, "the optimized gradient");
+    assert_eq!(report.fired.get(&RuleName::ReduceFromScan), Some(&1));
+    // One scan each way, and no reduction left: the value is the scan's
+    // last element.
+    assert_eq!(
+        count(&out, Prim::Reduce),
+        0,
+        "{}",
+        syntax::print::module(&out)
+    );
+    assert_eq!(count(&out, Prim::Scanl), 1);
+    assert_eq!(count(&out, Prim::Scanr), 1);
+}
+
+fn array() -> impl Strategy<Value = Vec<f64>> {
+    prop::collection::vec(-2.0f64..2.0, 0..9)
+}
+
+proptest! {
+    #![proptest_config(RunnerConfig { cases: 64, failure_persistence: None, ..RunnerConfig::default() })]
+
+    /// The values of every program above are unchanged, exactly.
+    #[test]
+    fn values_unchanged(a in array(), b in array()) {
+        let with_a = vec![("A".to_string(), Value::reals(&a))];
+        for text in [PROD, FOLDL, PAIRS, IN_LAMBDA, IN_BRANCH] {
+            let (_, out, m) = run(text);
+            exact(&m, &out, &with_a)?;
+        }
+        let with_both = vec![
+            ("A".to_string(), Value::reals(&a)),
+            ("B".to_string(), Value::reals(&b)),
+        ];
+        let (_, out, m) = run(BOTH_IN_LAMBDA);
+        exact(&m, &out, &with_both)?;
+    }
+}

@@ -133,6 +133,9 @@ pub fn kernels() -> Result<Vec<Kernel>, Error> {
         .collect()
 }
 
+/// The tool name of the pipeline's own gradient program.
+pub const PIPELINE: &str = "adrev-c-pipeline";
+
 /// Makes a gradient program: given a module, the definition to
 /// differentiate and the parameters to differentiate with respect to
 /// (`None`: all), returns reverse mode's gradient program and the same
@@ -164,7 +167,7 @@ pub fn suite(
         let (rev, opt) = diff(&k.primal, &k.primal_entry, None);
         match opt {
             Ok(o) => k.variants.push((
-                "adrev-c-pipeline".to_string(),
+                PIPELINE.to_string(),
                 "reverse mode (UNF, D_rho, UNF^-1) and the optimizer".to_string(),
                 o.clone(),
                 last(&o),
@@ -403,6 +406,22 @@ pub fn run(
                 &cfg.codegen,
             )?;
             variants.push((tool.clone(), built, entry.clone()));
+            // The pipeline's gradient in the fast configuration too, so
+            // that the comparison with JAX and PyTorch (which vectorize
+            // their math functions) can take the best build of it.
+            if cfg.fast && tool == PIPELINE {
+                let fast_tool = format!("{tool}-fast");
+                report.origins.push((
+                    format!("{} ({fast_tool})", k.name),
+                    format!("{origin}, built `fast`"),
+                ));
+                let built = crate::build(
+                    &crate::emit(module, &fast_cfg)?,
+                    &dir.join(&fast_tool),
+                    &fast_cfg,
+                )?;
+                variants.push((fast_tool, built, entry.clone()));
+            }
         }
         let par = if cfg.threads.is_empty() {
             None

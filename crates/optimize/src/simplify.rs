@@ -35,6 +35,8 @@
 
 mod bind;
 
+pub(crate) use bind::arithmetic;
+
 use std::collections::BTreeMap;
 
 use rpds::HashTrieMap;

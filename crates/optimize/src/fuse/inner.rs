@@ -32,11 +32,12 @@
 //! difference is the order of two failures, as with `reduce-fusion`.
 
 use syntax::ir::NameGen;
-use syntax::{Expr, ExprId, Module, Name, Pat, Prim, stack};
+use syntax::{Expr, ExprId, Module, Name, Param, Pat, Prim, stack};
 
 use super::Plan;
 use super::share::chains;
 use crate::hash::{FxHashMap, FxHashSet};
+use crate::simplify::arithmetic;
 
 mod compare;
 mod rewrite;
@@ -149,29 +150,7 @@ fn costly(m: &Module, id: ExprId) -> bool {
     while let Some(i) = todo.pop() {
         match m.expr(i) {
             Expr::Index { .. } | Expr::App { .. } => return true,
-            Expr::Prim { op, .. }
-                if !matches!(
-                    op,
-                    Prim::Add
-                        | Prim::Sub
-                        | Prim::Mul
-                        | Prim::Neg
-                        | Prim::Max
-                        | Prim::Min
-                        | Prim::Lt
-                        | Prim::Le
-                        | Prim::Gt
-                        | Prim::Ge
-                        | Prim::Eq
-                        | Prim::Ne
-                        | Prim::And
-                        | Prim::Or
-                        | Prim::Not
-                        | Prim::Length
-                        | Prim::Map
-                        | Prim::Map2
-                ) =>
-            {
+            Expr::Prim { op, .. } if !matches!(op, Prim::Map | Prim::Map2) && !arithmetic(*op) => {
                 return true;
             }
             _ => {}
@@ -181,22 +160,26 @@ fn costly(m: &Module, id: ExprId) -> bool {
     false
 }
 
-/// The loop of `node`, if it is `map`/`map2` of a lambda over variables or
-/// zips of them.
-fn analyse(m: &Module, at: usize, node: ExprId) -> Option<Loop> {
+/// `map f A` or `map2 f A B` with `f` a lambda of one parameter per array:
+/// its parameters, its body and the builtin's arguments.
+fn map_of_lambda(m: &Module, id: ExprId) -> Option<(&[Param], ExprId, &[ExprId])> {
     let Expr::Prim {
         op: Prim::Map | Prim::Map2,
         args,
-    } = m.expr(node)
+    } = m.expr(id)
     else {
         return None;
     };
     let Expr::Lambda { params, body } = m.expr(args[0]) else {
         return None;
     };
-    if params.len() != args.len() - 1 {
-        return None;
-    }
+    (params.len() == args.len() - 1).then_some((params.as_slice(), *body, args.as_slice()))
+}
+
+/// The loop of `node`, if it is `map`/`map2` of a lambda over variables or
+/// zips of them.
+fn analyse(m: &Module, at: usize, node: ExprId) -> Option<Loop> {
+    let (params, body, args) = map_of_lambda(m, node)?;
     let mut lp = Loop {
         at,
         node,
@@ -216,7 +199,7 @@ fn analyse(m: &Module, at: usize, node: ExprId) -> Option<Loop> {
         return None;
     }
     // The body's chain of `let`s.
-    let mut cur = *body;
+    let mut cur = body;
     while let Expr::Let {
         pat, value, body, ..
     } = m.expr(cur)
@@ -245,7 +228,7 @@ fn analyse(m: &Module, at: usize, node: ExprId) -> Option<Loop> {
         cur = *body;
     }
     // The inner loops, not entering lambdas or branches.
-    let mut todo = vec![*body];
+    let mut todo = vec![body];
     while let Some(i) = todo.pop() {
         match m.expr(i) {
             Expr::Lambda { .. } => continue,
@@ -281,22 +264,13 @@ struct Match {
 /// For `c = map/map2 (fun ps -> let a = E in G) ..` with `G` reading none
 /// of `ps` nor `E`'s binders: the `let` node.
 fn fission_let(m: &Module, c: ExprId) -> Option<ExprId> {
-    let Expr::Prim {
-        op: Prim::Map | Prim::Map2,
-        args,
-    } = m.expr(c)
-    else {
-        return None;
-    };
-    let Expr::Lambda { params, body } = m.expr(args[0]) else {
-        return None;
-    };
+    let (params, body, _) = map_of_lambda(m, c)?;
     let Expr::Let {
         pat: Pat::Var(_),
         value,
         body: g,
         ..
-    } = m.expr(*body)
+    } = m.expr(body)
     else {
         return None;
     };
@@ -304,7 +278,7 @@ fn fission_let(m: &Module, c: ExprId) -> Option<ExprId> {
     super::binders(m, *value, &mut inner);
     let mut used = FxHashSet::default();
     super::vars(m, *g, &mut used);
-    (used.is_disjoint(&inner) && costly(m, *value)).then_some(*body)
+    (used.is_disjoint(&inner) && costly(m, *value)).then_some(body)
 }
 
 fn find_match(m: &Module, l1: &Loop, l2: &Loop) -> Option<Match> {

@@ -327,21 +327,7 @@ pub(super) fn plan_share(
             }
             // Every name the expression mentions is bound before the first
             // loop's chain element.
-            let mut after = FxHashSet::default();
-            for &c in &chain[first..] {
-                match m.expr(c) {
-                    Expr::Let { pat, value, .. } => {
-                        match pat {
-                            Pat::Var(y) => {
-                                after.insert(y.clone());
-                            }
-                            Pat::Tuple(ys) => after.extend(ys.iter().cloned()),
-                        }
-                        bound(m, *value, &mut after);
-                    }
-                    _ => bound(m, c, &mut after),
-                }
-            }
+            let after = super::reduce::bound_after(m, &chain, first);
             let mut vs = FxHashSet::default();
             super::vars(m, e0, &mut vs);
             if vs.iter().any(|v| *v != p0 && after.contains(v)) || after.contains(&gk.0) {

@@ -607,26 +607,10 @@ impl Round<'_> {
                 | Expr::If { .. }
                 | Expr::Lambda { .. } => true,
                 Expr::Prim { op, args } => match op {
-                    Prim::Add
-                    | Prim::Sub
-                    | Prim::Mul
-                    | Prim::Neg
-                    | Prim::Max
-                    | Prim::Min
-                    | Prim::Lt
-                    | Prim::Le
-                    | Prim::Gt
-                    | Prim::Ge
-                    | Prim::Eq
-                    | Prim::Ne
-                    | Prim::And
-                    | Prim::Or
-                    | Prim::Not
-                    | Prim::Length => true,
                     Prim::Map | Prim::Map2 => {
                         matches!(self.m.expr(args[0]), Expr::Lambda { .. })
                     }
-                    _ => false,
+                    op => arithmetic(*op),
                 },
                 Expr::App { .. } | Expr::Section(_) | Expr::Array(_) | Expr::Index { .. } => false,
             };
@@ -674,6 +658,31 @@ impl Round<'_> {
         }
         env
     }
+}
+
+/// Whether `op` is a few machine instructions on scalars: the ring
+/// operations but division, comparisons, logic and `length` (no division,
+/// transcendental function, loop or indexing).
+pub(crate) fn arithmetic(op: Prim) -> bool {
+    matches!(
+        op,
+        Prim::Add
+            | Prim::Sub
+            | Prim::Mul
+            | Prim::Neg
+            | Prim::Max
+            | Prim::Min
+            | Prim::Lt
+            | Prim::Le
+            | Prim::Gt
+            | Prim::Ge
+            | Prim::Eq
+            | Prim::Ne
+            | Prim::And
+            | Prim::Or
+            | Prim::Not
+            | Prim::Length
+    )
 }
 
 /// Appends `v` in hexadecimal.

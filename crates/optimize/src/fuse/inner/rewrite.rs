@@ -140,21 +140,7 @@ pub(super) fn build(
         outer.extend(free(m, args[k + 1]));
     }
     // Everything from outside is bound before L1's chain element.
-    let mut after = FxHashSet::default();
-    for &c in &chain[l1.at..] {
-        match m.expr(c) {
-            Expr::Let { pat, value, .. } => {
-                match pat {
-                    Pat::Var(y) => {
-                        after.insert(y.clone());
-                    }
-                    Pat::Tuple(ys) => after.extend(ys.iter().cloned()),
-                }
-                super::super::binders(m, *value, &mut after);
-            }
-            _ => super::super::binders(m, c, &mut after),
-        }
-    }
+    let after = super::super::reduce::bound_after(m, chain, l1.at);
     if outer.iter().any(|v| after.contains(v)) {
         return None;
     }

@@ -228,27 +228,16 @@ fn analyse(m: &Module, at: usize, node: ExprId) -> Option<Loop> {
         cur = *body;
     }
     // The inner loops, not entering lambdas or branches.
-    let mut todo = vec![body];
-    while let Some(i) = todo.pop() {
-        match m.expr(i) {
-            Expr::Lambda { .. } => continue,
-            Expr::If { cond, .. } => {
-                todo.push(*cond);
-                continue;
-            }
-            Expr::Prim { op, args } => {
-                if let Some(f) = op.function_arg()
-                    && matches!(m.expr(args[f]), Expr::Lambda { .. })
-                    && !op.is_derivative_construct()
-                    && costly(m, i)
-                {
-                    lp.cands.push(i);
-                }
-            }
-            _ => {}
+    unconditional(m, body, |i| {
+        if let Expr::Prim { op, args } = m.expr(i)
+            && let Some(f) = op.function_arg()
+            && matches!(m.expr(args[f]), Expr::Lambda { .. })
+            && !op.is_derivative_construct()
+            && costly(m, i)
+        {
+            lp.cands.push(i);
         }
-        m.expr(i).for_each_child(|c| todo.push(c));
-    }
+    });
     lp.cands.sort_unstable();
     Some(lp)
 }
@@ -381,7 +370,18 @@ pub(super) fn plan_inner(
 
 /// The loops under `id`, not entering lambdas or branches.
 fn find_loops(m: &Module, id: ExprId, at: usize, out: &mut Vec<Loop>) {
-    let mut todo = vec![id];
+    unconditional(m, id, |i| {
+        if let Some(lp) = analyse(m, at, i) {
+            out.push(lp);
+        }
+    });
+}
+
+/// Visits the nodes under `root` that every evaluation of it evaluates:
+/// not inside a lambda, nor in a branch of a conditional (the condition
+/// is visited).
+fn unconditional(m: &Module, root: ExprId, mut visit: impl FnMut(ExprId)) {
+    let mut todo = vec![root];
     while let Some(i) = todo.pop() {
         match m.expr(i) {
             Expr::Lambda { .. } => continue,
@@ -389,17 +389,7 @@ fn find_loops(m: &Module, id: ExprId, at: usize, out: &mut Vec<Loop>) {
                 todo.push(*cond);
                 continue;
             }
-            Expr::Prim {
-                op: Prim::Map | Prim::Map2,
-                args,
-            } => {
-                if let Some(lp) = analyse(m, at, i) {
-                    out.push(lp);
-                }
-                args[1..].iter().for_each(|&a| todo.push(a));
-                continue;
-            }
-            _ => {}
+            _ => visit(i),
         }
         m.expr(i).for_each_child(|c| todo.push(c));
     }

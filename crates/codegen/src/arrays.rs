@@ -4,8 +4,8 @@
 //! - `map`, `map2`, `build` and the shifts of delayed arrays make delayed
 //!   arrays (no loop yet); the consumer's loop computes their elements.
 //! - `reduce`, `foldl`, `ifold`, `scanl` and `scanr` are loops that pull
-//!   the elements of their input, so a chain `reduce f z (map g (map2 h A
-//!   B))` is one loop.
+//!   the elements of their input (`folds.rs`), so a chain `reduce f z (map
+//!   g (map2 h A B))` is one loop.
 //! - An array is *materialized* (written to buffers) when a result, a
 //!   conditional, or a name used more than once needs it.
 //! - Every loop whose body allocates takes an arena mark at the top of the
@@ -22,9 +22,9 @@ use std::rc::Rc;
 use syntax::{ExprId, Prim, Span, Ty, stack};
 
 use crate::error::Error;
-use crate::layout::{Kind, has_array, scalar_kinds};
+use crate::layout::{Kind, has_array};
 use crate::lower::{Ctx, Flags, SiteKind, int_lit};
-use crate::streams::{Order, order, rebuild, scalars};
+use crate::streams::{Order, order};
 use crate::val::{Arr, Delayed, Env, Func, Gen, Leaves, Manifest, Val};
 
 /// The direction of a loop.
@@ -234,7 +234,7 @@ impl Ctx<'_> {
     }
 
     /// Computes element `i` of a delayed array.
-    fn element_of(&mut self, d: &Delayed, i: &str) -> Result<Val, Error> {
+    pub(crate) fn element_of(&mut self, d: &Delayed, i: &str) -> Result<Val, Error> {
         stack::guard(|| match &d.recipe {
             Gen::Map { f, srcs } => {
                 let args = srcs
@@ -347,7 +347,7 @@ impl Ctx<'_> {
 
     /// Materializes the delayed arrays of a value whose elements contain
     /// arrays, so that every dim of the value is known.
-    fn settle(&mut self, v: Val) -> Result<Val, Error> {
+    pub(crate) fn settle(&mut self, v: Val) -> Result<Val, Error> {
         stack::guard(|| match v {
             Val::Array(Arr::Delayed(d)) => {
                 let deep = matches!(&d.ty, Ty::Array(_, e) if has_array(e));
@@ -374,7 +374,7 @@ impl Ctx<'_> {
     /// `first`), sets the dims from the row and allocates the buffers; on
     /// the others, checks the dims.
     #[allow(clippy::too_many_arguments)]
-    fn fit_row(
+    pub(crate) fn fit_row(
         &mut self,
         row: &Val,
         leaves: &Leaves,
@@ -402,7 +402,13 @@ impl Ctx<'_> {
 
     /// Fails unless the dims `have` equal the dims `want` (checks between
     /// identical expressions are left out).
-    fn check_dims(&mut self, want: &[String], have: &[String], span: Span, kind: SiteKind) {
+    pub(crate) fn check_dims(
+        &mut self,
+        want: &[String],
+        have: &[String],
+        span: Span,
+        kind: SiteKind,
+    ) {
         for (w, h) in want.iter().zip(have) {
             if w != h {
                 self.fail_if(&format!("{h} != {w}"), span, kind.clone(), w, h);
@@ -411,7 +417,13 @@ impl Ctx<'_> {
     }
 
     /// Allocates the declared pointers of `leaves` for `n` elements.
-    fn alloc_declared(&mut self, leaves: &Leaves, n: &str, span: Span, op: Option<Prim>) {
+    pub(crate) fn alloc_declared(
+        &mut self,
+        leaves: &Leaves,
+        n: &str,
+        span: Span,
+        op: Option<Prim>,
+    ) {
         match leaves {
             Leaves::Scalar { kind, ptr } => self.alloc_into(ptr, *kind, n, span, op),
             Leaves::Tuple(items) => items
@@ -426,7 +438,7 @@ impl Ctx<'_> {
 
     /// Allocates buffers for `n` elements of a type whose dims are given
     /// (`dims` in preorder; none for a type without arrays).
-    fn alloc_leaves_dims(
+    pub(crate) fn alloc_leaves_dims(
         &mut self,
         elem: &Ty,
         n: &str,
@@ -464,7 +476,7 @@ impl Ctx<'_> {
         })
     }
 
-    fn alloc_leaves(
+    pub(crate) fn alloc_leaves(
         &mut self,
         elem: &Ty,
         n: &str,
@@ -547,7 +559,7 @@ impl Ctx<'_> {
 
     /// Writes a loop around a captured body.
     #[allow(clippy::too_many_arguments)]
-    fn write_loop(
+    pub(crate) fn write_loop(
         &mut self,
         i: &str,
         n: &str,
@@ -617,494 +629,6 @@ impl Ctx<'_> {
         Ok((inner.into_lines(), flags))
     }
 
-    /// `reduce`, `foldl`, `ifold`.
-    fn fold(
-        &mut self,
-        op: Prim,
-        f: &Func,
-        z: Val,
-        src: Source,
-        ty: &Ty,
-        span: Span,
-    ) -> Result<Val, Error> {
-        let src = match src {
-            Source::Array(a) => Source::Array(self.readable(a, Dir::Up)?),
-            count => count,
-        };
-        let n = match &src {
-            Source::Array(a) => a.len().to_string(),
-            Source::Count(n) => n.clone(),
-        };
-        if has_array(ty) {
-            return self.fold_arrays(op, f, z, src, ty, &n, span);
-        }
-        let kinds = scalar_kinds(ty);
-        let mut zs = Vec::new();
-        scalars(&z, &mut zs);
-        if zs.len() != kinds.len() {
-            return Err(Error::core(
-                span,
-                format!("`{op}` with an initial value of another type"),
-            ));
-        }
-        // The accumulator lives in mutable variables.
-        let accs: Vec<String> = kinds
-            .iter()
-            .zip(&zs)
-            .map(|(k, z)| {
-                let a = self.fresh("acc");
-                self.w.line(format!("{} {a} = {z};", k.c_type()));
-                a
-            })
-            .collect();
-        let acc_val = rebuild(
-            &z,
-            &mut accs
-                .iter()
-                .zip(&kinds)
-                .map(|(a, k)| Val::Scalar(*k, a.clone())),
-        );
-        let step = |cx: &mut Ctx<'_>, acc: &Val, accs: &[String], i: &str| -> Result<(), Error> {
-            let x = match &src {
-                Source::Array(a) => cx.elem(a, i)?,
-                Source::Count(_) => Val::Scalar(Kind::Int, i.to_string()),
-            };
-            let v = cx.apply(f, vec![acc.clone(), x], span)?;
-            cx.update(accs, &kinds, &v, span)
-        };
-        if let Source::Array(a) = &src {
-            self.open_streams(a);
-        }
-        let i = self.fresh("i");
-        let (lines, flags) = self.capture(|cx| step(cx, &acc_val, &accs, &i))?;
-        let parallel = op == Prim::Reduce && self.may_parallelize(flags);
-        if parallel {
-            self.w
-                .open(format!("if ({n} >= {PAR_MIN} && ad_max_threads() > 1)"));
-            self.parallel_reduce(f, &z, &accs, &kinds, &acc_val, &n, span, &step)?;
-            self.w.reopen("else");
-        }
-        let random = match &src {
-            Source::Array(a) => order(a) == Order::Any,
-            Source::Count(_) => true,
-        };
-        let reassociate = op == Prim::Reduce && self.cfg.reassociate && random && !flags.sequential;
-        let simd = match (accs.as_slice(), simple_op(self.m, f)) {
-            ([acc], Some(sym)) if reassociate && !flags.fails && !flags.allocs => {
-                Some((acc.clone(), sym))
-            }
-            _ => None,
-        };
-        if let Some((acc, sym)) = simd {
-            // A vectorizable reduction (note [reassociation]).
-            self.w
-                .line(format!("AD_PRAGMA(omp simd reduction({sym}:{acc}))"));
-            self.write_loop(&i, &n, Dir::Up, lines, flags, false, None);
-        } else if reassociate {
-            self.lanes_reduce(f, &z, &accs, &kinds, &acc_val, &n, span, &step)?;
-        } else {
-            self.write_loop(&i, &n, Dir::Up, lines, flags, false, None);
-        }
-        if parallel {
-            self.w.close();
-        }
-        Ok(acc_val)
-    }
-
-    /// `reduce` with [`LANES`] accumulators, each taking every `LANES`-th
-    /// element, combined in lane order at the end: independent chains the
-    /// processor overlaps and the compiler may vectorize
-    /// (`Config::reassociate`; note [reassociation]).
-    #[allow(clippy::too_many_arguments)]
-    fn lanes_reduce(
-        &mut self,
-        f: &Func,
-        z: &Val,
-        accs: &[String],
-        kinds: &[Kind],
-        acc_val: &Val,
-        n: &str,
-        span: Span,
-        step: &Step<'_>,
-    ) -> Result<(), Error> {
-        let mut zs = Vec::new();
-        scalars(z, &mut zs);
-        let mut lanes: Vec<(Vec<String>, Val)> = vec![(accs.to_vec(), acc_val.clone())];
-        for _ in 1..LANES {
-            let vars: Vec<String> = kinds
-                .iter()
-                .zip(&zs)
-                .map(|(k, z)| {
-                    let a = self.fresh("lane");
-                    self.w.line(format!("{} {a} = {z};", k.c_type()));
-                    a
-                })
-                .collect();
-            let val = rebuild(
-                z,
-                &mut vars
-                    .iter()
-                    .zip(kinds)
-                    .map(|(a, k)| Val::Scalar(*k, a.clone())),
-            );
-            lanes.push((vars, val));
-        }
-        let i = self.fresh("i");
-        self.w.line(format!("int64_t {i} = 0;"));
-        let (lines, flags) = self.capture(|cx| {
-            for (l, (vars, val)) in lanes.iter().enumerate() {
-                let il = cx.let_var(Kind::Int, &format!("{i} + {l}"), "il");
-                step(cx, val, vars, &il)?;
-            }
-            Ok(())
-        })?;
-        self.w
-            .open(format!("for (; {i} + {LANES} <= {n}; {i} += {LANES})"));
-        self.splice_body(lines, flags);
-        self.w.close();
-        let (lines, flags) = self.capture(|cx| step(cx, acc_val, accs, &i))?;
-        self.w.open(format!("for (; {i} < {n}; {i}++)"));
-        self.splice_body(lines, flags);
-        self.w.close();
-        for (_, val) in lanes.iter().skip(1) {
-            let v = self.apply(f, vec![acc_val.clone(), val.clone()], span)?;
-            self.update(accs, kinds, &v, span)?;
-        }
-        Ok(())
-    }
-
-    /// A captured loop body, with an arena mark and reset if it allocates.
-    fn splice_body(&mut self, lines: Vec<String>, flags: Flags) {
-        let mark = flags.allocs.then(|| self.fresh("mark"));
-        if let Some(mark) = &mark {
-            self.w
-                .line(format!("const ad_mark {mark} = ad_mark_get(ctx);"));
-        }
-        self.w.splice(lines);
-        if let Some(mark) = &mark {
-            self.w.line(format!("ad_reset(ctx, {mark});"));
-        }
-    }
-
-    /// Assigns a new scalar accumulator value to the accumulator variables
-    /// (through temporaries, so that `(a, b) -> (b, a)` is right).
-    pub fn update(
-        &mut self,
-        accs: &[String],
-        kinds: &[Kind],
-        v: &Val,
-        span: Span,
-    ) -> Result<(), Error> {
-        let mut vs = Vec::new();
-        scalars(v, &mut vs);
-        if vs.len() != accs.len() {
-            return Err(Error::core(
-                span,
-                "a fold step of another type than its accumulator",
-            ));
-        }
-        let tmps: Vec<String> = vs
-            .iter()
-            .zip(kinds)
-            .map(|(c, k)| self.let_var(*k, c, "next"))
-            .collect();
-        for (a, t) in accs.iter().zip(tmps) {
-            self.w.line(format!("{a} = {t};"));
-        }
-        Ok(())
-    }
-
-    /// `reduce` with a scalar accumulator, in parallel chunks combined in
-    /// order (note [parallel loops]).
-    #[allow(clippy::too_many_arguments)]
-    fn parallel_reduce(
-        &mut self,
-        f: &Func,
-        z: &Val,
-        accs: &[String],
-        kinds: &[Kind],
-        acc_val: &Val,
-        n: &str,
-        span: Span,
-        step: &Step<'_>,
-    ) -> Result<(), Error> {
-        let nt = self.fresh("nt");
-        let used = self.fresh("used");
-        self.w.line(format!("const int {nt} = ad_max_threads();"));
-        self.w.line(format!("int {used} = 1;"));
-        let parts: Vec<String> = kinds
-            .iter()
-            .map(|k| self.alloc(*k, &nt.to_string(), span, Some(Prim::Reduce)))
-            .collect();
-        self.w
-            .line(format!("AD_PRAGMA(omp parallel num_threads({nt}))"));
-        self.w.open("");
-        let (t, tn) = (self.fresh("t"), self.fresh("tn"));
-        self.w.line(format!(
-            "const int {t} = ad_thread_num(), {tn} = ad_num_threads();"
-        ));
-        self.w.line(format!("if ({t} == 0) {used} = {tn};"));
-        let (lo, hi) = (self.fresh("lo"), self.fresh("hi"));
-        self.w.line(format!(
-            "const int64_t {lo} = ad_split({n}, {t}, {tn}), {hi} = ad_split({n}, {t} + 1, {tn});"
-        ));
-        let mut zs = Vec::new();
-        scalars(z, &mut zs);
-        let locals: Vec<String> = kinds
-            .iter()
-            .zip(&zs)
-            .map(|(k, z)| {
-                let a = self.fresh("part");
-                self.w.line(format!("{} {a} = {z};", k.c_type()));
-                a
-            })
-            .collect();
-        let local_val = rebuild(
-            z,
-            &mut locals
-                .iter()
-                .zip(kinds)
-                .map(|(a, k)| Val::Scalar(*k, a.clone())),
-        );
-        let i = self.fresh("i");
-        self.w
-            .open(format!("for (int64_t {i} = {lo}; {i} < {hi}; {i}++)"));
-        self.loop_depth += 1;
-        step(self, &local_val, &locals, &i)?;
-        self.loop_depth -= 1;
-        self.w.close();
-        for (p, l) in parts.iter().zip(&locals) {
-            self.w.line(format!("{p}[{t}] = {l};"));
-        }
-        self.w.close();
-        // Combine the partial results in thread order.
-        let t = self.fresh("t");
-        self.w
-            .open(format!("for (int {t} = 0; {t} < {used}; {t}++)"));
-        let part_vals: Vec<Val> = parts
-            .iter()
-            .zip(kinds)
-            .map(|(p, k)| self.let_scalar(*k, &format!("{p}[{t}]"), "part"))
-            .collect();
-        let part_val = rebuild(z, &mut part_vals.into_iter());
-        let v = self.apply(f, vec![acc_val.clone(), part_val], span)?;
-        self.update(accs, kinds, &v, span)?;
-        self.w.close();
-        Ok(())
-    }
-
-    /// A fold whose accumulator contains arrays: two buffer sets, the
-    /// current and the next, swapped after each step.
-    #[allow(clippy::too_many_arguments)]
-    fn fold_arrays(
-        &mut self,
-        op: Prim,
-        f: &Func,
-        z: Val,
-        src: Source,
-        ty: &Ty,
-        n: &str,
-        span: Span,
-    ) -> Result<Val, Error> {
-        let z = self.materialize_val(z)?;
-        let mut dims = Vec::new();
-        dims_of(&z, &mut dims);
-        let dims: Vec<String> = dims
-            .into_iter()
-            .map(|d| self.let_var(Kind::Int, &d, "dim"))
-            .collect();
-        let cur = self.alloc_leaves_dims(ty, "1", &mut dims.iter(), span, Some(op))?;
-        if crate::inplace::aligned(self.m, f) {
-            // Each step writes its result over the accumulator, element
-            // by element (`inplace.rs`): one set of buffers, no copy.
-            self.store(&z, &cur, "0")?;
-            if let Source::Array(a) = &src {
-                self.open_streams(a);
-            }
-            self.for_loop(n, Dir::Up, false, None, |cx, i| {
-                let acc = cx.element(&cur, "0", true);
-                let x = match &src {
-                    Source::Array(a) => cx.elem(a, i)?,
-                    Source::Count(_) => Val::Scalar(Kind::Int, i.to_string()),
-                };
-                let v = cx.apply(f, vec![acc, x], span)?;
-                cx.store(&v, &cur, "0")
-            })?;
-            return Ok(self.element(&cur, "0", true));
-        }
-        let next = self.alloc_leaves_dims(ty, "1", &mut dims.iter(), span, Some(op))?;
-        self.store(&z, &cur, "0")?;
-        // The pointers are swapped, so they must be variables.
-        let (cur, next) = (self.pointer_vars(&cur), self.pointer_vars(&next));
-        if let Source::Array(a) = &src {
-            self.open_streams(a);
-        }
-        self.for_loop(n, Dir::Up, false, None, |cx, i| {
-            let acc = cx.element(&cur, "0", true);
-            let x = match &src {
-                Source::Array(a) => cx.elem(a, i)?,
-                Source::Count(_) => Val::Scalar(Kind::Int, i.to_string()),
-            };
-            let v = cx.apply(f, vec![acc, x], span)?;
-            let v = cx.settle(v)?;
-            let mut have = Vec::new();
-            dims_of(&v, &mut have);
-            cx.check_dims(&dims, &have, span, SiteKind::AccumulatorSize(op));
-            cx.store(&v, &next, "0")?;
-            let (mut pc, mut pn) = (Vec::new(), Vec::new());
-            cur.ptrs(&mut pc);
-            next.ptrs(&mut pn);
-            for ((k, c), (_, nx)) in pc.iter().zip(&pn) {
-                let t = cx.fresh("swap");
-                cx.w.line(format!(
-                    "{} *{t} = {c}; {c} = {nx}; {nx} = {t};",
-                    k.c_type()
-                ));
-            }
-            Ok(())
-        })?;
-        Ok(self.element(&cur, "0", true))
-    }
-
-    /// Copies the pointers of freshly allocated leaves into mutable variables.
-    fn pointer_vars(&mut self, leaves: &Leaves) -> Leaves {
-        match leaves {
-            Leaves::Scalar { kind, ptr } => {
-                let p = self.fresh("cur");
-                self.w.line(format!("{} *{p} = {ptr};", kind.c_type()));
-                Leaves::Scalar {
-                    kind: *kind,
-                    ptr: p,
-                }
-            }
-            Leaves::Tuple(items) => {
-                Leaves::Tuple(items.iter().map(|l| self.pointer_vars(l)).collect())
-            }
-            Leaves::Array { len, elem } => Leaves::Array {
-                len: len.clone(),
-                elem: Box::new(self.pointer_vars(elem)),
-            },
-        }
-    }
-
-    /// `scanl` and `scanr`: `n + 1` accumulators written to buffers.
-    fn scan(
-        &mut self,
-        op: Prim,
-        f: &Func,
-        z: Val,
-        a: Arr,
-        acc_ty: &Ty,
-        span: Span,
-    ) -> Result<Manifest, Error> {
-        let a = self.readable(
-            a,
-            if op == Prim::Scanl {
-                Dir::Up
-            } else {
-                Dir::Down
-            },
-        )?;
-        // A source that is itself a stream is read by the loops below.
-        self.open_streams(&a);
-        let n = a.len().to_string();
-        let len = self.len_plus_one(&n);
-        let first = if op == Prim::Scanl {
-            "0".to_string()
-        } else {
-            n.clone()
-        };
-        if !has_array(acc_ty) {
-            let kinds = scalar_kinds(acc_ty);
-            let out = self.alloc_leaves(acc_ty, &len, span, Some(op))?;
-            let mut zs = Vec::new();
-            scalars(&z, &mut zs);
-            let accs: Vec<String> = kinds
-                .iter()
-                .zip(&zs)
-                .map(|(k, z)| {
-                    let a = self.fresh("acc");
-                    self.w.line(format!("{} {a} = {z};", k.c_type()));
-                    a
-                })
-                .collect();
-            let acc_val = rebuild(
-                &z,
-                &mut accs
-                    .iter()
-                    .zip(&kinds)
-                    .map(|(a, k)| Val::Scalar(*k, a.clone())),
-            );
-            self.store(&acc_val, &out, &first)?;
-            let dir = if op == Prim::Scanl {
-                Dir::Up
-            } else {
-                Dir::Down
-            };
-            self.for_loop(&n, dir, false, None, |cx, i| {
-                let x = cx.elem(&a, i)?;
-                let args = if op == Prim::Scanl {
-                    vec![acc_val.clone(), x]
-                } else {
-                    vec![x, acc_val.clone()]
-                };
-                let v = cx.apply(f, args, span)?;
-                cx.update(&accs, &kinds, &v, span)?;
-                let at = if op == Prim::Scanl {
-                    format!("{i} + 1")
-                } else {
-                    i.to_string()
-                };
-                cx.store(&acc_val, &out, &at)
-            })?;
-            let m = Manifest {
-                len,
-                elem: out,
-                owned: true,
-            };
-            if op == Prim::Scanl {
-                self.record_last(&m, &n, acc_val);
-            }
-            return Ok(m);
-        }
-        // Array accumulators: each step reads the previous one from the result.
-        let z = self.materialize_val(z)?;
-        let mut dims = Vec::new();
-        dims_of(&z, &mut dims);
-        let out = self.alloc_leaves_dims(acc_ty, &len, &mut dims.iter(), span, Some(op))?;
-        self.store(&z, &out, &first)?;
-        let dir = if op == Prim::Scanl {
-            Dir::Up
-        } else {
-            Dir::Down
-        };
-        self.for_loop(&n, dir, false, None, |cx, i| {
-            let (prev, at) = if op == Prim::Scanl {
-                (i.to_string(), format!("{i} + 1"))
-            } else {
-                (format!("{i} + 1"), i.to_string())
-            };
-            let acc = cx.element(&out, &prev, true);
-            let x = cx.elem(&a, i)?;
-            let args = if op == Prim::Scanl {
-                vec![acc, x]
-            } else {
-                vec![x, acc]
-            };
-            let v = cx.apply(f, args, span)?;
-            let v = cx.settle(v)?;
-            let mut have = Vec::new();
-            dims_of(&v, &mut have);
-            cx.check_dims(&dims, &have, span, SiteKind::AccumulatorSize(op));
-            cx.store(&v, &out, &at)
-        })?;
-        Ok(Manifest {
-            len,
-            elem: out,
-            owned: true,
-        })
-    }
-
     /// An array literal, written to buffers.
     pub fn literal_array(
         &mut self,
@@ -1152,7 +676,7 @@ impl Ctx<'_> {
 
 /// Writes one step of a fold: the context, the accumulator value, its
 /// variables, the index.
-type Step<'s> = dyn Fn(&mut Ctx<'_>, &Val, &[String], &str) -> Result<(), Error> + 's;
+pub(crate) type Step<'s> = dyn Fn(&mut Ctx<'_>, &Val, &[String], &str) -> Result<(), Error> + 's;
 
 /// The elements of `map f A` / `map2 f A B` over manifest arrays as leaves
 /// of the sources, when `f` only takes tuples apart and puts them together
@@ -1212,7 +736,7 @@ fn structural_view(m: &syntax::Module, f: &Func, srcs: &[Arr]) -> Option<Leaves>
 /// The C operator of a reduction's function when it is `fun (a, b) -> a +
 /// b` or `a * b` (also as `let v = a op b in v`, reverse mode's form),
 /// which OpenMP can reduce in vector lanes.
-fn simple_op(m: &syntax::Module, f: &Func) -> Option<&'static str> {
+pub(crate) fn simple_op(m: &syntax::Module, f: &Func) -> Option<&'static str> {
     use syntax::Expr;
     let Expr::Lambda { params, body } = m.expr(f.lambda) else {
         return None;
@@ -1252,7 +776,7 @@ fn simple_op(m: &syntax::Module, f: &Func) -> Option<&'static str> {
 }
 
 /// What a fold runs over.
-enum Source {
+pub(crate) enum Source {
     /// The elements of an array.
     Array(Arr),
     /// The integers `0..n`.

@@ -1,7 +1,7 @@
 //! Which folds may update their array accumulator in place.
 //!
 //! A fold whose accumulator holds arrays writes each step's result to a
-//! second set of buffers and swaps (`arrays.rs`, `fold_arrays`), because
+//! second set of buffers and swaps (`folds.rs`, `fold_arrays`), because
 //! in general the new accumulator may read any part of the old one. When
 //! the function is *aligned* — every scalar of its result reads the old
 //! accumulator only at the same position — the step can write straight

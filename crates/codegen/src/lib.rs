@@ -9,7 +9,7 @@
 //! driver executable and optionally a shared library ([`build`]), and run
 //! on [`semantics::Value`]s ([`run`], [`run_entry`], [`time`]).
 //!
-//! - `lower.rs` / `arrays.rs`: expressions to C statements; arrays are
+//! - `lower.rs` / `arrays.rs` / `folds.rs`: expressions to C statements; arrays are
 //!   manifest buffers or delayed (pull) arrays, so chains of `map`,
 //!   `map2`, `build` and shifts fuse into the loop that consumes them;
 //! - `fuse.rs` / `hoist.rs`: on the text of each function, sibling loops
@@ -36,6 +36,7 @@ pub mod bench;
 mod driver;
 mod error;
 mod exec;
+mod folds;
 mod fuse;
 mod hoist;
 mod inplace;

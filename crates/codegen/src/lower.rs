@@ -9,7 +9,8 @@
 //! C are fresh (`t12_acc`), never the source's, because one lambda may be
 //! inlined at several places.
 //!
-//! The builtins on arrays, loops and materialization are in `arrays.rs`.
+//! The builtins on arrays, loops and materialization are in `arrays.rs`, the
+//! folds and scans in `folds.rs`.
 
 use std::rc::Rc;
 

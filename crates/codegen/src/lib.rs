@@ -125,6 +125,11 @@ impl Default for Config {
     }
 }
 
+/// The libm functions the generated code calls, other than `sqrt`, `fabs`,
+/// `fmax` and `fmin` (exact in IEEE arithmetic, so a folded call equals the
+/// library's): compiled as plain calls (`Config::flags`).
+const MATH_FUNCTIONS: [&str; 7] = ["sin", "cos", "tan", "tanh", "exp", "log", "pow"];
+
 impl Config {
     /// The flags the C compiler is given (docs/codegen.md explains each).
     pub fn flags(&self) -> Vec<String> {
@@ -152,6 +157,12 @@ impl Config {
             );
         }
         f.extend(["-ffp-contract=off", "-fno-math-errno"].map(String::from));
+        // The math functions are not builtins: gcc would fold them on
+        // constants with correctly rounded results, which glibc's are not
+        // always (`tanh`, `tan`, `sin`, `cos`: an ulp off), and merge `sin`
+        // and `cos` into `sincos`. The prelude declares them `const`, so
+        // calls on one argument are still shared.
+        f.extend(MATH_FUNCTIONS.iter().map(|m| format!("-fno-builtin-{m}")));
         if self.native {
             f.push("-march=native".into());
         }
@@ -162,9 +173,7 @@ impl Config {
             f.push("-fopenmp-simd".into());
         }
         if self.vector_math {
-            f.extend(
-                ["-DAD_VECTOR_MATH", "-fno-builtin-sin", "-fno-builtin-cos"].map(String::from),
-            );
+            f.push("-DAD_VECTOR_MATH".into());
         }
         f.extend(self.extra_flags.iter().cloned());
         f

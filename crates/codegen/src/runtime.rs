@@ -48,6 +48,19 @@ AD_SIMD extern double tan(double);
 AD_SIMD extern double exp(double);
 AD_SIMD extern double log(double);
 AD_SIMD extern double tanh(double);
+#elif defined(__GNUC__)
+/* The math functions are compiled as plain calls (-fno-builtin-*, see
+ * Config::flags: gcc would fold them on constants with correctly rounded
+ * results, and glibc's `tanh`, `tan`, `sin` and `cos` are sometimes an ulp
+ * from that). `const` keeps calls on one argument shared. */
+#define AD_CONST __attribute__((__const__))
+AD_CONST extern double sin(double);
+AD_CONST extern double cos(double);
+AD_CONST extern double tan(double);
+AD_CONST extern double exp(double);
+AD_CONST extern double log(double);
+AD_CONST extern double tanh(double);
+AD_CONST extern double pow(double, double);
 #endif
 
 #ifdef _OPENMP

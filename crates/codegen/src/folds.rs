@@ -14,6 +14,35 @@ use crate::streams::{Order, order, rebuild, scalars};
 use crate::val::{Arr, Func, Leaves, Manifest, Val};
 
 impl Ctx<'_> {
+    /// One mutable C variable per scalar of a value shaped like `z`
+    /// (`kinds`), named from `base` and set to `zs`: the variables, and the
+    /// value made of them.
+    fn scalar_vars(
+        &mut self,
+        z: &Val,
+        kinds: &[Kind],
+        zs: &[String],
+        base: &str,
+    ) -> (Vec<String>, Val) {
+        let vars: Vec<String> = kinds
+            .iter()
+            .zip(zs)
+            .map(|(k, z)| {
+                let a = self.fresh(base);
+                self.w.line(format!("{} {a} = {z};", k.c_type()));
+                a
+            })
+            .collect();
+        let val = rebuild(
+            z,
+            &mut vars
+                .iter()
+                .zip(kinds)
+                .map(|(a, k)| Val::Scalar(*k, a.clone())),
+        );
+        (vars, val)
+    }
+
     /// `reduce`, `foldl`, `ifold`.
     pub(crate) fn fold(
         &mut self,
@@ -45,22 +74,7 @@ impl Ctx<'_> {
             ));
         }
         // The accumulator lives in mutable variables.
-        let accs: Vec<String> = kinds
-            .iter()
-            .zip(&zs)
-            .map(|(k, z)| {
-                let a = self.fresh("acc");
-                self.w.line(format!("{} {a} = {z};", k.c_type()));
-                a
-            })
-            .collect();
-        let acc_val = rebuild(
-            &z,
-            &mut accs
-                .iter()
-                .zip(&kinds)
-                .map(|(a, k)| Val::Scalar(*k, a.clone())),
-        );
+        let (accs, acc_val) = self.scalar_vars(&z, &kinds, &zs, "acc");
         let step = |cx: &mut Ctx<'_>, acc: &Val, accs: &[String], i: &str| -> Result<(), Error> {
             let x = match &src {
                 Source::Array(a) => cx.elem(a, i)?,
@@ -128,22 +142,7 @@ impl Ctx<'_> {
         scalars(z, &mut zs);
         let mut lanes: Vec<(Vec<String>, Val)> = vec![(accs.to_vec(), acc_val.clone())];
         for _ in 1..LANES {
-            let vars: Vec<String> = kinds
-                .iter()
-                .zip(&zs)
-                .map(|(k, z)| {
-                    let a = self.fresh("lane");
-                    self.w.line(format!("{} {a} = {z};", k.c_type()));
-                    a
-                })
-                .collect();
-            let val = rebuild(
-                z,
-                &mut vars
-                    .iter()
-                    .zip(kinds)
-                    .map(|(a, k)| Val::Scalar(*k, a.clone())),
-            );
+            let (vars, val) = self.scalar_vars(z, kinds, &zs, "lane");
             lanes.push((vars, val));
         }
         let i = self.fresh("i");
@@ -247,22 +246,7 @@ impl Ctx<'_> {
         ));
         let mut zs = Vec::new();
         scalars(z, &mut zs);
-        let locals: Vec<String> = kinds
-            .iter()
-            .zip(&zs)
-            .map(|(k, z)| {
-                let a = self.fresh("part");
-                self.w.line(format!("{} {a} = {z};", k.c_type()));
-                a
-            })
-            .collect();
-        let local_val = rebuild(
-            z,
-            &mut locals
-                .iter()
-                .zip(kinds)
-                .map(|(a, k)| Val::Scalar(*k, a.clone())),
-        );
+        let (locals, local_val) = self.scalar_vars(z, kinds, &zs, "part");
         let i = self.fresh("i");
         self.w
             .open(format!("for (int64_t {i} = {lo}; {i} < {hi}; {i}++)"));
@@ -416,22 +400,7 @@ impl Ctx<'_> {
             let out = self.alloc_leaves(acc_ty, &len, span, Some(op))?;
             let mut zs = Vec::new();
             scalars(&z, &mut zs);
-            let accs: Vec<String> = kinds
-                .iter()
-                .zip(&zs)
-                .map(|(k, z)| {
-                    let a = self.fresh("acc");
-                    self.w.line(format!("{} {a} = {z};", k.c_type()));
-                    a
-                })
-                .collect();
-            let acc_val = rebuild(
-                &z,
-                &mut accs
-                    .iter()
-                    .zip(&kinds)
-                    .map(|(a, k)| Val::Scalar(*k, a.clone())),
-            );
+            let (accs, acc_val) = self.scalar_vars(&z, &kinds, &zs, "acc");
             self.store(&acc_val, &out, &first)?;
             let dir = if op == Prim::Scanl {
                 Dir::Up

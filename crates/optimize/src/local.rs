@@ -482,10 +482,46 @@ impl Round<'_> {
 /// Whether two trees of `m` are equal up to the names of their binders
 /// (`ren` maps the binders of `a` met so far to those of `b`).
 pub(crate) fn alpha_eq(m: &Module, a: ExprId, b: ExprId, ren: &mut HashMap<Name, Name>) -> bool {
+    alpha_eq_by(m, a, b, ren, &mut Plain)
+}
+
+/// What [`alpha_eq_by`] asks of the caller: a decision on a pair of nodes
+/// before their structure is compared, and the equality of two names not
+/// bound inside the compared trees.
+pub(crate) trait Equiv {
+    /// `Some` to decide the pair `a`, `b` without looking inside.
+    fn decide(&mut self, _m: &Module, _a: ExprId, _b: ExprId) -> Option<bool> {
+        None
+    }
+    /// Whether the free names `x` and `y` stand for the same value.
+    fn free(&mut self, _m: &Module, x: &Name, y: &Name, _ren: &mut HashMap<Name, Name>) -> bool {
+        x == y
+    }
+}
+
+/// Free names are equal when they are the same name.
+struct Plain;
+
+impl Equiv for Plain {}
+
+/// [`alpha_eq`], with `eq` deciding what the structure does not.
+pub(crate) fn alpha_eq_by(
+    m: &Module,
+    a: ExprId,
+    b: ExprId,
+    ren: &mut HashMap<Name, Name>,
+    eq: &mut impl Equiv,
+) -> bool {
     stack::guard(|| {
+        if let Some(d) = eq.decide(m, a, b) {
+            return d;
+        }
         let (ea, eb) = (m.expr(a), m.expr(b));
         match (ea, eb) {
-            (Expr::Var(x), Expr::Var(y)) => ren.get(x).map_or(x == y, |z| z == y),
+            (Expr::Var(x), Expr::Var(y)) => match ren.get(x) {
+                Some(z) => z == y,
+                None => eq.free(m, x, y, ren),
+            },
             (Expr::Real(x), Expr::Real(y)) => x.to_bits() == y.to_bits(),
             (Expr::Int(x), Expr::Int(y)) => x == y,
             (Expr::Bool(x), Expr::Bool(y)) => x == y,
@@ -510,11 +546,11 @@ pub(crate) fn alpha_eq(m: &Module, a: ExprId, b: ExprId, ren: &mut HashMap<Name,
                     }
                     _ => return false,
                 };
-                if !alpha_eq(m, *v1, *v2, ren) {
+                if !alpha_eq_by(m, *v1, *v2, ren, eq) {
                     return false;
                 }
                 ren.extend(pairs);
-                alpha_eq(m, *b1, *b2, ren)
+                alpha_eq_by(m, *b1, *b2, ren, eq)
             }
             (
                 Expr::Lambda {
@@ -534,7 +570,7 @@ pub(crate) fn alpha_eq(m: &Module, a: ExprId, b: ExprId, ren: &mut HashMap<Name,
                         .zip(p2)
                         .map(|(x, y)| (x.name.clone(), y.name.clone())),
                 );
-                alpha_eq(m, *b1, *b2, ren)
+                alpha_eq_by(m, *b1, *b2, ren, eq)
             }
             (Expr::Proj { index: i, .. }, Expr::Proj { index: j, .. }) if i != j => false,
             (Expr::Prim { op: o1, .. }, Expr::Prim { op: o2, .. }) if o1 != o2 => false,
@@ -543,7 +579,11 @@ pub(crate) fn alpha_eq(m: &Module, a: ExprId, b: ExprId, ren: &mut HashMap<Name,
                     return false;
                 }
                 let (ca, cb) = (ea.children(), eb.children());
-                ca.len() == cb.len() && ca.iter().zip(&cb).all(|(&x, &y)| alpha_eq(m, x, y, ren))
+                ca.len() == cb.len()
+                    && ca
+                        .iter()
+                        .zip(&cb)
+                        .all(|(&x, &y)| alpha_eq_by(m, x, y, ren, eq))
             }
         }
     })

@@ -272,10 +272,9 @@ fn fission_let(m: &Module, c: ExprId) -> Option<ExprId> {
 
 fn find_match(m: &Module, l1: &Loop, l2: &Loop) -> Option<Match> {
     let mut cmp = Cmp {
-        m,
         l1,
         l2,
-        ren: FxHashMap::default(),
+        ren: Default::default(),
         same_defs: FxHashSet::default(),
         budget: 200_000,
     };
@@ -291,7 +290,7 @@ fn find_match(m: &Module, l1: &Loop, l2: &Loop) -> Option<Match> {
                 continue;
             }
             cmp.ren.clear();
-            if cmp.eq(c1, c2) {
+            if cmp.eq(m, c1, c2) {
                 return Some(Match {
                     c1,
                     c2,
@@ -321,7 +320,7 @@ fn find_match(m: &Module, l1: &Loop, l2: &Loop) -> Option<Match> {
             p1.iter()
                 .zip(p2)
                 .for_each(|(x, y)| cmp.bind(&x.name, &y.name));
-            if cmp.all(&a1[1..], &a2[1..]) && cmp.eq(*e1, *e2) {
+            if cmp.all(m, &a1[1..], &a2[1..]) && cmp.eq(m, *e1, *e2) {
                 return Some(Match {
                     c1,
                     c2,

@@ -1,19 +1,22 @@
 //! Equality of two inner loops of two loops' bodies (`share-inner-loop`):
-//! up to the names of their binders, the names each body gives the
-//! elements, and the body's own `let`s, compared by their values.
+//! `local::alpha_eq_by` (equal up to the names of their binders), with
+//! the names each body gives the elements resolved to the arrays they
+//! come from, and the body's own `let`s compared by their values.
 
-use syntax::{Expr, ExprId, Module, Name, Pat, stack};
+use std::collections::HashMap;
+
+use syntax::{ExprId, Module, Name, stack};
 
 use super::{Alias, Loop, path};
-use crate::hash::{FxHashMap, FxHashSet};
+use crate::hash::FxHashSet;
+use crate::local::{Equiv, alpha_eq_by};
 
 /// Compares two expressions of two loops' bodies.
 pub(super) struct Cmp<'a> {
-    pub(super) m: &'a Module,
     pub(super) l1: &'a Loop,
     pub(super) l2: &'a Loop,
     /// Binders of the compared expressions, the first's to the second's.
-    pub(super) ren: FxHashMap<Name, Name>,
+    pub(super) ren: HashMap<Name, Name>,
     /// Pairs of body `let`s found equal.
     pub(super) same_defs: FxHashSet<(ExprId, ExprId)>,
     /// Nodes left to visit before giving up.
@@ -25,124 +28,37 @@ impl Cmp<'_> {
         self.ren.insert(a.clone(), b.clone());
     }
 
-    pub(super) fn eq(&mut self, a: ExprId, b: ExprId) -> bool {
-        stack::guard(|| {
-            if self.budget == 0 {
-                return false;
-            }
-            self.budget -= 1;
-            let (m, l1, l2) = (self.m, self.l1, self.l2);
-            match (path(m, l1, a), path(m, l2, b)) {
-                (Some(x), Some(y)) => return same_alias(&x, &y),
-                (None, None) => {}
-                _ => return false,
-            }
-            match (m.expr(a), m.expr(b)) {
-                (Expr::Var(x), Expr::Var(y)) => self.eq_var(x, y),
-                (Expr::Real(x), Expr::Real(y)) => x.to_bits() == y.to_bits(),
-                (Expr::Int(x), Expr::Int(y)) => x == y,
-                (Expr::Bool(x), Expr::Bool(y)) => x == y,
-                (Expr::Section(x), Expr::Section(y)) => x == y,
-                (
-                    Expr::Let {
-                        pat: p1,
-                        value: v1,
-                        body: b1,
-                        ..
-                    },
-                    Expr::Let {
-                        pat: p2,
-                        value: v2,
-                        body: b2,
-                        ..
-                    },
-                ) => {
-                    if !self.eq(*v1, *v2) {
-                        return false;
-                    }
-                    match (p1, p2) {
-                        (Pat::Var(x), Pat::Var(y)) => self.bind(x, y),
-                        (Pat::Tuple(xs), Pat::Tuple(ys)) if xs.len() == ys.len() => {
-                            xs.iter().zip(ys).for_each(|(x, y)| self.bind(x, y));
-                        }
-                        _ => return false,
-                    }
-                    self.eq(*b1, *b2)
-                }
-                (
-                    Expr::Lambda {
-                        params: p1,
-                        body: b1,
-                    },
-                    Expr::Lambda {
-                        params: p2,
-                        body: b2,
-                    },
-                ) => {
-                    if p1.len() != p2.len() {
-                        return false;
-                    }
-                    p1.iter()
-                        .zip(p2)
-                        .for_each(|(x, y)| self.bind(&x.name, &y.name));
-                    self.eq(*b1, *b2)
-                }
-                (Expr::Prim { op: o1, args: a1 }, Expr::Prim { op: o2, args: a2 }) => {
-                    o1 == o2 && self.all(a1, a2)
-                }
-                (Expr::Tuple(a1), Expr::Tuple(a2)) | (Expr::Array(a1), Expr::Array(a2)) => {
-                    self.all(a1, a2)
-                }
-                (
-                    Expr::Proj {
-                        tuple: t1,
-                        index: i1,
-                    },
-                    Expr::Proj {
-                        tuple: t2,
-                        index: i2,
-                    },
-                ) => i1 == i2 && self.eq(*t1, *t2),
-                (
-                    Expr::Index {
-                        array: a1,
-                        index: i1,
-                    },
-                    Expr::Index {
-                        array: a2,
-                        index: i2,
-                    },
-                ) => self.eq(*a1, *a2) && self.eq(*i1, *i2),
-                (
-                    Expr::If {
-                        cond: c1,
-                        then_branch: t1,
-                        else_branch: e1,
-                    },
-                    Expr::If {
-                        cond: c2,
-                        then_branch: t2,
-                        else_branch: e2,
-                    },
-                ) => self.eq(*c1, *c2) && self.eq(*t1, *t2) && self.eq(*e1, *e2),
-                (Expr::App { func: f1, args: a1 }, Expr::App { func: f2, args: a2 }) => {
-                    self.eq(*f1, *f2) && self.all(a1, a2)
-                }
-                _ => false,
-            }
-        })
+    pub(super) fn eq(&mut self, m: &Module, a: ExprId, b: ExprId) -> bool {
+        let mut ren = std::mem::take(&mut self.ren);
+        let same = alpha_eq_by(m, a, b, &mut ren, self);
+        self.ren = ren;
+        same
     }
 
-    pub(super) fn all(&mut self, a: &[ExprId], b: &[ExprId]) -> bool {
-        a.len() == b.len() && a.iter().zip(b).all(|(&x, &y)| self.eq(x, y))
+    pub(super) fn all(&mut self, m: &Module, a: &[ExprId], b: &[ExprId]) -> bool {
+        a.len() == b.len() && a.iter().zip(b).all(|(&x, &y)| self.eq(m, x, y))
     }
+}
 
-    fn eq_var(&mut self, x: &Name, y: &Name) -> bool {
-        if let Some(z) = self.ren.get(x) {
-            return z == y;
+impl Equiv for Cmp<'_> {
+    /// Names and projections of the elements are equal when they reach
+    /// the same part of the same array's element.
+    fn decide(&mut self, m: &Module, a: ExprId, b: ExprId) -> Option<bool> {
+        if self.budget == 0 {
+            return Some(false);
         }
-        let (d1, d2) = (self.l1.alias.get(x), self.l2.alias.get(y));
-        match (d1, d2) {
+        self.budget -= 1;
+        match (path(m, self.l1, a), path(m, self.l2, b)) {
+            (Some(x), Some(y)) => Some(same_alias(&x, &y)),
+            (None, None) => None,
+            _ => Some(false),
+        }
+    }
+
+    /// A body's `let`s are equal when their values are; other free names
+    /// when they are the same name bound outside both loops.
+    fn free(&mut self, m: &Module, x: &Name, y: &Name, ren: &mut HashMap<Name, Name>) -> bool {
+        match (self.l1.alias.get(x), self.l2.alias.get(y)) {
             (Some(Alias::Def(v1, i1)), Some(Alias::Def(v2, i2))) => {
                 let (v1, v2) = (*v1, *v2);
                 if i1 != i2 {
@@ -151,17 +67,15 @@ impl Cmp<'_> {
                 if self.same_defs.contains(&(v1, v2)) {
                     return true;
                 }
-                let ok = self.eq(v1, v2);
+                let ok = alpha_eq_by(m, v1, v2, ren, self);
                 if ok {
                     self.same_defs.insert((v1, v2));
                 }
                 ok
             }
-            (None, None) => {
-                // Free in both loops' bodies (or a parameter without an
-                // alias, which the check of free names rules out).
-                x == y && !self.l1.bound_by.contains_key(x)
-            }
+            // A parameter without an alias is bound in the body: never
+            // equal to a name of the other loop.
+            (None, None) => x == y && !self.l1.bound_by.contains_key(x),
             _ => false,
         }
     }

@@ -2,6 +2,7 @@
 //!
 //! Environment: `GMMTIME_PARALLEL=1` for the `Config::parallel` build;
 //! `GMMTIME_WITHOUT=rule,rule` to optimize without these rules;
+//! `GMMTIME_REPS=n` times n calls (3 by default);
 //! `GMMTIME_DUMP=file.c` writes the generated C; `GMMTIME_SRC=file.c`
 //! builds that C instead (an edited dump: the entry's signature must not
 //! change).
@@ -43,11 +44,18 @@ fn main() {
     }
     let built = codegen::build(&prog, &std::env::temp_dir().join("gmmtime"), &c).expect("build");
     let args = codegen::bench::gmm_inputs(10, 25, 10_000);
-    let (v, t) = codegen::time(&built, "gmm_grad", &args, 3).expect("run");
-    let cpu: Vec<f64> = t.cpu_ns.iter().map(|x| x / 1e6).collect();
+    let reps = std::env::var("GMMTIME_REPS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(3);
+    let (v, t) = codegen::time(&built, "gmm_grad", &args, reps).expect("run");
+    let mut cpu: Vec<f64> = t.cpu_ns.iter().map(|x| x / 1e6).collect();
+    cpu.sort_by(f64::total_cmp);
     println!(
-        "value {} cpu ms {:?}",
+        "value {} cpu ms min {:.1} median {:.1} max {:.1}",
         v.as_tuple().map(|t| t[0].to_string()).unwrap_or_default(),
-        cpu
+        cpu[0],
+        cpu[cpu.len() / 2],
+        cpu[cpu.len() - 1]
     );
 }

@@ -144,6 +144,22 @@ fn the_root_must_take_the_input() {
     );
 }
 
+/// Leaving UNF binds the parameters by name, so a file whose entry names two
+/// parameters alike is refused on reading (found by mutating fixtures: such a
+/// Target UNF file passed the verifier and failed after `unf-inverse`).
+#[test]
+fn a_parameter_named_twice() {
+    let (_, mut u) = sample();
+    let def = u.source.defs.last_mut().expect("a definition");
+    def.params[1].name = def.params[0].name.clone();
+    let msgs = messages(&u);
+    assert!(
+        msgs.iter()
+            .any(|m| m == "module: parameter `x1` appears twice"),
+        "{msgs:?}"
+    );
+}
+
 #[test]
 fn a_source_module_called_target() {
     let (_, mut u) = sample();

@@ -283,7 +283,17 @@ impl Checker<'_> {
             return None;
         };
         let mut gamma = CtxId::EMPTY;
-        for p in &def.params {
+        for (i, p) in def.params.iter().enumerate() {
+            // Positions, not names, index the context here, but leaving
+            // UNF (Fig. 10) binds the parameters by name again.
+            if def.params[..i].iter().any(|q| q.name == p.name) {
+                self.err(
+                    Loc::Module,
+                    p.span,
+                    format!("parameter `{}` appears twice", p.name),
+                );
+                return None;
+            }
             match &p.ty {
                 Some(ty) if ty.is_ground() => {
                     let t = self.t.ground(ty);

@@ -405,7 +405,7 @@ pub fn run(
                 &dir.join(tool),
                 &cfg.codegen,
             )?;
-            variants.push((tool.clone(), built, entry.clone()));
+            variants.push((tool.clone(), built, entry.clone(), &seq.primal));
             // The pipeline's gradient in the fast configuration too, so
             // that the comparison with JAX and PyTorch (which vectorize
             // their math functions) can take the best build of it.
@@ -413,14 +413,17 @@ pub fn run(
                 let fast_tool = format!("{tool}-fast");
                 report.origins.push((
                     format!("{} ({fast_tool})", k.name),
-                    format!("{origin}, built `fast`"),
+                    format!("{origin}, built `fast` (and timed against the `fast` primal)"),
                 ));
                 let built = crate::build(
                     &crate::emit(module, &fast_cfg)?,
                     &dir.join(&fast_tool),
                     &fast_cfg,
                 )?;
-                variants.push((fast_tool, built, entry.clone()));
+                // Its primal is the fast build's too, so that its
+                // grad / primal compares like with like.
+                let primal = fast.as_ref().map_or(&seq.primal, |f| &f.primal);
+                variants.push((fast_tool, built, entry.clone(), primal));
             }
         }
         let par = if cfg.threads.is_empty() {
@@ -468,9 +471,9 @@ pub fn run(
                 if let Some(fast) = &fast {
                     add("adrev-c-fast", ours(fast, &input, reps, &[])?, false);
                 }
-                for (tool, built, entry) in &variants {
+                for (tool, built, entry, primal) in &variants {
                     let pair = Pair {
-                        primal: seq.primal.clone(),
+                        primal: (*primal).clone(),
                         grad: built.clone(),
                         primal_entry: seq.primal_entry.clone(),
                         grad_entry: entry.clone(),

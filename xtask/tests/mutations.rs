@@ -1,11 +1,12 @@
 //! Mutated fixture files through the commands a user runs on them: every
 //! stage file and program of the fixtures, truncated, with characters
-//! deleted, inserted or duplicated, a number or a name swapped. Whatever
+//! deleted, inserted or duplicated, a number, a name or a quoted string
+//! swapped. Whatever
 //! the mutation, a command succeeds or exits with status 1 and says why;
 //! never a panic, a signal, an internal error (status 2) or a silent
 //! failure.
 //!
-//! A sweep like this one (3,400 mutations, outside the tests) found a Target
+//! A sweep like this one (5,200 mutations, outside the tests) found a Target
 //! UNF file naming a parameter twice that the verifier let through and
 //! `unf-inverse` then failed on (`fixtures/err/ron/unf_parameter_twice`).
 //! `MUTATIONS_CASES` and `MUTATIONS_SEED` set the size and the seed.
@@ -63,13 +64,19 @@ fn runs(s: &str, start: fn(char) -> bool, cont: fn(char) -> bool) -> Vec<(usize,
     out
 }
 
+/// The byte ranges of the `"..."` strings of `s` (no escapes in fixtures).
+fn quoted(s: &str) -> Vec<(usize, usize)> {
+    let quotes: Vec<usize> = s.match_indices('"').map(|(i, _)| i).collect();
+    quotes.chunks_exact(2).map(|q| (q[0], q[1] + 1)).collect()
+}
+
 fn mutate(rng: &mut Rng, s: &str) -> String {
     if s.is_empty() {
         return String::new();
     }
     let i = cut(s, rng.below(s.len()));
     let j = cut(s, i + 1 + rng.below(40));
-    match rng.below(7) {
+    match rng.below(8) {
         0 => s[..i].to_string(),
         1 => format!("{}{}", &s[..i], &s[cut(s, i + 1)..]),
         2 => {
@@ -82,13 +89,36 @@ fn mutate(rng: &mut Rng, s: &str) -> String {
         3 => format!("{}{}{}", &s[..j], &s[i..j], &s[j..]),
         4 => format!("{}{}", &s[..i], &s[j..]),
         5 => {
-            let nums = runs(s, |c| c.is_ascii_digit(), |c| c.is_ascii_digit() || c == '.');
+            let nums = runs(
+                s,
+                |c| c.is_ascii_digit(),
+                |c| c.is_ascii_digit() || c == '.',
+            );
             if nums.is_empty() {
                 return s[..i].to_string();
             }
             let (a, b) = *rng.pick(&nums);
-            let by = *rng.pick(&["0", "-1", "1e308", "99999999999999999999", "3", "1.5", "NaN"]);
+            let by = *rng.pick(&[
+                "0",
+                "-1",
+                "1e308",
+                "99999999999999999999",
+                "3",
+                "1.5",
+                "NaN",
+            ]);
             format!("{}{by}{}", &s[..a], &s[b..])
+        }
+        6 => {
+            // One quoted string for another: the file still reads, but a
+            // name now clashes or is unknown.
+            let strs = quoted(s);
+            if strs.len() < 2 {
+                return s[..i].to_string();
+            }
+            let (a, b) = *rng.pick(&strs);
+            let (c, d) = *rng.pick(&strs);
+            format!("{}{}{}", &s[..a], &s[c..d], &s[b..])
         }
         _ => {
             let ids = runs(
@@ -141,7 +171,7 @@ fn mutated_fixture_files_are_refused_cleanly_or_accepted() {
     let cases: usize = std::env::var("MUTATIONS_CASES")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(120);
+        .unwrap_or(400);
     let seed: u64 = std::env::var("MUTATIONS_SEED")
         .ok()
         .and_then(|v| v.parse().ok())
@@ -149,7 +179,11 @@ fn mutated_fixture_files_are_refused_cleanly_or_accepted() {
     let mut files = Vec::new();
     for dir in fixtures() {
         for entry in std::fs::read_dir(workspace().join(&dir)).expect("a fixture directory") {
-            let name = entry.expect("an entry").file_name().to_string_lossy().into_owned();
+            let name = entry
+                .expect("an entry")
+                .file_name()
+                .to_string_lossy()
+                .into_owned();
             if name.ends_with(".ron") || name == "program.ad" {
                 files.push((dir.clone(), name));
             }
@@ -200,5 +234,8 @@ fn mutated_fixture_files_are_refused_cleanly_or_accepted() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     // The mutations must reach the error paths, not only harmless spots.
-    assert!(refused >= cases / 2, "only {refused} refusals in {cases} cases");
+    assert!(
+        refused >= cases / 2,
+        "only {refused} refusals in {cases} cases"
+    );
 }

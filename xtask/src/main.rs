@@ -624,9 +624,45 @@ fn parse(file: &Path, output: &Path) -> Result<(), CliError> {
 }
 
 fn check(file: &Path, entry: Option<&str>) -> Result<(), CliError> {
-    let program = load::load(file)?;
-    let m = program.module("check")?;
-    let def = inputs::entry(m, entry)?;
+    // Loading verifies the file (the stage contract); what is left is to
+    // say what it holds.
+    let line = match load::load(file)? {
+        load::Program::Source(m) | load::Program::Target(m) => signature(inputs::entry(&m, entry)?),
+        load::Program::Unf(u) => {
+            if entry.is_some_and(|e| e != u.entry.as_str()) {
+                return Err(CliError::user(format!(
+                    "a UNF file holds one definition, `{}`",
+                    u.entry
+                )));
+            }
+            let def = u.entry_def().ok_or_else(|| {
+                CliError::Internal(format!(
+                    "internal error: a verified UNF file without its entry `{}`\n",
+                    u.entry
+                ))
+            })?;
+            let mut line = format!("{}: {}", u.kind.ir_name(), signature(def));
+            if u.kind == unf::Kind::Target {
+                let names: Vec<String> = u
+                    .wrt
+                    .iter()
+                    .filter_map(|&w| def.params.get(w as usize - 1))
+                    .map(|p| p.name.to_string())
+                    .collect();
+                line.push_str(&format!(
+                    ", differentiated with respect to {}",
+                    names.join(", ")
+                ));
+            }
+            line
+        }
+    };
+    println!("{line}");
+    Ok(())
+}
+
+/// `def f (x : T) ... : T`, as the program would declare it.
+fn signature(def: &syntax::Def) -> String {
     let unknown = || "?".to_string();
     let mut line = format!("def {}", def.name);
     for p in &def.params {
@@ -637,8 +673,7 @@ fn check(file: &Path, entry: Option<&str>) -> Result<(), CliError> {
         " : {}",
         def.ret.as_ref().map_or_else(unknown, syntax::print::ty)
     ));
-    println!("{line}");
-    Ok(())
+    line
 }
 
 fn print(file: &Path) -> Result<(), CliError> {

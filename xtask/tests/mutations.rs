@@ -140,7 +140,7 @@ fn mutate(rng: &mut Rng, s: &str) -> String {
 /// which came from the fixture file named `name`.
 fn commands(name: &str, file: &str, out: &str) -> Vec<Vec<String>> {
     let s = |v: &[&str]| v.iter().map(|a| a.to_string()).collect::<Vec<_>>();
-    let mut cmds = vec![s(&["print", file])];
+    let mut cmds = vec![s(&["print", file]), s(&["check", file])];
     let stage = match name {
         "10.source.ron" => Some("unf"),
         "20.source-unf.ron" => Some("reverse"),
@@ -158,7 +158,6 @@ fn commands(name: &str, file: &str, out: &str) -> Vec<Vec<String>> {
             cmds.push(s(&["reverse-direct", file, "-o", out]));
         }
         "10.source.ron" | "40.target.ron" | "50.opt.ron" => {
-            cmds.push(s(&["check", file]));
             cmds.push(s(&["eval", file]));
         }
         _ => {}

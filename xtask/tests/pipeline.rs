@@ -1,6 +1,7 @@
 //! `pipeline` writes every boundary file; replacing a stage by an external
 //! program that runs the built-in stage in another process gives identical
-//! files; a replacement that writes garbage is caught by the verifier.
+//! files; a replacement that writes garbage is caught by the verifier;
+//! `check` says what each boundary file holds.
 
 mod common;
 
@@ -95,4 +96,34 @@ fn every_boundary_evaluates_like_the_source_program() {
         "(70, [5, 6, 7, 8], [1, 2, 3, 4])"
     );
     assert_eq!(value("40.target.ron"), "(70, [5, 6, 7, 8], [1, 2, 3, 4])");
+}
+
+#[test]
+fn check_says_what_every_boundary_file_holds() {
+    let sig = "def ex1_1 (x1 : R) (x2 : R) (x3 : R) : R";
+    let expected = [
+        ("10.source.ron", sig.to_string()),
+        ("20.source-unf.ron", format!("source-unf: {sig}")),
+        (
+            "30.target-unf.ron",
+            format!("target-unf: {sig}, differentiated with respect to x1, x2, x3"),
+        ),
+        (
+            "40.target.ron",
+            "def ex1_1_grad (x1 : R) (x2 : R) (x3 : R) : (R, R, R, R)".to_string(),
+        ),
+    ];
+    for (file, line) in expected {
+        let run = xtask(&["check", &format!("fixtures/ex1_1/{file}")]);
+        assert_eq!(run.code, Some(0), "{file}: {}", run.stderr);
+        assert_eq!(run.stdout.trim(), line, "{file}");
+    }
+    let run = xtask(&["check", "fixtures/ex1_1/30.target-unf.ron", "--entry", "g"]);
+    assert_eq!(run.code, Some(1));
+    assert!(
+        run.stderr
+            .contains("a UNF file holds one definition, `ex1_1`"),
+        "{}",
+        run.stderr
+    );
 }

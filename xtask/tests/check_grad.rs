@@ -3,7 +3,7 @@
 //! hidden test-only flag that swaps in the broken forward macro of
 //! Exercise 182.8).
 
-mod common;
+use crate::common;
 
 use common::xtask;
 

@@ -1,7 +1,7 @@
 //! Deep and long programs through the command line: evaluated, or refused
 //! with a short "nesting too deep" diagnostic; never a stack overflow.
 
-mod common;
+use crate::common;
 
 use common::xtask;
 

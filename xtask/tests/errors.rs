@@ -4,7 +4,7 @@
 //! Every case must exit with status 1 — never a panic, never success — and
 //! print exactly the blessed diagnostic (`cargo xtask bless` rewrites them).
 
-mod common;
+use crate::common;
 
 use common::{workspace, xtask};
 use std::path::PathBuf;

@@ -3,7 +3,7 @@
 //! language's tolerance (rel 1e-9, abs 1e-12) after reading the printed
 //! values back against the entry's types.
 
-mod common;
+use crate::common;
 
 use common::{fixtures, workspace, xtask};
 use semantics::{Expectations, Value};

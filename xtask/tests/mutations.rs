@@ -11,7 +11,7 @@
 //! `unf-inverse` then failed on (`fixtures/err/ron/unf_parameter_twice`).
 //! `MUTATIONS_CASES` and `MUTATIONS_SEED` set the size and the seed.
 
-mod common;
+use crate::common;
 
 use common::{fixtures, workspace, xtask};
 

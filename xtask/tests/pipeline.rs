@@ -3,7 +3,7 @@
 //! files; a replacement that writes garbage is caught by the verifier;
 //! `check` says what each boundary file holds.
 
-mod common;
+use crate::common;
 
 use common::xtask;
 

@@ -3,7 +3,7 @@
 //! `-- value` comment. Fixtures that still contain a compile-time
 //! derivative construct must be refused with an error naming it.
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 

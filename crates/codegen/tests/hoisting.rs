@@ -5,7 +5,7 @@
 //! per-element error comes first) and computes its values, also under the
 //! sanitizers.
 
-mod common;
+use crate::common;
 
 use codegen::Config;
 use common::{agree, args, module};

@@ -2,7 +2,7 @@
 //! each checked against the evaluator on a few inputs (empty arrays
 //! included), and the run-time errors the evaluator reports.
 
-mod common;
+use crate::common;
 
 use codegen::Config;
 use common::{agree, args, module};

@@ -10,7 +10,7 @@
 //! `CODEGEN_RANDOM_CASES` sets the number of programs (default 48); a
 //! failure prints the program text.
 
-mod common;
+use crate::common;
 
 use codegen::Config;
 use common::generator::{Gen, Rng, T, Tag};

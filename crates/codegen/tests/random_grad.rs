@@ -3,7 +3,7 @@
 //! differentiated, and each gradient program compiled to C must give the
 //! evaluator's value and gradient (relative 1e-12) on several inputs.
 
-mod common;
+use crate::common;
 
 use codegen::Config;
 use common::generator::{Gen, Rng, T, Tag};

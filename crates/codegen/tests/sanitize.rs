@@ -4,7 +4,7 @@
 //! them, and the sanitizers find nothing: any report makes the driver exit
 //! abnormally, which `codegen::run` turns into an internal error.
 
-mod common;
+use crate::common;
 
 use codegen::Config;
 use common::{agree, agree_or_same_error, args, module};

@@ -3,7 +3,7 @@
 //! Example 182.9, D applied twice to `x * x`, and Example 182.15 written
 //! with `diff` twice.
 
-mod common;
+use crate::common;
 
 use common::{close, compile, reals, run, verified};
 use forward::Config;

@@ -5,7 +5,7 @@
 //! (ground ones and let-bound functions, and lambdas passed to lambdas);
 //! the errors; very deep programs.
 
-mod common;
+use crate::common;
 
 use common::{central, compile, fd_close, inputs, reals, run, verified};
 use forward::{Config, Error, Mode};

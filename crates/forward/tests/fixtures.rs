@@ -5,7 +5,7 @@
 //! must be the squared norm of that gradient. The expected values are the
 //! files' own comments; every output must pass `syntax::verify`.
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 

@@ -2,7 +2,7 @@
 //! against central differences, against the rows of the gradients of each
 //! output (another path), and the vectorised against the n-pass form.
 
-mod common;
+use crate::common;
 
 use common::{central, compile, fd_close, inputs, reals, verified};
 use forward::{Config, Mode};

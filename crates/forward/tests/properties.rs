@@ -15,7 +15,7 @@
 //! anything there (Remark 182.3). `jvp` along a random direction must give
 //! the inner product of that direction with the gradient.
 
-mod common;
+use crate::common;
 
 use common::{compile, verified};
 use forward::{Config, Mode};

@@ -5,7 +5,7 @@
 //! reverse mode writes (`d1pow`, ...) are in the table too, so the programs
 //! are compiled as Target text.
 
-mod common;
+use crate::common;
 
 use common::{central, compile_target, fd_close, inputs, reals, verified};
 use syntax::Prim;

@@ -1,7 +1,7 @@
 //! `dual_ty` (our reading of Definition 182.6 on the whole type language)
 //! and the signatures of the generated definitions.
 
-mod common;
+use crate::common;
 
 use common::{compile, verified};
 use syntax::{Size, Ty};

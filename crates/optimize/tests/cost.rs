@@ -7,7 +7,7 @@
 //! no `if`, and bounds it otherwise; optimization never makes a program
 //! dearer to run.
 
-mod common;
+use crate::common;
 
 use expect_test::{Expect, expect};
 use optimize::{Config, optimize};

@@ -13,7 +13,7 @@
 //! `optimize::gradient_only` of each, and the full outputs are compared up
 //! to names and `let` placement (`common::expanded_results`).
 
-mod common;
+use crate::common;
 
 use expect_test::{Expect, expect};
 use optimize::{Config, gradient_only, optimize};

@@ -16,7 +16,7 @@
 //! largest ratios seen are printed (`--nocapture`) and recorded in
 //! docs/cost.md.
 
-mod common;
+use crate::common;
 
 use std::cell::RefCell;
 

@@ -8,7 +8,7 @@
 //! (the fold and the scan make the same calls in the same order),
 //! checked with the evaluator on random arrays, the empty one included.
 
-mod common;
+use crate::common;
 
 use optimize::{Config, RuleName, optimize_report};
 use proptest::prelude::*;

@@ -13,7 +13,7 @@
 //! after optimization no lambda (other than a builtin's function),
 //! application or function-typed variable remains.
 
-mod common;
+use crate::common;
 
 use std::cell::Cell;
 

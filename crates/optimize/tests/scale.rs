@@ -7,7 +7,7 @@
 //! arena also costs more per node in cache misses). The release-mode benchmark
 //! (`cargo bench -p optimize`) times 20,000.
 
-mod common;
+use crate::common;
 
 use optimize::{Config, optimize};
 use semantics::Value;

@@ -1,7 +1,6 @@
 //! What reverse mode refuses, and how it says it.
 
-#[path = "../../unf/tests/common/mod.rs"]
-mod common;
+use crate::common;
 
 use common::{B, Value, arr};
 use reverse::{Config, reverse};

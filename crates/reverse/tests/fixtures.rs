@@ -6,8 +6,7 @@
 //! Target UNF boundaries, evaluated directly, agree with the Source
 //! program. Every fixture with `-- grad` lines is checked here.
 
-#[path = "../../unf/tests/common/mod.rs"]
-mod common;
+use crate::common;
 
 use common::{Value, items, r, reals_of, with_reals};
 use semantics::Expectations;

@@ -1,7 +1,6 @@
 //! The whole chain on hand-built core modules.
 
-#[path = "../../unf/tests/common/mod.rs"]
-mod common;
+use crate::common;
 
 use common::{B, Value, arr, items, run};
 use syntax::{Prim, Ty};

@@ -2,8 +2,7 @@
 //! lower → reverse → raise agrees with central finite differences, and the
 //! value it returns with the Source program's.
 
-#[path = "../../unf/tests/common/mod.rs"]
-mod common;
+use crate::common;
 
 use common::programs::{build, recipe};
 use common::{Value, items, r, reals_of, run};

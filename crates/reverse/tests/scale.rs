@@ -1,8 +1,7 @@
 //! The stages scale linearly: doubling a `let` chain at most ~doubles every
 //! RON file (contexts are shared, continuations not materialised).
 
-#[path = "../../unf/tests/common/mod.rs"]
-mod common;
+use crate::common;
 
 fn sizes(n: usize) -> [usize; 3] {
     let m = common::chain(n);

@@ -1,7 +1,7 @@
 //! The three boundaries of a few fixtures as a reader sees them: the
 //! Source UNF and the Target UNF in the paper's notation, and the gradient
-//! program. Bless with `UPDATE_EXPECT=1 cargo test -p reverse --test snapshots`
-//! and review the diff.
+//! program. Bless with `UPDATE_EXPECT=1 cargo test -p reverse --test suite
+//! snapshots::` and review the diff.
 
 use std::path::PathBuf;
 

@@ -2,7 +2,7 @@
 //! tuples, conditionals, the entry API and its input checks, malformed
 //! modules (errors, never panics) and deep programs.
 
-mod common;
+use crate::common;
 
 use common::{B, arr, reals_n};
 use semantics::{Config, Error, Value, eval_def, eval_def_with, eval_entry};

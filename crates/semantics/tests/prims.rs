@@ -1,7 +1,7 @@
 //! Every builtin on hand-computed values, and its run-time errors with the
 //! span of the builtin.
 
-mod common;
+use crate::common;
 
 use common::B;
 use semantics::{Error, Value};

@@ -1,8 +1,6 @@
 //! Properties of values: printing reads back, printing is the shortest
 //! form, and the evaluator never panics on any module.
 
-mod common;
-
 use proptest::prelude::*;
 use semantics::{Config, Value, eval_def_with, format_real, parse_value};
 use syntax::{Def, Expr, ExprId, Module, Name, Param, Pat, Prim, Size, Span, Ty};

@@ -2,7 +2,7 @@
 //! on the default 2 MiB test-thread stack, and refuse nesting beyond
 //! `stack::MAX_DEPTH` with `Error::TooDeep` at the place it was crossed.
 
-mod common;
+use crate::common;
 
 use common::{parse, parse_ok, same_module};
 use syntax::stack::MAX_DEPTH;

@@ -3,7 +3,7 @@
 //! tokens (which get much further into the parser), and mutations of valid
 //! RON files.
 
-mod common;
+use crate::common;
 
 use common::{parse, same_module};
 use proptest::prelude::*;

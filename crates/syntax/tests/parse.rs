@@ -1,7 +1,7 @@
 //! The parser on small programs: precedence, every expression form, types,
 //! spans, and the exact messages and spans of syntax errors.
 
-mod common;
+use crate::common;
 
 use common::{body, e, err, parse, parse_ok};
 use syntax::{Error, Expr, Param, Pat, Prim, Size, Span, Ty, parse_ty};

@@ -1,7 +1,7 @@
 //! The printer: reals, types, minimal parentheses, layout, and core-form
 //! modules built by hand.
 
-mod common;
+use crate::common;
 
 use common::{parse_ok, same_module};
 use syntax::print;

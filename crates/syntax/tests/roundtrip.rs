@@ -2,7 +2,7 @@
 //! modules covering every expression form, come back as the same module
 //! (spans aside), and printing is idempotent.
 
-mod common;
+use crate::common;
 
 use common::{parse, same_module};
 use proptest::prelude::*;

@@ -1,6 +1,6 @@
 //! Specialisation to first order and the first-order check.
 
-mod support;
+use crate::support;
 
 use expect_test::{Expect, expect};
 use proptest::prelude::*;

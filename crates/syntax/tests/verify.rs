@@ -5,7 +5,7 @@
 //! are well typed by construction (an oracle independent of inference),
 //! then compiled through the whole front end.
 
-mod support;
+use crate::support;
 
 use proptest::prelude::*;
 use support::Gen;

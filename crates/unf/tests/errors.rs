@@ -1,6 +1,6 @@
 //! What the verifier, the readers and the arrows refuse, and how they say it.
 
-mod common;
+use crate::common;
 
 use common::{B, arr};
 use syntax::{Expr, Prim, Ty};

@@ -2,7 +2,7 @@
 //! round trip byte for byte, and computes what the Source program computes,
 //! evaluated directly and raised back to a Target program.
 
-mod common;
+use crate::common;
 
 use common::programs::{build, recipe};
 use common::{Value, r, run};

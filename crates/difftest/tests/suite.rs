@@ -1,0 +1,7 @@
+//! The integration tests of `difftest`, compiled as one binary: one link and
+//! one executable on disk instead of one per file (CI ran out of disk
+//! linking some sixty of them). Each file is a module and keeps its own
+//! documentation.
+
+mod differential;
+mod tools;

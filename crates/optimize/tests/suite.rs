@@ -1,0 +1,14 @@
+//! The integration tests of `optimize`, compiled as one binary: one link and
+//! one executable on disk instead of one per file (CI ran out of disk
+//! linking some sixty of them). Each file is a module and keeps its own
+//! documentation.
+
+mod common;
+
+mod cost;
+mod fixtures;
+mod forms;
+mod pipeline;
+mod reduce_from_scan;
+mod rules;
+mod scale;

@@ -1,0 +1,25 @@
+//! The integration tests of `reverse`, compiled as one binary: one link and
+//! one executable on disk instead of one per file (CI ran out of disk
+//! linking some sixty of them). Each file is a module and keeps its own
+//! documentation.
+
+/// The UNF tests' helpers (a builder of Source modules, random programs).
+#[path = "../../unf/tests/common/mod.rs"]
+mod common;
+
+mod boundaries;
+mod cost;
+mod direct_errors;
+mod direct_fixtures;
+mod direct_scale;
+mod direct_sections;
+mod errors;
+mod fixtures;
+mod gmm;
+mod handbuilt;
+mod jacobian_rows;
+mod kinks;
+mod random;
+mod scale;
+mod snapshots;
+mod unrolled;

@@ -1,0 +1,21 @@
+//! The integration tests of `syntax`, compiled as one binary: one link and
+//! one executable on disk instead of one per file (CI ran out of disk
+//! linking some sixty of them). Each file is a module and keeps its own
+//! documentation.
+
+mod common;
+mod support;
+
+mod deep;
+mod deep_types;
+mod elaborate;
+mod envelope;
+mod fixtures;
+mod no_panic;
+mod parse;
+mod print;
+mod roundtrip;
+mod specialize;
+mod target_prims;
+mod types;
+mod verify;

@@ -1,0 +1,47 @@
+//! Every crate's integration tests are one binary, `tests/suite.rs`, with
+//! `autotests = false` in its manifest; a file in `tests/` that `suite.rs`
+//! does not declare would never be compiled, and its tests would silently
+//! not run. This test finds such files.
+
+use crate::common::workspace;
+
+#[test]
+fn every_integration_test_file_is_a_module_of_its_suite() {
+    let root = workspace();
+    let mut dirs = vec![root.join("xtask/tests")];
+    for entry in std::fs::read_dir(root.join("crates")).expect("crates/") {
+        dirs.push(entry.expect("an entry").path().join("tests"));
+    }
+    let mut missing = Vec::new();
+    let mut suites = 0;
+    for dir in dirs.into_iter().filter(|d| d.is_dir()) {
+        let suite = std::fs::read_to_string(dir.join("suite.rs"))
+            .unwrap_or_else(|e| panic!("{}: no suite.rs ({e})", dir.display()));
+        suites += 1;
+        let manifest = std::fs::read_to_string(dir.join("../Cargo.toml")).expect("a manifest");
+        assert!(
+            manifest.contains("autotests = false")
+                && manifest.contains("path = \"tests/suite.rs\""),
+            "{}: the manifest must build tests/suite.rs alone",
+            dir.display()
+        );
+        for entry in std::fs::read_dir(&dir).expect("tests/") {
+            let name = entry
+                .expect("an entry")
+                .file_name()
+                .to_string_lossy()
+                .into_owned();
+            let Some(module) = name.strip_suffix(".rs") else {
+                continue;
+            };
+            if module != "suite" && !suite.lines().any(|l| l.trim() == format!("mod {module};")) {
+                missing.push(format!("{}/{name}", dir.display()));
+            }
+        }
+    }
+    assert!(suites >= 9, "only {suites} test suites found");
+    assert!(
+        missing.is_empty(),
+        "not declared in their tests/suite.rs: {missing:?}"
+    );
+}

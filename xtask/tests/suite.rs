@@ -1,0 +1,14 @@
+//! The integration tests of `xtask`, compiled as one binary: one link and
+//! one executable on disk instead of one per file (CI ran out of disk
+//! linking some sixty of them). Each file is a module and keeps its own
+//! documentation.
+
+mod common;
+
+mod check_grad;
+mod deep;
+mod errors;
+mod fixtures;
+mod layout;
+mod mutations;
+mod pipeline;

@@ -283,10 +283,11 @@ impl Checker<'_> {
             return None;
         };
         let mut gamma = CtxId::EMPTY;
-        for (i, p) in def.params.iter().enumerate() {
+        let mut names = std::collections::HashSet::new();
+        for p in &def.params {
             // Positions, not names, index the context here, but leaving
             // UNF (Fig. 10) binds the parameters by name again.
-            if def.params[..i].iter().any(|q| q.name == p.name) {
+            if !names.insert(&p.name) {
                 self.err(
                     Loc::Module,
                     p.span,

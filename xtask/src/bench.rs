@@ -76,6 +76,17 @@ impl Row {
     }
 }
 
+/// `later / earlier` for the ratio table, or `-` when `earlier` is under two
+/// clock ticks: CPU time is counted in ticks of 10 ms, so a quick run's
+/// small sizes read 0 and a ratio of them would be `inf` or `NaN`.
+fn time_ratio(later: f64, earlier: f64) -> String {
+    if earlier < 0.02 {
+        "-".to_string()
+    } else {
+        format!("{:.2}", later / earlier)
+    }
+}
+
 /// CPU seconds (user and system) the calling thread has used, from
 /// `/proc/thread-self/stat` (in clock ticks, 100 a second on Linux): on a
 /// shared machine this is steadier than wall-clock time. `None` elsewhere.
@@ -300,7 +311,10 @@ pub fn scale(sizes: &[usize], repeat: usize) -> Result<(), CliError> {
             .collect();
         println!("| {} | {} |", row.n, cells.join(" | "));
     }
-    println!("\nRatios from one size to the next:\n");
+    println!(
+        "\nRatios from one size to the next (`-`: the smaller size took under two clock ticks, \
+         too little to divide by):\n"
+    );
     println!(
         "| lets | {} | {} |",
         heads.join(" | "),
@@ -309,7 +323,7 @@ pub fn scale(sizes: &[usize], repeat: usize) -> Result<(), CliError> {
     println!("|---|{}", "---:|".repeat(heads.len() + FILES.len()));
     for pair in rows.windows(2) {
         let (a, b) = (&pair[0], &pair[1]);
-        let times = (0..heads.len()).map(|c| format!("{:.2}", b.column(c) / a.column(c)));
+        let times = (0..heads.len()).map(|c| time_ratio(b.column(c), a.column(c)));
         let bytes =
             (0..FILES.len()).map(|i| format!("{:.2}", b.bytes[i] as f64 / a.bytes[i] as f64));
         let cells: Vec<String> = times.chain(bytes).collect();

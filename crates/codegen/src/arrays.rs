@@ -37,7 +37,8 @@ pub(crate) enum Dir {
 /// The accumulators of a reassociated `reduce`.
 pub(crate) const LANES: usize = 4;
 
-/// The trip count from which parallel loops use more than one thread.
+/// The default trip count from which parallel loops use more than one
+/// thread (`Config::parallel_min`).
 pub(crate) const PAR_MIN: u32 = 32768;
 
 impl Ctx<'_> {
@@ -575,7 +576,8 @@ impl Ctx<'_> {
         };
         if parallel && self.may_parallelize(flags) {
             self.w.line(format!(
-                "AD_PRAGMA(omp parallel for schedule(static) if ({n} >= {PAR_MIN}))"
+                "AD_PRAGMA(omp parallel for schedule(static) if ({n} >= {}))",
+                self.cfg.parallel_min
             ));
         }
         self.w.open(head);

@@ -6,7 +6,7 @@
 
 use syntax::{Prim, Span, Ty};
 
-use crate::arrays::{Dir, LANES, PAR_MIN, Source, Step, dims_of, simple_op};
+use crate::arrays::{Dir, LANES, Source, Step, dims_of, simple_op};
 use crate::error::Error;
 use crate::layout::{Kind, has_array, scalar_kinds};
 use crate::lower::{Ctx, Flags, SiteKind};
@@ -90,8 +90,10 @@ impl Ctx<'_> {
         let (lines, flags) = self.capture(|cx| step(cx, &acc_val, &accs, &i))?;
         let parallel = op == Prim::Reduce && self.may_parallelize(flags);
         if parallel {
-            self.w
-                .open(format!("if ({n} >= {PAR_MIN} && ad_max_threads() > 1)"));
+            self.w.open(format!(
+                "if ({n} >= {} && ad_max_threads() > 1)",
+                self.cfg.parallel_min
+            ));
             self.parallel_reduce(f, &z, &accs, &kinds, &acc_val, &n, span, &step)?;
             self.w.reopen("else");
         }

@@ -67,6 +67,11 @@ pub struct Config {
     /// another order, so results are no longer bit-identical to the
     /// evaluator's.
     pub parallel: bool,
+    /// With `parallel`, the least trip count at which a loop runs on more
+    /// than one thread (default 32768: below it, starting the threads
+    /// costs more than they save). Tests set it to 2 to run the parallel
+    /// paths on small inputs.
+    pub parallel_min: u32,
     /// Let `reduce` keep several partial results (lanes) combined at the
     /// end, which the language allows (`reduce` takes an associative
     /// function and its unit) and which makes sums several times faster.
@@ -113,6 +118,7 @@ impl Default for Config {
     fn default() -> Config {
         Config {
             parallel: false,
+            parallel_min: arrays::PAR_MIN,
             reassociate: false,
             vector_math: false,
             opt_level: OptLevel::O3,

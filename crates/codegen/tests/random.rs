@@ -18,6 +18,23 @@ use semantics::Value;
 
 #[test]
 fn generated_programs_agree_with_the_evaluator() {
+    run(&Config::default(), "random");
+}
+
+/// The same programs built with `Config::parallel`, and parallel from two
+/// iterations on, so that these small inputs take the parallel paths (on a
+/// machine with more than one core).
+#[test]
+fn generated_programs_agree_with_the_evaluator_in_parallel() {
+    let cfg = Config {
+        parallel: true,
+        parallel_min: 2,
+        ..Config::default()
+    };
+    run(&cfg, "random-parallel");
+}
+
+fn run(cfg: &Config, name: &str) {
     let cases: usize = std::env::var("CODEGEN_RANDOM_CASES")
         .ok()
         .and_then(|s| s.parse().ok())
@@ -51,7 +68,7 @@ fn generated_programs_agree_with_the_evaluator() {
         bodies.push(body);
     }
     let m = common::module("random.ad", &text);
-    let built = common::build(&m, &Config::default(), "random");
+    let built = common::build(&m, cfg, name);
     let inputs: &[(&[f64], &[f64], f64, i64)] = &[
         (&[0.5, -1.5, 2.0, 0.25], &[1.0, 0.75, -0.5, 3.0], 0.7, 2),
         (&[1.25], &[-2.0], -1.3, 0),

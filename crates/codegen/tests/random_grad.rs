@@ -11,6 +11,22 @@ use semantics::Value;
 
 #[test]
 fn gradients_of_generated_programs_agree_with_the_evaluator() {
+    run(&Config::default(), "random-grad");
+}
+
+/// The same gradient programs built with `Config::parallel`, parallel from
+/// two iterations on (see `random.rs`).
+#[test]
+fn gradients_of_generated_programs_agree_with_the_evaluator_in_parallel() {
+    let cfg = Config {
+        parallel: true,
+        parallel_min: 2,
+        ..Config::default()
+    };
+    run(&cfg, "random-grad-parallel");
+}
+
+fn run(cfg: &Config, name: &str) {
     let cases: usize = std::env::var("CODEGEN_RANDOM_CASES")
         .ok()
         .and_then(|s| s.parse().ok())
@@ -62,7 +78,7 @@ fn gradients_of_generated_programs_agree_with_the_evaluator() {
         .collect::<Vec<_>>()
         .join("\n");
     let m = common::target_module("gradients.ad", &joined);
-    let built = common::build(&m, &Config::default(), "random-grad");
+    let built = common::build(&m, cfg, name);
     let inputs: &[(&[f64], &[f64], f64)] = &[
         (&[0.5, -1.5, 2.0, 0.25], &[1.0, 0.75, -0.5, 3.0], 0.7),
         (&[1.25], &[-2.0], -1.3),

@@ -157,8 +157,11 @@ fn commands(name: &str, file: &str, out: &str) -> Vec<Vec<String>> {
             cmds.push(s(&["jvp", file]));
             cmds.push(s(&["reverse-direct", file, "-o", out]));
         }
-        "10.source.ron" | "40.target.ron" | "50.opt.ron" => {
+        "10.source.ron" => cmds.push(s(&["eval", file])),
+        "40.target.ron" | "50.opt.ron" => {
             cmds.push(s(&["eval", file]));
+            // Writes the C text only; nothing is compiled.
+            cmds.push(s(&["codegen", file, "-o", "target/tmp/mutations/out.c"]));
         }
         _ => {}
     }

@@ -320,6 +320,8 @@ enum Command {
         /// The C file to write.
         #[arg(short, long)]
         output: PathBuf,
+        #[command(flatten)]
+        options: native::COptions,
     },
     /// Generate C for a program (or its gradient) and build the driver and
     /// the shared library into DIR with the system C compiler.
@@ -335,6 +337,8 @@ enum Command {
         /// The directory for the C files and the binaries.
         #[arg(short, long)]
         output: PathBuf,
+        #[command(flatten)]
+        options: native::COptions,
     },
     /// Stage: Target → Target by partial evaluation and Fig. 12.
     Optimize {
@@ -436,13 +440,18 @@ fn run(command: Command) -> Result<(), CliError> {
             at,
             no_opt,
         } => derive::cost(&file, entry.as_deref(), &at, no_opt),
-        Command::Codegen { input, output } => native::codegen_cmd(&input, &output),
+        Command::Codegen {
+            input,
+            output,
+            options,
+        } => native::codegen_cmd(&input, &output, options),
         Command::Compile {
             file,
             grad,
             entry,
             output,
-        } => native::compile(&file, grad, entry.as_deref(), &output),
+            options,
+        } => native::compile(&file, grad, entry.as_deref(), &output, options),
         Command::ReverseDirect {
             input,
             output,

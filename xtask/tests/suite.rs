@@ -11,4 +11,5 @@ mod errors;
 mod fixtures;
 mod layout;
 mod mutations;
+mod native;
 mod pipeline;

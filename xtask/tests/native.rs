@@ -1,0 +1,58 @@
+//! `codegen` and `compile` from the command line: the files they write and
+//! the build each option asks for (`--parallel`, `--fast`; the default
+//! build computes the evaluator's bits).
+
+use crate::common::{workspace, xtask};
+
+#[test]
+fn compile_writes_the_c_the_driver_and_the_library_with_the_flags_asked_for() {
+    let dir = "target/tmp/native-default";
+    let run = xtask(&["compile", "fixtures/dot/program.ad", "--grad", "-o", dir]);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    for file in ["program.c", "program.h", "program_driver", "libprogram.so"] {
+        assert!(workspace().join(dir).join(file).is_file(), "no {file}");
+    }
+    let cc: Vec<&str> = run.stdout.lines().filter(|l| l.starts_with("$ ")).collect();
+    assert_eq!(cc.len(), 2, "{}", run.stdout);
+    assert!(
+        cc.iter()
+            .all(|l| !l.contains("-fopenmp") && !l.contains("-march=native"))
+    );
+
+    let dir = "target/tmp/native-fast";
+    let run = xtask(&[
+        "compile",
+        "fixtures/dot/program.ad",
+        "--grad",
+        "--parallel",
+        "--fast",
+        "-o",
+        dir,
+    ]);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    for flag in ["-fopenmp", "-march=native", "-DAD_VECTOR_MATH"] {
+        assert!(run.stdout.contains(flag), "no {flag} in\n{}", run.stdout);
+    }
+    let c = std::fs::read_to_string(workspace().join(dir).join("program.c")).expect("the C");
+    assert!(c.contains("omp parallel"), "no parallel loop");
+}
+
+#[test]
+fn codegen_writes_the_c_and_its_header() {
+    let out = "target/tmp/native-codegen/dot.c";
+    let run = xtask(&[
+        "codegen",
+        "fixtures/dot/50.opt.ron",
+        "-o",
+        out,
+        "--parallel",
+    ]);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let c = std::fs::read_to_string(workspace().join(out)).expect("the C");
+    assert!(c.contains("omp parallel"), "no parallel loop");
+    assert!(
+        workspace()
+            .join("target/tmp/native-codegen/dot.h")
+            .is_file()
+    );
+}

@@ -26,12 +26,7 @@ fn generated_programs_agree_with_the_evaluator() {
 /// machine with more than one core).
 #[test]
 fn generated_programs_agree_with_the_evaluator_in_parallel() {
-    let cfg = Config {
-        parallel: true,
-        parallel_min: 2,
-        ..Config::default()
-    };
-    run(&cfg, "random-parallel");
+    run(&common::parallel_from_two(), "random-parallel");
 }
 
 fn run(cfg: &Config, name: &str) {

@@ -18,12 +18,7 @@ fn gradients_of_generated_programs_agree_with_the_evaluator() {
 /// two iterations on (see `random.rs`).
 #[test]
 fn gradients_of_generated_programs_agree_with_the_evaluator_in_parallel() {
-    let cfg = Config {
-        parallel: true,
-        parallel_min: 2,
-        ..Config::default()
-    };
-    run(&cfg, "random-grad-parallel");
+    run(&common::parallel_from_two(), "random-grad-parallel");
 }
 
 fn run(cfg: &Config, name: &str) {

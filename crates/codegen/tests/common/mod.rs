@@ -128,3 +128,14 @@ pub fn args(m: &Module, entry: &str, texts: &[&str]) -> Vec<Value> {
         .map(|(k, t)| arg(m, entry, k, t))
         .collect()
 }
+
+/// `Config::parallel`, parallel from two iterations on, so that small test
+/// inputs take the parallel loops and chunked reductions (on a machine with
+/// more than one core).
+pub fn parallel_from_two() -> Config {
+    Config {
+        parallel: true,
+        parallel_min: 2,
+        ..Config::default()
+    }
+}

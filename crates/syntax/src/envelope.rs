@@ -68,10 +68,18 @@ pub struct Header {
 }
 
 fn malformed(err: ron::error::SpannedError) -> EnvelopeError {
+    let message = match err.code {
+        // The reader's own text advises raising its limit, which is advice
+        // for the programmer calling it, not for the user of the file.
+        ron::Error::ExceededRecursionLimit => {
+            "nested too deeply: the reader stops at 128 levels of nesting".to_string()
+        }
+        code => code.to_string(),
+    };
     EnvelopeError::Malformed {
         line: err.position.line,
         col: err.position.col,
-        message: err.code.to_string(),
+        message,
     }
 }
 

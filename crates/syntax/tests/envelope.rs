@@ -41,6 +41,35 @@ fn truncated_file_is_malformed_with_position() {
     }
 }
 
+/// A type nested deeper than the RON reader goes: an error at its
+/// position, worded for the file's user.
+#[test]
+fn nesting_beyond_the_readers_limit_is_malformed() {
+    let m = syntax::compile(SourceFile {
+        name: "a.ad".into(),
+        text: "def f (x : R) : R = x".into(),
+    })
+    .expect("compiles");
+    let text = to_ron("source", 1, &m);
+    assert!(text.contains("ty: Some(Real)"), "{text}");
+    let deep = format!(
+        "{}Real{}",
+        "Array(Var(\"n\", 0), ".repeat(1000),
+        ")".repeat(1000)
+    );
+    let text = text.replacen("ty: Some(Real)", &format!("ty: Some({deep})"), 1);
+    match from_ron::<Module>("source", 1, &text) {
+        Err(EnvelopeError::Malformed { line, message, .. }) => {
+            assert!(line >= 1);
+            assert_eq!(
+                message,
+                "nested too deeply: the reader stops at 128 levels of nesting"
+            );
+        }
+        other => panic!("expected a malformed error, got {other:?}"),
+    }
+}
+
 #[test]
 fn header_is_read_from_the_first_bytes_or_by_the_ron_reader() {
     let m = Module::new(SourceFile {

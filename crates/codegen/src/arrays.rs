@@ -581,6 +581,19 @@ impl Ctx<'_> {
             ));
         }
         self.w.open(head);
+        let reset_when = reset_when.map(|cond| format!("{i} {cond}"));
+        self.splice_body(lines, flags, reset_when.as_deref());
+        self.w.close();
+    }
+
+    /// A captured loop body; if it allocates, an arena mark taken before it
+    /// and reset after it (only where `reset_when`, a C condition, holds).
+    pub(crate) fn splice_body(
+        &mut self,
+        lines: Vec<String>,
+        flags: Flags,
+        reset_when: Option<&str>,
+    ) {
         let mark = flags.allocs.then(|| self.fresh("mark"));
         if let Some(mark) = &mark {
             self.w
@@ -589,13 +602,10 @@ impl Ctx<'_> {
         self.w.splice(lines);
         if let Some(mark) = &mark {
             match reset_when {
-                Some(cond) => self
-                    .w
-                    .line(format!("if ({i} {cond}) ad_reset(ctx, {mark});")),
+                Some(cond) => self.w.line(format!("if ({cond}) ad_reset(ctx, {mark});")),
                 None => self.w.line(format!("ad_reset(ctx, {mark});")),
             }
         }
-        self.w.close();
     }
 
     /// Whether a loop with this body may get a parallel pragma: only when

@@ -9,7 +9,7 @@ use syntax::{Prim, Span, Ty};
 use crate::arrays::{Dir, LANES, Source, Step, dims_of, simple_op};
 use crate::error::Error;
 use crate::layout::{Kind, has_array, scalar_kinds};
-use crate::lower::{Ctx, Flags, SiteKind};
+use crate::lower::{Ctx, SiteKind};
 use crate::streams::{Order, order, rebuild, scalars};
 use crate::val::{Arr, Func, Leaves, Manifest, Val};
 
@@ -158,30 +158,17 @@ impl Ctx<'_> {
         })?;
         self.w
             .open(format!("for (; {i} + {LANES} <= {n}; {i} += {LANES})"));
-        self.splice_body(lines, flags);
+        self.splice_body(lines, flags, None);
         self.w.close();
         let (lines, flags) = self.capture(|cx| step(cx, acc_val, accs, &i))?;
         self.w.open(format!("for (; {i} < {n}; {i}++)"));
-        self.splice_body(lines, flags);
+        self.splice_body(lines, flags, None);
         self.w.close();
         for (_, val) in lanes.iter().skip(1) {
             let v = self.apply(f, vec![acc_val.clone(), val.clone()], span)?;
             self.update(accs, kinds, &v, span)?;
         }
         Ok(())
-    }
-
-    /// A captured loop body, with an arena mark and reset if it allocates.
-    fn splice_body(&mut self, lines: Vec<String>, flags: Flags) {
-        let mark = flags.allocs.then(|| self.fresh("mark"));
-        if let Some(mark) = &mark {
-            self.w
-                .line(format!("const ad_mark {mark} = ad_mark_get(ctx);"));
-        }
-        self.w.splice(lines);
-        if let Some(mark) = &mark {
-            self.w.line(format!("ad_reset(ctx, {mark});"));
-        }
     }
 
     /// Assigns a new scalar accumulator value to the accumulator variables

@@ -209,37 +209,19 @@ impl Round<'_> {
             return Some(self.map_node(lam, src, ty, span));
         }
         if self.on(RuleName::MapFusion) {
-            match self.node(a) {
-                // map (x. e1) (map (y. e2) B) ~> map (y. let x = e2 in e1) B
-                Expr::Prim {
-                    op: Prim::Map,
-                    args: inner,
-                } => {
-                    let (gparams, gbody) = self.lambda_parts(inner[0])?;
-                    self.fire(RuleName::MapFusion);
-                    let lam =
-                        self.lambda_with_let(gparams, params[0].name.clone(), gbody, body, span);
-                    return Some(self.map_node(lam, inner[1], ty, span));
-                }
-                // map (x. e1) (map2 (y1,y2. e2) B C) ~> map2 (y1,y2. let x = e2 in e1) B C
-                Expr::Prim {
-                    op: Prim::Map2,
-                    args: inner,
-                } => {
-                    let (gparams, gbody) = self.lambda_parts(inner[0])?;
-                    self.fire(RuleName::MapFusion);
-                    let lam =
-                        self.lambda_with_let(gparams, params[0].name.clone(), gbody, body, span);
-                    return Some(self.add(
-                        Expr::Prim {
-                            op: Prim::Map2,
-                            args: vec![lam, inner[1], inner[2]],
-                        },
-                        ty,
-                        span,
-                    ));
-                }
-                _ => {}
+            // map (x. e1) (map (y. e2) B) ~> map (y. let x = e2 in e1) B, and
+            // map (x. e1) (map2 (y1,y2. e2) B C) ~> map2 (y1,y2. let x = e2 in e1) B C
+            if let Expr::Prim {
+                op: op @ (Prim::Map | Prim::Map2),
+                args: inner,
+            } = self.node(a)
+            {
+                let (gparams, gbody) = self.lambda_parts(inner[0])?;
+                self.fire(RuleName::MapFusion);
+                let lam = self.lambda_with_let(gparams, params[0].name.clone(), gbody, body, span);
+                let mut args = vec![lam];
+                args.extend_from_slice(&inner[1..]);
+                return Some(self.add(Expr::Prim { op, args }, ty, span));
             }
         }
         None

@@ -53,6 +53,19 @@ pub fn dir(tag: &str) -> PathBuf {
 /// Emits and builds a module.
 pub fn build(m: &Module, cfg: &Config, tag: &str) -> Built {
     let c = codegen::emit(m, cfg).unwrap_or_else(|e| panic!("emit {tag}: {e}"));
+    if cfg.parallel {
+        // The tests that ask for parallel loops must get some, from the
+        // trip count they asked for.
+        let from = format!(">= {}", cfg.parallel_min);
+        assert!(
+            c.source.lines().any(|l| {
+                (l.contains("omp parallel for") || l.contains("ad_max_threads() > 1"))
+                    && l.contains(&from)
+            }),
+            "{tag}: no loop parallel from {} iterations",
+            cfg.parallel_min
+        );
+    }
     codegen::build(&c, &dir(tag), cfg).unwrap_or_else(|e| panic!("build {tag}: {e}"))
 }
 

@@ -255,7 +255,7 @@ pub enum Prim {
     // not one cheap operation (seeds/000 Section 2: "we assume given
     // operators ∂₁op2, ∂₂op2"). Target only: reverse mode writes them, a
     // Source program cannot (`Prim::is_target_only`); their meaning on
-    // f64 is `crate::partials::eval`.
+    // f64 is `crate::derivatives::eval`.
     /// `d1pow x y`, ∂₁pow: `y * pow x (y - 1)`
     D1Pow,
     /// `d2pow x y`, ∂₂pow: `if x > 0 then log x * pow x y else 0`

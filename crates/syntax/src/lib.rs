@@ -13,6 +13,7 @@
 //! - `types[i]` is the type of `exprs[i]` under the typing rules of
 //!   language.md.
 
+pub mod derivatives;
 pub mod elaborate;
 pub mod envelope;
 pub mod first_order;
@@ -21,7 +22,6 @@ pub mod infer;
 pub mod ir;
 pub mod lexer;
 pub mod parser;
-pub mod partials;
 pub mod print;
 pub mod specialize;
 pub mod stack;

@@ -317,7 +317,7 @@ fn prim(m: &Module, op: Prim, v: &[V]) -> Res {
         }
         Prim::D1Pow | Prim::D2Pow | Prim::D2Div | Prim::DTan | Prim::DTanh | Prim::DAbs => {
             let xs = v.iter().map(real).collect::<Result<Vec<_>, _>>()?;
-            match syntax::partials::eval(op, &xs) {
+            match syntax::derivatives::eval(op, &xs) {
                 Some(x) => Ok(V::R(x)),
                 None => fail("derivative primitive"),
             }

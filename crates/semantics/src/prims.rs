@@ -8,7 +8,11 @@
 //!   real primitives, the Target-only derivative ones (`d1pow`, ...)
 //!   included, are `syntax::derivatives::eval`;
 //! - `Int` arithmetic (`+ - *`, negation, `abs`, `max`, `min`) is checked:
-//!   overflow is an error, never a wrap; `/` and `pow` are real-only;
+//!   overflow is an error, never a wrap; `/` on `Int` floors and `mod`
+//!   takes the divisor's sign (`syntax::derivatives::eval_int`), division
+//!   by zero is an error; `pow` is real-only; `floor`, `ceil`, `round` and
+//!   `trunc` of a real with no `Int` value (NaN, infinite, out of range)
+//!   are errors;
 //! - `reduce f z A` and `foldl f z A` are the left fold
 //!   `f(...f(f(z, a1), a2)..., an)`;
 //! - `scanl f z A = [z, f(z, a1), f(f(z, a1), a2), ...]` (n+1 elements),
@@ -22,7 +26,7 @@
 //! `Error::Type` with the builtin's span; the number of operands has been
 //! checked against `Prim::arity` by the caller, and is checked again here.
 
-use syntax::derivatives::{self, Sig};
+use syntax::derivatives::{self, Sig, Undefined};
 use syntax::{Prim, Span};
 
 use crate::error::Error;
@@ -43,6 +47,9 @@ pub(crate) fn apply_prim(
         && !op.is_derivative_construct()
     {
         return Err(wrong(op, "a function", f, span));
+    }
+    if let Some(r) = discrete(op, args, span) {
+        return r;
     }
     match (op, args) {
         (Prim::Neg | Prim::Abs, [a]) => int_or_real_unary(op, a, span),
@@ -152,6 +159,37 @@ pub(crate) fn apply_prim(
             message: format!("`{op}` takes {} operands, given {}", op.arity(), args.len()),
         }),
     }
+}
+
+/// The table's operations that involve `Int` and are not ring arithmetic:
+/// `real`, `floor`, `ceil`, `round`, `trunc`, and `/` and `mod` on `Int`
+/// (`syntax::derivatives::{to_real, to_int, eval_int}`, the one definition
+/// of each), or `None` for another primitive or operands of other types.
+/// Shared with the UNF evaluator.
+pub(crate) fn discrete(op: Prim, args: &[Value], span: Span) -> Option<Result<Value, Error>> {
+    let undefined = |u: Undefined| match u {
+        Undefined::DivisionByZero => Error::DivisionByZero { span, op },
+        Undefined::Overflow => Error::Overflow { span, op },
+        Undefined::NotAnInt => Error::NotAnInt { span, op },
+    };
+    Some(match (derivatives::sig(op)?, args) {
+        (Sig::IntToReal, [a]) => match a {
+            Value::Int(n) => Ok(Value::Real(derivatives::to_real(*n))),
+            _ => Err(wrong(op, "an integer", a, span)),
+        },
+        (Sig::RealToInt, [a]) => real(op, a, span).and_then(|x| {
+            derivatives::to_int(op, x)
+                .unwrap_or(Err(Undefined::NotAnInt))
+                .map(Value::Int)
+                .map_err(undefined)
+        }),
+        (Sig::Int | Sig::Numeric, [Value::Int(a), Value::Int(b)]) => {
+            let r = derivatives::eval_int(op, *a, *b)?;
+            r.map(Value::Int).map_err(undefined)
+        }
+        (Sig::Int, [a, b]) => Err(two_wrong(op, "two integers", a, b, span)),
+        _ => return None,
+    })
 }
 
 /// A real scalar primitive (`syntax::derivatives::eval`, the one

@@ -27,6 +27,7 @@
 //! differentiated again.
 
 use crate::ir::Prim;
+use crate::special;
 
 /// A term of type `R` over the arguments `x1..xn` and the primal result
 /// `r = op (x1, ..., xn)` of the primitive whose partial it is.
@@ -77,8 +78,16 @@ pub enum Sig {
     /// through its [`partials`].
     Real,
     /// Arguments and result of one numeric type, `Int` or `R`: the
-    /// partials apply where it is `R`, and on `Int` it is discrete.
+    /// partials apply where it is `R`, and on `Int` it is discrete
+    /// ([`eval_int`]).
     Numeric,
+    /// `Int → R` (`real`): not differentiated (an `Int` has no tangent).
+    IntToReal,
+    /// `R → Int` (`floor`, ...): not differentiated; its derivative is 0
+    /// wherever it exists ([`to_int`]).
+    RealToInt,
+    /// `Int^n → Int` (`mod`): discrete ([`eval_int`]).
+    Int,
 }
 
 use Partial::{MinusOne, One};
@@ -117,8 +126,22 @@ macro_rules! own {
 /// derivative constructs).
 pub fn sig(op: Prim) -> Option<Sig> {
     Some(match op {
-        Prim::Add | Prim::Sub | Prim::Mul | Prim::Neg => Sig::Numeric,
-        Prim::Div
+        Prim::Add | Prim::Sub | Prim::Mul | Prim::Neg | Prim::Div => Sig::Numeric,
+        Prim::Real => Sig::IntToReal,
+        Prim::Floor | Prim::Ceil | Prim::Round | Prim::Trunc => Sig::RealToInt,
+        Prim::Mod => Sig::Int,
+        Prim::Log1p
+        | Prim::Expm1
+        | Prim::Sigmoid
+        | Prim::Atan
+        | Prim::Atan2
+        | Prim::Sinh
+        | Prim::Cosh
+        | Prim::Erf
+        | Prim::Lgamma
+        | Prim::Sign
+        | Prim::Digamma
+        | Prim::Trigamma
         | Prim::Sin
         | Prim::Cos
         | Prim::Tan
@@ -141,8 +164,10 @@ pub fn sig(op: Prim) -> Option<Sig> {
 }
 
 /// The partial derivatives of a real scalar primitive, one per argument in
-/// order, or `None` for a primitive without (not of [`sig`] `Real` or
-/// `Numeric`). The one place that knows a derivative.
+/// order, or `None` for a primitive without: one not of [`sig`] `Real` or
+/// `Numeric`, and `trigamma`, the last of the chain `lgamma` → `digamma` →
+/// `trigamma` (a third derivative of `lgamma` is refused by name). The one
+/// place that knows a derivative.
 pub fn partials(op: Prim) -> Option<&'static [Partial]> {
     Some(match op {
         Prim::Add => &[One, One],
@@ -218,6 +243,46 @@ pub fn partials(op: Prim) -> Option<&'static [Partial]> {
         ))],
         // dabs is constant where it is differentiable
         Prim::DAbs => &[Partial::Term(Lit(0.0))],
+        // 1 / (1 + x)
+        Prim::Log1p => &[Partial::Term(App(
+            Prim::Div,
+            &[Lit(1.0), App(Prim::Add, &[Lit(1.0), X])],
+        ))],
+        // exp x (not r + 1, which loses the digits expm1 keeps)
+        Prim::Expm1 => &[Partial::Term(App(Prim::Exp, &[X]))],
+        // r (1 - r)
+        Prim::Sigmoid => &[Partial::Term(App(
+            Prim::Mul,
+            &[Res, App(Prim::Sub, &[Lit(1.0), Res])],
+        ))],
+        // 1 / (1 + x²)
+        Prim::Atan => &[Partial::Term(App(
+            Prim::Div,
+            &[
+                Lit(1.0),
+                App(Prim::Add, &[Lit(1.0), App(Prim::Mul, &[X, X])]),
+            ],
+        ))],
+        // atan2 y x: ∂y = x / (x² + y²), ∂x = -y / (x² + y²); NaN at the
+        // origin (0 / 0), where the angle is not continuous
+        Prim::Atan2 => &[
+            Partial::Term(App(Prim::Div, &[Y, RADIUS2])),
+            Partial::Term(App(Prim::Div, &[App(Prim::Neg, &[X]), RADIUS2])),
+        ],
+        Prim::Sinh => &[Partial::Term(App(Prim::Cosh, &[X]))],
+        Prim::Cosh => &[Partial::Term(App(Prim::Sinh, &[X]))],
+        // 2 / sqrt π * exp (-x²)
+        Prim::Erf => &[Partial::Term(App(
+            Prim::Mul,
+            &[
+                Lit(std::f64::consts::FRAC_2_SQRT_PI),
+                App(Prim::Exp, &[App(Prim::Neg, &[App(Prim::Mul, &[X, X])])]),
+            ],
+        ))],
+        Prim::Lgamma => &[own!(Prim::Digamma, 1)],
+        Prim::Digamma => &[own!(Prim::Trigamma, 1)],
+        // sign is constant where it is differentiable; 0 at 0 too
+        Prim::Sign => &[Partial::Term(Lit(0.0))],
         _ => return None,
     })
 }
@@ -233,6 +298,12 @@ const EXPONENT_PARTIAL: Term = App(
             &[Y, App(Prim::D2Pow, &[X, App(Prim::Sub, &[Y, Lit(1.0)])])],
         ),
     ],
+);
+
+/// `y² + x²` for `atan2 y x` (arguments `y`, `x` in that order).
+const RADIUS2: Term = App(
+    Prim::Add,
+    &[App(Prim::Mul, &[Y, Y]), App(Prim::Mul, &[X, X])],
 );
 
 /// Whether some partial of `op` mentions the primal result (a route then
@@ -268,6 +339,28 @@ pub fn eval(op: Prim, args: &[f64]) -> Option<f64> {
         (Prim::Div, &[x, y]) => x / y,
         (Prim::Neg, &[x]) => -x,
         (Prim::Sin, &[x]) => x.sin(),
+        (Prim::Log1p, &[x]) => x.ln_1p(),
+        (Prim::Expm1, &[x]) => x.exp_m1(),
+        // The same formula as the C runtime's `ad_sigmoid`.
+        (Prim::Sigmoid, &[x]) => 1.0 / (1.0 + (-x).exp()),
+        (Prim::Atan, &[x]) => x.atan(),
+        (Prim::Atan2, &[y, x]) => y.atan2(x),
+        (Prim::Sinh, &[x]) => x.sinh(),
+        (Prim::Cosh, &[x]) => x.cosh(),
+        (Prim::Erf, &[x]) => special::erf(x),
+        (Prim::Lgamma, &[x]) => special::lgamma(x),
+        (Prim::Digamma, &[x]) => special::digamma(x),
+        (Prim::Trigamma, &[x]) => special::trigamma(x),
+        // 0 and -0 keep their sign, NaN stays NaN
+        (Prim::Sign, &[x]) => {
+            if x > 0.0 {
+                1.0
+            } else if x < 0.0 {
+                -1.0
+            } else {
+                x
+            }
+        }
         (Prim::Cos, &[x]) => x.cos(),
         (Prim::Tan, &[x]) => x.tan(),
         (Prim::Exp, &[x]) => x.exp(),
@@ -307,6 +400,71 @@ pub fn eval(op: Prim, args: &[f64]) -> Option<f64> {
         }
         _ => return None,
     })
+}
+
+/// Why a discrete operation has no value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Undefined {
+    /// `a / 0` or `mod a 0` on `Int`.
+    DivisionByZero,
+    /// The result does not fit in an `Int` (`i64::MIN / -1`).
+    Overflow,
+    /// A real with no `Int` value under `floor`, `ceil`, `round` or
+    /// `trunc`: NaN, an infinity, or beyond the range of `Int`.
+    NotAnInt,
+}
+
+/// An `Int` operation of [`sig`] `Numeric` or `Int` that is not checked
+/// arithmetic of the ring (`/` and `mod`), or `None` for another. `/`
+/// floors (rounds towards negative infinity) and `mod a b` has the sign of
+/// `b`, so that `a == b * (a / b) + mod a b` always (Python, Haskell's
+/// `div`/`mod`, Futhark's `/` and `%`). The C runtime's `ad_div_floor` and
+/// `ad_mod_floor` compute the same.
+pub fn eval_int(op: Prim, a: i64, b: i64) -> Option<Result<i64, Undefined>> {
+    if !matches!(op, Prim::Div | Prim::Mod) {
+        return None;
+    }
+    if b == 0 {
+        return Some(Err(Undefined::DivisionByZero));
+    }
+    if b == -1 {
+        // Exact, with `i64::MIN / -1` the one overflow (`mod` is 0).
+        return Some(match op {
+            Prim::Div => a.checked_neg().ok_or(Undefined::Overflow),
+            _ => Ok(0),
+        });
+    }
+    let (q, r) = (a / b, a % b);
+    // Truncation rounded towards zero; step down where the signs differ.
+    let adjust = r != 0 && ((r < 0) != (b < 0));
+    Some(Ok(match op {
+        Prim::Div => q - i64::from(adjust),
+        _ => r + if adjust { b } else { 0 },
+    }))
+}
+
+/// `floor`, `ceil`, `round` (halves away from zero, C's `round`) and
+/// `trunc` as an `Int`, or `None` for another primitive.
+pub fn to_int(op: Prim, x: f64) -> Option<Result<i64, Undefined>> {
+    let r = match op {
+        Prim::Floor => x.floor(),
+        Prim::Ceil => x.ceil(),
+        Prim::Round => x.round(),
+        Prim::Trunc => x.trunc(),
+        _ => return None,
+    };
+    // The reals with an Int value: [-2^63, 2^63). NaN fails both tests.
+    const LIMIT: f64 = 9_223_372_036_854_775_808.0;
+    Some(if (-LIMIT..LIMIT).contains(&r) {
+        Ok(r as i64)
+    } else {
+        Err(Undefined::NotAnInt)
+    })
+}
+
+/// `real n`: the nearest f64 to `n` (C's conversion of an `int64_t`).
+pub fn to_real(n: i64) -> f64 {
+    n as f64
 }
 
 /// A term's value at the arguments `x` and the primal result `r`.

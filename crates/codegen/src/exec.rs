@@ -1,8 +1,9 @@
 //! Building generated C with the system compiler and running the driver.
 //!
-//! Rust never loads generated code into its own process: it writes the
-//! inputs to a file, runs the driver executable, and reads the result
-//! back (docs/codegen.md, "Why a driver process"). Temporary files are
+//! This path does not load generated code into Rust's process: it writes
+//! the inputs to a file, runs the driver executable, and reads the result
+//! back (docs/codegen.md, "Two ways to run generated code"; the other way
+//! is `library.rs`). Temporary files are
 //! named by process id and a counter, so tests may run in parallel on one
 //! built program.
 

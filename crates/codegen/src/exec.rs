@@ -266,16 +266,23 @@ pub(crate) fn check_result(
     })
 }
 
+/// The evaluator's error for a call with `found` arguments, if that is
+/// not the entry's arity.
+pub(crate) fn check_arity(e: &Entry, found: usize) -> Result<(), Error> {
+    if found == e.params.len() {
+        return Ok(());
+    }
+    Err(semantics::Error::Arity {
+        span: e.span,
+        expected: e.params.len(),
+        found,
+    }
+    .into())
+}
+
 /// Checks the arguments with the evaluator's rules and encodes them.
 pub(crate) fn encode_args(e: &Entry, args: &[Value]) -> Result<(Vec<u8>, SizeEnv), Error> {
-    if args.len() != e.params.len() {
-        return Err(semantics::Error::Arity {
-            span: e.span,
-            expected: e.params.len(),
-            found: args.len(),
-        }
-        .into());
-    }
+    check_arity(e, args.len())?;
     let mut sizes = SizeEnv::new();
     for (p, a) in e.params.iter().zip(args) {
         a.check_input(&p.ty, &mut sizes, Some(&p.name))

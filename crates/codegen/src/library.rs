@@ -191,24 +191,14 @@ impl Library {
     /// against the parameters' types with the evaluator's messages; the
     /// result is dense wherever its type is arrays of a scalar.
     pub fn call(&self, entry: &str, args: &[Data<'_>]) -> Result<Data<'static>, Error> {
-        let (k, e) = self
+        let e = crate::exec::find_entry(&self.program, Some(entry))?;
+        let k = self
             .program
             .entries
             .iter()
-            .enumerate()
-            .find(|(_, e)| e.name == entry)
-            .ok_or_else(|| Error::NoSuchEntry {
-                span: Span::GENERATED,
-                name: Some(entry.to_string()),
-            })?;
-        if args.len() != e.params.len() {
-            return Err(semantics::Error::Arity {
-                span: e.span,
-                expected: e.params.len(),
-                found: args.len(),
-            }
-            .into());
-        }
+            .position(|x| std::ptr::eq(x, e))
+            .unwrap_or_default();
+        crate::exec::check_arity(e, args.len())?;
         let checked: Vec<Arg<'_, '_>> = e
             .params
             .iter()

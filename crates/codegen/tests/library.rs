@@ -160,7 +160,7 @@ fn ten_million_reals_are_passed_in_place() {
         let grown = a.saturating_sub(b);
         eprintln!(
             "10^7 reals ({} MB): peak RSS {} MB before the call, {} MB after (+{} MB)",
-            n * 8 >> 20,
+            (n * 8) >> 20,
             b >> 20,
             a >> 20,
             grown >> 20

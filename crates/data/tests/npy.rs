@@ -190,42 +190,41 @@ fn npz_results_and_inputs_round_trip_with_tuples_split() {
     );
 }
 
-#[test]
-fn compressed_and_bad_archives() {
+/// An archive of deflated members, as numpy.savez_compressed writes.
+fn deflated(members: &[(&str, Vec<u8>)]) -> Vec<u8> {
     use std::io::Write;
-    // A deflated member, as numpy.savez_compressed writes.
     let mut buf = std::io::Cursor::new(Vec::new());
     {
         let mut z = zip::ZipWriter::new(&mut buf);
         let opts = zip::write::SimpleFileOptions::default()
             .compression_method(zip::CompressionMethod::Deflated);
-        z.start_file("x.npy", opts).expect("start");
-        z.write_all(&npy("<f8", false, "(3,)", &f64s(&[1.0, 2.0, 3.0])))
-            .expect("write");
-        z.start_file("readme.txt", opts).expect("start");
-        z.write_all(b"hello").expect("write");
+        for (name, bytes) in members {
+            z.start_file(*name, opts).expect("start");
+            z.write_all(bytes).expect("write");
+        }
         z.finish().expect("finish");
     }
-    let bytes = buf.into_inner();
+    buf.into_inner()
+}
+
+#[test]
+fn compressed_and_bad_archives() {
+    let x = npy("<f8", false, "(3,)", &f64s(&[1.0, 2.0, 3.0]));
+    let good = deflated(&[("x.npy", x.clone())]);
+    let arrays = read_npz_bytes(&good, "a.npz").expect("a deflated archive");
+    assert_eq!(arrays.len(), 1);
+    assert_eq!(arrays[0].0, "x");
+    assert_eq!(arrays[0].1.to_value().to_string(), "[1, 2, 3]");
+    let bytes = deflated(&[("x.npy", x.clone()), ("readme.txt", b"hello".to_vec())]);
     let e = read_npz_bytes(&bytes, "a.npz").expect_err("a member that is not an array");
     assert_eq!(
         e.to_string(),
         "a.npz: member `readme.txt` is not an array (an .npz holds NAME.npy files)"
     );
-    let mut buf = std::io::Cursor::new(Vec::new());
-    {
-        let mut z = zip::ZipWriter::new(&mut buf);
-        let opts = zip::write::SimpleFileOptions::default()
-            .compression_method(zip::CompressionMethod::Deflated);
-        z.start_file("x.npy", opts).expect("start");
-        z.write_all(&npy("<f8", false, "(3,)", &f64s(&[1.0, 2.0, 3.0])))
-            .expect("write");
-        z.start_file("y.npy", opts).expect("start");
-        z.write_all(&npy("<f8", false, "(9,)", &f64s(&[1.0])))
-            .expect("write");
-        z.finish().expect("finish");
-    }
-    let bytes = buf.into_inner();
+    let bytes = deflated(&[
+        ("x.npy", x),
+        ("y.npy", npy("<f8", false, "(9,)", &f64s(&[1.0]))),
+    ]);
     let e = read_npz_bytes(&bytes, "a.npz").expect_err("y is truncated");
     assert!(
         e.to_string()

@@ -115,6 +115,16 @@ pub fn run_both(built: &Built, entry: &str, args: &[Value]) -> Result<Value, cod
         return process;
     }
     let library = in_process(built).call_values(entry, args);
+    same(entry, process, library)
+}
+
+/// The driver process's result, after checking that the library's is the
+/// same (printed values, or equal errors).
+fn same(
+    entry: &str,
+    process: Result<Value, codegen::Error>,
+    library: Result<Value, codegen::Error>,
+) -> Result<Value, codegen::Error> {
     match (&process, &library) {
         (Ok(p), Ok(l)) if p.to_string() == l.to_string() => {}
         (Err(p), Err(l)) if p == l => {}
@@ -226,14 +236,5 @@ pub fn run_entry_both(
     let library = in_process(built)
         .call_entry(entry, &named)
         .map(|d| d.to_value());
-    match (&process, &library) {
-        (Ok(p), Ok(l)) if p.to_string() == l.to_string() => {}
-        (Err(p), Err(l)) if p == l => {}
-        _ => panic!(
-            "{entry:?}: the driver process gave {:?}, the library {:?}",
-            process.as_ref().map(|v| short(&v.to_string())),
-            library.as_ref().map(|v| short(&v.to_string()))
-        ),
-    }
-    process
+    same(entry.unwrap_or("the last definition"), process, library)
 }

@@ -197,7 +197,10 @@ impl Library {
             .entries
             .iter()
             .position(|x| std::ptr::eq(x, e))
-            .unwrap_or_default();
+            .ok_or_else(|| Error::Internal {
+                span: e.span,
+                message: format!("`{}` is not among the library's entries", e.name),
+            })?;
         crate::exec::check_arity(e, args.len())?;
         let checked: Vec<Arg<'_, '_>> = e
             .params

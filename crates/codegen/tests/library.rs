@@ -25,6 +25,10 @@ def scale (A : [n][m]R) (s : R) : [n][m]R =
 
 def sum (A : [n]R) : R =
   reduce (+) 0 A
+
+def call_f (x : R) : R = x + 1
+
+def f (x : R) : R = x * 2
 "#;
 
 fn library(tag: &str) -> (syntax::Module, codegen::Built, codegen::Library) {
@@ -171,5 +175,59 @@ fn ten_million_reals_are_passed_in_place() {
             "the call grew the peak by {} MB",
             grown >> 20
         );
+    }
+}
+
+#[test]
+fn a_definition_named_like_a_wrapper_keeps_its_own_symbol() {
+    let (_m, built, lib) = library("library-symbols");
+    let entry = |n: &str| built.program.entry(Some(n)).expect("an entry").clone();
+    let (cf, f) = (entry("call_f"), entry("f"));
+    let symbols = [&cf.symbol, &cf.call_symbol, &f.symbol, &f.call_symbol];
+    for (i, a) in symbols.iter().enumerate() {
+        for b in &symbols[i + 1..] {
+            assert_ne!(a, b, "two functions named alike");
+        }
+    }
+    assert_eq!(
+        lib.call_values("call_f", &[Value::Real(1.0)])
+            .expect("call_f"),
+        Value::Real(2.0)
+    );
+    assert_eq!(
+        lib.call_values("f", &[Value::Real(1.0)]).expect("f"),
+        Value::Real(2.0 * 1.0)
+    );
+    assert_eq!(
+        lib.call_values("f", &[Value::Real(3.0)]).expect("f"),
+        Value::Real(6.0)
+    );
+    let e = lib.call_values("g", &[]).expect_err("no such entry");
+    assert_eq!(e.to_string(), "no definition named `g`");
+}
+
+#[test]
+fn one_library_is_shared_by_threads() {
+    fn send_sync<T: Send + Sync>() {}
+    send_sync::<codegen::Library>();
+    let (_m, _built, lib) = library("library-threads");
+    let lib = std::sync::Arc::new(lib);
+    let handles: Vec<_> = (0..4)
+        .map(|t| {
+            let lib = lib.clone();
+            std::thread::spawn(move || {
+                for k in 0..200 {
+                    let xs: Vec<f64> = (0..k % 9).map(|i| (i + t) as f64).collect();
+                    let args = [Data::Dense(
+                        Dense::reals(vec![xs.len()], &xs).expect("a vector"),
+                    )];
+                    let got = lib.call("sum", &args).expect("a sum").to_value();
+                    assert_eq!(got, Value::Real(xs.iter().fold(0.0, |a, x| a + x)));
+                }
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().expect("a thread");
     }
 }

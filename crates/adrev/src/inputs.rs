@@ -107,6 +107,25 @@ impl Inputs {
         &self.values
     }
 
+    /// The values for the parameters of `entry`, in its parameters' order,
+    /// each read or checked against its type (text read, values checked),
+    /// size variables consistent across them.
+    pub fn resolve(&self, entry: &Def) -> Result<Vec<(String, Value)>> {
+        let bound = self.bind(
+            entry,
+            Need {
+                tangents: !self.tangents.is_empty(),
+                cotangent: false,
+            },
+        )?;
+        Ok(entry
+            .params
+            .iter()
+            .map(|p| p.name.to_string())
+            .zip(bound.args)
+            .collect())
+    }
+
     /// Binds the values to the parameters of `entry`: one per parameter in
     /// order, each checked against its type, size variables consistent
     /// across all of them (and with the tangents and the cotangent).

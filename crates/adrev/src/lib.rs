@@ -49,6 +49,7 @@
 //! `data` crate and are not read by this version yet.
 
 pub mod compiled;
+pub mod cost;
 pub mod diag;
 pub mod inputs;
 pub mod load;

@@ -106,6 +106,20 @@ pub struct Context {
     pub wrt: Option<Vec<String>>,
     /// When to verify.
     pub verify: Verify,
+    /// The forward macro's options for [`Pass::ForwardGrad`].
+    pub forward: forward::Config,
+}
+
+impl Context {
+    /// The context of `entry`, every parameter, verified after every pass.
+    pub fn new(entry: impl Into<String>) -> Context {
+        Context {
+            entry: entry.into(),
+            wrt: None,
+            verify: Verify::EveryPass,
+            forward: forward::Config::default(),
+        }
+    }
 }
 
 /// Runs `passes` in order on `input`, verifying after each one by
@@ -269,7 +283,7 @@ fn run_one(pass: Pass, flow: Flow, cx: &Context) -> Result<Flow> {
                 ..forward::Config::default()
             };
             let out = match pass {
-                Pass::ForwardGrad => forward::grad_program(&m, def, wrt),
+                Pass::ForwardGrad => forward::grad_program_with(&m, def, wrt, &cx.forward),
                 Pass::Jvp => forward::jvp(&m, def),
                 Pass::ForwardJacobian => forward::jacobian_program(&m, def, wrt, &vectorised),
                 _ => forward::hessian_program(&m, def, wrt, &forward::Config::default()),

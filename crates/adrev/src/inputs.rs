@@ -113,6 +113,12 @@ impl Inputs {
         self
     }
 
+    /// The same inputs without the value of `name` (to give it anew).
+    pub fn without(mut self, name: &str) -> Inputs {
+        self.values.retain(|(n, _)| n != name);
+        self
+    }
+
     /// The same inputs and `name` = the literal `text`.
     pub fn with_text(mut self, name: impl Into<String>, text: impl Into<String>) -> Inputs {
         self.values.push((name.into(), Given::Text(text.into())));

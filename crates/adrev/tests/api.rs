@@ -30,7 +30,10 @@ fn example_gmm_many_runs() {
     let p = Program::load(gmm_many::GMM).expect("loads");
     let def = p.entry(None).expect("an entry");
     let exp = semantics::Expectations::parse(&text);
-    let want = exp.grad(def, "alphas").expect("a -- grad alphas line").expect("reads");
+    let want = exp
+        .grad(def, "alphas")
+        .expect("a -- grad alphas line")
+        .expect("reads");
     assert!(out[0].1.approx_eq_default(&want), "{} vs {want}", out[0].1);
     // The points move, so do the values.
     assert!(out[0].0 != out[2].0);

@@ -17,7 +17,12 @@ fn check(
     cfg: &CheckConfig,
 ) -> adrev::Result<difftest::CheckReport> {
     let program = adrev::Program::from_ir(adrev::Ir::Source(m.clone()));
-    check_grad(&program, None, &adrev::Inputs::from_values(at.iter().cloned()), cfg)
+    check_grad(
+        &program,
+        None,
+        &adrev::Inputs::from_values(at.iter().cloned()),
+        cfg,
+    )
 }
 
 fn compile(text: &str) -> syntax::Module {

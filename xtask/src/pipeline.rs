@@ -79,10 +79,11 @@ fn reverse_error(file: &syntax::SourceFile, e: &reverse::Error) -> CliError {
 }
 
 /// The program reverse mode differentiates: `m` itself when its entry is
-/// first-order, else `m` specialised to first order by inlining (a program
-/// that is higher-order only on the surface, as seeds/002 Example 182.9).
-/// If that does not make it first-order, the error is the first-order
-/// check's, pointing at the construct.
+/// first-order, else the entry alone specialised to first order by
+/// inlining (a program that is higher-order only on the surface, as
+/// seeds/002 Example 182.9; the other definitions, higher-order helpers
+/// included, do not matter). If that does not make it first-order, the
+/// error is the first-order check's, pointing at the construct.
 pub fn first_order<'m>(
     m: &'m Module,
     entry: &str,
@@ -91,7 +92,7 @@ pub fn first_order<'m>(
     let Err(original) = syntax::check_first_order(m, def) else {
         return Ok(std::borrow::Cow::Borrowed(m));
     };
-    syntax::specialize(m)
+    syntax::specialize_def(m, entry)
         .ok()
         .filter(|s| {
             s.def(entry)

@@ -21,6 +21,12 @@
 //!   non-positive number would turn a zero exponent tangent into NaN). Both
 //!   are the Target primitives `d1pow`, `d2pow` (`syntax::partials`).
 //!
+//! Construct expansion (`diff`, `grad`, ... inside a Source program) must
+//! leave a Source program, which reverse mode may differentiate next; there
+//! (`Ctx::source_only`) the partials of `abs` and `pow` are written as the
+//! Source expansions the primitives stand for (`syntax::partials`), with
+//! the same values.
+//!
 //! The Target-only derivative primitives have entries too, so that a
 //! gradient program of reverse mode can be differentiated again (their own
 //! derivatives, with the same conventions):
@@ -155,7 +161,30 @@ pub(crate) fn partials(cx: &mut Ctx, op: Prim, x: &[Atom], r: &Atom) -> Res<Vec<
             vec![Term(cx.prim_r(Prim::Sub, vec![one, sq]))]
         }
         // 1 where a > 0, -1 elsewhere (0 and NaN included)
+        Prim::Abs if cx.source_only => {
+            let pos = compare(cx, Prim::Gt, &x[0], &Atom::Real(0.0));
+            let one = cx.real(1.0);
+            let minus_one = cx.real(-1.0);
+            vec![Term(cx.if_(pos, one, minus_one)?)]
+        }
         Prim::Abs => vec![Term(prim_of(cx, Prim::DAbs, x))],
+        // d1pow x y = y * pow x (y - 1);
+        // d2pow x y = if x > 0 then log x * pow x y else 0
+        Prim::Pow if cx.source_only => {
+            let ym1 = minus_one(cx, &x[1]);
+            let base = cx.emit(&x[0]);
+            let p = cx.prim_r(Prim::Pow, vec![base, ym1]);
+            let y = cx.emit(&x[1]);
+            let dx = cx.mul_r(y, p);
+            let pos = compare(cx, Prim::Gt, &x[0], &Atom::Real(0.0));
+            let base = cx.emit(&x[0]);
+            let lg = cx.prim_r(Prim::Log, vec![base]);
+            let pw = prim_of(cx, Prim::Pow, x);
+            let t = cx.prim_r(Prim::Mul, vec![lg, pw]);
+            let z = cx.real(0.0);
+            let dy = cx.if_(pos, t, z)?;
+            vec![Term(dx), Term(dy)]
+        }
         Prim::Pow => vec![
             Term(prim_of(cx, Prim::D1Pow, x)),
             Term(prim_of(cx, Prim::D2Pow, x)),

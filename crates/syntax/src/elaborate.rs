@@ -36,7 +36,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::OnceLock;
 
 use crate::error::Error;
-use crate::infer::{self, Scope, infer, infer_def};
+use crate::infer::{self, Scope, infer_def};
 use crate::ir::{
     Def, Expr, ExprId, Module, Name, NameGen, Param, Pat, Prim, Size, SourceFile, Span, Ty,
 };
@@ -130,8 +130,10 @@ fn elaborate_with(m: &Module, prelude: &Module, target: bool) -> Result<Module, 
     }
     let mut out = el.out;
     out.defs = user;
+    // Each definition was typed as it was elaborated (`Elab::def`), and
+    // inference reads no type it did not compute, so inferring the whole
+    // output again would give the same types: compaction carries them.
     out.compact();
-    infer(&mut out)?;
     // Annotations become the types inferred for them: the size names of
     // inlined copies (`[n_10]`) do not survive into the output.
     for i in 0..out.exprs.len() {

@@ -39,24 +39,16 @@ fn check(text: &str, want: Expect) {
 
 /// The text a specialisation error points at, and its message.
 fn spec_err(text: &str) -> (String, String) {
-    match specialize(&ok(text)) {
-        Ok(s) => panic!("{text:?} specialises, to\n{}", print::module(&s)),
-        Err(e) => {
-            assert!(matches!(e, Error::NotFirstOrder { .. }), "{e:?}");
-            let span = e.span();
-            (
-                text.get(span.lo as usize..span.hi as usize)
-                    .unwrap_or("<no text>")
-                    .to_string(),
-                e.to_string(),
-            )
-        }
-    }
+    not_first_order(text, specialize(&ok(text)))
 }
 
 /// [`spec_err`] for one definition (`specialize_def`).
 fn spec_def_err(text: &str, name: &str) -> (String, String) {
-    match specialize_def(&ok(text), name) {
+    not_first_order(text, specialize_def(&ok(text), name))
+}
+
+fn not_first_order(text: &str, result: Result<Module, Error>) -> (String, String) {
+    match result {
         Ok(s) => panic!("{text:?} specialises, to\n{}", print::module(&s)),
         Err(e) => {
             assert!(matches!(e, Error::NotFirstOrder { .. }), "{e:?}");

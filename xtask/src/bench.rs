@@ -79,7 +79,7 @@ impl Row {
 /// `later / earlier` for the ratio table, or `-` when `earlier` is under two
 /// clock ticks: CPU time is counted in ticks of 10 ms, so a quick run's
 /// small sizes read 0 and a ratio of them would be `inf` or `NaN`.
-fn time_ratio(later: f64, earlier: f64) -> String {
+pub(crate) fn time_ratio(later: f64, earlier: f64) -> String {
     if earlier < 0.02 {
         "-".to_string()
     } else {
@@ -103,7 +103,7 @@ fn thread_cpu() -> Option<f64> {
 
 /// Runs `f`, returning its result and the CPU seconds it took (wall-clock
 /// seconds where the CPU time cannot be read).
-fn timed<T>(f: impl FnOnce() -> T) -> (T, f64) {
+pub(crate) fn timed<T>(f: impl FnOnce() -> T) -> (T, f64) {
     let (cpu, start) = (thread_cpu(), Instant::now());
     let out = f();
     let secs = match (cpu, thread_cpu()) {

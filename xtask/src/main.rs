@@ -12,6 +12,7 @@ mod diag;
 mod load;
 mod native;
 mod pipeline;
+mod shapes;
 
 use clap::{Parser, Subcommand};
 use diag::CliError;
@@ -199,8 +200,9 @@ enum Command {
         /// `all`, `codegen` (generated C against the hand-written baseline,
         /// JAX and PyTorch; writes docs/performance.md and .svg unless
         /// `--quick` or `--no-docs`), `jacobian` (dF~'s vectorised Jacobian
-        /// against n forward passes) or `scale` (every stage on long `let`
-        /// chains).
+        /// against n forward passes), `scale` (every stage on long `let`
+        /// chains, then `shapes`) or `shapes` (the front end on nested and
+        /// flat array literals, chains of definitions and many definitions).
         #[arg(default_value = "all")]
         which: String,
         /// Small sizes, one round, few repetitions; docs are not written.
@@ -537,9 +539,10 @@ fn run(command: Command) -> Result<(), CliError> {
                     .and_then(|()| bench::scale(&scale_sizes, repeat)),
                 "codegen" => bench::codegen(&opts),
                 "jacobian" => bench::jacobian(&jac),
-                "scale" => bench::scale(&scale_sizes, repeat),
+                "scale" => bench::scale(&scale_sizes, repeat).and_then(|()| shapes::shapes(quick)),
+                "shapes" => shapes::shapes(quick),
                 other => Err(CliError::user(format!(
-                    "no benchmark named `{other}` (try `all`, `codegen`, `jacobian` or `scale`)"
+                    "no benchmark named `{other}` (try `all`, `codegen`, `jacobian`, `scale` or `shapes`)"
                 ))),
             }
         }

@@ -6,9 +6,7 @@ use crate::common;
 use common::xtask;
 
 fn write(name: &str, text: &str) -> String {
-    let path = std::env::temp_dir().join(format!("adrev-deep-{}-{name}", std::process::id()));
-    std::fs::write(&path, text).expect("the temporary directory is writable");
-    path.to_str().expect("utf-8 path").to_string()
+    common::write_program(&format!("deep-{name}"), text)
 }
 
 #[test]

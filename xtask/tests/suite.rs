@@ -9,6 +9,7 @@ mod check_grad;
 mod deep;
 mod errors;
 mod fixtures;
+mod higher_order;
 mod layout;
 mod mutations;
 mod native;

@@ -326,16 +326,17 @@ pub fn has_derivative_constructs(m: &Module) -> bool {
 }
 
 /// The one specialisation to first order every route and caller goes
-/// through: `m` itself when its entry is first order, else `m`
-/// specialised by inlining (a program higher order only on the surface,
-/// seeds/002 Example 182.9). If that does not make the entry first order,
-/// the error is the first-order check's, at the construct.
+/// through: `m` itself when its entry is first order, else the entry alone
+/// specialised to first order by inlining (a program higher order only on
+/// the surface, seeds/002 Example 182.9; the other definitions, higher-order
+/// helpers included, do not matter). If that does not make the entry first
+/// order, the error is the first-order check's, at the construct.
 pub fn first_order(m: Module, entry: &str) -> Result<Module> {
     let def = entry_of(&m, entry)?;
     let Err(original) = syntax::check_first_order(&m, def) else {
         return Ok(m);
     };
-    syntax::specialize(&m)
+    syntax::specialize_def(&m, entry)
         .ok()
         .filter(|s| {
             s.def(entry)

@@ -47,6 +47,12 @@ pub(crate) struct Ctx {
     pub(crate) names: NameGen,
     /// The span given to new nodes.
     pub(crate) span: Span,
+    /// Whether the output must stay a Source program: the derivative table
+    /// then writes the Source expansions of the Target-only partials
+    /// (`d1pow`, `dabs`, ...; `syntax::partials`) instead of the primitives,
+    /// so that reverse mode can differentiate the result (construct
+    /// expansion, `crate::expand`).
+    pub(crate) source_only: bool,
 }
 
 impl Ctx {
@@ -57,6 +63,7 @@ impl Ctx {
             m,
             names,
             span: Span::GENERATED,
+            source_only: false,
         }
     }
 

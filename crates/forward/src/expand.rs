@@ -54,8 +54,11 @@ fn expand_once(m: &Module, cfg: &Config) -> Res<Module> {
             message: "the module has no types".to_string(),
         });
     }
+    // A Source program stays one: reverse mode may differentiate it next.
+    let mut cx = Ctx::new(m.clone());
+    cx.source_only = true;
     let mut ex = Expander {
-        cx: Ctx::new(m.clone()),
+        cx,
         scope: Scope::new(),
         cfg,
     };

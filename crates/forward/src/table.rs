@@ -9,6 +9,12 @@
 //! ordinary program, so a transformed program can be transformed again
 //! (forward over forward); the Target-only derivative primitives (`dtan`,
 //! `d1pow`, ...) have entries for that.
+//!
+//! Construct expansion (`diff`, `grad`, ... inside a Source program) must
+//! leave a Source program, which reverse mode may differentiate next; there
+//! (`Ctx::source_only`) a Target-only derivative primitive of a partial is
+//! written as the Source expansion it stands for
+//! (`syntax::derivatives::source_form`), with the same values.
 
 use syntax::derivatives::{self, Instantiate};
 use syntax::{ExprId, Prim, Ty};
@@ -85,5 +91,9 @@ impl Instantiate for Terms<'_> {
 
     fn ite(&mut self, c: ExprId, a: ExprId, b: ExprId) -> Res<ExprId> {
         self.cx.if_(c, a, b)
+    }
+
+    fn source_only(&self) -> bool {
+        self.cx.source_only
     }
 }

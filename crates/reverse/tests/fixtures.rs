@@ -27,7 +27,10 @@ fn fixture(name: &str) -> (String, syntax::Module) {
 }
 
 fn check(name: &str, specialise: bool) {
-    let (text, mut m) = fixture(name);
+    let (text, m) = fixture(name);
+    // Derivative constructs are expanded first (forward mode; a no-op when
+    // there are none), as the command line does before reverse mode.
+    let mut m = forward::expand(&m).expect("expand the derivative constructs");
     if specialise {
         m = syntax::specialize(&m).expect("specialise");
     }
@@ -185,6 +188,7 @@ fn finite_differences(
 /// The fixtures with `-- grad` lines, each checked by a test below.
 const CHECKED: &[&str] = &[
     "clip",
+    "diff_pow_abs",
     "dot",
     "ex1_1",
     "ex4_1",
@@ -199,6 +203,9 @@ const CHECKED: &[&str] = &[
     "fwd_182_8",
     "gmm",
     "higher_order_182_9",
+    "ho_diff_helper",
+    "ho_twice",
+    "ho_unused_helper",
     "horner",
     "kinks",
     "log_or_square",
@@ -275,6 +282,22 @@ fn fwd_182_8() {
 #[test]
 fn higher_order_182_9() {
     check("higher_order_182_9", true);
+}
+#[test]
+fn ho_twice() {
+    check("ho_twice", true);
+}
+#[test]
+fn ho_diff_helper() {
+    check("ho_diff_helper", true);
+}
+#[test]
+fn ho_unused_helper() {
+    check("ho_unused_helper", true);
+}
+#[test]
+fn diff_pow_abs() {
+    check("diff_pow_abs", true);
 }
 
 #[test]

@@ -542,21 +542,93 @@ pub trait Instantiate {
     fn compare(&mut self, cmp: Prim, a: Self::Out, b: Self::Out) -> Self::Out;
     /// `if c then a else b`, both real.
     fn ite(&mut self, c: Self::Out, a: Self::Out, b: Self::Out) -> Result<Self::Out, Self::Error>;
+    /// Whether the route must write a Source program: a Target-only
+    /// derivative primitive is then written as its [`source_form`] where it
+    /// has one (construct expansion, which reverse mode may differentiate
+    /// next).
+    fn source_only(&self) -> bool {
+        false
+    }
+}
+
+/// The Source expansion of a Target-only derivative primitive, over its
+/// arguments (no [`Term::Res`]), with exactly its values (the primitives
+/// are defined as these expansions: docs/derivatives.md, "Derivative
+/// primitives"); `None` for any other primitive, and for `digamma` and
+/// `trigamma`, which Source cannot write.
+pub fn source_form(op: Prim) -> Option<Term> {
+    Some(match op {
+        // y * pow x (y - 1)
+        Prim::D1Pow => App(
+            Prim::Mul,
+            &[Y, App(Prim::Pow, &[X, App(Prim::Sub, &[Y, Lit(1.0)])])],
+        ),
+        // if x > 0 then log x * pow x y else 0
+        Prim::D2Pow => Term::If {
+            cmp: Prim::Gt,
+            lhs: &X,
+            rhs: &Lit(0.0),
+            yes: &App(Prim::Mul, &[App(Prim::Log, &[X]), App(Prim::Pow, &[X, Y])]),
+            no: &Lit(0.0),
+        },
+        // -((x / y) / y)
+        Prim::D2Div => App(Prim::Neg, &[App(Prim::Div, &[App(Prim::Div, &[X, Y]), Y])]),
+        // 1 + tan x * tan x
+        Prim::DTan => App(
+            Prim::Add,
+            &[Lit(1.0), App(Prim::Mul, &[App(Prim::Tan, &[X]), App(Prim::Tan, &[X])])],
+        ),
+        // 1 - tanh x * tanh x
+        Prim::DTanh => App(
+            Prim::Sub,
+            &[Lit(1.0), App(Prim::Mul, &[App(Prim::Tanh, &[X]), App(Prim::Tanh, &[X])])],
+        ),
+        // if x > 0 then 1 else -1
+        Prim::DAbs => Term::If {
+            cmp: Prim::Gt,
+            lhs: &X,
+            rhs: &Lit(0.0),
+            yes: &Lit(1.0),
+            no: &Lit(-1.0),
+        },
+        _ => return None,
+    })
 }
 
 /// A term of the table written by a route, operands in order (left to
 /// right, each operand before its use).
 pub fn instantiate<I: Instantiate>(t: &Term, to: &mut I) -> Result<I::Out, I::Error> {
+    instantiate_in(t, &[], to)
+}
+
+/// [`instantiate`] of `t` whose arguments stand for the terms `scope` (of
+/// the route's own scope); an empty `scope` means the route's arguments.
+fn instantiate_in<I: Instantiate>(
+    t: &Term,
+    scope: &[Term],
+    to: &mut I,
+) -> Result<I::Out, I::Error> {
     Ok(match *t {
-        Arg(i) => to.arg(i),
+        Arg(i) => match scope.get(i) {
+            Some(s) => instantiate_in(s, &[], to)?,
+            None => to.arg(i),
+        },
         Res => to.result(),
         Lit(c) => to.real(c),
+        // A source form is written in Source primitives only, so it is
+        // never looked for inside one (where `scope` is not empty).
         App(op, args) => {
-            let mut out = Vec::with_capacity(args.len());
-            for a in args {
-                out.push(instantiate(a, to)?);
+            let wanted = scope.is_empty() && to.source_only() && op.is_target_only();
+            match source_form(op).filter(|_| wanted) {
+                Some(form) => instantiate_in(&form, args, to)?,
+                None => {
+                    let mut out = Vec::with_capacity(args.len());
+                    for a in args {
+                        out.push(instantiate_in(a, scope, to)?);
+                    }
+                    to.apply(op, out)
+                }
             }
-            to.apply(op, out)
         }
         Term::If {
             cmp,
@@ -565,11 +637,11 @@ pub fn instantiate<I: Instantiate>(t: &Term, to: &mut I) -> Result<I::Out, I::Er
             yes,
             no,
         } => {
-            let a = instantiate(lhs, to)?;
-            let b = instantiate(rhs, to)?;
+            let a = instantiate_in(lhs, scope, to)?;
+            let b = instantiate_in(rhs, scope, to)?;
             let c = to.compare(cmp, a, b);
-            let y = instantiate(yes, to)?;
-            let n = instantiate(no, to)?;
+            let y = instantiate_in(yes, scope, to)?;
+            let n = instantiate_in(no, scope, to)?;
             to.ite(c, y, n)?
         }
     })

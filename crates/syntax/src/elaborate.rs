@@ -36,7 +36,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::OnceLock;
 
 use crate::error::Error;
-use crate::infer::{self, Scope, infer, infer_def};
+use crate::infer::{self, Scope, infer_def};
 use crate::ir::{
     Def, Expr, ExprId, Module, Name, NameGen, Param, Pat, Prim, Size, SourceFile, Span, Ty,
 };
@@ -95,7 +95,12 @@ fn elaborate_with(m: &Module, prelude: &Module, target: bool) -> Result<Module, 
         target,
     };
     for def in &prelude.defs {
-        let done = el.def(prelude, def, &HashMap::new(), true)?;
+        let none = HashMap::new();
+        let later = Later {
+            positions: &none,
+            after: 0,
+        };
+        let done = el.def(prelude, def, &later, true)?;
         el.visible
             .insert(done.name.as_str().to_owned(), (done, true));
     }
@@ -106,18 +111,18 @@ fn elaborate_with(m: &Module, prelude: &Module, target: bool) -> Result<Module, 
         .map(|(i, d)| (d.name.as_str(), i))
         .collect();
     let mut user: Vec<Def> = Vec::new();
+    let mut defined: HashSet<&str> = HashSet::new();
     for (i, def) in m.defs.iter().enumerate() {
-        if user.iter().any(|d| d.name == def.name) {
+        if !defined.insert(def.name.as_str()) {
             return Err(Error::Scope {
                 span: def.name_span,
                 message: format!("`{}` is defined twice", def.name),
             });
         }
-        let later: HashMap<&str, usize> = positions
-            .iter()
-            .filter(|&(_, &j)| j > i)
-            .map(|(&n, &j)| (n, j))
-            .collect();
+        let later = Later {
+            positions: &positions,
+            after: i,
+        };
         let done = el.def(m, def, &later, false)?;
         user.push(done.clone());
         el.visible
@@ -125,8 +130,10 @@ fn elaborate_with(m: &Module, prelude: &Module, target: bool) -> Result<Module, 
     }
     let mut out = el.out;
     out.defs = user;
+    // Each definition was typed as it was elaborated (`Elab::def`), and
+    // inference reads no type it did not compute, so inferring the whole
+    // output again would give the same types: compaction carries them.
     out.compact();
-    infer(&mut out)?;
     // Annotations become the types inferred for them: the size names of
     // inlined copies (`[n_10]`) do not survive into the output.
     for i in 0..out.exprs.len() {
@@ -218,7 +225,21 @@ struct Src<'a> {
     m: &'a Module,
     def: &'a Def,
     /// Definitions after the current one, by name.
-    later: &'a HashMap<&'a str, usize>,
+    later: &'a Later<'a>,
+}
+
+/// The definitions after the current one: every definition's position,
+/// and the current one's (one map for the whole module, so that each
+/// definition costs its own size, not the module's).
+struct Later<'a> {
+    positions: &'a HashMap<&'a str, usize>,
+    after: usize,
+}
+
+impl Later<'_> {
+    fn contains(&self, name: &str) -> bool {
+        self.positions.get(name).is_some_and(|&j| j > self.after)
+    }
 }
 
 fn scope_err(span: Span, message: String) -> Error {
@@ -243,13 +264,7 @@ impl Elab {
     }
 
     /// Elaborates and types one definition.
-    fn def(
-        &mut self,
-        m: &Module,
-        def: &Def,
-        later: &HashMap<&str, usize>,
-        prelude: bool,
-    ) -> Result<Def, Error> {
+    fn def(&mut self, m: &Module, def: &Def, later: &Later, prelude: bool) -> Result<Def, Error> {
         if self.builtin(&def.name).is_some() || matches!(def.name.as_str(), "fst" | "snd") {
             return Err(scope_err(
                 def.name_span,
@@ -460,7 +475,7 @@ impl Elab {
         if let Some((def, _)) = self.visible.get(x.as_str()) {
             return Ok(def.clone());
         }
-        if src.later.contains_key(x.as_str()) {
+        if src.later.contains(x.as_str()) {
             return Err(scope_err(
                 span,
                 format!(

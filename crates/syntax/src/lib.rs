@@ -36,7 +36,7 @@ pub use ir::{
     Def, Expr, ExprId, Fixity, Module, Name, Param, Pat, Prim, Size, SourceFile, Span, Ty,
 };
 pub use parser::{parse, parse_ty};
-pub use specialize::specialize;
+pub use specialize::{specialize, specialize_def};
 pub use verify::{VerifyError, verify, verify_source};
 
 /// The envelope name of a typed Source program (the output of `parse`).

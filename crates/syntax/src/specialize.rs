@@ -17,11 +17,18 @@
 //! used, which is sound because binders are unique within a definition and
 //! the language is pure.
 //!
+//! A definition whose parameters or result are of function type (a
+//! higher-order helper such as `def twice (g : R -> R) (x : R) = g (g x)`)
+//! has no first-order form of its own: it lives on, specialised, in every
+//! definition that calls it (elaboration inlines each call), so
+//! [`specialize`] leaves it out of its output rather than failing, and an
+//! unused helper never blocks the rest of the program. Asked for by name
+//! ([`specialize_def`]), such a definition is an error.
+//!
 //! What cannot be eliminated is an error (`Error::NotFirstOrder`): a
-//! definition parameter or result of function type, a function chosen at
-//! run time by `if`, a function stored in an array, a lambda parameter of
-//! function type in a written-back lambda, a function in any other position
-//! where a value is needed.
+//! function chosen at run time by `if`, a function stored in an array, a
+//! lambda parameter of function type in a written-back lambda, a function
+//! in any other position where a value is needed.
 //!
 //! The output is renamed apart (binders unique within each definition),
 //! compacted and typed (`infer`).
@@ -35,8 +42,36 @@ use crate::infer::{infer, show_ty};
 use crate::ir::{Def, Expr, ExprId, Module, Name, NameGen, Param, Pat, Span, Ty};
 use crate::stack;
 
-/// Specialises every definition of a typed core-form module to first order.
+/// Specialises every definition of a typed core-form module with a
+/// first-order signature to first order; the higher-order helpers are left
+/// out (module doc).
 pub fn specialize(m: &Module) -> Result<Module, Error> {
+    let defs: Vec<&Def> = m
+        .defs
+        .iter()
+        .filter(|d| higher_order_signature(d).is_none())
+        .collect();
+    specialize_defs(m, &defs)
+}
+
+/// A module holding definition `name` of `m` alone, specialised to first
+/// order: what a route that differentiates `name` needs, whatever the other
+/// definitions are (a definition is self-contained in core form). An
+/// unknown name or a higher-order signature is an error.
+pub fn specialize_def(m: &Module, name: &str) -> Result<Module, Error> {
+    let Some(def) = m.def(name) else {
+        return Err(Error::Scope {
+            span: Span::GENERATED,
+            message: format!("there is no definition `{name}` to specialise"),
+        });
+    };
+    if let Some(e) = higher_order_signature(def) {
+        return Err(e);
+    }
+    specialize_defs(m, &[def])
+}
+
+fn specialize_defs(m: &Module, defs: &[&Def]) -> Result<Module, Error> {
     if !m.is_typed() {
         return Err(Error::Type {
             span: Span::GENERATED,
@@ -49,15 +84,43 @@ pub fn specialize(m: &Module) -> Result<Module, Error> {
         names: m.name_gen(),
         used: Default::default(),
     };
-    let mut defs = Vec::new();
-    for def in &m.defs {
-        defs.push(sp.def(def)?);
+    let mut out_defs = Vec::with_capacity(defs.len());
+    for def in defs {
+        out_defs.push(sp.def(def)?);
     }
     let mut out = sp.out;
-    out.defs = defs;
+    out.defs = out_defs;
     out.compact();
     infer(&mut out)?;
     Ok(out)
+}
+
+/// Why a definition has no first-order form of its own: its first
+/// parameter or result of function type.
+fn higher_order_signature(def: &Def) -> Option<Error> {
+    for p in &def.params {
+        if let Some(ty @ Ty::Func(..)) = &p.ty {
+            return Some(not_fo(
+                p.span,
+                format!(
+                    "cannot specialise: parameter `{}` is a function (`{}`); the definition must have first-order parameters",
+                    p.name,
+                    show_ty(ty)
+                ),
+            ));
+        }
+    }
+    if let Some(ty @ Ty::Func(..)) = &def.ret {
+        return Some(not_fo(
+            def.name_span,
+            format!(
+                "cannot specialise: the result of `{}` is a function (`{}`)",
+                def.name,
+                show_ty(ty)
+            ),
+        ));
+    }
+    None
 }
 
 /// A closure: a lambda of the input and the environment it was met in.
@@ -123,28 +186,8 @@ impl Specializer<'_> {
         self.used.clear();
         let mut env = Env::new();
         for p in &def.params {
-            if let Some(ty @ Ty::Func(..)) = &p.ty {
-                return Err(not_fo(
-                    p.span,
-                    format!(
-                        "cannot specialise: parameter `{}` is a function (`{}`); the definition must have first-order parameters",
-                        p.name,
-                        show_ty(ty)
-                    ),
-                ));
-            }
             self.used.insert(p.name.clone());
             env = env.insert(p.name.clone(), Bound::Var(p.name.clone()));
-        }
-        if let Some(ty @ Ty::Func(..)) = &def.ret {
-            return Err(not_fo(
-                def.name_span,
-                format!(
-                    "cannot specialise: the result of `{}` is a function (`{}`)",
-                    def.name,
-                    show_ty(ty)
-                ),
-            ));
         }
         let body = self.value(def.body, &env)?;
         Ok(Def {

@@ -253,3 +253,46 @@ fn rounding_to_int_and_back() {
     assert_eq!(to_real(-3), -3.0);
     assert_eq!(to_real(i64::MAX), 9.223372036854775807e18);
 }
+
+/// What construct expansion writes for a Target-only derivative primitive
+/// (`derivatives::source_form`) computes exactly the primitive's value, and
+/// mentions only Source primitives (so reverse mode can take it).
+#[test]
+fn the_source_forms_compute_the_derivative_primitives_bit_for_bit() {
+    fn source_only(t: &derivatives::Term) -> bool {
+        use derivatives::Term;
+        match t {
+            Term::Arg(_) | Term::Lit(_) => true,
+            Term::Res => false,
+            Term::App(op, args) => !op.is_target_only() && args.iter().all(source_only),
+            Term::If {
+                lhs, rhs, yes, no, ..
+            } => [lhs, rhs, yes, no].iter().all(|t| source_only(t)),
+        }
+    }
+    let pts = [-2.0, -0.5, -0.0, 0.0, 0.3, 1.0, 2.5, f64::NAN, f64::INFINITY];
+    let mut covered = 0;
+    for op in Prim::ALL.iter().copied().filter(|p| p.is_target_only()) {
+        let Some(form) = derivatives::source_form(op) else {
+            assert!(
+                matches!(op, Prim::Digamma | Prim::Trigamma),
+                "`{op}` has no Source form"
+            );
+            continue;
+        };
+        covered += 1;
+        assert!(source_only(&form), "`{op}`'s form uses a Target primitive");
+        for &x in &pts {
+            for &y in &pts {
+                let args = &[x, y][..op.arity()];
+                let want = derivatives::eval(op, args).expect("value");
+                let got = derivatives::eval_term(&form, args, f64::NAN);
+                assert!(
+                    got.to_bits() == want.to_bits() || (got.is_nan() && want.is_nan()),
+                    "`{op}` at {args:?}: {got} against {want}"
+                );
+            }
+        }
+    }
+    assert_eq!(covered, 6, "d1pow, d2pow, d2div, dtan, dtanh, dabs");
+}

@@ -128,7 +128,13 @@ fn first_order_fixtures() {
             .to_string();
         let higher = matches!(
             case.as_str(),
-            "higher_order_182_9" | "nested_diff_182_15" | "second_derivative"
+            "higher_order_182_9"
+                | "nested_diff_182_15"
+                | "second_derivative"
+                | "ho_twice"
+                | "ho_diff_helper"
+                | "ho_unused_helper"
+                | "diff_pow_abs"
         );
         let entry = m.defs.last().expect("a definition");
         assert_eq!(check_first_order(&m, entry).is_err(), higher, "{case}");

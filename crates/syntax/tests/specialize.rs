@@ -6,7 +6,10 @@ use expect_test::{Expect, expect};
 use proptest::prelude::*;
 use support::Gen;
 use support::eval::{V, call};
-use syntax::{Error, Module, SourceFile, check_first_order, compile, print, specialize, verify};
+use syntax::{
+    Error, Module, SourceFile, check_first_order, compile, print, specialize, specialize_def,
+    verify,
+};
 
 fn ok(text: &str) -> Module {
     compile(SourceFile {
@@ -36,7 +39,16 @@ fn check(text: &str, want: Expect) {
 
 /// The text a specialisation error points at, and its message.
 fn spec_err(text: &str) -> (String, String) {
-    match specialize(&ok(text)) {
+    not_first_order(text, specialize(&ok(text)))
+}
+
+/// [`spec_err`] for one definition (`specialize_def`).
+fn spec_def_err(text: &str, name: &str) -> (String, String) {
+    not_first_order(text, specialize_def(&ok(text), name))
+}
+
+fn not_first_order(text: &str, result: Result<Module, Error>) -> (String, String) {
+    match result {
         Ok(s) => panic!("{text:?} specialises, to\n{}", print::module(&s)),
         Err(e) => {
             assert!(matches!(e, Error::NotFirstOrder { .. }), "{e:?}");
@@ -124,6 +136,59 @@ fn let_bound_and_returned_lambdas_are_inlined() {
 }
 
 #[test]
+fn higher_order_helpers_live_on_in_their_callers_only() {
+    // `twice` takes a function: it has no first-order form of its own, so
+    // `specialize` leaves it out; its inlined copy in `f` is specialised.
+    check(
+        "def twice (g : R -> R) (x : R) : R = g (g x)
+         def f (x : R) : R = twice (fun y -> y * y) x",
+        expect![[r#"
+            def f (x : R) : R =
+              let x_9 : R = x in
+              let y : R = x_9 in
+              let y_1 : R = y * y in
+              y_1 * y_1
+        "#]],
+    );
+    // A helper that differentiates its argument: the construct stays, its
+    // function now a lambda (forward mode expands it next).
+    let s = specialize(&ok("def d1 (f : R -> R) (x : R) : R = diff f x
+         def g (x : R) : R = d1 (fun y -> y * y) x"))
+    .expect("specialises");
+    assert!(verify(&s).is_ok());
+    expect![[r#"
+        def g (x : R) : R =
+          let x_9 : R = x in
+          diff (fun (y : R) -> y * y) x_9
+    "#]]
+    .assert_eq(&print::module(&s));
+}
+
+#[test]
+fn one_definition_is_specialised_whatever_the_others_are() {
+    // `pick` chooses a function at run time: `specialize` refuses the
+    // module, `specialize_def` still gives `f` alone.
+    let text =
+        "def pick (b : Bool) (x : R) : R = (if b then fun (y : R) -> y else fun (y : R) -> 2 * y) x
+                def f (x : R) : R = let h = fun y -> y * y in h x";
+    assert!(specialize(&ok(text)).is_err());
+    let s = specialize_def(&ok(text), "f").expect("specialises");
+    assert_eq!(
+        print::module(&s),
+        "def f (x : R) : R =\n  let y : R = x in\n  y * y\n"
+    );
+    assert!(check_first_order(&s, &s.defs[0]).is_ok());
+    assert_eq!(
+        spec_def_err(text, "pick").1,
+        "cannot specialise: this `if` chooses a function at run time"
+    );
+    assert!(matches!(
+        specialize_def(&ok(text), "nowhere"),
+        Err(Error::Scope { .. })
+    ));
+}
+
+#[test]
 fn derivative_constructs_stay() {
     let s = specialize(&ok(
         "def second (x : R) : R = diff (fun u -> diff (fun v -> v * v) u) x",
@@ -148,14 +213,14 @@ fn what_cannot_be_specialised() {
         )
     );
     assert_eq!(
-        spec_err("def f (g : R -> R) (x : R) : R = g x"),
+        spec_def_err("def f (g : R -> R) (x : R) : R = g x", "f"),
         (
             "g : R -> R".into(),
             "cannot specialise: parameter `g` is a function (`R -> R`); the definition must have first-order parameters".into()
         )
     );
     assert_eq!(
-        spec_err("def f (x : R) = fun (y : R) -> x + y"),
+        spec_def_err("def f (x : R) = fun (y : R) -> x + y", "f"),
         (
             "f".into(),
             "cannot specialise: the result of `f` is a function (`R -> R`)".into()

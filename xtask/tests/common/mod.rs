@@ -46,3 +46,11 @@ pub fn fixtures() -> Vec<String> {
     out.sort();
     out
 }
+
+/// Writes a program to a file of the temporary directory named after the
+/// test process and `name`; returns its path.
+pub fn write_program(name: &str, text: &str) -> String {
+    let path = std::env::temp_dir().join(format!("adrev-{}-{name}", std::process::id()));
+    std::fs::write(&path, text).expect("the temporary directory is writable");
+    path.to_str().expect("utf-8 path").to_string()
+}

@@ -37,14 +37,19 @@ use table::{Clash, Class, Ctor, SizeTerm, SizeVal, Tables, TyVar};
 /// Infers the types of every definition of a core-form module.
 pub fn infer(m: &mut Module) -> Result<(), Error> {
     check_shape(m)?;
-    let mut defs = m.defs.clone();
-    let mut work = m.clone();
-    work.types = vec![Ty::Tuple(Vec::new()); work.exprs.len()];
-    for def in &mut defs {
-        infer_def(&mut work, def)?;
+    // Every definition is solved before any is written back, so that an
+    // error leaves the module unchanged without a copy of it.
+    let solutions = m
+        .defs
+        .iter()
+        .map(|def| solve(m, def))
+        .collect::<Result<Vec<_>, _>>()?;
+    m.types = vec![Ty::Tuple(Vec::new()); m.exprs.len()];
+    let mut defs = std::mem::take(&mut m.defs);
+    for (def, solution) in defs.iter_mut().zip(solutions) {
+        apply(m, def, solution);
     }
-    work.defs = defs;
-    *m = work;
+    m.defs = defs;
     Ok(())
 }
 
@@ -55,10 +60,14 @@ pub(crate) fn infer_def(m: &mut Module, def: &mut Def) -> Result<(), Error> {
     if m.types.len() != m.exprs.len() {
         m.types.resize(m.exprs.len(), Ty::Tuple(Vec::new()));
     }
-    let solution = {
-        let mut cx = Cx::new(m, def);
-        cx.run()?
-    };
+    let solution = solve(m, def)?;
+    apply(m, def, solution);
+    Ok(())
+}
+
+/// Writes a definition's solution into the module (whose `types` are as
+/// long as its arena) and the definition.
+fn apply(m: &mut Module, def: &mut Def, solution: Solution) {
     for (id, ty) in solution.types {
         if ty == Ty::Real
             && let Expr::Int(k) = m.exprs[id.index()]
@@ -76,7 +85,6 @@ pub(crate) fn infer_def(m: &mut Module, def: &mut Def) -> Result<(), Error> {
         p.ty = Some(ty);
     }
     def.ret = Some(solution.ret);
-    Ok(())
 }
 
 /// Refuses a module whose ids do not point backward (everything below

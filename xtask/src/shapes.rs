@@ -1,0 +1,233 @@
+//! `cargo xtask bench shapes`: the front end on the input shapes of issue
+//! 19 that used to cost more than linear time or memory, at doubling sizes:
+//! a nested array literal of depth d, one flat array literal of n reals, a
+//! chain of n definitions each calling the previous one, and n independent
+//! definitions. For each size it reports the CPU seconds of `check`
+//! (`syntax::compile`: parse, elaborate, type; what `xtask check` does) and
+//! of differentiating the entry (`grad --via unf` up to the optimized
+//! gradient program), the peak resident memory of the process that
+//! measured both (one process per measurement), and the ratio of each to the previous size (linear: about 2). Nothing is
+//! asserted (docs/scale.md).
+
+use crate::derive::{self, Via};
+use crate::diag::CliError;
+use crate::pipeline;
+
+/// One input shape: its name, what its size counts, and its generator.
+struct Shape {
+    name: &'static str,
+    unit: &'static str,
+    text: fn(usize) -> String,
+}
+
+const SHAPES: [Shape; 4] = [
+    Shape {
+        name: "nested array literal",
+        unit: "depth",
+        text: nested_literal,
+    },
+    Shape {
+        name: "flat array literal",
+        unit: "reals",
+        text: flat_literal,
+    },
+    Shape {
+        name: "chain of definitions",
+        unit: "defs",
+        text: def_chain,
+    },
+    Shape {
+        name: "independent definitions",
+        unit: "defs",
+        text: independent_defs,
+    },
+];
+
+/// `let a = [[...[x]...]] in x`, `depth` brackets deep.
+pub fn nested_literal(depth: usize) -> String {
+    format!(
+        "def f (x : R) : R =\n  let a = {}x{} in\n  x\n",
+        "[".repeat(depth),
+        "]".repeat(depth)
+    )
+}
+
+/// One array literal of `n` reals, read once.
+pub fn flat_literal(n: usize) -> String {
+    let mut text = String::from("def f (x : R) : R =\n  let a = [");
+    for i in 0..n {
+        if i > 0 {
+            text.push_str(", ");
+        }
+        text.push_str(&format!("{}.5", i % 1000));
+    }
+    text.push_str("] in\n  x * a[0]\n");
+    text
+}
+
+/// `d0 x = sin x`, `d<i> x = d<i-1> x * 1.0001`: the entry calls through
+/// the whole chain.
+pub fn def_chain(n: usize) -> String {
+    let mut text = String::from("def d0 (x : R) : R =\n  sin x\n");
+    for i in 1..n {
+        text.push_str(&format!(
+            "\ndef d{i} (x : R) : R =\n  d{} x * 1.0001\n",
+            i - 1
+        ));
+    }
+    text
+}
+
+/// `n` definitions that call nothing.
+pub fn independent_defs(n: usize) -> String {
+    let mut text = String::new();
+    for i in 0..n {
+        text.push_str(&format!("def d{i} (x : R) : R =\n  sin x * {i}.5\n\n"));
+    }
+    text
+}
+
+/// The sizes of each shape, doubling: what a release build does in
+/// seconds. `quick` takes the first two.
+fn sizes(shape: &str, quick: bool) -> Vec<usize> {
+    let base: &[usize] = match shape {
+        "nested array literal" => &[500, 1000, 2000, 4000],
+        "flat array literal" => &[125_000, 250_000, 500_000, 1_000_000],
+        "chain of definitions" => &[125, 250, 500, 1000],
+        _ => &[12_500, 25_000, 50_000, 100_000],
+    };
+    base.iter()
+        .copied()
+        .take(if quick { 2 } else { base.len() })
+        .collect()
+}
+
+/// The peak resident set of this process in KB (`VmHWM`); `None` where
+/// /proc does not say.
+fn peak_kb() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))?
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse()
+        .ok()
+}
+
+struct Measured {
+    check: f64,
+    grad: f64,
+    peak_mb: Option<f64>,
+}
+
+/// The environment variable that makes `bench shapes` measure one shape
+/// at one size (`INDEX:SIZE`) and print `check grad peak_kb`: each
+/// measurement runs in a process of its own, so that its peak memory is
+/// its own (an allocator keeps what it freed).
+const ONE: &str = "ADREV_BENCH_SHAPE";
+
+/// Measures one shape at one size in this process.
+fn measure_here(shape: &Shape, n: usize) -> Result<(f64, f64), CliError> {
+    let file = syntax::SourceFile {
+        name: format!("{}-{n}.ad", shape.unit),
+        text: (shape.text)(n),
+    };
+    let (m, check) = crate::bench::timed(|| syntax::compile(file));
+    let m = m.map_err(|e| CliError::Internal(format!("`{}` at {n}: {e}\n", shape.name)))?;
+    let (g, grad) = crate::bench::timed(|| -> Result<(), CliError> {
+        let entry = m.defs.last().ok_or_else(|| {
+            CliError::Internal(format!("`{}` at {n}: no definition\n", shape.name))
+        })?;
+        let g = derive::gradient_program(&m, entry, None, Via::Unf)?;
+        pipeline::optimize(g).map(drop)
+    });
+    g?;
+    Ok((check, grad))
+}
+
+/// Measures one shape at one size in a child process.
+fn measure(index: usize, n: usize) -> Result<Measured, CliError> {
+    let exe = std::env::current_exe()
+        .map_err(|e| CliError::Internal(format!("cannot find this program: {e}\n")))?;
+    let out = std::process::Command::new(exe)
+        .args(["bench", "shapes"])
+        .env(ONE, format!("{index}:{n}"))
+        .output()
+        .map_err(|e| CliError::Internal(format!("cannot run a measurement: {e}\n")))?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let fields: Vec<f64> = text
+        .split_whitespace()
+        .filter_map(|f| f.parse().ok())
+        .collect();
+    match (out.status.success(), fields.as_slice()) {
+        (true, &[check, grad, peak]) => Ok(Measured {
+            check,
+            grad,
+            peak_mb: (peak > 0.0).then_some(peak / 1024.0),
+        }),
+        _ => Err(CliError::Internal(format!(
+            "the measurement of `{}` at {n} failed:\n{text}{}",
+            SHAPES[index].name,
+            String::from_utf8_lossy(&out.stderr)
+        ))),
+    }
+}
+
+/// The child's side of [`measure`], when [`ONE`] is set.
+fn measure_one(spec: &str) -> Result<(), CliError> {
+    let bad = || CliError::Internal(format!("{ONE}={spec}: expected INDEX:SIZE\n"));
+    let (i, n) = spec.split_once(':').ok_or_else(bad)?;
+    let shape = i
+        .parse::<usize>()
+        .ok()
+        .and_then(|i| SHAPES.get(i))
+        .ok_or_else(bad)?;
+    let n = n.parse().map_err(|_| bad())?;
+    let (check, grad) = measure_here(shape, n)?;
+    println!("{check} {grad} {}", peak_kb().unwrap_or(0));
+    Ok(())
+}
+
+fn ratio(later: f64, earlier: f64) -> String {
+    crate::bench::time_ratio(later, earlier)
+}
+
+/// `cargo xtask bench shapes`.
+pub fn shapes(quick: bool) -> Result<(), CliError> {
+    if let Ok(spec) = std::env::var(ONE) {
+        return measure_one(&spec);
+    }
+    println!(
+        "CPU seconds of `check` (text → typed Source) and of the optimized gradient \
+         (`grad --via unf`), and the peak resident memory of the process that ran both \
+         (one per row; build with `--release`). Ratios are to the previous size.\n"
+    );
+    println!("| shape | size | check s | grad s | peak MB | check × | grad × | peak × |");
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|");
+    for (index, shape) in SHAPES.iter().enumerate() {
+        let mut prev: Option<Measured> = None;
+        for n in sizes(shape.name, quick) {
+            let now = measure(index, n)?;
+            let peak = now.peak_mb.map_or("?".into(), |p| format!("{p:.0}"));
+            let (rc, rg, rp) = match &prev {
+                Some(p) => (
+                    ratio(now.check, p.check),
+                    ratio(now.grad, p.grad),
+                    match (now.peak_mb, p.peak_mb) {
+                        (Some(a), Some(b)) => format!("{:.2}", a / b),
+                        _ => "-".into(),
+                    },
+                ),
+                None => ("".into(), "".into(), "".into()),
+            };
+            println!(
+                "| {} | {n} {} | {:.2} | {:.2} | {peak} | {rc} | {rg} | {rp} |",
+                shape.name, shape.unit, now.check, now.grad
+            );
+            prev = Some(now);
+        }
+    }
+    Ok(())
+}

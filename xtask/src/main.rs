@@ -10,6 +10,7 @@ mod bench;
 mod derive;
 mod diag;
 mod inputs;
+mod inspect;
 mod load;
 mod native;
 mod pipeline;
@@ -368,6 +369,8 @@ enum Command {
     /// Rewrite every snapshot (fixtures' stage boundaries, diagnostics) from
     /// what the code produces now; review the result with `git diff`.
     Bless,
+    #[command(flatten)]
+    Inspect(inspect::Command),
     /// Stage: Source → Target by the forward macro; the output's entry takes
     /// the parameters, then one tangent per parameter, and returns
     /// `(value, tangent)`.
@@ -620,6 +623,7 @@ fn run(command: Command) -> Result<(), CliError> {
             output,
             entry,
         } => forward_stage(&input, &output, entry.as_deref()),
+        Command::Inspect(command) => inspect::run(command),
     }
 }
 

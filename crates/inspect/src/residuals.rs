@@ -1,0 +1,352 @@
+//! Stored residuals: what the reverse pass of a gradient program keeps
+//! from its forward pass (JAX's `print_saved_residuals`, with sizes and
+//! positions).
+//!
+//! A gradient program `f_grad` (the calling convention of
+//! ARCHITECTURE.md: `(value, g_1, ..., g_k)`) is a chain of `let`s ending
+//! in that tuple. Its **forward pass** is the bindings the value needs;
+//! its **reverse pass** the other bindings and the gradients. A
+//! **residual** is a parameter or a forward binding that the reverse pass
+//! reads: the memory that must live from the forward pass to the reverse
+//! one. What the optimizer chose to recompute in the reverse pass instead
+//! of storing (a `map` over the input, say) shows up as the input itself.
+//!
+//! Each residual comes with its type, its number of scalars as a formula
+//! in the size variables ([`crate::size`]) and, at given inputs, as
+//! counted on its value (the program is run up to the end of its `let`
+//! chain, returning the residuals), and the span of the Source node it
+//! was computed for.
+
+use std::fmt;
+
+use semantics::Value;
+use syntax::{Def, Expr, ExprId, Module, Name, Pat, Span, Ty};
+
+use crate::position::{Position, position};
+use crate::size::{Poly, count, scalars};
+
+/// One stored value.
+#[derive(Debug, Clone)]
+pub struct Residual {
+    /// The variable of the gradient program.
+    pub name: Name,
+    /// Its type.
+    pub ty: Ty,
+    /// What computes it: `None` for a parameter, else the bound expression.
+    pub value: Option<ExprId>,
+    /// Its scalars as a formula in the sizes; `None` when a size is only
+    /// known at run time.
+    pub formula: Option<Poly>,
+    /// Its scalars at the inputs, when they were given.
+    pub at_inputs: Option<u64>,
+    /// The Source node it comes from.
+    pub position: Position,
+    /// The expression that computes it, printed and shortened.
+    pub computed_by: String,
+}
+
+/// The residuals of one gradient program.
+#[derive(Debug, Clone)]
+pub struct Report {
+    /// The gradient program's definition.
+    pub entry: String,
+    /// The residuals: parameters first, then in binding order.
+    pub residuals: Vec<Residual>,
+    /// The number of bindings of the forward and the reverse pass.
+    pub passes: (usize, usize),
+    /// The number of gradients (k).
+    pub gradients: usize,
+}
+
+/// Why residuals cannot be told.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Error {
+    /// The program does not end in the tuple `(value, g_1, ..., g_k)`.
+    Shape(String),
+    /// Running it up to its residuals failed.
+    Eval(semantics::Error),
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Shape(s) => f.write_str(s),
+            Error::Eval(e) => write!(f, "running the forward pass: {e}"),
+        }
+    }
+}
+
+struct Binding {
+    pat: Pat,
+    value: ExprId,
+}
+
+/// The residuals of definition `def` of the gradient program `g`, which
+/// returns the value and `gradients` gradients, measured at `args` (one
+/// value per parameter) when given.
+pub fn residuals(g: &Module, def: &Def, gradients: usize, args: Option<&[Value]>) -> Result<Report, Error> {
+    let mut chain = Vec::new();
+    let mut last = def.body;
+    while let Expr::Let {
+        pat, value, body, ..
+    } = g.expr(last)
+    {
+        chain.push(Binding {
+            pat: pat.clone(),
+            value: *value,
+        });
+        last = *body;
+    }
+    let mut report = Report {
+        entry: def.name.to_string(),
+        residuals: Vec::new(),
+        passes: (chain.len(), 0),
+        gradients,
+    };
+    if gradients == 0 {
+        // No parameter: the program is its value, with no reverse pass.
+        return Ok(report);
+    }
+    let outputs = match g.expr(last) {
+        Expr::Tuple(items) if items.len() == gradients + 1 => items.clone(),
+        _ => {
+            return Err(Error::Shape(format!(
+                "`{}` does not end in the tuple of its value and {gradients} gradient(s)",
+                def.name
+            )));
+        }
+    };
+    let bound_by = |x: &Name| {
+        chain.iter().position(|b| match &b.pat {
+            Pat::Var(v) => v == x,
+            Pat::Tuple(vs) => vs.contains(x),
+        })
+    };
+    // The forward pass: the bindings the value needs, transitively.
+    let mut forward = vec![false; chain.len()];
+    let mut work: Vec<Name> = unf::lower::free_vars(g, outputs[0]).into_iter().collect();
+    while let Some(x) = work.pop() {
+        if let Some(i) = bound_by(&x)
+            && !forward[i]
+        {
+            forward[i] = true;
+            work.extend(unf::lower::free_vars(g, chain[i].value));
+        }
+    }
+    report.passes = (
+        forward.iter().filter(|f| **f).count(),
+        forward.iter().filter(|f| !**f).count(),
+    );
+    // What the reverse pass reads.
+    let mut read = std::collections::BTreeSet::new();
+    for (i, b) in chain.iter().enumerate() {
+        if !forward[i] {
+            read.extend(unf::lower::free_vars(g, b.value));
+        }
+    }
+    for &o in &outputs[1..] {
+        read.extend(unf::lower::free_vars(g, o));
+    }
+    for p in &def.params {
+        if read.contains(&p.name) {
+            report.residuals.push(residual(
+                g,
+                p.name.clone(),
+                p.ty.clone().unwrap_or(Ty::Tuple(Vec::new())),
+                None,
+                p.span,
+            ));
+        }
+    }
+    for (i, b) in chain.iter().enumerate() {
+        if !forward[i] {
+            continue;
+        }
+        let ty = g.ty(b.value).cloned().unwrap_or(Ty::Tuple(Vec::new()));
+        let names: Vec<(Name, Ty)> = match &b.pat {
+            Pat::Var(v) => vec![(v.clone(), ty)],
+            Pat::Tuple(vs) => vs
+                .iter()
+                .enumerate()
+                .map(|(j, v)| {
+                    let t = match &ty {
+                        Ty::Tuple(items) => items.get(j).cloned(),
+                        _ => None,
+                    };
+                    (v.clone(), t.unwrap_or(Ty::Tuple(Vec::new())))
+                })
+                .collect(),
+        };
+        for (v, t) in names {
+            if read.contains(&v) {
+                report
+                    .residuals
+                    .push(residual(g, v, t, Some(b.value), g.span(b.value)));
+            }
+        }
+    }
+    if let Some(args) = args {
+        measure(g, def, &chain, &mut report.residuals, args)?;
+    }
+    Ok(report)
+}
+
+fn residual(g: &Module, name: Name, ty: Ty, value: Option<ExprId>, span: Span) -> Residual {
+    let computed_by = match value {
+        None => "the input".to_string(),
+        Some(v) => {
+            let text: String = syntax::print::expr(g, v)
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ");
+            if text.chars().count() > 40 {
+                format!("{}…", text.chars().take(39).collect::<String>())
+            } else {
+                text
+            }
+        }
+    };
+    Residual {
+        formula: scalars(&ty),
+        name,
+        ty,
+        value,
+        at_inputs: None,
+        position: position(&g.file, span),
+        computed_by,
+    }
+}
+
+/// Runs the `let` chain of `def` on `args`, returning the residuals, and
+/// counts the scalars of each.
+fn measure(g: &Module, def: &Def, chain: &[Binding], residuals: &mut [Residual], args: &[Value]) -> Result<(), Error> {
+    if residuals.is_empty() {
+        return Ok(());
+    }
+    let mut m = g.clone();
+    let add = |m: &mut Module, e: Expr, ty: Ty| {
+        m.types.push(ty);
+        m.add(e, Span::GENERATED)
+    };
+    let vars: Vec<ExprId> = residuals
+        .iter()
+        .map(|r| add(&mut m, Expr::Var(r.name.clone()), r.ty.clone()))
+        .collect();
+    let ty = Ty::Tuple(residuals.iter().map(|r| r.ty.clone()).collect());
+    let mut body = if vars.len() == 1 {
+        vars[0]
+    } else {
+        add(&mut m, Expr::Tuple(vars), ty.clone())
+    };
+    let ty = if residuals.len() == 1 {
+        residuals[0].ty.clone()
+    } else {
+        ty
+    };
+    for b in chain.iter().rev() {
+        body = add(
+            &mut m,
+            Expr::Let {
+                pat: b.pat.clone(),
+                ty: None,
+                value: b.value,
+                body,
+            },
+            ty.clone(),
+        );
+    }
+    let run = Def {
+        body,
+        ret: None,
+        ..def.clone()
+    };
+    let out = semantics::eval_def(&m, &run, args).map_err(Error::Eval)?;
+    let values: Vec<Value> = if residuals.len() == 1 {
+        vec![out]
+    } else {
+        out.as_tuple().map(<[Value]>::to_vec).unwrap_or_default()
+    };
+    for (r, v) in residuals.iter_mut().zip(&values) {
+        r.at_inputs = Some(count(v));
+    }
+    Ok(())
+}
+
+impl fmt::Display for Report {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.gradients == 0 {
+            return writeln!(
+                f,
+                "residuals of `{}`: none (no parameter, so no reverse pass)",
+                self.entry
+            );
+        }
+        writeln!(
+            f,
+            "residuals of `{}`: what the reverse pass ({} binding(s)) keeps from the forward pass ({} binding(s))",
+            self.entry, self.passes.1, self.passes.0
+        )?;
+        if self.residuals.is_empty() {
+            return writeln!(f, "  none: the reverse pass reads nothing of the forward pass");
+        }
+        let rows: Vec<[String; 6]> = self
+            .residuals
+            .iter()
+            .map(|r| {
+                [
+                    r.name.to_string(),
+                    syntax::print::ty(&r.ty),
+                    r.formula
+                        .as_ref()
+                        .map_or_else(|| "?".to_string(), |p| p.to_string()),
+                    r.at_inputs.map_or_else(String::new, |n| format!("= {n}")),
+                    r.computed_by.clone(),
+                    r.position.to_string(),
+                ]
+            })
+            .collect();
+        let width = |k: usize| rows.iter().map(|r| r[k].chars().count()).max().unwrap_or(0);
+        let w: Vec<usize> = (0..6).map(width).collect();
+        writeln!(
+            f,
+            "  {:<w0$}  {:<w1$}  {:<w2$}  {:<w3$}  {:<w4$}  from",
+            "name",
+            "type",
+            "scalars",
+            if w[3] > 0 { "at inputs" } else { "" },
+            "computed by",
+            w0 = w[0],
+            w1 = w[1],
+            w2 = w[2].max(7),
+            w3 = if w[3] > 0 { w[3].max(9) } else { 0 },
+            w4 = w[4].max(11),
+        )?;
+        for r in &rows {
+            let line = format!(
+                "  {:<w0$}  {:<w1$}  {:<w2$}  {:<w3$}  {:<w4$}  {}",
+                r[0],
+                r[1],
+                r[2],
+                r[3],
+                r[4],
+                r[5],
+                w0 = w[0],
+                w1 = w[1],
+                w2 = w[2].max(7),
+                w3 = if w[3] > 0 { w[3].max(9) } else { 0 },
+                w4 = w[4].max(11),
+            );
+            writeln!(f, "{}", line.trim_end())?;
+        }
+        let total = self
+            .residuals
+            .iter()
+            .try_fold(Poly::constant(0), |acc, r| Some(acc.add(r.formula.as_ref()?)));
+        let measured: Option<u64> = self.residuals.iter().map(|r| r.at_inputs).sum();
+        let formula = total.map_or_else(|| "?".to_string(), |p| p.to_string());
+        match measured {
+            Some(n) => writeln!(f, "total: {formula} scalars, {n} at the inputs ({} bytes as f64)", n * 8),
+            None => writeln!(f, "total: {formula} scalars"),
+        }
+    }
+}

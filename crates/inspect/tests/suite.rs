@@ -1,0 +1,1 @@
+//! The integration tests of `inspect`, one binary.

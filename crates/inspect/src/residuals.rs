@@ -305,38 +305,33 @@ impl fmt::Display for Report {
                 ]
             })
             .collect();
-        let width = |k: usize| rows.iter().map(|r| r[k].chars().count()).max().unwrap_or(0);
-        let w: Vec<usize> = (0..6).map(width).collect();
-        writeln!(
-            f,
-            "  {:<w0$}  {:<w1$}  {:<w2$}  {:<w3$}  {:<w4$}  from",
-            "name",
-            "type",
-            "scalars",
-            if w[3] > 0 { "at inputs" } else { "" },
-            "computed by",
-            w0 = w[0],
-            w1 = w[1],
-            w2 = w[2].max(7),
-            w3 = if w[3] > 0 { w[3].max(9) } else { 0 },
-            w4 = w[4].max(11),
-        )?;
+        let header = ["name", "type", "scalars", "at inputs", "computed by", "from"];
+        let measured_any = rows.iter().any(|r| !r[3].is_empty());
+        let w: Vec<usize> = (0..6)
+            .map(|k| {
+                let cells = rows.iter().map(|r| r[k].chars().count());
+                let head = if k == 3 && !measured_any { 0 } else { header[k].len() };
+                cells.chain([head]).max().unwrap_or(0)
+            })
+            .collect();
+        let line = |cells: [&str; 6]| -> String {
+            let mut out = String::from(" ");
+            for (k, c) in cells.iter().enumerate() {
+                if w[k] == 0 {
+                    continue;
+                }
+                let pad = w[k] - c.chars().count().min(w[k]);
+                out.push(' ');
+                out.push_str(c);
+                if k < 5 {
+                    out.push_str(&" ".repeat(pad + 1));
+                }
+            }
+            out.trim_end().to_string()
+        };
+        writeln!(f, "{}", line(header))?;
         for r in &rows {
-            let line = format!(
-                "  {:<w0$}  {:<w1$}  {:<w2$}  {:<w3$}  {:<w4$}  {}",
-                r[0],
-                r[1],
-                r[2],
-                r[3],
-                r[4],
-                r[5],
-                w0 = w[0],
-                w1 = w[1],
-                w2 = w[2].max(7),
-                w3 = if w[3] > 0 { w[3].max(9) } else { 0 },
-                w4 = w[4].max(11),
-            );
-            writeln!(f, "{}", line.trim_end())?;
+            writeln!(f, "{}", line([&r[0], &r[1], &r[2], &r[3], &r[4], &r[5]]))?;
         }
         let total = self
             .residuals

@@ -23,6 +23,9 @@ use std::fmt::Write;
 /// A DOT document under construction.
 pub(crate) struct Dot {
     out: String,
+    /// Edges are written after every vertex, outside every cluster: an
+    /// edge inside a cluster would pull the vertices it names into it.
+    edges: String,
     next: usize,
     depth: usize,
 }
@@ -39,6 +42,7 @@ impl Dot {
         );
         Dot {
             out,
+            edges: String::new(),
             next: 0,
             depth: 1,
         }
@@ -48,6 +52,11 @@ impl Dot {
         for _ in 0..self.depth {
             self.out.push_str("  ");
         }
+    }
+
+    /// The id the next vertex will have.
+    pub(crate) fn peek(&self) -> String {
+        format!("n{}", self.next)
     }
 
     /// A fresh vertex with a label and attributes; returns its id.
@@ -62,7 +71,6 @@ impl Dot {
 
     /// An edge, with a label (empty for none) and attributes.
     pub(crate) fn edge(&mut self, from: &str, to: &str, label: &str, attrs: &str) {
-        self.indent();
         let mut a = Vec::new();
         if !label.is_empty() {
             a.push(format!("label={}", quote(label)));
@@ -71,9 +79,9 @@ impl Dot {
             a.push(attrs.to_string());
         }
         if a.is_empty() {
-            let _ = writeln!(self.out, "{from} -> {to};");
+            let _ = writeln!(self.edges, "  {from} -> {to};");
         } else {
-            let _ = writeln!(self.out, "{from} -> {to} [{}];", a.join(", "));
+            let _ = writeln!(self.edges, "  {from} -> {to} [{}];", a.join(", "));
         }
     }
 
@@ -104,6 +112,7 @@ impl Dot {
 
     /// The finished document.
     pub(crate) fn finish(mut self) -> String {
+        self.out.push_str(&self.edges);
         self.out.push_str("}\n");
         self.out
     }

@@ -23,6 +23,8 @@ pub fn term(m: &Module, ir: &str) -> String {
             "rankdir=TB; compound=true; labeljust=l; fontname=\"Helvetica\";",
         ),
         env: FxHashMap::default(),
+        pending: None,
+        named: None,
     };
     for def in &m.defs {
         let mut head = format!("{ir}: def {}", def.name);
@@ -55,6 +57,10 @@ struct Graph<'a> {
     dot: Dot,
     /// The vertex each name stands for.
     env: FxHashMap<Name, String>,
+    /// The name a `let` binds to the vertex being made, shown in its label.
+    pending: Option<Name>,
+    /// The last vertex that took a pending name.
+    named: Option<String>,
 }
 
 impl Graph<'_> {
@@ -63,7 +69,19 @@ impl Graph<'_> {
         guard(|| self.expr_inner(id))
     }
 
-    fn op(&mut self, id: ExprId, label: &str, style: &str, operands: &[(ExprId, String)]) -> String {
+    fn op(
+        &mut self,
+        id: ExprId,
+        name: Option<Name>,
+        label: &str,
+        style: &str,
+        operands: &[(ExprId, String)],
+    ) -> String {
+        let label = match &name {
+            Some(x) => format!("{x} = {label}"),
+            None => label.to_string(),
+        };
+        let took_name = name.is_some();
         let ty = self
             .m
             .ty(id)
@@ -74,6 +92,9 @@ impl Graph<'_> {
             .map(|(o, l)| (self.expr(*o), l.clone()))
             .collect();
         let n = self.dot.node(&format!("{label}{ty}"), style);
+        if took_name {
+            self.named = Some(n.clone());
+        }
         for (from, l) in ins {
             self.dot.edge(&from, &n, &l, "");
         }
@@ -82,6 +103,8 @@ impl Graph<'_> {
 
     fn expr_inner(&mut self, id: ExprId) -> String {
         let m = self.m;
+        // Taken before the operands are drawn, which must not see it.
+        let name = self.pending.take();
         let Some(e) = m.exprs.get(id.index()) else {
             return self.dot.node(&format!("<invalid {id}>"), CONST);
         };
@@ -104,9 +127,18 @@ impl Graph<'_> {
             Expr::Let {
                 pat, value, body, ..
             } => {
+                if let Pat::Var(x) = pat {
+                    self.pending = Some(x.clone());
+                }
                 let v = self.expr(*value);
+                self.pending = None;
                 match pat {
-                    Pat::Var(x) => self.name(&v, x),
+                    // A vertex that did not take the name (a variable, a
+                    // constant, a lambda) gets a note beside it.
+                    Pat::Var(x) if self.named.as_deref() != Some(v.as_str()) => self.name(&v, x),
+                    Pat::Var(x) => {
+                        self.env.insert(x.clone(), v);
+                    }
                     Pat::Tuple(xs) => {
                         for (i, x) in xs.iter().enumerate() {
                             let c = self.dot.node(&format!("{x} = .{}", i + 1), CONST);
@@ -117,14 +149,15 @@ impl Graph<'_> {
                 }
                 self.expr(*body)
             }
-            Expr::Tuple(items) => self.op(id, "( , )", OP, &numbered(items)),
-            Expr::Proj { tuple, index } => self.op(id, &format!(".{index}"), OP, &[(*tuple, String::new())]),
+            Expr::Tuple(items) => self.op(id, name, "( , )", OP, &numbered(items)),
+            Expr::Proj { tuple, index } => self.op(id, name, &format!(".{index}"), OP, &[(*tuple, String::new())]),
             Expr::If {
                 cond,
                 then_branch,
                 else_branch,
             } => self.op(
                 id,
+                name,
                 "if",
                 BRANCH,
                 &[
@@ -152,7 +185,7 @@ impl Graph<'_> {
             Expr::App { func, args } => {
                 let mut ops = vec![(*func, "fun".to_string())];
                 ops.extend(numbered(args));
-                self.op(id, "apply", OP, &ops)
+                self.op(id, name, "apply", OP, &ops)
             }
             Expr::Prim { op, args } => {
                 let label = match op.fixity() {
@@ -160,11 +193,12 @@ impl Graph<'_> {
                     _ if *op == Prim::Neg => "neg".to_string(),
                     _ => op.symbol().to_string(),
                 };
-                self.op(id, &label, OP, &numbered(args))
+                self.op(id, name, &label, OP, &numbered(args))
             }
-            Expr::Array(items) => self.op(id, "[ , ]", OP, &numbered(items)),
+            Expr::Array(items) => self.op(id, name, "[ , ]", OP, &numbered(items)),
             Expr::Index { array, index } => self.op(
                 id,
+                name,
                 "a[i]",
                 OP,
                 &[(*array, "a".to_string()), (*index, "i".to_string())],

@@ -101,7 +101,9 @@ impl Diagram<'_> {
                 Wire { from, ty }
             })
             .collect();
-        self.dot.raw(&format!("{{rank=same; {}}}", ids.join("; ")));
+        if !ids.is_empty() {
+            self.dot.raw(&format!("{{rank=same; {}}}", ids.join("; ")));
+        }
         wires
     }
 
@@ -266,17 +268,18 @@ impl Diagram<'_> {
         };
         self.dot
             .begin_cluster(title, "style=rounded; color=\"#999999\";");
+        // The first vertex of the box: an input port, or the first
+        // primitive of a closed term (the initial value of `reduce`).
+        let first = self.dot.peek();
         let ins = self.ports(input, names);
-        if let Some(first) = ins.first() {
-            self.dot.edge(
-                owner,
-                &first.from,
-                "",
-                "style=dotted, arrowhead=odot, color=\"#999999\"",
-            );
-        }
         let outs = self.sim(body, ins);
         self.outputs(&outs);
+        self.dot.edge(
+            owner,
+            &first,
+            "",
+            "style=dotted, arrowhead=odot, color=\"#999999\"",
+        );
         self.dot.end_cluster();
     }
 }

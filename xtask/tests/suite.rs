@@ -9,6 +9,7 @@ mod check_grad;
 mod deep;
 mod errors;
 mod fixtures;
+mod inspect;
 mod layout;
 mod mutations;
 mod native;

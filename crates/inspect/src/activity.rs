@@ -419,6 +419,9 @@ impl Report {
 impl fmt::Display for Report {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(f, "activity of `{}`:", self.entry)?;
+        if self.entries.is_empty() {
+            return writeln!(f, "  no parameters");
+        }
         let width = self.entries.iter().map(|e| e.name.len()).max().unwrap_or(0);
         for e in &self.entries {
             writeln!(f, "  {:<width$}  {}", e.name, self.describe(&e.status))?;

@@ -183,13 +183,11 @@ impl Domain for Lint {
             return Reach::default();
         }
         if matches!(op, Prim::Max | Prim::Min) {
-            // A value that reaches both operands gets an adjoint from the
-            // winner whichever wins.
-            for (k, a) in args.iter().enumerate() {
+            // Even a value that reaches both operands is flagged: facts
+            // do not tell the elements of an array apart, and `max a b`
+            // in a fold compares two different ones.
+            for a in args {
                 for &h in &a.0 {
-                    if args.iter().enumerate().any(|(j, b)| j != k && b.0.contains(&h)) {
-                        continue;
-                    }
                     self.record(Finding {
                         op: h,
                         place: Place::UnderMaxMin(id),

@@ -1,1 +1,9 @@
-//! The integration tests of `inspect`, one binary.
+//! The integration tests of `inspect`, compiled as one binary. Each file
+//! is a module and keeps its own documentation.
+
+mod common;
+
+mod activity;
+mod dot;
+mod hazards;
+mod residuals;

@@ -20,7 +20,7 @@
 use std::fmt;
 
 use semantics::Value;
-use syntax::{Def, Expr, ExprId, Module, Name, Pat, Span, Ty};
+use syntax::{Def, Expr, ExprId, Module, Name, Pat, Prim, Span, Ty};
 
 use crate::position::{Position, position};
 use crate::size::{Poly, count, scalars};
@@ -43,6 +43,10 @@ pub struct Residual {
     pub position: Position,
     /// The expression that computes it, printed and shortened.
     pub computed_by: String,
+    /// Whether the reverse pass reads only its length (`length x`, or a
+    /// `map` whose function ignores its elements): a tape would keep one
+    /// integer, not the value.
+    pub length_only: bool,
 }
 
 /// The residuals of one gradient program.
@@ -185,10 +189,49 @@ pub fn residuals(g: &Module, def: &Def, gradients: usize, args: Option<&[Value]>
             }
         }
     }
+    let mut reverse_roots: Vec<ExprId> = chain
+        .iter()
+        .zip(&forward)
+        .filter(|(_, f)| !**f)
+        .map(|(b, _)| b.value)
+        .collect();
+    reverse_roots.extend(&outputs[1..]);
+    for r in &mut report.residuals {
+        r.length_only = reverse_roots.iter().all(|&e| length_only(g, e, &r.name));
+    }
     if let Some(args) = args {
         measure(g, def, &chain, &mut report.residuals, args)?;
     }
     Ok(report)
+}
+
+/// Whether every occurrence of `x` in `e` reads only its length: the
+/// operand of `length`, or an array of `map`/`map2` whose function does
+/// not use the parameter it receives from it.
+fn length_only(g: &Module, e: ExprId, x: &Name) -> bool {
+    syntax::stack::guard(|| match g.expr(e) {
+        Expr::Var(v) => v != x,
+        Expr::Prim { op: Prim::Length, args } if is_var(g, args[0], x) => true,
+        Expr::Prim {
+            op: Prim::Map | Prim::Map2,
+            args,
+        } => args.iter().enumerate().all(|(k, &a)| {
+            if k == 0 || !is_var(g, a, x) {
+                return length_only(g, a, x);
+            }
+            match g.expr(args[0]) {
+                Expr::Lambda { params, body } => params
+                    .get(k - 1)
+                    .is_some_and(|p| !unf::lower::free_vars(g, *body).contains(&p.name)),
+                _ => false,
+            }
+        }),
+        other => other.children().into_iter().all(|c| length_only(g, c, x)),
+    })
+}
+
+fn is_var(g: &Module, e: ExprId, x: &Name) -> bool {
+    matches!(g.expr(e), Expr::Var(v) if v == x)
 }
 
 fn residual(g: &Module, name: Name, ty: Ty, value: Option<ExprId>, span: Span) -> Residual {
@@ -214,6 +257,7 @@ fn residual(g: &Module, name: Name, ty: Ty, value: Option<ExprId>, span: Span) -
         at_inputs: None,
         position: position(&g.file, span),
         computed_by,
+        length_only: false,
     }
 }
 
@@ -333,11 +377,16 @@ impl fmt::Display for Report {
         for r in &rows {
             writeln!(f, "{}", line([&r[0], &r[1], &r[2], &r[3], &r[4], &r[5]]))?;
         }
-        let total = self
-            .residuals
-            .iter()
-            .try_fold(Poly::constant(0), |acc, r| Some(acc.add(r.formula.as_ref()?)));
-        let measured: Option<u64> = self.residuals.iter().map(|r| r.at_inputs).sum();
+        for r in self.residuals.iter().filter(|r| r.length_only) {
+            writeln!(
+                f,
+                "  ({}: the reverse pass reads only its length; not counted below)",
+                r.name
+            )?;
+        }
+        let kept = || self.residuals.iter().filter(|r| !r.length_only);
+        let total = kept().try_fold(Poly::constant(0), |acc, r| Some(acc.add(r.formula.as_ref()?)));
+        let measured: Option<u64> = kept().map(|r| r.at_inputs).sum();
         let formula = total.map_or_else(|| "?".to_string(), |p| p.to_string());
         match measured {
             Some(n) => writeln!(f, "total: {formula} scalars, {n} at the inputs ({} bytes as f64)", n * 8),

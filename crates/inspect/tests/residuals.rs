@@ -73,3 +73,15 @@ fn prod_keeps_its_input_and_the_prefix_products() {
     assert!(r.residuals[1].computed_by.starts_with("scanl"), "{r}");
     assert_eq!(r.residuals[1].position.snippet, "reduce (*) 1 A");
 }
+
+#[test]
+fn sum_reads_only_the_length_of_its_input() {
+    let root = common::workspace().join("fixtures");
+    for (case, length_only) in [("sum", true), ("prod", false), ("dot", false)] {
+        let g = common::optimized(&root.join(case)).expect("a gradient");
+        let gdef = g.defs.last().expect("a definition");
+        let k = gdef.params.len();
+        let r = residuals::residuals(&g, gdef, k, None).expect("residuals");
+        assert_eq!(r.residuals[0].length_only, length_only, "{case}: {r}");
+    }
+}

@@ -146,7 +146,8 @@ fn render_svg(text: &str) -> Result<String, CliError> {
             String::from_utf8_lossy(&out.stderr)
         )));
     }
-    String::from_utf8(out.stdout).map_err(|_| CliError::user("`dot` wrote something that is not UTF-8"))
+    String::from_utf8(out.stdout)
+        .map_err(|_| CliError::user("`dot` wrote something that is not UTF-8"))
 }
 
 /// The program the analyses read: specialised to first order when it can
@@ -168,7 +169,12 @@ fn optional_args(m: &Module, def: &Def, at: &[String]) -> Result<Option<Vec<Valu
     inputs::entry_args(m, def, at).map(Some)
 }
 
-fn residuals(file: &Path, entry: Option<&str>, wrt: Option<&str>, at: &[String]) -> Result<(), CliError> {
+fn residuals(
+    file: &Path,
+    entry: Option<&str>,
+    wrt: Option<&str>,
+    at: &[String],
+) -> Result<(), CliError> {
     let m = derive::load_source(file, "residuals")?;
     let def = inputs::entry(&m, entry)?;
     let wrt = inputs::wrt_list(def, wrt)?;
@@ -178,10 +184,11 @@ fn residuals(file: &Path, entry: Option<&str>, wrt: Option<&str>, at: &[String])
     let name = format!("{}_grad", def.name);
     let gdef = inputs::entry(&g, Some(name.as_str()))?;
     let k = stage::wrt_names(def, wrt.as_deref()).len();
-    let report = inspect::residuals::residuals(&g, gdef, k, args.as_deref()).map_err(|e| match e {
-        inspect::residuals::Error::Eval(e) => diag::at(&g.file, e.span(), &e.to_string()),
-        other => CliError::Internal(format!("{other}\n")),
-    })?;
+    let report =
+        inspect::residuals::residuals(&g, gdef, k, args.as_deref()).map_err(|e| match e {
+            inspect::residuals::Error::Eval(e) => diag::at(&g.file, e.span(), &e.to_string()),
+            other => CliError::Internal(format!("{other}\n")),
+        })?;
     print!("{report}");
     Ok(())
 }

@@ -21,7 +21,10 @@ fn every_fixture_prints_its_reports() {
         ] {
             let run = xtask(&[command, &program]);
             if run.code != Some(0) {
-                failures.push(format!("{command} {case}: exit {:?}: {}", run.code, run.stderr));
+                failures.push(format!(
+                    "{command} {case}: exit {:?}: {}",
+                    run.code, run.stderr
+                ));
                 continue;
             }
             let path = workspace().join(&case).join(snapshot);
@@ -45,7 +48,12 @@ fn every_fixture_prints_its_reports() {
 fn dot_draws_every_boundary_file() {
     let mut failures = Vec::new();
     for case in fixtures() {
-        for file in ["program.ad", "20.source-unf.ron", "30.target-unf.ron", "50.opt.ron"] {
+        for file in [
+            "program.ad",
+            "20.source-unf.ron",
+            "30.target-unf.ron",
+            "50.opt.ron",
+        ] {
             let path = format!("{case}/{file}");
             if !workspace().join(&path).is_file() {
                 continue;
@@ -79,7 +87,12 @@ fn svg_without_graphviz_says_how_to_install_it() {
 fn the_analyses_take_a_source_program() {
     let run = xtask(&["activity", "fixtures/prod/20.source-unf.ron"]);
     assert_eq!(run.code, Some(1), "{}", run.stderr);
-    assert!(run.stderr.contains("`activity` differentiates a Source program"), "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("`activity` differentiates a Source program"),
+        "{}",
+        run.stderr
+    );
     let run = xtask(&["residuals", "fixtures/prod/program.ad", "--wrt", "B"]);
     assert_eq!(run.code, Some(1), "{}", run.stderr);
     assert!(run.stderr.contains("no parameter `B`"), "{}", run.stderr);

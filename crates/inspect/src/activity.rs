@@ -330,7 +330,9 @@ impl Domain for Activity {
 
     fn control(&mut self, m: &Module, at: ExprId, f: &Dep) -> Dep {
         let cut = match m.expr(at) {
-            Expr::Prim { op: Prim::Length, .. } => Cut::Length,
+            Expr::Prim {
+                op: Prim::Length, ..
+            } => Cut::Length,
             Expr::Prim {
                 op: Prim::Map | Prim::Map2,
                 ..
@@ -342,7 +344,14 @@ impl Domain for Activity {
         f.cut_at(witness(m, at, cut))
     }
 
-    fn branch(&mut self, m: &Module, id: ExprId, cond: &Dep, then: Shape<Dep>, otherwise: Shape<Dep>) -> Shape<Dep> {
+    fn branch(
+        &mut self,
+        m: &Module,
+        id: ExprId,
+        cond: &Dep,
+        then: Shape<Dep>,
+        otherwise: Shape<Dep>,
+    ) -> Shape<Dep> {
         let c = self.control(m, id, cond);
         let (then_id, else_id) = match m.expr(id) {
             Expr::If {
@@ -391,7 +400,10 @@ impl Domain for Activity {
 impl Report {
     fn locate(&mut self, m: &Module) {
         for e in &self.entries {
-            for s in [Some(&e.status), e.at_inputs.as_ref()].into_iter().flatten() {
+            for s in [Some(&e.status), e.at_inputs.as_ref()]
+                .into_iter()
+                .flatten()
+            {
                 if let Status::Zero(w) = s
                     && let Some(span) = m.spans.get(w.node.index())
                 {

@@ -286,7 +286,12 @@ impl<D: Domain> Engine<'_, D> {
     }
 
     /// The body of a function applied to arguments with these facts.
-    fn apply(&mut self, params: &[Param], body: ExprId, args: Vec<Shape<D::Fact>>) -> Shape<D::Fact> {
+    fn apply(
+        &mut self,
+        params: &[Param],
+        body: ExprId,
+        args: Vec<Shape<D::Fact>>,
+    ) -> Shape<D::Fact> {
         let mut args = args.into_iter();
         for p in params {
             let a = args.next().unwrap_or_default();
@@ -330,7 +335,12 @@ impl<D: Domain> Engine<'_, D> {
         acc
     }
 
-    fn control_into(&mut self, at: ExprId, mut s: Shape<D::Fact>, of: &Shape<D::Fact>) -> Shape<D::Fact> {
+    fn control_into(
+        &mut self,
+        at: ExprId,
+        mut s: Shape<D::Fact>,
+        of: &Shape<D::Fact>,
+    ) -> Shape<D::Fact> {
         let c = self.d.control(self.m, at, &of.flatten());
         s.join_leaves(&c);
         s
@@ -365,7 +375,9 @@ impl<D: Domain> Engine<'_, D> {
                         init.join(&a);
                         self.fixpoint(init, |e, acc| e.call(f, vec![acc.clone(), acc.clone()]))
                     }
-                    Prim::Scanr => self.fixpoint(z, |e, acc| e.call(f, vec![a.clone(), acc.clone()])),
+                    Prim::Scanr => {
+                        self.fixpoint(z, |e, acc| e.call(f, vec![a.clone(), acc.clone()]))
+                    }
                     _ => self.fixpoint(z, |e, acc| e.call(f, vec![acc.clone(), a.clone()])),
                 };
                 self.control_into(id, acc, &a)

@@ -146,7 +146,10 @@ fn singular(m: &Module, op: Prim, args: &[ExprId]) -> bool {
         Prim::Log | Prim::Sqrt => true,
         // A division by a constant other than 0 has the partials 1/c and
         // -x/c^2, finite everywhere.
-        Prim::Div => !args.get(1).and_then(|&b| literal(m, b)).is_some_and(|c| c != 0.0),
+        Prim::Div => !args
+            .get(1)
+            .and_then(|&b| literal(m, b))
+            .is_some_and(|c| c != 0.0),
         // pow x c with a constant c = 0 or c >= 1 has the finite partial
         // c x^(c-1) (the partial in a constant exponent is not taken);
         // any other exponent makes it infinite at x = 0.
@@ -211,7 +214,14 @@ impl Domain for Lint {
         Reach::default()
     }
 
-    fn branch(&mut self, m: &Module, id: ExprId, _: &Reach, then: Shape<Reach>, otherwise: Shape<Reach>) -> Shape<Reach> {
+    fn branch(
+        &mut self,
+        m: &Module,
+        id: ExprId,
+        _: &Reach,
+        then: Shape<Reach>,
+        otherwise: Shape<Reach>,
+    ) -> Shape<Reach> {
         if let Expr::If {
             then_branch,
             else_branch,

@@ -88,7 +88,12 @@ struct Binding {
 /// The residuals of definition `def` of the gradient program `g`, which
 /// returns the value and `gradients` gradients, measured at `args` (one
 /// value per parameter) when given.
-pub fn residuals(g: &Module, def: &Def, gradients: usize, args: Option<&[Value]>) -> Result<Report, Error> {
+pub fn residuals(
+    g: &Module,
+    def: &Def,
+    gradients: usize,
+    args: Option<&[Value]>,
+) -> Result<Report, Error> {
     let mut chain = Vec::new();
     let mut last = def.body;
     while let Expr::Let {
@@ -211,7 +216,10 @@ pub fn residuals(g: &Module, def: &Def, gradients: usize, args: Option<&[Value]>
 fn length_only(g: &Module, e: ExprId, x: &Name) -> bool {
     syntax::stack::guard(|| match g.expr(e) {
         Expr::Var(v) => v != x,
-        Expr::Prim { op: Prim::Length, args } if is_var(g, args[0], x) => true,
+        Expr::Prim {
+            op: Prim::Length,
+            args,
+        } if is_var(g, args[0], x) => true,
         Expr::Prim {
             op: Prim::Map | Prim::Map2,
             args,
@@ -263,7 +271,13 @@ fn residual(g: &Module, name: Name, ty: Ty, value: Option<ExprId>, span: Span) -
 
 /// Runs the `let` chain of `def` on `args`, returning the residuals, and
 /// counts the scalars of each.
-fn measure(g: &Module, def: &Def, chain: &[Binding], residuals: &mut [Residual], args: &[Value]) -> Result<(), Error> {
+fn measure(
+    g: &Module,
+    def: &Def,
+    chain: &[Binding],
+    residuals: &mut [Residual],
+    args: &[Value],
+) -> Result<(), Error> {
     if residuals.is_empty() {
         return Ok(());
     }
@@ -331,7 +345,10 @@ impl fmt::Display for Report {
             self.entry, self.passes.1, self.passes.0
         )?;
         if self.residuals.is_empty() {
-            return writeln!(f, "  none: the reverse pass reads nothing of the forward pass");
+            return writeln!(
+                f,
+                "  none: the reverse pass reads nothing of the forward pass"
+            );
         }
         let rows: Vec<[String; 6]> = self
             .residuals
@@ -349,12 +366,23 @@ impl fmt::Display for Report {
                 ]
             })
             .collect();
-        let header = ["name", "type", "scalars", "at inputs", "computed by", "from"];
+        let header = [
+            "name",
+            "type",
+            "scalars",
+            "at inputs",
+            "computed by",
+            "from",
+        ];
         let measured_any = rows.iter().any(|r| !r[3].is_empty());
         let w: Vec<usize> = (0..6)
             .map(|k| {
                 let cells = rows.iter().map(|r| r[k].chars().count());
-                let head = if k == 3 && !measured_any { 0 } else { header[k].len() };
+                let head = if k == 3 && !measured_any {
+                    0
+                } else {
+                    header[k].len()
+                };
                 cells.chain([head]).max().unwrap_or(0)
             })
             .collect();
@@ -385,11 +413,17 @@ impl fmt::Display for Report {
             )?;
         }
         let kept = || self.residuals.iter().filter(|r| !r.length_only);
-        let total = kept().try_fold(Poly::constant(0), |acc, r| Some(acc.add(r.formula.as_ref()?)));
+        let total = kept().try_fold(Poly::constant(0), |acc, r| {
+            Some(acc.add(r.formula.as_ref()?))
+        });
         let measured: Option<u64> = kept().map(|r| r.at_inputs).sum();
         let formula = total.map_or_else(|| "?".to_string(), |p| p.to_string());
         match measured {
-            Some(n) => writeln!(f, "total: {formula} scalars, {n} at the inputs ({} bytes as f64)", n * 8),
+            Some(n) => writeln!(
+                f,
+                "total: {formula} scalars, {n} at the inputs ({} bytes as f64)",
+                n * 8
+            ),
             None => writeln!(f, "total: {formula} scalars"),
         }
     }

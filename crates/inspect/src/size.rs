@@ -95,7 +95,13 @@ impl fmt::Display for Poly {
             }
             let vars: Vec<String> = m
                 .iter()
-                .map(|(v, k)| if *k == 1 { v.to_string() } else { format!("{v}^{k}") })
+                .map(|(v, k)| {
+                    if *k == 1 {
+                        v.to_string()
+                    } else {
+                        format!("{v}^{k}")
+                    }
+                })
                 .collect();
             match (c, vars.is_empty()) {
                 (c, true) => write!(f, "{c}")?,

@@ -53,7 +53,10 @@ fn every_fixture_agrees_with_its_gradient_and_its_snapshot() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     // exp_cos (2), ex4_1 (2), fuzz_build_size, fuzz_fd_plateau,
     // fuzz_fold_in_init, fuzz_fd_kink's x1.1.
-    assert!(zeros >= 8, "only {zeros} structurally zero parameters found");
+    assert!(
+        zeros >= 8,
+        "only {zeros} structurally zero parameters found"
+    );
 }
 
 fn report_of(text: &str, at: &[semantics::Value]) -> (syntax::Module, activity::Report) {
@@ -97,9 +100,15 @@ fn the_reasons_name_what_cuts_the_derivative() {
     assert_eq!(cut(&r, "A"), Some(Cut::Shape), "{r}");
     let (_, r) = report_of(
         "def f (A : [n]R) (B : [n]R) : R =\n  A[length (map (fun b -> b) B) - 1]",
-        &[semantics::Value::reals(&[1.0, 2.0]), semantics::Value::reals(&[5.0, 6.0])],
+        &[
+            semantics::Value::reals(&[1.0, 2.0]),
+            semantics::Value::reals(&[5.0, 6.0]),
+        ],
     );
-    assert!(matches!(cut(&r, "B"), Some(Cut::Length | Cut::Index)), "{r}");
+    assert!(
+        matches!(cut(&r, "B"), Some(Cut::Length | Cut::Index)),
+        "{r}"
+    );
     assert_eq!(cut(&r, "A"), None, "{r}");
 }
 
@@ -116,7 +125,11 @@ fn at_the_inputs_an_untaken_branch_is_named() {
     };
     assert_eq!(w.cut, Cut::UntakenBranch);
     assert!(matches!(m.expr(w.node), syntax::Expr::If { .. }));
-    assert!(r.to_string().contains("at 2:3 `if x > 0 then y else x * x`"), "{r}");
+    assert!(
+        r.to_string()
+            .contains("at 2:3 `if x > 0 then y else x * x`"),
+        "{r}"
+    );
     // At x = 1 the same branch is taken and y is active.
     let (_, r) = report_of(
         "def f (x : R) (y : R) : R =\n  if x > 0 then y else x * x",

@@ -39,7 +39,9 @@ fn problems(dot: &str) -> Vec<String> {
     for line in dot.lines() {
         let l = line.trim();
         let (first, rest) = l.split_once(' ').unwrap_or((l, ""));
-        let vertex = first.len() > 1 && first.starts_with('n') && first[1..].bytes().all(|b| b.is_ascii_digit());
+        let vertex = first.len() > 1
+            && first.starts_with('n')
+            && first[1..].bytes().all(|b| b.is_ascii_digit());
         if vertex && let Some(rest) = rest.strip_prefix("-> ") {
             used.insert(first.to_string());
             let to = rest.split([' ', ';']).next().unwrap_or("");
@@ -73,7 +75,13 @@ fn every_boundary_file_is_a_well_formed_picture() {
     let render = graphviz();
     let mut drawn = 0;
     for dir in fixtures() {
-        for file in ["10.source.ron", "20.source-unf.ron", "30.target-unf.ron", "40.target.ron", "50.opt.ron"] {
+        for file in [
+            "10.source.ron",
+            "20.source-unf.ron",
+            "30.target-unf.ron",
+            "40.target.ron",
+            "50.opt.ron",
+        ] {
             let path = dir.join(file);
             if !path.is_file() {
                 continue;
@@ -113,9 +121,16 @@ fn every_boundary_file_is_a_well_formed_picture() {
 #[test]
 fn prod_pictures_match_the_docs() {
     let root = common::workspace();
-    for stage in ["10.source", "20.source-unf", "30.target-unf", "40.target", "50.opt"] {
+    for stage in [
+        "10.source",
+        "20.source-unf",
+        "30.target-unf",
+        "40.target",
+        "50.opt",
+    ] {
         let dot = picture(&root.join(format!("fixtures/prod/{stage}.ron")));
-        expect_test::expect_file![root.join(format!("docs/inspect/prod-{stage}.dot"))].assert_eq(&dot);
+        expect_test::expect_file![root.join(format!("docs/inspect/prod-{stage}.dot"))]
+            .assert_eq(&dot);
     }
 }
 

@@ -45,7 +45,15 @@ fn untaken_branch_is_flagged_safe_and_relu_prod_sum_dot_not_at_all() {
     assert!(r.findings.iter().all(|f| f.safe()), "{r}");
     // The fixture's own gradient at x = -1 and x = 0 (the untaken side's
     // singular points) is finite: -2 and 0.
-    for case in ["relu_abs", "relu_at_zero", "relu_max", "relu_sum", "prod", "sum", "dot"] {
+    for case in [
+        "relu_abs",
+        "relu_at_zero",
+        "relu_max",
+        "relu_sum",
+        "prod",
+        "sum",
+        "dot",
+    ] {
         let m = common::source(&dir.join(case));
         let r = hazards::lint(&m, m.defs.last().expect("a definition"));
         assert!(r.findings.is_empty(), "{case}: {r}");
@@ -57,7 +65,11 @@ fn untaken_branch_is_flagged_safe_and_relu_prod_sum_dot_not_at_all() {
 const UNSAFE: &[(&str, f64, &str)] = &[
     ("def f (x : R) : R =\n  max (log x) 0", 0.0, "max"),
     ("def f (x : R) : R =\n  min 0 (sqrt x + 1) - 1", 0.0, "max"),
-    ("def f (x : R) : R =\n  let l = log x in\n  if x > 0 then l else 0", 0.0, "before"),
+    (
+        "def f (x : R) : R =\n  let l = log x in\n  if x > 0 then l else 0",
+        0.0,
+        "before",
+    ),
     ("def f (x : R) : R =\n  max (pow x 0.5) 1", 0.0, "max"),
     ("def f (x : R) : R =\n  min (1 / x) 0 + x", 0.0, "max"),
 ];
@@ -77,12 +89,20 @@ fn unsafe_findings_are_nan_in_reverse_mode() {
         let out = gradient(&m, &[Value::Real(*x)]);
         let value = reals(&out[0]);
         let grad = reals(&out[1]);
-        assert!(value.iter().all(|v| v.is_finite()), "{text}: value {value:?}");
-        assert!(grad.iter().any(|g| g.is_nan()), "{text}: gradient {grad:?} is not NaN");
+        assert!(
+            value.iter().all(|v| v.is_finite()),
+            "{text}: value {value:?}"
+        );
+        assert!(
+            grad.iter().any(|g| g.is_nan()),
+            "{text}: gradient {grad:?} is not NaN"
+        );
         assert!(r.to_string().contains("UNSAFE"), "{r}");
     }
     // Under a fold: `max` of square roots, one of them at 0.
-    let (m, r) = lint("def f (A : [n]R) : R =\n  reduce (fun (a, b) -> max a b) 0 (map (fun x -> sqrt x) A)");
+    let (m, r) = lint(
+        "def f (A : [n]R) : R =\n  reduce (fun (a, b) -> max a b) 0 (map (fun x -> sqrt x) A)",
+    );
     assert!(matches!(r.findings.as_slice(), [f] if !f.safe()), "{r}");
     let out = gradient(&m, &[Value::reals(&[0.0, 4.0])]);
     assert!(reals(&out[1])[0].is_nan(), "{:?}", reals(&out[1]));
@@ -92,10 +112,26 @@ fn unsafe_findings_are_nan_in_reverse_mode() {
 /// or where the untaken side still gets an adjoint: the gradient is
 /// finite at every singular point listed.
 const SAFE: &[(&str, &[f64], usize)] = &[
-    ("def f (x : R) : R =\n  if x > 0 then sqrt x * log x else 0", &[0.0, -1.0], 2),
-    ("def f (x : R) : R =\n  if x > 0 then log x else if x < -1 then sqrt (0 - x) else x", &[0.0, -0.5], 2),
-    ("def f (x : R) : R =\n  let l = log (x * x + 1) in\n  if x > 0 then l else 2 * l", &[0.0], 0),
-    ("def f (x : R) : R =\n  max (x / 2) (pow x 2) + pow x 3", &[0.0], 0),
+    (
+        "def f (x : R) : R =\n  if x > 0 then sqrt x * log x else 0",
+        &[0.0, -1.0],
+        2,
+    ),
+    (
+        "def f (x : R) : R =\n  if x > 0 then log x else if x < -1 then sqrt (0 - x) else x",
+        &[0.0, -0.5],
+        2,
+    ),
+    (
+        "def f (x : R) : R =\n  let l = log (x * x + 1) in\n  if x > 0 then l else 2 * l",
+        &[0.0],
+        0,
+    ),
+    (
+        "def f (x : R) : R =\n  max (x / 2) (pow x 2) + pow x 3",
+        &[0.0],
+        0,
+    ),
 ];
 
 #[test]
@@ -106,7 +142,11 @@ fn safe_findings_stay_finite_in_reverse_mode() {
         assert!(r.findings.iter().all(|f| f.safe()), "{text}: {r}");
         for x in *points {
             let out = gradient(&m, &[Value::Real(*x)]);
-            assert!(finite(&out), "{text} at {x}: {:?}", out.iter().flat_map(reals).collect::<Vec<_>>());
+            assert!(
+                finite(&out),
+                "{text} at {x}: {:?}",
+                out.iter().flat_map(reals).collect::<Vec<_>>()
+            );
         }
     }
 }

@@ -40,7 +40,13 @@ fn every_fixture_measures_what_its_formulas_say() {
         }
         for res in &r.residuals {
             let is_param = gdef.params.iter().any(|p| p.name == res.name);
-            assert_eq!(is_param, res.value.is_none(), "{}: {}", common::name(&dir), res.name);
+            assert_eq!(
+                is_param,
+                res.value.is_none(),
+                "{}: {}",
+                common::name(&dir),
+                res.name
+            );
         }
         expect_test::expect_file![dir.join("60.residuals.txt")].assert_eq(&r.to_string());
     }
@@ -59,7 +65,10 @@ fn prod_keeps_its_input_and_the_prefix_products() {
         .map(|x| {
             (
                 syntax::print::ty(&x.ty),
-                x.formula.as_ref().map(ToString::to_string).unwrap_or_default(),
+                x.formula
+                    .as_ref()
+                    .map(ToString::to_string)
+                    .unwrap_or_default(),
             )
         })
         .collect();

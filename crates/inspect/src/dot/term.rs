@@ -44,7 +44,11 @@ pub fn term(m: &Module, ir: &str) -> String {
             g.env.insert(p.name.clone(), n);
         }
         let body = g.expr(def.body);
-        let ret = def.ret.as_ref().map(|t| format!("\n{t}")).unwrap_or_default();
+        let ret = def
+            .ret
+            .as_ref()
+            .map(|t| format!("\n{t}"))
+            .unwrap_or_default();
         let out = g.dot.node(&format!("result{ret}"), RESULT);
         g.dot.edge(&body, &out, "", "");
         g.dot.end_cluster();
@@ -82,11 +86,7 @@ impl Graph<'_> {
             None => label.to_string(),
         };
         let took_name = name.is_some();
-        let ty = self
-            .m
-            .ty(id)
-            .map(|t| format!("\n{t}"))
-            .unwrap_or_default();
+        let ty = self.m.ty(id).map(|t| format!("\n{t}")).unwrap_or_default();
         let ins: Vec<(String, String)> = operands
             .iter()
             .map(|(o, l)| (self.expr(*o), l.clone()))
@@ -112,7 +112,16 @@ impl Graph<'_> {
             let label = args.len() > 1;
             args.iter()
                 .enumerate()
-                .map(|(i, a)| (*a, if label { (i + 1).to_string() } else { String::new() }))
+                .map(|(i, a)| {
+                    (
+                        *a,
+                        if label {
+                            (i + 1).to_string()
+                        } else {
+                            String::new()
+                        },
+                    )
+                })
                 .collect()
         };
         match e {
@@ -150,7 +159,13 @@ impl Graph<'_> {
                 self.expr(*body)
             }
             Expr::Tuple(items) => self.op(id, name, "( , )", OP, &numbered(items)),
-            Expr::Proj { tuple, index } => self.op(id, name, &format!(".{index}"), OP, &[(*tuple, String::new())]),
+            Expr::Proj { tuple, index } => self.op(
+                id,
+                name,
+                &format!(".{index}"),
+                OP,
+                &[(*tuple, String::new())],
+            ),
             Expr::If {
                 cond,
                 then_branch,
@@ -209,7 +224,9 @@ impl Graph<'_> {
     /// Binds `x` to vertex `n` and shows the name in a note beside it.
     fn name(&mut self, n: &str, x: &Name) {
         self.env.insert(x.clone(), n.to_string());
-        let note = self.dot.node(x.as_str(), "shape=note, fontsize=9, fontcolor=\"#555555\"");
+        let note = self
+            .dot
+            .node(x.as_str(), "shape=note, fontsize=9, fontcolor=\"#555555\"");
         self.dot.edge(&note, n, "", "style=dotted, arrowhead=none");
     }
 }

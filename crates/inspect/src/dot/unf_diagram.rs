@@ -240,7 +240,11 @@ impl Diagram<'_> {
         for (i, f) in funs.iter().enumerate() {
             let names = self.param_names(f);
             let title = if many {
-                branch_names.get(i).copied().unwrap_or("function").to_string()
+                branch_names
+                    .get(i)
+                    .copied()
+                    .unwrap_or("function")
+                    .to_string()
             } else {
                 "function".to_string()
             };

@@ -348,7 +348,11 @@ impl<D: Domain> Engine<'_, D> {
 
     fn prim(&mut self, id: ExprId, op: Prim, args: &[ExprId]) -> Shape<D::Fact> {
         let m = self.m;
-        let arg = |k: usize| args.get(k).copied().unwrap_or(id);
+        if args.len() != op.arity() {
+            // Not core form (the verifier refuses it): nothing to follow.
+            return self.unknown();
+        }
+        let arg = |k: usize| args[k];
         match op {
             Prim::Map => {
                 let a = self.eval(arg(1));

@@ -20,6 +20,11 @@ pub use unf_diagram::string_diagram;
 
 use std::fmt::Write;
 
+/// The style of what goes in: parameters, input contexts (blue).
+pub(crate) const INPUT: &str = "shape=invhouse, style=filled, fillcolor=\"#dbe9f6\"";
+/// The style of what comes out: results, output contexts (green).
+pub(crate) const OUTPUT: &str = "shape=house, style=filled, fillcolor=\"#e3f1dc\"";
+
 /// A DOT document under construction.
 pub(crate) struct Dot {
     out: String,

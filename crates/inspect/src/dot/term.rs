@@ -4,10 +4,8 @@ use syntax::fxhash::FxHashMap;
 use syntax::stack::guard;
 use syntax::{Expr, ExprId, Module, Name, Pat, Prim};
 
-use super::Dot;
+use super::{Dot, INPUT as PARAM, OUTPUT as RESULT};
 
-const PARAM: &str = "shape=invhouse, style=filled, fillcolor=\"#dbe9f6\"";
-const RESULT: &str = "shape=house, style=filled, fillcolor=\"#e3f1dc\"";
 const OP: &str = "shape=box, style=rounded";
 const CONST: &str = "shape=plaintext";
 const BRANCH: &str = "shape=diamond";

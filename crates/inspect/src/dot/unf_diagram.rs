@@ -14,10 +14,8 @@
 use syntax::stack::guard;
 use unf::{Checked, CtxId, Fun, Module, Op, Prim, Tables, Term, TermId, TyId, UTy};
 
-use super::Dot;
+use super::{Dot, INPUT as PORT, OUTPUT as OUT};
 
-const PORT: &str = "shape=invhouse, style=filled, fillcolor=\"#dbe9f6\"";
-const OUT: &str = "shape=house, style=filled, fillcolor=\"#e3f1dc\"";
 const BOX: &str = "shape=box";
 const FUSED: &str = "shape=box, style=filled, fillcolor=\"#fdf1d8\"";
 const LINEAR: &str = "shape=box, style=\"rounded,filled\", fillcolor=\"#f6dede\"";

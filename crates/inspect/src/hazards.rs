@@ -30,13 +30,28 @@ use syntax::{Def, Expr, ExprId, Module, Prim, Ty};
 use crate::flow::{self, Domain, Fact, Shape};
 use crate::position::{Position, position};
 
-/// The set of singular operations whose value reaches a node.
+/// The singular operations whose value reaches a node: the [`NEAREST`]
+/// latest in the arena (post-order, so the ones computed last before the
+/// node). Keeping them all would make a chain of n `log`s quadratic in
+/// time and memory; a place reached by more is reported with the nearest.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Reach(pub BTreeSet<ExprId>);
+
+/// How many singular operations a fact names at most.
+pub const NEAREST: usize = 8;
+
+impl Reach {
+    fn trim(&mut self) {
+        while self.0.len() > NEAREST {
+            self.0.pop_first();
+        }
+    }
+}
 
 impl Fact for Reach {
     fn join(&mut self, other: &Reach) {
         self.0.extend(other.0.iter().copied());
+        self.trim();
     }
 }
 
@@ -206,6 +221,7 @@ impl Domain for Lint {
             && singular(m, op, ids)
         {
             out.0.insert(id);
+            out.trim();
         }
         out
     }

@@ -32,4 +32,4 @@ pub mod size;
 
 mod position;
 
-pub use position::{Position, position};
+pub use position::{Lines, Position, position};

@@ -19,38 +19,58 @@ pub const SNIPPET: usize = 48;
 
 /// The position of `span` in `file`.
 pub fn position(file: &SourceFile, span: Span) -> Position {
-    let text = file.text.as_str();
-    let (lo, hi) = (span.lo as usize, span.hi as usize);
-    if span.is_generated()
-        || lo > hi
-        || hi > text.len()
-        || !text.is_char_boundary(lo)
-        || !text.is_char_boundary(hi)
-    {
-        return Position {
-            line_col: None,
-            snippet: String::new(),
-        };
+    Lines::new(&file.text).position(span)
+}
+
+/// The starts of the lines of a text, for many positions in one text
+/// without scanning it for each.
+pub struct Lines<'a> {
+    text: &'a str,
+    starts: Vec<usize>,
+}
+
+impl<'a> Lines<'a> {
+    /// Indexes `text`.
+    pub fn new(text: &'a str) -> Lines<'a> {
+        let starts = std::iter::once(0)
+            .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+            .collect();
+        Lines { text, starts }
     }
-    let before = &text[..lo];
-    let line = before.matches('\n').count() + 1;
-    let col = before[before.rfind('\n').map_or(0, |i| i + 1)..]
-        .chars()
-        .count()
-        + 1;
-    let flat: String = text[lo..hi]
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ");
-    let snippet = if flat.chars().count() > SNIPPET {
-        let cut: String = flat.chars().take(SNIPPET - 1).collect();
-        format!("{cut}…")
-    } else {
-        flat
-    };
-    Position {
-        line_col: Some((line, col)),
-        snippet,
+
+    /// The position of `span`.
+    pub fn position(&self, span: Span) -> Position {
+        let text = self.text;
+        let (lo, hi) = (span.lo as usize, span.hi as usize);
+        if span.is_generated()
+            || lo > hi
+            || hi > text.len()
+            || !text.is_char_boundary(lo)
+            || !text.is_char_boundary(hi)
+        {
+            return Position {
+                line_col: None,
+                snippet: String::new(),
+            };
+        }
+        let line = self.starts.partition_point(|&s| s <= lo);
+        let start = self.starts[line - 1];
+        let col = text[start..lo].chars().count() + 1;
+        let flat: String = text[lo..hi]
+            .split_whitespace()
+            .take(SNIPPET)
+            .collect::<Vec<_>>()
+            .join(" ");
+        let snippet = if flat.chars().count() > SNIPPET {
+            let cut: String = flat.chars().take(SNIPPET - 1).collect();
+            format!("{cut}…")
+        } else {
+            flat
+        };
+        Position {
+            line_col: Some((line, col)),
+            snippet,
+        }
     }
 }
 

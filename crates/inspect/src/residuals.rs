@@ -22,7 +22,7 @@ use std::fmt;
 use semantics::Value;
 use syntax::{Def, Expr, ExprId, Module, Name, Pat, Prim, Span, Ty};
 
-use crate::position::{Position, position};
+use crate::position::{Lines, Position};
 use crate::size::{Poly, count, scalars};
 
 /// One stored value.
@@ -125,12 +125,16 @@ pub fn residuals(
             )));
         }
     };
-    let bound_by = |x: &Name| {
-        chain.iter().position(|b| match &b.pat {
-            Pat::Var(v) => v == x,
-            Pat::Tuple(vs) => vs.contains(x),
-        })
-    };
+    let mut binder: std::collections::HashMap<&Name, usize> = std::collections::HashMap::new();
+    for (i, b) in chain.iter().enumerate() {
+        match &b.pat {
+            Pat::Var(v) => {
+                binder.insert(v, i);
+            }
+            Pat::Tuple(vs) => binder.extend(vs.iter().map(|v| (v, i))),
+        }
+    }
+    let bound_by = |x: &Name| binder.get(x).copied();
     // The forward pass: the bindings the value needs, transitively.
     let mut forward = vec![false; chain.len()];
     let mut work: Vec<Name> = unf::lower::free_vars(g, outputs[0]).into_iter().collect();
@@ -156,10 +160,12 @@ pub fn residuals(
     for &o in &outputs[1..] {
         read.extend(unf::lower::free_vars(g, o));
     }
+    let lines = Lines::new(&g.file.text);
     for p in &def.params {
         if read.contains(&p.name) {
             report.residuals.push(residual(
                 g,
+                &lines,
                 p.name.clone(),
                 p.ty.clone().unwrap_or(Ty::Tuple(Vec::new())),
                 None,
@@ -190,7 +196,7 @@ pub fn residuals(
             if read.contains(&v) {
                 report
                     .residuals
-                    .push(residual(g, v, t, Some(b.value), g.span(b.value)));
+                    .push(residual(g, &lines, v, t, Some(b.value), g.span(b.value)));
             }
         }
     }
@@ -201,8 +207,12 @@ pub fn residuals(
         .map(|(b, _)| b.value)
         .collect();
     reverse_roots.extend(&outputs[1..]);
+    let mut read_whole = std::collections::BTreeSet::new();
+    for &e in &reverse_roots {
+        whole_reads(g, e, false, &mut read_whole);
+    }
     for r in &mut report.residuals {
-        r.length_only = reverse_roots.iter().all(|&e| length_only(g, e, &r.name));
+        r.length_only = !read_whole.contains(&r.name);
     }
     if let Some(args) = args {
         measure(g, def, &chain, &mut report.residuals, args)?;
@@ -210,39 +220,62 @@ pub fn residuals(
     Ok(report)
 }
 
-/// Whether every occurrence of `x` in `e` reads only its length: the
-/// operand of `length`, or an array of `map`/`map2` whose function does
-/// not use the parameter it receives from it.
-fn length_only(g: &Module, e: ExprId, x: &Name) -> bool {
+/// Collects the variables of `e` read for more than their length: every
+/// occurrence except the operand of `length` and an array of
+/// `map`/`map2` whose function does not use the parameter it receives
+/// from it (`length_pos`: `e` is in such a position).
+fn whole_reads(
+    g: &Module,
+    e: ExprId,
+    length_pos: bool,
+    out: &mut std::collections::BTreeSet<Name>,
+) {
     syntax::stack::guard(|| match g.expr(e) {
-        Expr::Var(v) => v != x,
+        Expr::Var(v) => {
+            if !length_pos {
+                out.insert(v.clone());
+            }
+        }
         Expr::Prim {
             op: Prim::Length,
             args,
-        } if is_var(g, args[0], x) => true,
+        } => {
+            for &a in args {
+                let var = matches!(g.expr(a), Expr::Var(_));
+                whole_reads(g, a, var, out);
+            }
+        }
         Expr::Prim {
             op: Prim::Map | Prim::Map2,
             args,
-        } => args.iter().enumerate().all(|(k, &a)| {
-            if k == 0 || !is_var(g, a, x) {
-                return length_only(g, a, x);
-            }
-            match g.expr(args[0]) {
+        } => {
+            let unused = |k: usize| match g.expr(args[0]) {
                 Expr::Lambda { params, body } => params
                     .get(k - 1)
                     .is_some_and(|p| !unf::lower::free_vars(g, *body).contains(&p.name)),
                 _ => false,
+            };
+            for (k, &a) in args.iter().enumerate() {
+                let var = matches!(g.expr(a), Expr::Var(_));
+                whole_reads(g, a, var && k > 0 && unused(k), out);
             }
-        }),
-        other => other.children().into_iter().all(|c| length_only(g, c, x)),
+        }
+        other => {
+            for c in other.children() {
+                whole_reads(g, c, false, out);
+            }
+        }
     })
 }
 
-fn is_var(g: &Module, e: ExprId, x: &Name) -> bool {
-    matches!(g.expr(e), Expr::Var(v) if v == x)
-}
-
-fn residual(g: &Module, name: Name, ty: Ty, value: Option<ExprId>, span: Span) -> Residual {
+fn residual(
+    g: &Module,
+    lines: &Lines<'_>,
+    name: Name,
+    ty: Ty,
+    value: Option<ExprId>,
+    span: Span,
+) -> Residual {
     let computed_by = match value {
         None => "the input".to_string(),
         Some(v) => {
@@ -263,7 +296,7 @@ fn residual(g: &Module, name: Name, ty: Ty, value: Option<ExprId>, span: Span) -
         ty,
         value,
         at_inputs: None,
-        position: position(&g.file, span),
+        position: lines.position(span),
         computed_by,
         length_only: false,
     }
@@ -281,36 +314,27 @@ fn measure(
     if residuals.is_empty() {
         return Ok(());
     }
+    // The evaluator reads no types: the nodes added here have none.
     let mut m = g.clone();
-    let add = |m: &mut Module, e: Expr, ty: Ty| {
-        m.types.push(ty);
-        m.add(e, Span::GENERATED)
-    };
+    m.types = Vec::new();
     let vars: Vec<ExprId> = residuals
         .iter()
-        .map(|r| add(&mut m, Expr::Var(r.name.clone()), r.ty.clone()))
+        .map(|r| m.add(Expr::Var(r.name.clone()), Span::GENERATED))
         .collect();
-    let ty = Ty::Tuple(residuals.iter().map(|r| r.ty.clone()).collect());
     let mut body = if vars.len() == 1 {
         vars[0]
     } else {
-        add(&mut m, Expr::Tuple(vars), ty.clone())
-    };
-    let ty = if residuals.len() == 1 {
-        residuals[0].ty.clone()
-    } else {
-        ty
+        m.add(Expr::Tuple(vars), Span::GENERATED)
     };
     for b in chain.iter().rev() {
-        body = add(
-            &mut m,
+        body = m.add(
             Expr::Let {
                 pat: b.pat.clone(),
                 ty: None,
                 value: b.value,
                 body,
             },
-            ty.clone(),
+            Span::GENERATED,
         );
     }
     let run = Def {

@@ -4,6 +4,7 @@
 mod common;
 
 mod activity;
+mod deep;
 mod dot;
 mod hazards;
 mod residuals;

@@ -9,6 +9,7 @@
 mod bench;
 mod derive;
 mod diag;
+mod inspect;
 mod load;
 mod native;
 mod pipeline;
@@ -355,6 +356,8 @@ enum Command {
     /// Rewrite every snapshot (fixtures' stage boundaries, diagnostics) from
     /// what the code produces now; review the result with `git diff`.
     Bless,
+    #[command(flatten)]
+    Inspect(inspect::Command),
     /// Stage: Source → Target by the forward macro; the output's entry takes
     /// the parameters, then one tangent per parameter, and returns
     /// `(value, tangent)`.
@@ -654,6 +657,7 @@ fn run(command: Command) -> Result<(), CliError> {
             None,
             &[adrev::passes::Pass::Jvp],
         ),
+        Command::Inspect(command) => inspect::run(command),
     }
 }
 

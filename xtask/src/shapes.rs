@@ -9,9 +9,8 @@
 //! measured both (one process per measurement), and the ratio of each to the previous size (linear: about 2). Nothing is
 //! asserted (docs/scale.md).
 
-use crate::derive::{self, Via};
 use crate::diag::CliError;
-use crate::pipeline;
+use adrev::{Ir, Kind, Program, Request};
 
 /// One input shape: its name, what its size counts, and its generator.
 struct Shape {
@@ -140,8 +139,10 @@ fn measure_here(shape: &Shape, n: usize) -> Result<(f64, f64), CliError> {
         let entry = m.defs.last().ok_or_else(|| {
             CliError::Internal(format!("`{}` at {n}: no definition\n", shape.name))
         })?;
-        let g = derive::gradient_program(&m, entry, None, Via::Unf)?;
-        pipeline::optimize(g).map(drop)
+        let req = Request::new(Kind::ValueAndGrad).entry(entry.name.to_string());
+        Program::from_ir(Ir::Source(m.clone()))
+            .compile(&req)
+            .map(drop)
     });
     g?;
     Ok((check, grad))

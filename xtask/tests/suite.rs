@@ -10,6 +10,7 @@ mod deep;
 mod errors;
 mod fixtures;
 mod higher_order;
+mod inspect;
 mod layout;
 mod mutations;
 mod native;

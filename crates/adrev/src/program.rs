@@ -95,9 +95,20 @@ impl Program {
         Inputs::from_literals(semantics::Expectations::parse(text).at)
     }
 
+    /// The Source module with its derivative constructs expanded (what
+    /// every route differentiates), verified at the boundary; `command`
+    /// names the caller in the error for a program that is not Source.
+    pub fn expanded(&self, command: &str) -> Result<Module> {
+        self.expand(command, Verify::Boundaries)
+    }
+
     /// The Source module of a derivative request, with its derivative
     /// constructs expanded.
     pub(crate) fn source(&self, kind: Kind, verify: Verify) -> Result<Module> {
+        self.expand(kind.name(), verify)
+    }
+
+    fn expand(&self, command: &str, verify: Verify) -> Result<Module> {
         match &self.ir {
             Ir::Source(m) => {
                 let cx = Context {
@@ -107,8 +118,7 @@ impl Program {
                 passes::run(&[Pass::Expand], Flow::Source(m.clone()), &cx)?.into_module()
             }
             other => Err(Error::user(format!(
-                "`{}` differentiates a Source program (a `.ad` file or a `source` file), not a `{}` one",
-                kind.name(),
+                "`{command}` differentiates a Source program (a `.ad` file or a `source` file), not a `{}` one",
                 other.ir_name()
             ))),
         }

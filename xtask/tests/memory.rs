@@ -30,11 +30,7 @@ fn limited(kib: Option<u64>, env: &[(&str, &str)], args: &[&str]) -> Run {
         .current_dir(common::workspace())
         .output()
         .expect("bash runs");
-    Run {
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        code: out.status.code(),
-    }
+    Run::from(out)
 }
 
 /// Exit 1 with an out-of-memory diagnostic at `line:col` that names

@@ -19,9 +19,13 @@
 
 use syntax::{SourceFile, Span};
 
+/// The body of a target: the bytes the fuzzer made up, in; a panic, out,
+/// when something is wrong.
+pub type Body = fn(&[u8]);
+
 /// The targets, by name: the name of the corpus directory and of the
 /// `cargo fuzz` target.
-pub const TARGETS: &[(&str, fn(&[u8]))] = &[
+pub const TARGETS: &[(&str, Body)] = &[
     ("program_text", program_text),
     ("ron_source", ron_source),
     ("ron_target", ron_target),

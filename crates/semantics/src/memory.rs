@@ -161,7 +161,7 @@ impl Meter {
     pub fn tick(&self) -> Result<(), Shortfall> {
         let n = self.steps.get().wrapping_add(1);
         self.steps.set(n);
-        if n % CHECK_EVERY == 0 {
+        if n.is_multiple_of(CHECK_EVERY) {
             check(0)
         } else {
             Ok(())
@@ -192,12 +192,13 @@ fn kib_field(text: &str, name: &str) -> Option<u64> {
 /// `123`, `64K`, `500M`, `2G` (powers of 1024; a trailing `B` or `iB` is
 /// allowed) as bytes; `None` for anything else.
 pub fn parse_bytes(text: &str) -> Option<u64> {
-    let t = text.trim();
+    let upper = text.trim().to_ascii_uppercase();
+    let t = upper.as_str();
     let t = t
-        .strip_suffix("iB")
+        .strip_suffix("IB")
         .or_else(|| t.strip_suffix('B'))
         .unwrap_or(t);
-    let (digits, shift) = match t.chars().last()?.to_ascii_uppercase() {
+    let (digits, shift) = match t.chars().last()? {
         'K' => (&t[..t.len() - 1], 10),
         'M' => (&t[..t.len() - 1], 20),
         'G' => (&t[..t.len() - 1], 30),

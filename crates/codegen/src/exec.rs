@@ -38,11 +38,28 @@ pub fn build(c: &CProgram, dir: &Path, cfg: &Config) -> Result<Built, Error> {
     let flags = cfg.flags();
     let driver = dir.join(format!("{}_driver", c.name));
     let mut commands = Vec::new();
+    // With a shared library, the program is compiled once (position
+    // independent) and linked twice, into the driver and the library.
+    let object = dir.join(format!("{}.o", c.name));
+    let program_input = if cfg.shared_library {
+        let mut args = flags.clone();
+        args.extend([
+            "-fPIC".into(),
+            "-c".into(),
+            "-o".into(),
+            path_str(&object),
+            path_str(&source),
+        ]);
+        commands.push(compile(&cfg.cc, &args)?);
+        path_str(&object)
+    } else {
+        path_str(&source)
+    };
     let mut args: Vec<String> = flags.clone();
     args.extend([
         "-o".into(),
         path_str(&driver),
-        path_str(&source),
+        program_input.clone(),
         path_str(&driver_c),
     ]);
     args.extend(cfg.libs());
@@ -55,7 +72,7 @@ pub fn build(c: &CProgram, dir: &Path, cfg: &Config) -> Result<Built, Error> {
             "-shared".into(),
             "-o".into(),
             path_str(&lib),
-            path_str(&source),
+            program_input,
         ]);
         args.extend(cfg.libs());
         commands.push(compile(&cfg.cc, &args)?);
@@ -120,14 +137,27 @@ pub fn run_entry(
     entry: Option<&str>,
     inputs: &[(String, Value)],
 ) -> Result<Value, Error> {
-    let e = built
-        .program
-        .entry(entry)
-        .ok_or_else(|| Error::NoSuchEntry {
-            span: Span::GENERATED,
-            name: entry.map(str::to_string),
-        })?;
-    let mut args: Vec<Option<Value>> = vec![None; e.params.len()];
+    let e = find_entry(&built.program, entry)?;
+    let args = positional(e, inputs)?;
+    let name = e.name.clone();
+    run(built, &name, &args)
+}
+
+/// The exported function for `entry` (`None`: the last definition).
+pub(crate) fn find_entry<'p>(
+    program: &'p CProgram,
+    entry: Option<&str>,
+) -> Result<&'p Entry, Error> {
+    program.entry(entry).ok_or_else(|| Error::NoSuchEntry {
+        span: Span::GENERATED,
+        name: entry.map(str::to_string),
+    })
+}
+
+/// Inputs given by parameter name in parameter order, like
+/// `semantics::eval_entry`: every parameter exactly once, no other name.
+pub(crate) fn positional<T: Clone>(e: &Entry, inputs: &[(String, T)]) -> Result<Vec<T>, Error> {
+    let mut args: Vec<Option<T>> = vec![None; e.params.len()];
     for (name, value) in inputs {
         let Some(pos) = e.params.iter().position(|p| &p.name == name) else {
             return Err(semantics::Error::UnknownInput {
@@ -146,8 +176,7 @@ pub fn run_entry(
         }
         args[pos] = Some(value.clone());
     }
-    let args = args
-        .into_iter()
+    args.into_iter()
         .zip(&e.params)
         .map(|(a, p)| {
             a.ok_or_else(|| {
@@ -157,9 +186,7 @@ pub fn run_entry(
                 })
             })
         })
-        .collect::<Result<Vec<_>, _>>()?;
-    let name = e.name.clone();
-    run(built, &name, &args)
+        .collect()
 }
 
 /// The times of repeated calls of an entry, in nanoseconds, measured
@@ -210,18 +237,32 @@ fn call(built: &Built, entry: &str, args: &[Value], reps: usize) -> Result<(Valu
             e.name
         ),
     })?;
-    // The evaluator checks the result against the declared type, sizes
-    // included (`[n-1]R` at n = 0 has no value); so does this.
-    value
-        .check_input(&e.ret, &mut sizes, None)
-        .map_err(|err| semantics::Error::Type {
+    check_result(
+        e,
+        |ty, sizes| value.check_input(ty, sizes, None),
+        &mut sizes,
+    )?;
+    Ok((value, times))
+}
+
+/// The evaluator checks a result against the declared type, sizes
+/// included (`[n-1]R` at n = 0 has no value); so do both ways of running
+/// generated code, with its error. `check` checks the result.
+pub(crate) fn check_result(
+    e: &Entry,
+    check: impl FnOnce(&syntax::Ty, &mut SizeEnv) -> Result<(), semantics::ValueError>,
+    sizes: &mut SizeEnv,
+) -> Result<(), Error> {
+    check(&e.ret, sizes).map_err(|err| {
+        semantics::Error::Type {
             span: e.body_span,
             message: format!(
                 "the result of `{}` does not have its declared type: {err}",
                 e.name
             ),
-        })?;
-    Ok((value, times))
+        }
+        .into()
+    })
 }
 
 /// Checks the arguments with the evaluator's rules and encodes them.
@@ -369,7 +410,7 @@ fn run_driver(
 }
 
 /// The error a failure site reports: the evaluator's error where there is one.
-fn site_error(site: &Site, a: i64, b: i64) -> Error {
+pub(crate) fn site_error(site: &Site, a: i64, b: i64) -> Error {
     let span = site.span;
     let len = |x: i64| usize::try_from(x).unwrap_or(0);
     match &site.kind {

@@ -7,7 +7,7 @@ cd "$(dirname "$0")"
 root=..
 out=seeds
 rm -rf "$out"
-mkdir -p "$out"/{program_text,ron_source,ron_target,ron_source_unf,ron_target_unf,value_literal}
+mkdir -p "$out"/{program_text,ron_source,ron_target,ron_source_unf,ron_target_unf,value_literal,json_value,npy_file}
 small() { [ "$(stat -c %s "$1")" -le 65536 ]; }
 put() { if small "$1"; then cp "$1" "$2"; fi; }
 for d in "$root"/fixtures/*/; do
@@ -40,3 +40,48 @@ printf '(R, [n]R)\n(0.5, [1, inf, nan])' > "$v/tuple"
 printf '[n](R, R)\n[(1, 2), (3, -4e21)]' > "$v/array_of_tuples"
 printf '[3][2]R\n[[1, 2], [3, 4], [5, 6]]' > "$v/fixed_sizes"
 printf '((R, Int), Bool)\n((1, 2), false)' > "$v/nested"
+j=$out/json_value
+mkdir -p "$j"
+printf 'R\n1.5' > "$j/real"
+printf '[n]R\n[1, 2.5, -0.0, 1e-300]' > "$j/vector"
+printf '[n][m]R\n[[1, 2], [3, 4]]' > "$j/matrix"
+printf '(R, [n]R)\n[0.5, [1, 2]]' > "$j/tuple"
+printf '[n](R, Int)\n[[1.5, 2], [3, -4]]' > "$j/array_of_tuples"
+printf 'Bool\ntrue' > "$j/bool"
+printf '[n]Int\n[1, -2, 9007199254740993]' > "$j/ints"
+# .npy and .npz seeds, written with Python's standard library only.
+python3 - "$out/npy_file" <<'PY'
+import struct, sys, zipfile, io, os
+out = sys.argv[1]
+os.makedirs(out, exist_ok=True)
+def npy(descr, shape, data, fortran=False, version=1):
+    d = "{'descr': '%s', 'fortran_order': %s, 'shape': %s, }" % (
+        descr, "True" if fortran else "False", shape)
+    head = 10 if version == 1 else 12
+    pad = (64 - (head + len(d) + 1) % 64) % 64
+    d = d + " " * pad + "\n"
+    size = struct.pack("<H", len(d)) if version == 1 else struct.pack("<I", len(d))
+    return b"\x93NUMPY" + bytes([version, 0]) + size + d.encode() + data
+seeds = {
+    "f8_vector.npy": npy("<f8", "(3,)", struct.pack("<3d", 1.0, -2.5, 1e-300)),
+    "f8_matrix.npy": npy("<f8", "(2, 2)", struct.pack("<4d", 1, 2, 3, 4)),
+    "f8_fortran.npy": npy("<f8", "(2, 3)", struct.pack("<6d", *range(6)), fortran=True),
+    "f8_scalar.npy": npy("<f8", "()", struct.pack("<d", 0.5)),
+    "f8_big_endian.npy": npy(">f8", "(2,)", struct.pack(">2d", 1.5, 2.5)),
+    "i8_vector.npy": npy("<i8", "(2,)", struct.pack("<2q", -1, 7)),
+    "f4_vector.npy": npy("<f4", "(2,)", struct.pack("<2f", 1.5, 2.5)),
+    "bool.npy": npy("|b1", "(3,)", bytes([1, 0, 1])),
+    "empty.npy": npy("<f8", "(0,)", b""),
+    "version2.npy": npy("<f8", "(1,)", struct.pack("<d", 3.0), version=2),
+}
+for name, data in seeds.items():
+    with open(os.path.join(out, name), "wb") as f:
+        f.write(data)
+for name, mode in (("stored.npz", zipfile.ZIP_STORED), ("deflated.npz", zipfile.ZIP_DEFLATED)):
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", mode) as z:
+        z.writestr("x.npy", seeds["f8_vector.npy"])
+        z.writestr("A.npy", seeds["f8_matrix.npy"])
+    with open(os.path.join(out, name), "wb") as f:
+        f.write(buf.getvalue())
+PY

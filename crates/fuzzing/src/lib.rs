@@ -32,6 +32,8 @@ pub const TARGETS: &[(&str, Body)] = &[
     ("ron_source_unf", ron_source_unf),
     ("ron_target_unf", ron_target_unf),
     ("value_literal", value_literal),
+    ("json_value", json_value),
+    ("npy_file", npy_file),
 ];
 
 /// Inputs larger than this are ignored: the readers are linear, and the
@@ -145,6 +147,63 @@ pub fn ron_target_unf(data: &[u8]) {
     unf_ron(data, unf::Kind::Target, |m, checked| {
         let _ = unf::raise_checked(m, checked);
     });
+}
+
+/// A JSON input (`data::read_json`): the first line is the parameter's
+/// type, the rest the JSON, typed by `Json::to_data`. Data read back is
+/// written as JSON (`data::write_json_value`) and reads back to the same
+/// value.
+pub fn json_value(data: &[u8]) {
+    if data.len() > MAX_INPUT {
+        return;
+    }
+    let split = data.iter().position(|&b| b == b'\n').unwrap_or(data.len());
+    let Some(ty) = std::str::from_utf8(&data[..split])
+        .ok()
+        .and_then(|t| syntax::parse_ty(t).ok())
+    else {
+        return;
+    };
+    let body = data.get(split + 1..).unwrap_or(&[]);
+    let Ok(json) = data::read_json(body, "fuzz.json") else {
+        return;
+    };
+    let Ok(value) = json.to_data(&ty) else {
+        return;
+    };
+    let mut out = Vec::new();
+    data::write_json_value(&mut out, &value).expect("writing to a Vec succeeds");
+    let again = data::read_json(&out, "written.json")
+        .unwrap_or_else(|e| panic!("written JSON does not read back: {e}"))
+        .to_data(&ty)
+        .unwrap_or_else(|e| panic!("written JSON is not of its type: {e}"));
+    assert!(
+        again.to_value().approx_eq(&value.to_value(), 0.0, 0.0),
+        "JSON round trip: {} became {}",
+        value.to_value(),
+        again.to_value()
+    );
+}
+
+/// A `.npy` or `.npz` input (`data::read_npy_bytes`, `read_npz_bytes`): an
+/// array read is written again (`data::write_npy_to`) and reads back with
+/// the same shape and elements.
+pub fn npy_file(data: &[u8]) {
+    if data.len() > MAX_INPUT {
+        return;
+    }
+    if let Ok(array) = data::read_npy_bytes(data, "fuzz.npy") {
+        let mut out = Vec::new();
+        data::write_npy_to(&mut out, &array).expect("writing to a Vec succeeds");
+        let again = data::read_npy_bytes(&out, "written.npy")
+            .unwrap_or_else(|e| panic!("a written .npy does not read back: {e}"));
+        assert_eq!(again.shape(), array.shape(), "the shape after a round trip");
+        assert!(
+            again.to_value().approx_eq(&array.to_value(), 0.0, 0.0),
+            "the elements after a round trip"
+        );
+    }
+    let _ = data::read_npz_bytes(data, "fuzz.npz");
 }
 
 /// A value on the command line (`--at NAME=VALUE`): the first line is the

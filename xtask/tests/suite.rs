@@ -12,6 +12,7 @@ mod fixtures;
 mod higher_order;
 mod inspect;
 mod layout;
+mod memory;
 mod mutations;
 mod native;
 mod pipeline;

@@ -76,6 +76,18 @@ pub enum Error {
         /// The number of elements asked for.
         count: i64,
     },
+    /// The memory the evaluation needs is not there: a request larger
+    /// than what is left under a limit, or the memory in use reaching one
+    /// (`crate::memory`).
+    #[error("out of memory evaluating {what}: {shortfall}")]
+    OutOfMemory {
+        /// The expression being evaluated.
+        span: Span,
+        /// What it is (`` `build` ``, `this expression`).
+        what: String,
+        /// What was asked and what is left.
+        shortfall: crate::memory::Shortfall,
+    },
     /// A compile-time derivative construct reached the evaluator.
     #[error("`{op}` must be expanded before evaluation (run the forward stage)")]
     NotExpanded {
@@ -201,6 +213,7 @@ impl Error {
             | Error::NotAnInt { span, .. }
             | Error::NegativeCount { span, .. }
             | Error::TooLarge { span, .. }
+            | Error::OutOfMemory { span, .. }
             | Error::NotExpanded { span, .. }
             | Error::Type { span, .. }
             | Error::Arity { span, .. }

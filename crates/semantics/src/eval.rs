@@ -200,6 +200,8 @@ pub(crate) struct Ctx<'m> {
     max_steps: Option<u64>,
     /// Told of every step, if any.
     probe: Option<&'m dyn Probe>,
+    /// Checks the memory in use every so many steps.
+    meter: crate::memory::Meter,
 }
 
 impl<'m> Ctx<'m> {
@@ -216,6 +218,7 @@ impl<'m> Ctx<'m> {
             fuel: Cell::new(cfg.max_steps.unwrap_or(u64::MAX)),
             max_steps: cfg.max_steps,
             probe: None,
+            meter: crate::memory::Meter::default(),
         }
     }
 
@@ -232,7 +235,22 @@ impl<'m> Ctx<'m> {
         if let Some(p) = self.probe {
             p.node(id);
         }
-        Ok(())
+        self.meter
+            .tick()
+            .map_err(|shortfall| self.out_of_memory(id, shortfall))
+    }
+
+    /// The error for running out of memory while evaluating node `id`.
+    pub(crate) fn out_of_memory(&self, id: ExprId, shortfall: crate::memory::Shortfall) -> Error {
+        let what = match self.m.exprs.get(id.index()) {
+            Some(Expr::Prim { op, .. }) => format!("`{op}`"),
+            _ => "this expression".to_string(),
+        };
+        Error::OutOfMemory {
+            span: self.span(id),
+            what,
+            shortfall,
+        }
     }
 
     /// Tells the probe, if any, that builtin node `id` is applied.
@@ -560,9 +578,10 @@ impl<'m> Ctx<'m> {
         self.eval(body, &env)
     }
 
-    /// A fast path for the commonest function argument of a builtin, an
-    /// elaborated operator section: a lambda whose body is a scalar
-    /// primitive applied to its own parameters (`fun (x, y) -> x + y`).
+    /// A fast path for the commonest function arguments of a builtin: an
+    /// elaborated operator section, a lambda whose body is a scalar
+    /// primitive applied to its own parameters (`fun (x, y) -> x + y`),
+    /// and a lambda returning one of its parameters (`fun i -> i`).
     /// Gives the same result as binding the parameters and evaluating the
     /// body, without building an environment; `None` when `f` is not of
     /// that shape.
@@ -577,13 +596,22 @@ impl<'m> Ctx<'m> {
         if params.len() != args.len() || *body >= lambda {
             return None;
         }
+        let syms = self.syms.binders(lambda.index());
+        // A body that is one of the parameters (the `fun i -> i` of every
+        // loop a gradient program indexes): the last parameter of that
+        // name is the value.
+        if let Some(Expr::Var(_)) = self.m.exprs.get(body.index()) {
+            let sym = self.syms.var(body.index());
+            let pos = syms.iter().rposition(|&s| s == sym)?;
+            let value = args.get(pos)?.clone();
+            return Some(self.step(*body).map(|()| value));
+        }
         let Some(Expr::Prim { op, args: operands }) = self.m.exprs.get(body.index()) else {
             return None;
         };
         if op.function_arg().is_some() || op.is_derivative_construct() || operands.len() > 2 {
             return None;
         }
-        let syms = self.syms.binders(lambda.index());
         let operand = |k: usize| -> Option<Value> {
             let id = *operands.get(k)?;
             if id >= *body || !matches!(self.m.exprs.get(id.index()), Some(Expr::Var(_))) {

@@ -14,7 +14,9 @@
 //! - [`cost`]: the cost model of seeds/000 Section 5 (Fig. 11, statically
 //!   and counted in an evaluation through [`eval::Probe`]), NAO, and the
 //!   checks of Lemma 5.1, Lemma 5.3 and Theorem 5.4;
-//! - [`unf_eval`]: evaluation of Source UNF and Target UNF modules.
+//! - [`unf_eval`]: evaluation of Source UNF and Target UNF modules;
+//! - [`memory`]: the memory budget both evaluators check, so that running
+//!   out of memory is an [`Error`] at a position, not an abort.
 //!
 //! Invariants: nothing here panics on any module or input; every run-time
 //! failure is an [`Error`] with a span. The chosen meaning of every builtin
@@ -25,6 +27,7 @@ pub mod eval;
 pub mod expect;
 pub mod guarantee;
 pub mod literal;
+pub mod memory;
 pub mod unf_eval;
 pub mod value;
 

@@ -26,6 +26,8 @@
 //! `Error::Type` with the builtin's span; the number of operands has been
 //! checked against `Prim::arity` by the caller, and is checked again here.
 
+use std::rc::Rc;
+
 use syntax::derivatives::{self, Sig, Undefined};
 use syntax::{Prim, Span};
 
@@ -66,11 +68,9 @@ pub(crate) fn apply_prim(
         (Prim::Or, [a, b]) => Ok(Value::Bool(boolean(op, a, span)? || boolean(op, b, span)?)),
         (Prim::Map, [f, a]) => {
             let a = array(op, a, span)?;
-            let mut out = alloc(op, a.len(), span)?;
-            for x in a {
-                out.push(ctx.apply(f, std::slice::from_ref(x), span)?);
-            }
-            Ok(Value::array(out))
+            generate(op, a.len(), span, |i| {
+                ctx.apply(f, std::slice::from_ref(&a[i]), span)
+            })
         }
         (Prim::Map2, [f, a, b]) => {
             let a = array(op, a, span)?;
@@ -83,11 +83,9 @@ pub(crate) fn apply_prim(
                     right: b.len(),
                 });
             }
-            let mut out = alloc(op, a.len(), span)?;
-            for (x, y) in a.iter().zip(b) {
-                out.push(ctx.apply(f, &[x.clone(), y.clone()], span)?);
-            }
-            Ok(Value::array(out))
+            generate(op, a.len(), span, |i| {
+                ctx.apply(f, &[a[i].clone(), b[i].clone()], span)
+            })
         }
         (Prim::Reduce | Prim::Foldl, [f, z, a]) => {
             let a = array(op, a, span)?;
@@ -99,14 +97,13 @@ pub(crate) fn apply_prim(
         }
         (Prim::Scanl, [f, z, a]) => {
             let a = array(op, a, span)?;
-            let mut out = alloc(op, a.len() + 1, span)?;
             let mut acc = z.clone();
-            for x in a {
-                let next = ctx.apply(f, &[acc.clone(), x.clone()], span)?;
-                out.push(std::mem::replace(&mut acc, next));
-            }
-            out.push(acc);
-            Ok(Value::array(out))
+            generate(op, a.len() + 1, span, |i| {
+                if i > 0 {
+                    acc = ctx.apply(f, &[acc.clone(), a[i - 1].clone()], span)?;
+                }
+                Ok(acc.clone())
+            })
         }
         (Prim::Scanr, [f, z, a]) => {
             let a = array(op, a, span)?;
@@ -118,16 +115,15 @@ pub(crate) fn apply_prim(
             }
             out.push(acc);
             out.reverse();
-            Ok(Value::array(out))
+            finish(op, out, span)
         }
         (Prim::Shift1L, [a]) => {
             let a = array(op, a, span)?;
-            Ok(Value::array(a.get(1..).unwrap_or(&[]).to_vec()))
+            copy(op, a.get(1..).unwrap_or(&[]), span)
         }
         (Prim::Shift1R, [a]) => {
             let a = array(op, a, span)?;
-            let keep = a.len().saturating_sub(1);
-            Ok(Value::array(a[..keep].to_vec()))
+            copy(op, &a[..a.len().saturating_sub(1)], span)
         }
         (Prim::Length, [a]) => {
             let a = array(op, a, span)?;
@@ -137,11 +133,7 @@ pub(crate) fn apply_prim(
         }
         (Prim::Build, [n, f]) => {
             let n = count(op, n, span)?;
-            let mut out = alloc(op, n, span)?;
-            for i in 0..n {
-                out.push(ctx.apply(f, &[Value::Int(i as i64)], span)?);
-            }
-            Ok(Value::array(out))
+            generate(op, n, span, |i| ctx.apply(f, &[Value::Int(i as i64)], span))
         }
         (Prim::Ifold, [f, z, n]) => {
             let n = count(op, n, span)?;
@@ -276,9 +268,57 @@ fn count(op: Prim, n: &Value, span: Span) -> Result<usize, Error> {
     usize::try_from(n).map_err(|_| Error::NegativeCount { span, op, count: n })
 }
 
+/// Whether the memory budget (`crate::memory`) holds `n` more values.
+fn room(op: Prim, n: usize, span: Span) -> Result<(), Error> {
+    crate::memory::check_items(n, std::mem::size_of::<Value>(), 1).map_err(|shortfall| {
+        Error::OutOfMemory {
+            span,
+            what: format!("`{op}`"),
+            shortfall,
+        }
+    })
+}
+
+/// The array `[f(0), ..., f(n-1)]`, stopping at the first error. It is
+/// built in place, in its one allocation (the iterator has an exact
+/// length, so `Rc<[Value]>` collects it without an intermediate `Vec`),
+/// after the budget said it fits.
+fn generate(
+    op: Prim,
+    n: usize,
+    span: Span,
+    mut f: impl FnMut(usize) -> Result<Value, Error>,
+) -> Result<Value, Error> {
+    room(op, n, span)?;
+    let mut failure = None;
+    let items: Rc<[Value]> = (0..n)
+        .map(|i| {
+            if failure.is_some() {
+                return Value::Bool(false);
+            }
+            f(i).unwrap_or_else(|e| {
+                failure = Some(e);
+                Value::Bool(false)
+            })
+        })
+        .collect();
+    match failure {
+        Some(e) => Err(e),
+        None => Ok(Value::Array(items)),
+    }
+}
+
+/// A copy of `items` as an array, in one allocation the budget holds.
+fn copy(op: Prim, items: &[Value], span: Span) -> Result<Value, Error> {
+    room(op, items.len(), span)?;
+    Ok(Value::Array(Rc::from(items)))
+}
+
 /// An empty vector with room for `n` results, or an error if that much
-/// memory cannot be had (rather than aborting the process).
+/// memory cannot be had (rather than aborting the process); [`finish`]
+/// makes the array.
 fn alloc(op: Prim, n: usize, span: Span) -> Result<Vec<Value>, Error> {
+    room(op, n, span)?;
     let mut out = Vec::new();
     out.try_reserve_exact(n).map_err(|_| Error::TooLarge {
         span,
@@ -286,6 +326,13 @@ fn alloc(op: Prim, n: usize, span: Span) -> Result<Vec<Value>, Error> {
         count: i64::try_from(n).unwrap_or(i64::MAX),
     })?;
     Ok(out)
+}
+
+/// The array of `out`: `Rc<[Value]>` copies it, so the budget must hold
+/// a second copy now.
+fn finish(op: Prim, out: Vec<Value>, span: Span) -> Result<Value, Error> {
+    room(op, out.len(), span)?;
+    Ok(Value::array(out))
 }
 
 fn wrong(op: Prim, expected: &str, found: &Value, span: Span) -> Error {

@@ -13,7 +13,7 @@ use syntax::{Prim as P, Span};
 use unf::LoopKind;
 
 use super::scalar::{add, zeros_like};
-use super::{Eval, Slot, internal, type_error};
+use super::{Eval, Slot, internal, room, type_error};
 use crate::error::Error;
 use crate::value::Value;
 
@@ -112,6 +112,14 @@ impl Eval<'_> {
         derivative: bool,
         span: Span,
     ) -> Result<(Vec<Value>, Vec<Value>), Error> {
+        let what = format!("`{}`", kind.prim());
+        let len = if kind == LoopKind::Ifold {
+            count(P::Ifold, &ops[1], span)?
+        } else {
+            ops[1].as_array().map_or(0, <[Value]>::len)
+        };
+        // The elements, the accumulators, and the array a scan makes of them.
+        room(len, 3, span, &what)?;
         let xs: Vec<Value> = if kind == LoopKind::Ifold {
             let n = count(P::Ifold, &ops[1], span)?;
             (0..n).map(|i| Value::Int(i as i64)).collect()
@@ -158,6 +166,7 @@ impl Eval<'_> {
     ) -> Result<Value, Error> {
         if kind == LoopKind::Build {
             let n = count(P::Build, &ops[0], span)?;
+            room(n, 2, span, "`build`")?;
             let mut out = Vec::with_capacity(n);
             for i in 0..n {
                 let mut inputs = free.to_vec();
@@ -196,6 +205,9 @@ impl Eval<'_> {
         span: Span,
     ) -> Result<(Vec<Value>, Vec<Value>), Error> {
         let nf = free.len();
+        // A copy of the cotangents, those of the elements, and their array.
+        let len = z.as_array().map_or(0, <[Value]>::len);
+        room(len, 3, span, &format!("`{}`", kind.prim()))?;
         let mut d_free: Vec<Value> = free.iter().map(zeros_like).collect();
         let add_free = |d_free: &mut Vec<Value>, cot: &[Value]| -> Result<(), Error> {
             for j in 0..nf {

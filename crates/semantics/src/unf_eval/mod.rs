@@ -94,6 +94,7 @@ pub fn eval_unf(m: &Module, inputs: &[(String, Value)]) -> Result<Value, Error> 
             .map(|i| checked.tables.len(unf::CtxId(i as u32)) as usize)
             .collect(),
         conts: Vec::new(),
+        meter: crate::memory::Meter::default(),
     };
     let slots: Vec<Slot> = args.into_iter().map(Slot::Val).collect();
     match m.kind {
@@ -173,6 +174,20 @@ struct Eval<'a> {
     m: &'a Module,
     lens: Vec<usize>,
     conts: Vec<Cont>,
+    /// Checks the memory in use every so many terms evaluated.
+    meter: crate::memory::Meter,
+}
+
+/// Whether `count` values, `copies` times over, fit in the memory budget
+/// (`crate::memory`), for the primitive at `span`.
+fn room(count: usize, copies: u64, span: Span, what: &str) -> Result<(), Error> {
+    crate::memory::check_items(count, std::mem::size_of::<Value>(), copies).map_err(|shortfall| {
+        Error::OutOfMemory {
+            span,
+            what: what.to_string(),
+            shortfall,
+        }
+    })
 }
 
 fn slot(s: &Ctx, i: usize) -> Result<Slot, Error> {
@@ -219,6 +234,11 @@ impl Eval<'_> {
     }
 
     fn eval(&mut self, t: TermId, s: Ctx, primal: Option<&Ctx>) -> Result<Ctx, Error> {
+        self.meter.tick().map_err(|shortfall| Error::OutOfMemory {
+            span: self.m.span(t),
+            what: "this term".to_string(),
+            shortfall,
+        })?;
         guard(|| self.eval_inner(t, s, primal))
     }
 
@@ -403,6 +423,7 @@ impl Eval<'_> {
                     .iter()
                     .map(|&f| self.value(&s, f as usize - 1))
                     .collect::<Result<Vec<_>, _>>()?;
+                room(arrays[0].len(), 2, span, "`map`")?;
                 let mut out = Vec::with_capacity(arrays[0].len());
                 for e in 0..arrays[0].len() {
                     let mut inputs = free.clone();

@@ -1,0 +1,3 @@
+//! The integration tests of `fuzzing`, compiled as one binary.
+
+mod corpus;

@@ -1,0 +1,3 @@
+//! The integration tests of `adrev`, one binary (docs/testing.md).
+
+mod api;

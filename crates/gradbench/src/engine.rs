@@ -49,10 +49,11 @@ pub struct Runs {
     pub min_seconds: f64,
 }
 
-/// The C backend's configuration for every build: the fast one
-/// (reassociated reductions, vector math, -march=native; results within a
-/// few ulp of the evaluator's), single-threaded. `start` reports it.
-pub fn config() -> codegen::Config {
+/// The C backend's configuration for every build unless the command line
+/// lowers the optimisation level: the fast one (reassociated reductions,
+/// vector math, -march=native; results within a few ulp of the
+/// evaluator's), single-threaded. `start` reports it.
+pub fn default_config() -> codegen::Config {
     codegen::Config {
         reassociate: true,
         vector_math: true,
@@ -72,16 +73,36 @@ fn err(e: adrev::Error) -> String {
     e.message().to_string()
 }
 
-/// Compiles `ask` of `entry` in `program` with the C backend.
-pub fn compile(program: &Program, entry: &str, ask: Ask) -> Result<Compiled, String> {
-    let c = Backend::C(config());
+/// The program reduced to its definition `entry`. Elaboration inlines
+/// every call, so each definition stands alone; the C backend compiles
+/// every definition of a module, and the `ht` module's four entries
+/// together are 900 KB of C, which cc takes minutes over.
+fn only(program: &Program, entry: &str) -> Result<Program, String> {
+    let mut m = program.module().map_err(err)?.clone();
+    if m.def(entry).is_none() {
+        return Err(format!("the program has no definition `{entry}`"));
+    }
+    m.defs.retain(|d| d.name.as_str() == entry);
+    m.compact();
+    Ok(Program::from_ir(Ir::Source(m)))
+}
+
+/// Compiles `ask` of `entry` in `program` with the C backend configured by `cfg`.
+pub fn compile(
+    program: &Program,
+    entry: &str,
+    ask: Ask,
+    cfg: &codegen::Config,
+) -> Result<Compiled, String> {
+    let program = &only(program, entry)?;
+    let c = Backend::C(cfg.clone());
     let compiled = match ask {
         Ask::Value => program.compile(&Request::new(Kind::Value).entry(entry).backend(c)),
         Ask::Grad(wrt) => program.compile(
             &Request::new(Kind::Grad)
                 .entry(entry)
                 .wrt(Wrt::names(wrt.iter().copied()))
-                .backend(c),
+                .backend(c.clone()),
         ),
         Ask::GradAndHessianOnes(wrt) => {
             // The optimized gradient program, then forward mode over it.

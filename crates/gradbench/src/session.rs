@@ -19,16 +19,26 @@ struct Defined {
     compiled: HashMap<&'static str, Result<Vec<Compiled>, String>>,
 }
 
-/// The state of one run: the modules defined so far.
-#[derive(Default)]
+/// The state of one run: the C backend's configuration and the modules
+/// defined so far.
 pub struct Session {
+    config: codegen::Config,
     defined: HashMap<String, Defined>,
 }
 
+impl Default for Session {
+    fn default() -> Session {
+        Session::new(engine::default_config())
+    }
+}
+
 impl Session {
-    /// A session before `start`.
-    pub fn new() -> Session {
-        Session::default()
+    /// A session before `start`, building with `config`.
+    pub fn new(config: codegen::Config) -> Session {
+        Session {
+            config,
+            defined: HashMap::new(),
+        }
     }
 
     /// The answer to one line from the eval, as one line of JSON.
@@ -42,7 +52,7 @@ impl Session {
 
     fn respond(&mut self, id: &Json, message: Message) -> Json {
         match message {
-            Message::Start { .. } => protocol::start_response(id, start_config()),
+            Message::Start { .. } => protocol::start_response(id, start_config(&self.config)),
             Message::Define { module } => protocol::define_response(id, self.define(&module)),
             Message::Evaluate {
                 module,
@@ -72,7 +82,7 @@ impl Session {
             let built = match (&f.variants, &program) {
                 (Ok(variants), Some(program)) => variants
                     .iter()
-                    .map(|(entry, ask)| engine::compile(program, entry, *ask))
+                    .map(|(entry, ask)| engine::compile(program, entry, *ask, &self.config))
                     .collect::<Result<Vec<_>, _>>(),
                 (Err(why), _) => Err(format!("`{module}` function `{}` {why}", f.name)),
                 (Ok(_), None) => Err(format!("`{module}` has no program")),
@@ -147,8 +157,7 @@ fn runs(input: &Input<'_>) -> Result<Runs, String> {
 
 /// The tool's configuration as `start` reports it: the C backend's
 /// options and the compiler flags they give.
-fn start_config() -> Json {
-    let cfg = engine::config();
+fn start_config(cfg: &codegen::Config) -> Json {
     json!({
         "backend": "c",
         "parallel": cfg.parallel,

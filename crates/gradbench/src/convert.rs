@@ -244,7 +244,10 @@ fn flatten(v: &Value, out: &mut Vec<f64>) -> Result<()> {
         Value::Array(items) | Value::Tuple(items) => {
             items.iter().try_for_each(|item| flatten(item, out))
         }
-        other => Err(format!("expected reals in the result, found {}", other.kind())),
+        other => Err(format!(
+            "expected reals in the result, found {}",
+            other.kind()
+        )),
     }
 }
 

@@ -36,7 +36,10 @@ pub struct Outcome {
 impl Outcome {
     /// The gradient with respect to `name`.
     pub fn gradient(&self, name: &str) -> Option<&Value> {
-        self.gradients.iter().find(|(n, _)| n == name).map(|(_, v)| v)
+        self.gradients
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v)
     }
 }
 
@@ -113,8 +116,11 @@ pub fn compile(
                 .module()
                 .ok_or("the gradient request built no program")?
                 .clone();
-            Program::from_ir(Ir::Source(module))
-                .compile(&Request::new(Kind::Jvp).entry(format!("{entry}_grad")).backend(c))
+            Program::from_ir(Ir::Source(module)).compile(
+                &Request::new(Kind::Jvp)
+                    .entry(format!("{entry}_grad"))
+                    .backend(c),
+            )
         }
     }
     .map_err(err)?;
@@ -125,7 +131,11 @@ impl Compiled {
     /// Runs on `args` at least `runs.min_runs` times and `runs.min_seconds`
     /// long, after one untimed call; each run's nanoseconds, measured in
     /// the C program around the computation only.
-    pub fn run(&self, args: Vec<(String, Value)>, runs: Runs) -> Result<(Outcome, Vec<u128>), String> {
+    pub fn run(
+        &self,
+        args: Vec<(String, Value)>,
+        runs: Runs,
+    ) -> Result<(Outcome, Vec<u128>), String> {
         let mut inputs = Inputs::new();
         if let Ask::GradAndHessianOnes(wrt) = self.ask {
             for (name, v) in &args {
@@ -152,7 +162,10 @@ impl Compiled {
                 let pair = |v: &Value, what: &str| -> Result<(Value, Value), String> {
                     match v.as_tuple() {
                         Some([a, b]) => Ok((a.clone(), b.clone())),
-                        _ => Err(format!("the gradient program's {what} is {}, not a pair", v.kind())),
+                        _ => Err(format!(
+                            "the gradient program's {what} is {}, not a pair",
+                            v.kind()
+                        )),
                     }
                 };
                 let (value, g) = pair(&out.value, "value")?;

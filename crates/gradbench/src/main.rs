@@ -42,7 +42,10 @@ fn main() -> ExitCode {
         }
         let answer = session.answer(&line);
         // A closed stdout means the eval has gone: stop quietly.
-        if writeln!(out, "{answer}").and_then(|()| out.flush()).is_err() {
+        if writeln!(out, "{answer}")
+            .and_then(|()| out.flush())
+            .is_err()
+        {
             return ExitCode::SUCCESS;
         }
     }

@@ -107,7 +107,10 @@ pub fn parse(line: &str) -> Result<(Id, Message), BadMessage> {
 fn string(obj: &Map<String, Json>, field: &str) -> Result<String, String> {
     match obj.get(field) {
         Some(Json::String(s)) => Ok(s.clone()),
-        Some(other) => Err(format!("`{field}` must be a string, not {}", describe(other))),
+        Some(other) => Err(format!(
+            "`{field}` must be a string, not {}",
+            describe(other)
+        )),
         None => Err(format!("the message has no `{field}`")),
     }
 }

@@ -75,7 +75,10 @@ impl Session {
         let program = if eval.program.is_empty() {
             None
         } else {
-            Some(adrev::Program::from_text(eval.file, eval.program).map_err(|e| e.message().to_string())?)
+            Some(
+                adrev::Program::from_text(eval.file, eval.program)
+                    .map_err(|e| e.message().to_string())?,
+            )
         };
         let mut compiled = HashMap::new();
         for f in &eval.functions {
@@ -100,7 +103,12 @@ impl Session {
         Ok(ns)
     }
 
-    fn evaluate(&self, module: &str, function: &str, input: &Json) -> Result<(Json, Vec<u128>), String> {
+    fn evaluate(
+        &self,
+        module: &str,
+        function: &str,
+        input: &Json,
+    ) -> Result<(Json, Vec<u128>), String> {
         let defined = self
             .defined
             .get(module)
@@ -143,7 +151,9 @@ fn runs(input: &Input<'_>) -> Result<Runs, String> {
     let min_seconds = if input.has("min_seconds") {
         let s = input.field("min_seconds")?.real()?;
         if !(0.0..=3600.0).contains(&s) {
-            return Err(format!("input.min_seconds must be between 0 and 3600, not {s}"));
+            return Err(format!(
+                "input.min_seconds must be between 0 and 3600, not {s}"
+            ));
         }
         s
     } else {

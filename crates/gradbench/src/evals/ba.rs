@@ -50,7 +50,10 @@ fn input(i: &Input<'_>) -> Result<super::Call> {
     let fixed = |name: &str, len: usize| -> Result<Vec<f64>> {
         let v = i.field(name)?.reals()?;
         if v.len() != len {
-            return Err(format!("input.{name} must have {len} elements, not {}", v.len()));
+            return Err(format!(
+                "input.{name} must have {len} elements, not {}",
+                v.len()
+            ));
         }
         Ok(v)
     };
@@ -58,7 +61,9 @@ fn input(i: &Input<'_>) -> Result<super::Call> {
     let x = fixed("x", 3)?;
     let feat = fixed("feat", 2)?;
     let w = i.field("w")?.real()?;
-    let obs: Vec<Vec<i64>> = (0..p).map(|k| vec![(k % n) as i64, (k % m) as i64]).collect();
+    let obs: Vec<Vec<i64>> = (0..p)
+        .map(|k| vec![(k % n) as i64, (k % m) as i64])
+        .collect();
     let (cams, pts): (Vec<i64>, Vec<i64>) = obs.iter().map(|o| (o[0], o[1])).unzip();
     call(vec![
         ("cams", matrix(&vec![cam; n])),
@@ -89,11 +94,21 @@ fn jacobian(i: &Input<'_>, out: &Outcome) -> Result<serde_json::Value> {
     let w_d = array_of(&parts[1], "the weight derivatives")?;
     let first = flat_reals(blocks.first().ok_or("no observation")?)?;
     if first.len() != 2 * ROW {
-        return Err(format!("a Jacobian block has {} reals, not {}", first.len(), 2 * ROW));
+        return Err(format!(
+            "a Jacobian block has {} reals, not {}",
+            first.len(),
+            2 * ROW
+        ));
     }
     let last_w = flat_reals(w_d.last().ok_or("no observation")?)?;
     // CSR row starts: 15 entries per reprojection row, then 1 per weight row.
-    let row_start = |r: usize| if r <= 2 * p { ROW * r } else { 2 * p * ROW + (r - 2 * p) };
+    let row_start = |r: usize| {
+        if r <= 2 * p {
+            ROW * r
+        } else {
+            2 * p * ROW + (r - 2 * p)
+        }
+    };
     let nrows = 3 * p;
     let mut rows: Vec<usize> = (0..(2 * ROW).min(nrows + 1)).map(row_start).collect();
     rows.push(row_start(nrows));

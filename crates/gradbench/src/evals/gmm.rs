@@ -16,7 +16,11 @@ fn input(i: &Input<'_>) -> Result<super::Call> {
     let l = i.field("l")?.matrix()?;
     let alpha = i.field("alpha")?.reals()?;
     // d, k and n are the arrays' sizes: checked, not used.
-    let (d, k, n) = (i.field("d")?.int()?, i.field("k")?.int()?, i.field("n")?.int()?);
+    let (d, k, n) = (
+        i.field("d")?.int()?,
+        i.field("k")?.int()?,
+        i.field("n")?.int()?,
+    );
     let dims = |rows: &[Vec<f64>]| rows.first().map_or(0, Vec::len) as i64;
     if x.len() as i64 != n || mu.len() as i64 != k || alpha.len() as i64 != k || dims(&mu) != d {
         return Err(format!(

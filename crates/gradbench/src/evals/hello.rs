@@ -17,7 +17,9 @@ pub fn eval() -> Eval {
                 name: "square",
                 variants: Ok(vec![("square", Ask::Value)]),
                 input: |i| call(vec![("x", semantics::Value::Real(i.real()?))]),
-                output: |_, out| to_json(&semantics::Value::Real(real_of(&out.value, "the value")?)),
+                output: |_, out| {
+                    to_json(&semantics::Value::Real(real_of(&out.value, "the value")?))
+                },
             },
             Function {
                 name: "double",

@@ -22,14 +22,23 @@ fn input(i: &Input<'_>) -> Result<Call> {
     let correspondences = data.field("correspondences")?.ints()?;
     let model_args = vec![
         ("parents", ints(&model.field("parents")?.ints()?)),
-        ("base_relatives", matrices(&model.field("base_relatives")?.matrices()?)),
+        (
+            "base_relatives",
+            matrices(&model.field("base_relatives")?.matrices()?),
+        ),
         (
             "inverse_base_absolutes",
             matrices(&model.field("inverse_base_absolutes")?.matrices()?),
         ),
-        ("base_positions", matrix(&model.field("base_positions")?.matrix()?)),
+        (
+            "base_positions",
+            matrix(&model.field("base_positions")?.matrix()?),
+        ),
         ("weights", matrix(&model.field("weights")?.matrix()?)),
-        ("is_mirrored", Value::Bool(model.field("is_mirrored")?.bool()?)),
+        (
+            "is_mirrored",
+            Value::Bool(model.field("is_mirrored")?.bool()?),
+        ),
     ];
     let mut args = vec![("theta", reals(&theta))];
     let variant = if us.is_empty() {
@@ -38,7 +47,10 @@ fn input(i: &Input<'_>) -> Result<Call> {
     } else {
         args.push(("us", matrix(&us)));
         args.extend(model_args);
-        args.push(("triangles", int_matrix(&model.field("triangles")?.int_matrix()?)));
+        args.push((
+            "triangles",
+            int_matrix(&model.field("triangles")?.int_matrix()?),
+        ));
         1
     };
     args.push(("correspondences", ints(&correspondences)));
@@ -97,7 +109,10 @@ pub fn eval() -> Eval {
         functions: vec![
             Function {
                 name: "objective",
-                variants: Ok(vec![("ht_simple", Ask::Value), ("ht_complicated", Ask::Value)]),
+                variants: Ok(vec![
+                    ("ht_simple", Ask::Value),
+                    ("ht_complicated", Ask::Value),
+                ]),
                 input,
                 output: objective,
             },

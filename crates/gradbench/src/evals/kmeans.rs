@@ -23,7 +23,10 @@ fn input(i: &Input<'_>) -> Result<super::Call> {
             d(&centroids)
         ));
     }
-    call(vec![("points", matrix(&points)), ("centroids", matrix(&centroids))])
+    call(vec![
+        ("points", matrix(&points)),
+        ("centroids", matrix(&centroids)),
+    ])
 }
 
 fn dir(_: &Input<'_>, out: &Outcome) -> Result<serde_json::Value> {
@@ -39,7 +42,9 @@ fn dir(_: &Input<'_>, out: &Outcome) -> Result<serde_json::Value> {
         .zip(hs)
         .map(|(g, h)| {
             let (g, h) = (flat_reals(g)?, flat_reals(h)?);
-            Ok(Value::reals(&g.iter().zip(&h).map(|(g, h)| g / h).collect::<Vec<_>>()))
+            Ok(Value::reals(
+                &g.iter().zip(&h).map(|(g, h)| g / h).collect::<Vec<_>>(),
+            ))
         })
         .collect::<Result<_>>()?;
     to_json(&Value::array(dir))

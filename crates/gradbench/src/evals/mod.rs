@@ -61,7 +61,11 @@ impl Eval {
 
     /// The function names, for messages.
     pub fn function_names(&self) -> String {
-        let names: Vec<_> = self.functions.iter().map(|f| format!("`{}`", f.name)).collect();
+        let names: Vec<_> = self
+            .functions
+            .iter()
+            .map(|f| format!("`{}`", f.name))
+            .collect();
         names.join(", ")
     }
 }
@@ -79,8 +83,7 @@ pub(crate) use program;
 
 /// Every module this tool knows, in GradBench's order.
 pub const MODULES: &[&str] = &[
-    "hello", "lse", "llsq", "ode", "det", "gmm", "kmeans", "lstm", "ba", "ht", "particle",
-    "saddle",
+    "hello", "lse", "llsq", "ode", "det", "gmm", "kmeans", "lstm", "ba", "ht", "particle", "saddle",
 ];
 
 /// The eval of module `name`.
@@ -106,10 +109,7 @@ pub fn eval(name: &str) -> Option<Eval> {
 pub(crate) fn call(args: Vec<(&str, Value)>) -> Result<Call> {
     Ok(Call {
         variant: 0,
-        args: args
-            .into_iter()
-            .map(|(n, v)| (n.to_string(), v))
-            .collect(),
+        args: args.into_iter().map(|(n, v)| (n.to_string(), v)).collect(),
     })
 }
 

@@ -20,15 +20,20 @@ fn unsupported(module: &'static str) -> Eval {
         module,
         file: "",
         program: "",
-        functions: [("ff", NEEDS_WHILE), ("fr", NEEDS_REVERSE), ("rf", NEEDS_REVERSE), ("rr", NEEDS_REVERSE)]
-            .into_iter()
-            .map(|(name, why)| Function {
-                name,
-                variants: Err(why),
-                input: |_| call(vec![]),
-                output: |_, out| to_json(&out.value),
-            })
-            .collect(),
+        functions: [
+            ("ff", NEEDS_WHILE),
+            ("fr", NEEDS_REVERSE),
+            ("rf", NEEDS_REVERSE),
+            ("rr", NEEDS_REVERSE),
+        ]
+        .into_iter()
+        .map(|(name, why)| Function {
+            name,
+            variants: Err(why),
+            input: |_| call(vec![]),
+            output: |_, out| to_json(&out.value),
+        })
+        .collect(),
     }
 }
 

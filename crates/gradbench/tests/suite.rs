@@ -3,4 +3,5 @@
 mod evals;
 mod oracle;
 mod protocol;
+mod routes;
 mod tool;

@@ -28,18 +28,63 @@ pub struct Workload {
     pub input: Json,
 }
 
+/// One eval's published derivative / primal ratios.
+pub struct Published {
+    /// The eval.
+    pub eval: &'static str,
+    /// The manual C++ tool's ratio.
+    pub manual: f64,
+    /// The best tool and its ratio, where given.
+    pub best: Option<(&'static str, f64)>,
+}
+
 /// GradBench's nightly derivative / primal ratios (2026-03-14, as given
 /// in issue 13): the manual C++ tool's, and the best tool's where given.
-pub const PUBLISHED: &[(&str, f64, Option<(&str, f64)>)] = &[
-    ("gmm", 2.41, Some(("JAX", 3.03))),
-    ("ba", 7.68, Some(("Enzyme", 9.69))),
-    ("ht", 7.68, None),
-    ("lstm", 8.45, Some(("CoDiPack", 2.13))),
-    ("kmeans", 1.45, None),
-    ("lse", 1.12, None),
-    ("llsq", 2.05, None),
-    ("det", 7.74, None),
+pub const PUBLISHED: &[Published] = &[
+    Published {
+        eval: "gmm",
+        manual: 2.41,
+        best: Some(("JAX", 3.03)),
+    },
+    Published {
+        eval: "ba",
+        manual: 7.68,
+        best: Some(("Enzyme", 9.69)),
+    },
+    Published {
+        eval: "ht",
+        manual: 7.68,
+        best: None,
+    },
+    Published {
+        eval: "lstm",
+        manual: 8.45,
+        best: Some(("CoDiPack", 2.13)),
+    },
+    Published {
+        eval: "kmeans",
+        manual: 1.45,
+        best: None,
+    },
+    Published {
+        eval: "lse",
+        manual: 1.12,
+        best: None,
+    },
+    Published {
+        eval: "llsq",
+        manual: 2.05,
+        best: None,
+    },
+    Published {
+        eval: "det",
+        manual: 7.74,
+        best: None,
+    },
 ];
+
+/// Each eval's `define` time in seconds, or its error.
+pub type Compiles = Vec<(String, Result<f64, String>)>;
 
 /// A deterministic generator (xorshift-multiply), uniform in [0, 1).
 struct Draws(u64);
@@ -280,7 +325,7 @@ pub fn run(
     min_runs: usize,
     min_seconds: f64,
     log: &mut dyn FnMut(&str),
-) -> (Vec<Row>, Vec<(String, Result<f64, String>)>) {
+) -> (Vec<Row>, Compiles) {
     let mut session = Session::default();
     let mut rows = Vec::new();
     let mut compiles = Vec::new();
@@ -379,11 +424,11 @@ pub fn markdown(
         };
         let (manual, best) = PUBLISHED
             .iter()
-            .find(|(e, ..)| *e == row.eval)
-            .map(|(_, m, b)| {
+            .find(|p| p.eval == row.eval)
+            .map(|p| {
                 (
-                    format!("{m:.2}"),
-                    b.map_or("-".into(), |(t, r)| format!("{t} {r:.2}")),
+                    format!("{:.2}", p.manual),
+                    p.best.map_or("-".into(), |(t, r)| format!("{t} {r:.2}")),
                 )
             })
             .unwrap_or(("-".into(), "-".into()));

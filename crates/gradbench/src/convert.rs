@@ -112,18 +112,18 @@ impl<'a> Input<'a> {
     pub fn matrices(&self) -> Result<Vec<Vec<Vec<f64>>>> {
         let ms = self.rows(|m| m.matrix())?;
         let shape = |m: &Vec<Vec<f64>>| (m.len(), m.first().map_or(0, Vec::len));
-        if let Some(first) = ms.first() {
-            if let Some(i) = ms.iter().position(|m| shape(m) != shape(first)) {
-                return Err(format!(
-                    "{}[{i}] is {}x{}, but {}[0] is {}x{}",
-                    self.path,
-                    shape(&ms[i]).0,
-                    shape(&ms[i]).1,
-                    self.path,
-                    shape(first).0,
-                    shape(first).1
-                ));
-            }
+        if let Some(first) = ms.first()
+            && let Some(i) = ms.iter().position(|m| shape(m) != shape(first))
+        {
+            return Err(format!(
+                "{}[{i}] is {}x{}, but {}[0] is {}x{}",
+                self.path,
+                shape(&ms[i]).0,
+                shape(&ms[i]).1,
+                self.path,
+                shape(first).0,
+                shape(first).1
+            ));
         }
         Ok(ms)
     }
@@ -169,14 +169,14 @@ fn describe_number(j: &Json) -> String {
 }
 
 fn same_lengths<T>(rows: &[Vec<T>], path: &str) -> Result<()> {
-    if let Some(first) = rows.first() {
-        if let Some(i) = rows.iter().position(|r| r.len() != first.len()) {
-            return Err(format!(
-                "{path}[{i}] has {} elements, but {path}[0] has {}",
-                rows[i].len(),
-                first.len()
-            ));
-        }
+    if let Some(first) = rows.first()
+        && let Some(i) = rows.iter().position(|r| r.len() != first.len())
+    {
+        return Err(format!(
+            "{path}[{i}] has {} elements, but {path}[0] has {}",
+            rows[i].len(),
+            first.len()
+        ));
     }
     Ok(())
 }

@@ -124,8 +124,9 @@ fn ode_primal_and_gradient_of_the_last_element() {
 /// ADBench's `gmm_test` converted to GradBench's convention: ADBench adds
 /// the prior P = sum_k (gamma^2 / 2 |Q_k|_F^2 - m sum q_k) and subtracts
 /// k C; GradBench subtracts P and adds k C. So its value is ADBench's
-/// - 2 P + 2 k C, its q gradient ADBench's - 2 (gamma^2 exp(2 q) - m) and
-/// its l gradient ADBench's - 2 gamma^2 l; alpha and mu are unchanged.
+/// minus 2 P plus 2 k C, its q gradient ADBench's minus
+/// 2 (gamma^2 exp(2 q) - m) and its l gradient ADBench's minus
+/// 2 gamma^2 l; alpha and mu are unchanged.
 #[test]
 fn gmm_matches_adbench_converted_to_gradbench() {
     let text = oracle::data("gmm_test.txt");

@@ -108,19 +108,22 @@ pub fn compile(
                 .backend(c.clone()),
         ),
         Ask::GradAndHessianOnes(wrt) => {
-            // The optimized gradient program, then forward mode over it.
+            // The optimized gradient program `<entry>_grad`, then its JVP
+            // (forward mode, docs/forward.md) compiled as a plain program:
+            // `<entry>_grad_jvp (x.., dx..) = ((value, g), (dvalue, H dx))`.
             let grad = program
                 .compile(&Request::new(Kind::Grad).entry(entry).wrt(Wrt::names([wrt])))
                 .map_err(err)?;
             let module = grad
                 .module()
-                .ok_or("the gradient request built no program")?
-                .clone();
-            Program::from_ir(Ir::Source(module)).compile(
-                &Request::new(Kind::Jvp)
-                    .entry(format!("{entry}_grad"))
-                    .backend(c),
-            )
+                .ok_or("the gradient request built no program")?;
+            let name = format!("{entry}_grad");
+            let def = module
+                .def(&name)
+                .ok_or_else(|| format!("the gradient program has no `{name}`"))?;
+            let jvp = forward::jvp(module, def).map_err(|e| e.to_string())?;
+            Program::from_ir(Ir::Source(jvp))
+                .compile(&Request::new(Kind::Value).entry(format!("{name}_jvp")).backend(c))
         }
     }
     .map_err(err)?;
@@ -137,14 +140,21 @@ impl Compiled {
         runs: Runs,
     ) -> Result<(Outcome, Vec<u128>), String> {
         let mut inputs = Inputs::new();
-        if let Ask::GradAndHessianOnes(wrt) = self.ask {
-            for (name, v) in &args {
-                let fill = if name == wrt { 1.0 } else { 0.0 };
-                inputs = inputs.tangent(name.clone(), adrev::Given::Value(filled(v, fill)));
-            }
-        }
+        let tangents: Vec<Value> = match self.ask {
+            // The JVP's tangent parameters follow the primal ones, in order.
+            Ask::GradAndHessianOnes(wrt) => args
+                .iter()
+                .map(|(name, v)| filled(v, if name == wrt { 1.0 } else { 0.0 }))
+                .collect(),
+            _ => Vec::new(),
+        };
+        let n = args.len();
         for (name, v) in args {
             inputs = inputs.with(name, v);
+        }
+        let params = &self.compiled.entry().params;
+        for (p, t) in params.iter().skip(n).zip(tangents) {
+            inputs = inputs.with(p.name.to_string(), t);
         }
         let timing = Timing {
             runs: runs.min_runs.max(1),
@@ -168,8 +178,8 @@ impl Compiled {
                         )),
                     }
                 };
-                let (value, g) = pair(&out.value, "value")?;
-                let tangent = out.tangent.ok_or("the JVP gave no tangent")?;
+                let (primal, tangent) = pair(&out.value, "JVP")?;
+                let (value, g) = pair(&primal, "value")?;
                 let (_, hv) = pair(&tangent, "tangent")?;
                 Outcome {
                     value,

@@ -122,8 +122,11 @@ pub fn compile(
                 .def(&name)
                 .ok_or_else(|| format!("the gradient program has no `{name}`"))?;
             let jvp = forward::jvp(module, def).map_err(|e| e.to_string())?;
-            Program::from_ir(Ir::Source(jvp))
-                .compile(&Request::new(Kind::Value).entry(format!("{name}_jvp")).backend(c))
+            Program::from_ir(Ir::Source(jvp)).compile(
+                &Request::new(Kind::Value)
+                    .entry(format!("{name}_jvp"))
+                    .backend(c),
+            )
         }
     }
     .map_err(err)?;

@@ -50,12 +50,7 @@ pub fn eval() -> Eval {
         file,
         program,
         functions: vec![
-            Function {
-                name: "objective",
-                variants: Ok(vec![("gmm", Ask::Value)]),
-                input,
-                output: |_, out| to_json(&out.value),
-            },
+            super::value("objective", "gmm", input),
             Function {
                 name: "jacobian",
                 variants: Ok(vec![("gmm", Ask::Grad(&["alpha", "mu", "q", "l"]))]),

@@ -57,12 +57,7 @@ pub fn eval() -> Eval {
         file,
         program,
         functions: vec![
-            Function {
-                name: "cost",
-                variants: Ok(vec![("kmeans", Ask::Value)]),
-                input,
-                output: |_, out| to_json(&out.value),
-            },
+            super::value("cost", "kmeans", input),
             Function {
                 name: "dir",
                 variants: Ok(vec![("kmeans", Ask::GradAndHessianOnes("centroids"))]),

@@ -40,12 +40,7 @@ pub fn eval() -> Eval {
         file,
         program,
         functions: vec![
-            Function {
-                name: "objective",
-                variants: Ok(vec![("lstm", Ask::Value)]),
-                input,
-                output: |_, out| to_json(&out.value),
-            },
+            super::value("objective", "lstm", input),
             Function {
                 name: "jacobian",
                 variants: Ok(vec![("lstm", Ask::Grad(&["main_params", "extra_params"]))]),

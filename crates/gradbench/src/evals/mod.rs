@@ -113,6 +113,39 @@ pub(crate) fn call(args: Vec<(&str, Value)>) -> Result<Call> {
     })
 }
 
+/// A function answered with its entry's value, as JSON.
+pub(crate) fn value(
+    name: &'static str,
+    entry: &'static str,
+    input: fn(&Input<'_>) -> Result<Call>,
+) -> Function {
+    Function {
+        name,
+        variants: Ok(vec![(entry, Ask::Value)]),
+        input,
+        output: |_, out| crate::convert::to_json(&out.value),
+    }
+}
+
+/// A function answered with the gradient of its entry with respect to
+/// its one parameter `wrt` (by reverse mode), as JSON.
+pub(crate) fn gradient_of(
+    name: &'static str,
+    entry: &'static str,
+    wrt: &'static [&'static str; 1],
+    input: fn(&Input<'_>) -> Result<Call>,
+) -> Function {
+    Function {
+        name,
+        variants: Ok(vec![(entry, Ask::Grad(wrt))]),
+        input,
+        output: |_, out| match out.gradients.as_slice() {
+            [(_, g)] => crate::convert::to_json(g),
+            _ => Err("the gradient program gave no single gradient".into()),
+        },
+    }
+}
+
 /// The gradient of `name` in what a call computed.
 pub(crate) fn gradient<'o>(out: &'o Outcome, name: &str) -> Result<&'o Value> {
     out.gradient(name)

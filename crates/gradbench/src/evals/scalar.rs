@@ -3,9 +3,12 @@
 
 use semantics::Value;
 
-use super::{Eval, Function, call, gradient};
-use crate::convert::{reals, to_json};
-use crate::engine::Ask;
+use super::{Call, Eval, Function, call, gradient_of, value};
+use crate::convert::{Input, Result, reals, to_json};
+
+fn lse_input(i: &Input<'_>) -> Result<Call> {
+    call(vec![("x", reals(&i.field("x")?.reals()?))])
+}
 
 /// `lse`: input `{x}`; `primal` a number, `gradient` an array like x.
 pub fn lse() -> Eval {
@@ -15,23 +18,13 @@ pub fn lse() -> Eval {
         file,
         program,
         functions: vec![
-            Function {
-                name: "primal",
-                variants: Ok(vec![("lse", Ask::Value)]),
-                input: |i| call(vec![("x", reals(&i.field("x")?.reals()?))]),
-                output: |_, out| to_json(&out.value),
-            },
-            Function {
-                name: "gradient",
-                variants: Ok(vec![("lse", Ask::Grad(&["x"]))]),
-                input: |i| call(vec![("x", reals(&i.field("x")?.reals()?))]),
-                output: |_, out| to_json(gradient(out, "x")?),
-            },
+            value("primal", "lse", lse_input),
+            gradient_of("gradient", "lse", &["x"], lse_input),
         ],
     }
 }
 
-fn llsq_input(i: &crate::convert::Input<'_>) -> crate::convert::Result<super::Call> {
+fn llsq_input(i: &Input<'_>) -> Result<Call> {
     call(vec![
         ("x", reals(&i.field("x")?.reals()?)),
         ("n", Value::Int(i.field("n")?.int()?)),
@@ -46,23 +39,13 @@ pub fn llsq() -> Eval {
         file,
         program,
         functions: vec![
-            Function {
-                name: "primal",
-                variants: Ok(vec![("llsq", Ask::Value)]),
-                input: llsq_input,
-                output: |_, out| to_json(&out.value),
-            },
-            Function {
-                name: "gradient",
-                variants: Ok(vec![("llsq", Ask::Grad(&["x"]))]),
-                input: llsq_input,
-                output: |_, out| to_json(gradient(out, "x")?),
-            },
+            value("primal", "llsq", llsq_input),
+            gradient_of("gradient", "llsq", &["x"], llsq_input),
         ],
     }
 }
 
-fn ode_input(i: &crate::convert::Input<'_>) -> crate::convert::Result<super::Call> {
+fn ode_input(i: &Input<'_>) -> Result<Call> {
     call(vec![
         ("x", reals(&i.field("x")?.reals()?)),
         ("s", Value::Int(i.field("s")?.int()?)),
@@ -78,18 +61,8 @@ pub fn ode() -> Eval {
         file,
         program,
         functions: vec![
-            Function {
-                name: "primal",
-                variants: Ok(vec![("ode", Ask::Value)]),
-                input: ode_input,
-                output: |_, out| to_json(&out.value),
-            },
-            Function {
-                name: "gradient",
-                variants: Ok(vec![("ode_last", Ask::Grad(&["x"]))]),
-                input: ode_input,
-                output: |_, out| to_json(gradient(out, "x")?),
-            },
+            value("primal", "ode", ode_input),
+            gradient_of("gradient", "ode_last", &["x"], ode_input),
         ],
     }
 }

@@ -370,3 +370,25 @@ fn ht_simple_and_complicated_match_adbench() {
         28,
     );
 }
+
+/// GradBench's expected outputs (its evals' run.py: the value every tool
+/// must give, from `start` [1, 1] and `w` 0).
+#[test]
+fn saddle_and_particle_ff_match_gradbench() {
+    let mut t = Tool::start("saddle");
+    t.define("saddle");
+    let out = oracle::reals(&t.evaluate("saddle", "ff", json!({"start": [1.0, 1.0]})));
+    assert_all(
+        "saddle ff",
+        &out,
+        &[8.246324826140356e-06; 4],
+        1e-12,
+        rel_close,
+    );
+    t.define("particle");
+    let w = t
+        .evaluate("particle", "ff", json!({"w": 0.0}))
+        .as_f64()
+        .expect("a number");
+    assert!(rel_close(w, 0.2071918746486116, 1e-12), "{w}");
+}

@@ -115,7 +115,6 @@ fn unsupported_functions_say_why() {
     for (module, function, says) in [
         ("saddle", "rr", "reverse mode inside the language"),
         ("particle", "fr", "reverse mode inside the language"),
-        ("particle", "ff", "until convergence"),
         ("det", "gradient", "det is not implemented"),
     ] {
         t.define(module);

@@ -1,46 +1,60 @@
 //! `particle` and `saddle` (gradbench/gradbench evals/{particle,saddle}):
-//! gradient descent whose objective itself takes a derivative. Their
-//! `fr`, `rf` and `rr` variants need reverse mode inside the language
-//! (a `vjp` or `grad` by reverse mode that a program can call), which
-//! adrev does not have: its in-language derivatives are forward mode. The
-//! `ff` variants need an unbounded `while` loop (descent until the step is
-//! small), which the language does not have either. Each `evaluate` is
-//! answered `success: false` with that reason.
+//! gradient descent whose objective itself takes a derivative. `ff` takes
+//! both by forward mode inside the language (`gradbench/particle.ad`,
+//! `gradbench/saddle.ad`). `fr`, `rf` and `rr` need reverse mode inside the
+//! language (a gradient by reverse mode that a program can call), which
+//! adrev does not have: its in-language derivatives are forward mode. Each
+//! of those is answered `success: false` with that reason.
 
-use super::{Eval, Function, call};
-use crate::convert::to_json;
+use semantics::Value;
+
+use super::{Call, Eval, Function, call};
+use crate::convert::{Input, Result, reals, to_json};
 
 const NEEDS_REVERSE: &str = "needs reverse mode inside the language (adrev's in-language \
      derivatives are forward mode only)";
-const NEEDS_WHILE: &str = "needs a loop that runs until convergence (gradient descent to a \
-     tolerance), which the language does not have yet";
 
-fn unsupported(module: &'static str) -> Eval {
+fn with_ff(
+    module: &'static str,
+    (file, program): (&'static str, &'static str),
+    entry: &'static str,
+    input: fn(&Input<'_>) -> Result<Call>,
+) -> Eval {
+    let mut functions = vec![super::value("ff", entry, input)];
+    functions.extend(["fr", "rf", "rr"].into_iter().map(|name| Function {
+        name,
+        variants: Err(NEEDS_REVERSE),
+        input,
+        output: |_, out| to_json(&out.value),
+    }));
     Eval {
         module,
-        file: "",
-        program: "",
-        functions: [
-            ("ff", NEEDS_WHILE),
-            ("fr", NEEDS_REVERSE),
-            ("rf", NEEDS_REVERSE),
-            ("rr", NEEDS_REVERSE),
-        ]
-        .into_iter()
-        .map(|(name, why)| Function {
-            name,
-            variants: Err(why),
-            input: |_| call(vec![]),
-            output: |_, out| to_json(&out.value),
-        })
-        .collect(),
+        file,
+        program,
+        functions,
     }
 }
 
+/// `particle`: input `{w}`, the starting control; output the final w.
 pub fn particle() -> Eval {
-    unsupported("particle")
+    with_ff(
+        "particle",
+        super::program!("particle"),
+        "particle_ff",
+        |i| call(vec![("w", Value::Real(i.field("w")?.real()?))]),
+    )
 }
 
+/// `saddle`: input `{start: [2]}`; output the argmin and the argmax, four numbers.
 pub fn saddle() -> Eval {
-    unsupported("saddle")
+    with_ff("saddle", super::program!("saddle"), "saddle_ff", |i| {
+        let start = i.field("start")?.reals()?;
+        if start.len() != 2 {
+            return Err(format!(
+                "input.start must have 2 elements, not {}",
+                start.len()
+            ));
+        }
+        call(vec![("start", reals(&start))])
+    })
 }

@@ -454,7 +454,7 @@ fn gradbench_section(path: &std::path::Path) -> String {
 /// session (crates/gradbench/src/bench.rs); `only` limits the evals. The
 /// table replaces docs/performance.md's GradBench section.
 pub fn gradbench(quick: bool, only: &[String], write_docs: bool) -> Result<(), CliError> {
-    let (min_runs, min_seconds) = if quick { (1, 0.0) } else { (3, 0.5) };
+    let (min_runs, min_seconds) = if quick { (1, 0.0) } else { (5, 0.5) };
     let load = |which: &str| {
         std::fs::read_to_string("/proc/loadavg")
             .ok()

@@ -143,8 +143,10 @@ fn runs(input: &Input<'_>) -> Result<Runs, String> {
         let n = input.field("min_runs")?.int()?;
         usize::try_from(n)
             .ok()
-            .filter(|&n| n >= 1)
-            .ok_or_else(|| format!("input.min_runs must be a positive integer, not {n}"))?
+            .filter(|&n| (1..=1_000_000).contains(&n))
+            .ok_or_else(|| {
+                format!("input.min_runs must be a positive integer up to 10^6, not {n}")
+            })?
     } else {
         1
     };

@@ -90,8 +90,13 @@ fn jacobian(_: &Input<'_>, out: &Outcome) -> Result<serde_json::Value> {
         for j in 0..3 {
             let mut row = Vec::new();
             if let Some((du0, du1)) = &us_columns {
-                row.push(du0[3 * i + j]);
-                row.push(du1[3 * i + j]);
+                let at = |d: &[f64]| {
+                    d.get(3 * i + j)
+                        .copied()
+                        .ok_or("the us columns are shorter than the residuals")
+                };
+                row.push(at(du0)?);
+                row.push(at(du1)?);
             }
             row.extend(flat_reals(&theta_rows[j * nc + i])?);
             rows.push(Value::reals(&row));

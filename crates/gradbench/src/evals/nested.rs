@@ -1,7 +1,7 @@
 //! `particle` and `saddle` (gradbench/gradbench evals/{particle,saddle}):
 //! gradient descent whose objective itself takes a derivative. `ff` takes
-//! both by forward mode inside the language (`gradbench/particle.ad`,
-//! `gradbench/saddle.ad`). `fr`, `rf` and `rr` need reverse mode inside the
+//! both by forward mode inside the language (`gradbench/nested.ad`,
+//! which holds both). `fr`, `rf` and `rr` need reverse mode inside the
 //! language (a gradient by reverse mode that a program can call), which
 //! adrev does not have: its in-language derivatives are forward mode. Each
 //! of those is answered `success: false` with that reason.
@@ -37,17 +37,14 @@ fn with_ff(
 
 /// `particle`: input `{w}`, the starting control; output the final w.
 pub fn particle() -> Eval {
-    with_ff(
-        "particle",
-        super::program!("particle"),
-        "particle_ff",
-        |i| call(vec![("w", Value::Real(i.field("w")?.real()?))]),
-    )
+    with_ff("particle", super::program!("nested"), "particle_ff", |i| {
+        call(vec![("w", Value::Real(i.field("w")?.real()?))])
+    })
 }
 
 /// `saddle`: input `{start: [2]}`; output the argmin and the argmax, four numbers.
 pub fn saddle() -> Eval {
-    with_ff("saddle", super::program!("saddle"), "saddle_ff", |i| {
+    with_ff("saddle", super::program!("nested"), "saddle_ff", |i| {
         let start = i.field("start")?.reals()?;
         if start.len() != 2 {
             return Err(format!(

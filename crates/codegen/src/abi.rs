@@ -373,6 +373,10 @@ pub(crate) fn site_text(m: &Module, site: &Site) -> String {
     let what = match &site.kind {
         SiteKind::Index => "index %lld out of bounds for an array of %lld".to_string(),
         SiteKind::Overflow(op) => format!("integer overflow in `{op}`"),
+        SiteKind::DivisionByZero(op) => format!("division by zero in `{op}`"),
+        SiteKind::NotAnInt(op) => format!(
+            "`{op}` of a real with no Int value (NaN, infinite, or beyond the range of Int)"
+        ),
         SiteKind::SizeMismatch(op) => format!("{op} over arrays of sizes %lld and %lld"),
         SiteKind::NegativeCount(op) => format!("`{op}` with a negative count %lld"),
         SiteKind::Alloc(_) => "cannot allocate an array of %lld elements".to_string(),

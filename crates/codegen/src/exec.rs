@@ -380,6 +380,8 @@ fn site_error(site: &Site, a: i64, b: i64) -> Error {
         }
         .into(),
         SiteKind::Overflow(op) => semantics::Error::Overflow { span, op: *op }.into(),
+        SiteKind::DivisionByZero(op) => semantics::Error::DivisionByZero { span, op: *op }.into(),
+        SiteKind::NotAnInt(op) => semantics::Error::NotAnInt { span, op: *op }.into(),
         SiteKind::SizeMismatch(op) => semantics::Error::SizeMismatch {
             span,
             op: *op,

@@ -134,7 +134,10 @@ impl Default for Config {
 /// The libm functions the generated code calls, other than `sqrt`, `fabs`,
 /// `fmax` and `fmin` (exact in IEEE arithmetic, so a folded call equals the
 /// library's): compiled as plain calls (`Config::flags`).
-const MATH_FUNCTIONS: [&str; 7] = ["sin", "cos", "tan", "tanh", "exp", "log", "pow"];
+const MATH_FUNCTIONS: [&str; 15] = [
+    "sin", "cos", "tan", "tanh", "exp", "log", "pow", "log1p", "expm1", "atan", "atan2", "sinh",
+    "cosh", "erf", "lgamma_r",
+];
 
 impl Config {
     /// The flags the C compiler is given (docs/codegen.md explains each).

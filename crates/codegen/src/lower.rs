@@ -40,6 +40,10 @@ pub enum SiteKind {
     Index,
     /// An `Int` operation overflowed.
     Overflow(Prim),
+    /// `a / 0` or `mod a 0` on `Int`.
+    DivisionByZero(Prim),
+    /// `floor`, `ceil`, `round` or `trunc` of a real with no `Int` value.
+    NotAnInt(Prim),
     /// `map2` over arrays of lengths `a` and `b`.
     SizeMismatch(Prim),
     /// `build`/`ifold` with the negative count `a`.
@@ -551,6 +555,59 @@ impl<'a> Ctx<'a> {
             ) => Ok(self.let_scalar(Kind::Real, &format!("{}({a})", op.symbol()), hint)),
             (Prim::Not, [(Kind::Bool, a)]) => {
                 Ok(self.let_scalar(Kind::Bool, &format!("!{a}"), hint))
+            }
+            // The table's other real functions, as `syntax::derivatives::eval`
+            // computes them: the same libm calls, or the runtime's.
+            (
+                Prim::Log1p | Prim::Expm1 | Prim::Atan | Prim::Sinh | Prim::Cosh | Prim::Erf,
+                [(Kind::Real, a)],
+            ) => Ok(self.let_scalar(Kind::Real, &format!("{}({a})", op.symbol()), hint)),
+            (
+                Prim::Lgamma | Prim::Digamma | Prim::Trigamma | Prim::Sigmoid | Prim::Sign,
+                [(Kind::Real, a)],
+            ) => Ok(self.let_scalar(Kind::Real, &format!("ad_{}({a})", op.symbol()), hint)),
+            (Prim::Atan2, [(Kind::Real, a), (Kind::Real, b)]) => {
+                Ok(self.let_scalar(Kind::Real, &format!("atan2({a}, {b})"), hint))
+            }
+            (Prim::Real, [(Kind::Int, a)]) => {
+                Ok(self.let_scalar(Kind::Real, &format!("(double){a}"), hint))
+            }
+            (Prim::Floor | Prim::Ceil | Prim::Round | Prim::Trunc, [(Kind::Real, a)]) => {
+                let r = self.let_var(Kind::Real, &format!("{}({a})", op.symbol()), "r");
+                // The reals with an Int value: [-2^63, 2^63); NaN fails.
+                self.fail_if(
+                    &format!("!({r} >= -9223372036854775808.0 && {r} < 9223372036854775808.0)"),
+                    span,
+                    SiteKind::NotAnInt(op),
+                    "0",
+                    "0",
+                );
+                Ok(self.let_scalar(Kind::Int, &format!("(int64_t){r}"), hint))
+            }
+            (Prim::Div | Prim::Mod, [(Kind::Int, a), (Kind::Int, b)]) => {
+                let (a, b) = (a.to_string(), b.to_string());
+                self.fail_if(
+                    &format!("{b} == 0"),
+                    span,
+                    SiteKind::DivisionByZero(op),
+                    "0",
+                    "0",
+                );
+                if op == Prim::Div {
+                    self.fail_if(
+                        &format!("{a} == INT64_MIN && {b} == -1"),
+                        span,
+                        SiteKind::Overflow(op),
+                        "0",
+                        "0",
+                    );
+                }
+                let f = if op == Prim::Div {
+                    "ad_div_floor"
+                } else {
+                    "ad_mod_floor"
+                };
+                Ok(self.let_scalar(Kind::Int, &format!("{f}({a}, {b})"), hint))
             }
             // The derivative primitives, as `syntax::partials` defines them.
             (Prim::DTan | Prim::DTanh, [(Kind::Real, a)]) => {

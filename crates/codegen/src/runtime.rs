@@ -61,7 +61,17 @@ AD_CONST extern double exp(double);
 AD_CONST extern double log(double);
 AD_CONST extern double tanh(double);
 AD_CONST extern double pow(double, double);
+AD_CONST extern double log1p(double);
+AD_CONST extern double expm1(double);
+AD_CONST extern double atan(double);
+AD_CONST extern double atan2(double, double);
+AD_CONST extern double sinh(double);
+AD_CONST extern double cosh(double);
+AD_CONST extern double erf(double);
 #endif
+/* Not in <math.h> under -std=c99; the thread-safe lgamma (the evaluator
+ * calls the same, syntax::special). */
+extern double lgamma_r(double, int *);
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -241,6 +251,82 @@ AD_COLD static int ad_fail(ad_ctx *ctx, int64_t site, int64_t a, int64_t b) {
     ctx->detail[0] = a;
     ctx->detail[1] = b;
     return (int)site;
+}
+
+/* The table's functions that are not one libm call (syntax::derivatives,
+ * syntax::special): the same formulas, in the same order of operations,
+ * so that the results are bit for bit the evaluator's. */
+static double ad_lgamma(double x) {
+    int sign;
+    return lgamma_r(x, &sign);
+}
+
+static double ad_sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
+
+static double ad_sign(double x) { return x > 0.0 ? 1.0 : (x < 0.0 ? -1.0 : x); }
+
+static const double ad_pi = 3.141592653589793;
+
+static bool ad_at_pole(double x) { return x <= 0.0 && x == floor(x); }
+
+static double ad_digamma(double x) {
+    if (isnan(x) || ad_at_pole(x) || x == -INFINITY) return NAN;
+    double acc = 0.0;
+    if (x < 0.0) {
+        acc -= ad_pi / tan(ad_pi * x);
+        x = 1.0 - x;
+    }
+    while (x < 10.0) {
+        acc -= 1.0 / x;
+        x += 1.0;
+    }
+    double f = 1.0 / (x * x);
+    double series = f * (-1.0 / 12.0
+        + f * (1.0 / 120.0
+        + f * (-1.0 / 252.0
+        + f * (1.0 / 240.0
+        + f * (-1.0 / 132.0 + f * (691.0 / 32760.0 + f * (-1.0 / 12.0)))))));
+    return acc + (log(x) - 0.5 / x + series);
+}
+
+static double ad_trigamma(double x) {
+    if (isnan(x) || x == -INFINITY) return NAN;
+    if (ad_at_pole(x)) return INFINITY;
+    double acc = 0.0, sign = 1.0;
+    if (x < 0.0) {
+        double s = sin(ad_pi * x);
+        acc = ad_pi * ad_pi / (s * s);
+        sign = -1.0;
+        x = 1.0 - x;
+    }
+    double shifted = 0.0;
+    while (x < 10.0) {
+        shifted += 1.0 / (x * x);
+        x += 1.0;
+    }
+    double f = 1.0 / (x * x);
+    double series = (1.0
+        + f * (1.0 / 6.0
+        + f * (-1.0 / 30.0
+        + f * (1.0 / 42.0
+        + f * (-1.0 / 30.0 + f * (5.0 / 66.0 + f * (-691.0 / 2730.0 + f * (7.0 / 6.0))))))))
+        / x;
+    double tail = shifted + (series + 0.5 * f);
+    return acc + sign * tail;
+}
+
+/* Int `/` floors and `mod` has the divisor's sign (syntax::derivatives::
+ * eval_int); the caller has excluded b == 0 and INT64_MIN / -1. */
+static int64_t ad_div_floor(int64_t a, int64_t b) {
+    if (b == -1) return -a;
+    int64_t q = a / b, r = a % b;
+    return q - ((r != 0 && ((r < 0) != (b < 0))) ? 1 : 0);
+}
+
+static int64_t ad_mod_floor(int64_t a, int64_t b) {
+    if (b == -1) return 0;
+    int64_t r = a % b;
+    return r + ((r != 0 && ((r < 0) != (b < 0))) ? b : 0);
 }
 
 static bool ad_add_ovf(int64_t a, int64_t b, int64_t *r) {

@@ -129,10 +129,12 @@ pub enum GExpr {
     /// `e.i`, 1-based.
     Proj(Box<GExpr>, usize),
     /// A primitive of one operand: `-`, `not`, a unary real function,
-    /// `shift1L`, `shift1R`, `length`.
+    /// `shift1L`, `shift1R`, `length`, `real`, `floor`, `ceil`, `round`,
+    /// `trunc`.
     Op1(Prim, Box<GExpr>),
-    /// A primitive of two operands: `+ - * /`, `pow`, `max`, `min`, a
-    /// comparison, `&&`, `||`.
+    /// A primitive of two operands: `+ - * /`, `pow`, `max`, `min`,
+    /// `atan2`, a comparison, `&&`, `||`, and `/`, `mod` of an `Int` by a
+    /// constant.
     Op2(Prim, Box<GExpr>, Box<GExpr>),
     /// `if c then a else b`.
     If(Box<GExpr>, Box<GExpr>, Box<GExpr>),
@@ -367,7 +369,11 @@ impl GExpr {
                 e.write(out);
                 out.push(')');
             }
-            GExpr::Op2(op @ (Prim::Pow | Prim::Max | Prim::Min), a, b) => {
+            GExpr::Op2(
+                op @ (Prim::Pow | Prim::Max | Prim::Min | Prim::Atan2 | Prim::Mod),
+                a,
+                b,
+            ) => {
                 let _ = write!(out, "({} ", op.symbol());
                 a.write(out);
                 out.push(' ');
@@ -615,8 +621,14 @@ fn in_direct_node(e: &GExpr, env: &mut Vec<(String, GTy)>) -> bool {
     let k = env.len();
     let ok = match e {
         GExpr::Index(..) => false,
+        // The direct macro has no Int values: no `length`, no conversions.
         GExpr::Op1(op, a) => {
-            !matches!(op, Prim::Shift1L | Prim::Shift1R | Prim::Length) && in_direct(a, env)
+            !matches!(op, Prim::Shift1L | Prim::Shift1R | Prim::Length)
+                && !matches!(
+                    syntax::derivatives::sig(*op),
+                    Some(syntax::derivatives::Sig::IntToReal | syntax::derivatives::Sig::RealToInt)
+                )
+                && in_direct(a, env)
         }
         // Comparisons of reals (not of an index) and logic, in conditions.
         GExpr::Op2(Prim::Lt | Prim::Le | Prim::Gt | Prim::Ge | Prim::Eq | Prim::Ne, a, b) => {

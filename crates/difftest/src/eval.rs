@@ -149,6 +149,25 @@ fn eval_node(
                     }
                     GVal::Array(xs)
                 }
+                Prim::Real => match x {
+                    GVal::Int(n) => GVal::Real(syntax::derivatives::to_real(n)),
+                    other => return Err(Singular(format!("real of {other:?}"))),
+                },
+                Prim::Floor | Prim::Ceil | Prim::Round | Prim::Trunc => {
+                    let x = real(x)?;
+                    // A jump: at the integers (`round`: the halves).
+                    let jump = if *op == Prim::Round { x + 0.5 } else { x };
+                    if (jump - jump.round()).abs() < MARGIN {
+                        return Err(Singular(format!(
+                            "{} applied at {x}, near a jump",
+                            op.symbol()
+                        )));
+                    }
+                    match syntax::derivatives::to_int(*op, x) {
+                        Some(Ok(n)) => GVal::Int(n),
+                        _ => return Err(Singular(format!("{} of {x}", op.symbol()))),
+                    }
+                }
                 _ => GVal::Real(op1(*op, real(x)?)?),
             }
         }
@@ -160,6 +179,16 @@ fn eval_node(
                 Prim::Or => GVal::Bool(truth(x)? | truth(y)?),
                 Prim::Lt | Prim::Le | Prim::Gt | Prim::Ge | Prim::Eq | Prim::Ne => {
                     GVal::Bool(compare(*op, x, y)?)
+                }
+                // `/` and `mod` of an Int by a positive constant.
+                Prim::Div | Prim::Mod if matches!(x, GVal::Int(_)) => {
+                    let (GVal::Int(a), GVal::Real(d)) = (x, y) else {
+                        return Err(Singular("an Int division by a non-constant".to_string()));
+                    };
+                    match syntax::derivatives::eval_int(*op, a, d as i64) {
+                        Some(Ok(q)) => GVal::Int(q),
+                        _ => return Err(Singular(format!("{} by {d}", op.symbol()))),
+                    }
                 }
                 _ => GVal::Real(op2(*op, real(x)?, real(y)?)?),
             }
@@ -331,6 +360,18 @@ fn op1(op: Prim, x: f64) -> Result<f64, Singular> {
         Prim::Tanh => x.tanh(),
         Prim::Abs if x.abs() < MARGIN => return near("its kink"),
         Prim::Abs => x.abs(),
+        Prim::Sign if x.abs() < MARGIN => return near("its kink"),
+        Prim::Log1p if x < -1.0 + MARGIN => return near("the edge of its domain"),
+        Prim::Lgamma if x < MARGIN && (x - x.round()).abs() < MARGIN => return near("a pole"),
+        Prim::Log1p
+        | Prim::Expm1
+        | Prim::Sigmoid
+        | Prim::Atan
+        | Prim::Sinh
+        | Prim::Cosh
+        | Prim::Erf
+        | Prim::Lgamma
+        | Prim::Sign => syntax::derivatives::eval(op, &[x]).unwrap_or(f64::NAN),
         other => return Err(Singular(format!("not a unary operator: {other}"))),
     };
     bounded(r, op.symbol())
@@ -352,6 +393,8 @@ fn op2(op: Prim, x: f64, y: f64) -> Result<f64, Singular> {
         Prim::Pow if x < MARGIN => return near("a non-positive base"),
         Prim::Pow => x.powf(y),
         Prim::Max | Prim::Min if (x - y).abs() < MARGIN => return near("a tie"),
+        Prim::Atan2 if x.hypot(y) < MARGIN => return near("the origin"),
+        Prim::Atan2 => x.atan2(y),
         Prim::Max => x.max(y),
         Prim::Min => x.min(y),
         other => return Err(Singular(format!("not a binary operator: {other}"))),

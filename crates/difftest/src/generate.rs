@@ -51,7 +51,7 @@ impl Default for Features {
     }
 }
 
-const OP1: [Prim; 9] = [
+const OP1: [Prim; 18] = [
     Prim::Neg,
     Prim::Sin,
     Prim::Cos,
@@ -61,8 +61,17 @@ const OP1: [Prim; 9] = [
     Prim::Sqrt,
     Prim::Tanh,
     Prim::Abs,
+    Prim::Log1p,
+    Prim::Expm1,
+    Prim::Sigmoid,
+    Prim::Atan,
+    Prim::Sinh,
+    Prim::Cosh,
+    Prim::Erf,
+    Prim::Lgamma,
+    Prim::Sign,
 ];
-const OP2: [Prim; 7] = [
+const OP2: [Prim; 8] = [
     Prim::Add,
     Prim::Sub,
     Prim::Mul,
@@ -70,7 +79,10 @@ const OP2: [Prim; 7] = [
     Prim::Pow,
     Prim::Max,
     Prim::Min,
+    Prim::Atan2,
 ];
+/// The roundings of a real to an `Int` (`real (floor e)`, ...).
+const ROUND: [Prim; 4] = [Prim::Floor, Prim::Ceil, Prim::Round, Prim::Trunc];
 const CMP: [Prim; 4] = [Prim::Lt, Prim::Le, Prim::Gt, Prim::Ge];
 
 type Env = Vec<(String, GTy)>;
@@ -330,6 +342,7 @@ impl Gen<'_> {
             if size >= 5 { 10 } else { 0 },        // if
             if size >= 4 { 5 } else { 0 },         // guarded partial operation
             if loops { 10 + 8 * nao } else { 0 },  // foldl, ifold
+            if size >= 3 { 4 } else { 0 },         // conversion from Int
         ];
         match self.rng.weighted(&w) {
             0 => {
@@ -353,7 +366,8 @@ impl Gen<'_> {
             1 => {
                 let op = self.pick(&OP1);
                 let a = self.expr(&GTy::Real, size - 1, env, nao);
-                let a = if matches!(op, Prim::Log | Prim::Sqrt) && self.rng.chance(0.7) {
+                let partial = matches!(op, Prim::Log | Prim::Sqrt | Prim::Log1p | Prim::Lgamma);
+                let a = if partial && self.rng.chance(0.7) {
                     positive(a)
                 } else {
                     a
@@ -373,8 +387,34 @@ impl Gen<'_> {
             5 => self.reduce(&GTy::Real, size, env, nao),
             6 => self.if_(&GTy::Real, size, env, nao),
             7 => self.guarded(size, env, nao),
-            _ => self.fold(&GTy::Real, size, env, nao),
+            8 => self.fold(&GTy::Real, size, env, nao),
+            _ => self.conversion(size, env, nao),
         }
+    }
+
+    /// `real i`, `real (mod i k)` or `real (i / k)` of an `Int` in scope,
+    /// or `real (floor e)` (`ceil`, `round`, `trunc`) of a real.
+    fn conversion(&mut self, size: usize, env: &Env, nao: u32) -> GExpr {
+        let ints: Vec<GExpr> = accessible(env)
+            .into_iter()
+            .filter(|(_, t)| matches!(t, GTy::Index(_) | GTy::Length(_)))
+            .map(|(e, _)| e)
+            .collect();
+        let int = if !ints.is_empty() && self.rng.chance(0.6) {
+            let i = self.pick(&ints);
+            match self.rng.below(3) {
+                0 => i,
+                k => {
+                    let op = if k == 1 { Prim::Mod } else { Prim::Div };
+                    let d = GExpr::Const((2 + self.rng.below(3)) as f64);
+                    GExpr::Op2(op, b(i), b(d))
+                }
+            }
+        } else {
+            let op = self.pick(&ROUND);
+            GExpr::Op1(op, b(self.expr(&GTy::Real, size - 2, env, nao)))
+        };
+        GExpr::Op1(Prim::Real, b(int))
     }
 
     /// `reduce f z A` of type `ty` (a real, or with [`Features::extended`]

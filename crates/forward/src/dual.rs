@@ -37,6 +37,7 @@ use crate::Error;
 use crate::build::{Atom, Ctx, Res};
 use crate::shape;
 use crate::table::{self, Partial};
+use syntax::derivatives::{self, Sig};
 
 /// How tangents are represented.
 #[derive(Debug, Clone, PartialEq)]
@@ -275,18 +276,35 @@ impl<'a> Macro<'a> {
         if table::has_entry(op) && *ty == Ty::Real {
             return self.operation(op, args);
         }
-        if matches!(
-            op,
-            Prim::Lt | Prim::Le | Prim::Gt | Prim::Ge | Prim::Eq | Prim::Ne
-        ) {
-            // Compare primal values.
+        let sig = derivatives::sig(op);
+        if sig == Some(Sig::Real) && !table::has_entry(op) {
+            // `trigamma`, the end of `lgamma`'s chain (docs/derivatives.md).
+            return Err(Error::NoDerivative {
+                span: self.cx.span,
+                op,
+            });
+        }
+        if sig == Some(Sig::IntToReal) {
+            // `real n`: an Int has no tangent, the result's is zero.
+            let args = self.apply_all(args)?;
+            let p = self.cx.prim_r(op, args);
+            let t = self.rep.zero(self.cx);
+            return self.cx.tuple(vec![p, t]);
+        }
+        if sig == Some(Sig::RealToInt)
+            || matches!(
+                op,
+                Prim::Lt | Prim::Le | Prim::Gt | Prim::Ge | Prim::Eq | Prim::Ne
+            )
+        {
+            // Compare (or round) primal values.
             let mut out = Vec::with_capacity(args.len());
             for &a in args {
                 let aty = self.cx.ty(a)?;
                 let da = self.apply(a)?;
                 out.push(shape::primal(self.cx, &self.rep, &aty, da)?);
             }
-            return Ok(self.cx.prim(op, out, Ty::Bool));
+            return Ok(self.cx.prim(op, out, dty));
         }
         // Everything else commutes with D: Int arithmetic, logic, and the
         // array builtins, whose function arguments become dual functions.

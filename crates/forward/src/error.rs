@@ -18,6 +18,15 @@ pub enum Error {
         /// What is missing.
         message: String,
     },
+    /// A primitive the table does not differentiate (`trigamma`, reached
+    /// by a third derivative of `lgamma`).
+    #[error("`{op}` has no derivative (a third derivative of `lgamma` is not supported)")]
+    NoDerivative {
+        /// The primitive.
+        span: Span,
+        /// Which one.
+        op: syntax::Prim,
+    },
     /// The requested definition or parameter does not exist.
     #[error("{message}")]
     NotFound {
@@ -76,6 +85,7 @@ impl Error {
         match self {
             Error::NotCore { span, .. }
             | Error::NotFound { span, .. }
+            | Error::NoDerivative { span, .. }
             | Error::UnsupportedType { span, .. }
             | Error::FunctionFreeVariable { span, .. }
             | Error::Construct { span, .. }

@@ -28,6 +28,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::ops::{Add, AddAssign};
 
+use syntax::derivatives::{self, Sig};
 use syntax::{Def, Expr, ExprId, Module, Name, Pat, Prim, Span, Ty, stack};
 
 use crate::error::Error;
@@ -145,40 +146,19 @@ pub fn prim_cost(op: Prim) -> Option<Cost> {
         Prim::Add | Prim::Sub => Cost::new(3, 1, 0, 0),
         Prim::Mul | Prim::Div => Cost::new(3, 0, 1, 0),
         Prim::Neg => Cost::new(2, 1, 0, 0),
-        Prim::Sin
-        | Prim::Cos
-        | Prim::Tan
-        | Prim::Exp
-        | Prim::Log
-        | Prim::Sqrt
-        | Prim::Tanh
-        | Prim::Abs
-        | Prim::DTan
-        | Prim::DTanh
-        | Prim::DAbs => Cost::new(2, 0, 0, 1),
-        Prim::Pow | Prim::Max | Prim::Min | Prim::D1Pow | Prim::D2Pow | Prim::D2Div => {
-            Cost::new(3, 0, 0, 1)
-        }
+        Prim::Mod => Cost::new(3, 0, 1, 0),
+        // A conversion between Int and R: one cheap operation, like `-a`.
+        Prim::Real | Prim::Floor | Prim::Ceil | Prim::Round | Prim::Trunc => Cost::new(2, 1, 0, 0),
+        // Every other real function of the table (`sin`, `pow`, `lgamma`,
+        // the derivative primitives, ...) is one NLOP.
+        op if derivatives::sig(op) == Some(Sig::Real) => Cost::new(op.arity() as u64 + 1, 0, 0, 1),
         Prim::Lt | Prim::Le | Prim::Gt | Prim::Ge | Prim::Eq | Prim::Ne | Prim::And | Prim::Or => {
             Cost::new(3, 1, 0, 0)
         }
         Prim::Not => Cost::new(2, 1, 0, 0),
         Prim::Length => Cost::new(2, 0, 0, 0),
-        Prim::Shift1L
-        | Prim::Shift1R
-        | Prim::Map
-        | Prim::Map2
-        | Prim::Reduce
-        | Prim::Foldl
-        | Prim::Scanl
-        | Prim::Scanr
-        | Prim::Build
-        | Prim::Ifold
-        | Prim::Diff
-        | Prim::Grad
-        | Prim::Jvp
-        | Prim::Vjp
-        | Prim::Jacob => return None,
+        // The second-order builtins and the derivative constructs.
+        _ => return None,
     })
 }
 

@@ -40,6 +40,22 @@ pub enum Error {
         /// Which operation.
         op: Prim,
     },
+    /// `a / 0` or `mod a 0` on `Int`.
+    #[error("division by zero in `{op}`")]
+    DivisionByZero {
+        /// The operation.
+        span: Span,
+        /// Which operation.
+        op: Prim,
+    },
+    /// `floor`, `ceil`, `round` or `trunc` of a real with no `Int` value.
+    #[error("`{op}` of a real with no Int value (NaN, infinite, or beyond the range of Int)")]
+    NotAnInt {
+        /// The operation.
+        span: Span,
+        /// Which operation.
+        op: Prim,
+    },
     /// `build n f` or `ifold f z n` with a negative `n`.
     #[error("`{op}` with a negative count {count}")]
     NegativeCount {
@@ -181,6 +197,8 @@ impl Error {
             Error::SizeMismatch { span, .. }
             | Error::IndexOutOfBounds { span, .. }
             | Error::Overflow { span, .. }
+            | Error::DivisionByZero { span, .. }
+            | Error::NotAnInt { span, .. }
             | Error::NegativeCount { span, .. }
             | Error::TooLarge { span, .. }
             | Error::NotExpanded { span, .. }

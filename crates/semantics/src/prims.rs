@@ -5,10 +5,14 @@
 //! - reals are IEEE f64 with no error ever (`log 0 = -inf`, `sqrt (-1) =
 //!   nan`, `1 / 0 = inf`); `max`/`min` return the other operand when one is
 //!   NaN (C's `fmax`/`fmin`); `pow` is `f64::powf` (C's `pow`); the
-//!   Target-only derivative primitives (`d1pow`, ...) are
-//!   `syntax::partials::eval`;
+//!   real primitives, the Target-only derivative ones (`d1pow`, ...)
+//!   included, are `syntax::derivatives::eval`;
 //! - `Int` arithmetic (`+ - *`, negation, `abs`, `max`, `min`) is checked:
-//!   overflow is an error, never a wrap; `/` and `pow` are real-only;
+//!   overflow is an error, never a wrap; `/` on `Int` floors and `mod`
+//!   takes the divisor's sign (`syntax::derivatives::eval_int`), division
+//!   by zero is an error; `pow` is real-only; `floor`, `ceil`, `round` and
+//!   `trunc` of a real with no `Int` value (NaN, infinite, out of range)
+//!   are errors;
 //! - `reduce f z A` and `foldl f z A` are the left fold
 //!   `f(...f(f(z, a1), a2)..., an)`;
 //! - `scanl f z A = [z, f(z, a1), f(f(z, a1), a2), ...]` (n+1 elements),
@@ -22,6 +26,7 @@
 //! `Error::Type` with the builtin's span; the number of operands has been
 //! checked against `Prim::arity` by the caller, and is checked again here.
 
+use syntax::derivatives::{self, Sig, Undefined};
 use syntax::{Prim, Span};
 
 use crate::error::Error;
@@ -43,28 +48,17 @@ pub(crate) fn apply_prim(
     {
         return Err(wrong(op, "a function", f, span));
     }
+    if let Some(r) = discrete(op, args, span) {
+        return r;
+    }
     match (op, args) {
         (Prim::Neg | Prim::Abs, [a]) => int_or_real_unary(op, a, span),
-        (
-            Prim::Sin | Prim::Cos | Prim::Tan | Prim::Exp | Prim::Log | Prim::Sqrt | Prim::Tanh,
-            [a],
-        ) => {
+        (_, [a]) if derivatives::sig(op) == Some(Sig::Real) => {
             let x = real(op, a, span)?;
-            Ok(Value::Real(real_unary(op, x)))
-        }
-        (Prim::DTan | Prim::DTanh | Prim::DAbs, [a]) => {
-            let x = real(op, a, span)?;
-            Ok(Value::Real(partial(op, &[x])))
-        }
-        (Prim::D1Pow | Prim::D2Pow | Prim::D2Div, [a, b]) => {
-            let (x, y) = (real(op, a, span)?, real(op, b, span)?);
-            Ok(Value::Real(partial(op, &[x, y])))
+            Ok(Value::Real(real_op(op, &[x])))
         }
         (Prim::Not, [a]) => Ok(Value::Bool(!boolean(op, a, span)?)),
-        (
-            Prim::Add | Prim::Sub | Prim::Mul | Prim::Div | Prim::Pow | Prim::Max | Prim::Min,
-            [a, b],
-        ) => arith(op, a, b, span),
+        (_, [a, b]) if derivatives::sig(op).is_some() => arith(op, a, b, span),
         (Prim::Lt | Prim::Le | Prim::Gt | Prim::Ge | Prim::Eq | Prim::Ne, [a, b]) => {
             compare(op, a, b, span).map(Value::Bool)
         }
@@ -167,23 +161,41 @@ pub(crate) fn apply_prim(
     }
 }
 
-/// A Target-only derivative primitive (`syntax::partials`).
-fn partial(op: Prim, args: &[f64]) -> f64 {
-    syntax::partials::eval(op, args).unwrap_or(f64::NAN)
+/// The table's operations that involve `Int` and are not ring arithmetic:
+/// `real`, `floor`, `ceil`, `round`, `trunc`, and `/` and `mod` on `Int`
+/// (`syntax::derivatives::{to_real, to_int, eval_int}`, the one definition
+/// of each), or `None` for another primitive or operands of other types.
+/// Shared with the UNF evaluator.
+pub(crate) fn discrete(op: Prim, args: &[Value], span: Span) -> Option<Result<Value, Error>> {
+    let undefined = |u: Undefined| match u {
+        Undefined::DivisionByZero => Error::DivisionByZero { span, op },
+        Undefined::Overflow => Error::Overflow { span, op },
+        Undefined::NotAnInt => Error::NotAnInt { span, op },
+    };
+    Some(match (derivatives::sig(op)?, args) {
+        (Sig::IntToReal, [a]) => match a {
+            Value::Int(n) => Ok(Value::Real(derivatives::to_real(*n))),
+            _ => Err(wrong(op, "an integer", a, span)),
+        },
+        (Sig::RealToInt, [a]) => real(op, a, span).and_then(|x| {
+            derivatives::to_int(op, x)
+                .unwrap_or(Err(Undefined::NotAnInt))
+                .map(Value::Int)
+                .map_err(undefined)
+        }),
+        (Sig::Int | Sig::Numeric, [Value::Int(a), Value::Int(b)]) => {
+            let r = derivatives::eval_int(op, *a, *b)?;
+            r.map(Value::Int).map_err(undefined)
+        }
+        (Sig::Int, [a, b]) => Err(two_wrong(op, "two integers", a, b, span)),
+        _ => return None,
+    })
 }
 
-/// The unary real functions.
-fn real_unary(op: Prim, x: f64) -> f64 {
-    match op {
-        Prim::Sin => x.sin(),
-        Prim::Cos => x.cos(),
-        Prim::Tan => x.tan(),
-        Prim::Exp => x.exp(),
-        Prim::Log => x.ln(),
-        Prim::Sqrt => x.sqrt(),
-        Prim::Tanh => x.tanh(),
-        _ => f64::NAN,
-    }
+/// A real scalar primitive (`syntax::derivatives::eval`, the one
+/// definition).
+fn real_op(op: Prim, args: &[f64]) -> f64 {
+    derivatives::eval(op, args).unwrap_or(f64::NAN)
 }
 
 fn int_or_real_unary(op: Prim, a: &Value, span: Span) -> Result<Value, Error> {
@@ -204,19 +216,7 @@ fn int_or_real_unary(op: Prim, a: &Value, span: Span) -> Result<Value, Error> {
 
 fn arith(op: Prim, a: &Value, b: &Value, span: Span) -> Result<Value, Error> {
     match (a, b) {
-        (Value::Real(x), Value::Real(y)) => {
-            let (x, y) = (*x, *y);
-            Ok(Value::Real(match op {
-                Prim::Add => x + y,
-                Prim::Sub => x - y,
-                Prim::Mul => x * y,
-                Prim::Div => x / y,
-                Prim::Pow => x.powf(y),
-                Prim::Max => x.max(y),
-                Prim::Min => x.min(y),
-                _ => f64::NAN,
-            }))
-        }
+        (Value::Real(x), Value::Real(y)) => Ok(Value::Real(real_op(op, &[*x, *y]))),
         (Value::Int(x), Value::Int(y)) => {
             let r = match op {
                 Prim::Add => x.checked_add(*y),

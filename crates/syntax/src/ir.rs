@@ -191,6 +191,35 @@ pub enum Prim {
     Tanh,
     /// `abs a`
     Abs,
+    /// `log1p a`, `log (1 + a)` accurate near 0
+    Log1p,
+    /// `expm1 a`, `exp a - 1` accurate near 0
+    Expm1,
+    /// `sigmoid a`, `1 / (1 + exp (-a))`
+    Sigmoid,
+    /// `atan a`
+    Atan,
+    /// `sinh a`
+    Sinh,
+    /// `cosh a`
+    Cosh,
+    /// `erf a`, the error function
+    Erf,
+    /// `lgamma a`, `log |Γ(a)|`
+    Lgamma,
+    /// `sign a`: 1, -1, or `a` itself at 0 and NaN
+    Sign,
+    // Conversions between `Int` and `R`.
+    /// `real n`: an `Int` as an `R`
+    Real,
+    /// `floor a`: the largest `Int` not above `a`
+    Floor,
+    /// `ceil a`: the smallest `Int` not below `a`
+    Ceil,
+    /// `round a`: the nearest `Int`, halves away from zero
+    Round,
+    /// `trunc a`: `a` without its fraction, as an `Int`
+    Trunc,
     // Binary real functions.
     /// `pow a b`
     Pow,
@@ -198,6 +227,10 @@ pub enum Prim {
     Max,
     /// `min a b`
     Min,
+    /// `atan2 y x`, the angle of the point `(x, y)`
+    Atan2,
+    /// `mod a b` on `Int`: the remainder of the flooring division, with the sign of `b`
+    Mod,
     // Comparisons and logic.
     /// `a < b`
     Lt,
@@ -255,7 +288,7 @@ pub enum Prim {
     // not one cheap operation (seeds/000 Section 2: "we assume given
     // operators ∂₁op2, ∂₂op2"). Target only: reverse mode writes them, a
     // Source program cannot (`Prim::is_target_only`); their meaning on
-    // f64 is `crate::partials::eval`.
+    // f64 is `crate::derivatives::eval`.
     /// `d1pow x y`, ∂₁pow: `y * pow x (y - 1)`
     D1Pow,
     /// `d2pow x y`, ∂₂pow: `if x > 0 then log x * pow x y else 0`
@@ -268,6 +301,10 @@ pub enum Prim {
     DAbs,
     /// `d2div x y`, ∂₂(/): `-((x / y) / y)`
     D2Div,
+    /// `digamma x`, ∂lgamma: ψ(x)
+    Digamma,
+    /// `trigamma x`, ∂digamma: ψ′(x)
+    Trigamma,
 }
 
 /// How a primitive is written.
@@ -297,9 +334,25 @@ impl Prim {
         Prim::Sqrt,
         Prim::Tanh,
         Prim::Abs,
+        Prim::Log1p,
+        Prim::Expm1,
+        Prim::Sigmoid,
+        Prim::Atan,
+        Prim::Sinh,
+        Prim::Cosh,
+        Prim::Erf,
+        Prim::Lgamma,
+        Prim::Sign,
+        Prim::Real,
+        Prim::Floor,
+        Prim::Ceil,
+        Prim::Round,
+        Prim::Trunc,
         Prim::Pow,
         Prim::Max,
         Prim::Min,
+        Prim::Atan2,
+        Prim::Mod,
         Prim::Lt,
         Prim::Le,
         Prim::Gt,
@@ -331,6 +384,8 @@ impl Prim {
         Prim::DTanh,
         Prim::DAbs,
         Prim::D2Div,
+        Prim::Digamma,
+        Prim::Trigamma,
     ];
 
     /// The name or operator symbol as written in programs.
@@ -349,6 +404,24 @@ impl Prim {
             Prim::Sqrt => "sqrt",
             Prim::Tanh => "tanh",
             Prim::Abs => "abs",
+            Prim::Log1p => "log1p",
+            Prim::Expm1 => "expm1",
+            Prim::Sigmoid => "sigmoid",
+            Prim::Atan => "atan",
+            Prim::Sinh => "sinh",
+            Prim::Cosh => "cosh",
+            Prim::Erf => "erf",
+            Prim::Lgamma => "lgamma",
+            Prim::Sign => "sign",
+            Prim::Real => "real",
+            Prim::Floor => "floor",
+            Prim::Ceil => "ceil",
+            Prim::Round => "round",
+            Prim::Trunc => "trunc",
+            Prim::Atan2 => "atan2",
+            Prim::Mod => "mod",
+            Prim::Digamma => "digamma",
+            Prim::Trigamma => "trigamma",
             Prim::Pow => "pow",
             Prim::Max => "max",
             Prim::Min => "min",
@@ -404,12 +477,19 @@ impl Prim {
 
     /// Whether only Target programs may use this primitive: the partial
     /// derivatives reverse mode writes (`d1pow`, `d2pow`, `dtan`, `dtanh`,
-    /// `dabs`, `d2div`). Source programs name them nowhere (`from_name`), and the
+    /// `dabs`, `d2div`, `digamma`, `trigamma`). Source programs name them nowhere (`from_name`), and the
     /// first-order check and `verify::verify_source` reject them.
     pub fn is_target_only(self) -> bool {
         matches!(
             self,
-            Prim::D1Pow | Prim::D2Pow | Prim::DTan | Prim::DTanh | Prim::DAbs | Prim::D2Div
+            Prim::D1Pow
+                | Prim::D2Pow
+                | Prim::DTan
+                | Prim::DTanh
+                | Prim::DAbs
+                | Prim::D2Div
+                | Prim::Digamma
+                | Prim::Trigamma
         )
     }
 
@@ -426,6 +506,22 @@ impl Prim {
             | Prim::Sqrt
             | Prim::Tanh
             | Prim::Abs
+            | Prim::Log1p
+            | Prim::Expm1
+            | Prim::Sigmoid
+            | Prim::Atan
+            | Prim::Sinh
+            | Prim::Cosh
+            | Prim::Erf
+            | Prim::Lgamma
+            | Prim::Sign
+            | Prim::Real
+            | Prim::Floor
+            | Prim::Ceil
+            | Prim::Round
+            | Prim::Trunc
+            | Prim::Digamma
+            | Prim::Trigamma
             | Prim::DTan
             | Prim::DTanh
             | Prim::DAbs
@@ -437,6 +533,8 @@ impl Prim {
             | Prim::Mul
             | Prim::Div
             | Prim::Pow
+            | Prim::Atan2
+            | Prim::Mod
             | Prim::D1Pow
             | Prim::D2Pow
             | Prim::D2Div

@@ -13,6 +13,7 @@
 //! - `types[i]` is the type of `exprs[i]` under the typing rules of
 //!   language.md.
 
+pub mod derivatives;
 pub mod elaborate;
 pub mod envelope;
 pub mod first_order;
@@ -21,8 +22,8 @@ pub mod infer;
 pub mod ir;
 pub mod lexer;
 pub mod parser;
-pub mod partials;
 pub mod print;
+pub mod special;
 pub mod specialize;
 pub mod stack;
 pub mod verify;

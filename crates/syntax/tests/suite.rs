@@ -8,6 +8,7 @@ mod support;
 
 mod deep;
 mod deep_types;
+mod derivatives;
 mod elaborate;
 mod envelope;
 mod fixtures;

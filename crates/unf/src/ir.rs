@@ -147,11 +147,13 @@ pub enum Ctx {
 pub enum Op {
     /// A real constant, a 0-ary operator: `T ⊢ c_T : T·R`.
     Const(f64),
-    /// A unary real operator (`Neg`, `Sin`, `Cos`, `Tan`, `Exp`, `Log`,
-    /// `Sqrt`, `Tanh`, `Abs`): `T·R ⊢ op_{T;1} : T·R·R`.
+    /// A unary real operator (`Neg`, `Sin`, ...: a Source primitive of one
+    /// argument with partials in `syntax::derivatives`):
+    /// `T·R ⊢ op_{T;1} : T·R·R`.
     Unary(syntax::Prim),
     /// A binary real operator (`Add`, `Sub`, `Mul`, `Div`, `Pow`, `Max`,
-    /// `Min`): `T·R·R ⊢ op_{T;2} : T·R·R·R`.
+    /// `Min`, `Atan2`: two arguments, partials in the table):
+    /// `T·R·R ⊢ op_{T;2} : T·R·R·R`.
     Binary(syntax::Prim),
     /// `π_i` seen as a unary operator on a tuple type
     /// `tuple = (A1, ..., Ak)`: `T·tuple ⊢ π_i : T·tuple·A_i`.
@@ -170,9 +172,12 @@ pub enum Op {
     /// `T·A1·..·Ak ⊢ op : T·A1·..·Ak·ret`. The builtins are the comparisons
     /// (`<`, `<=`, `>`, `>=`, `==`, `!=` on reals or integers, result
     /// `Bool`), the logic (`&&`, `||`, `not`), the integer arithmetic (`+`,
-    /// `-`, `*`, negation, `abs`, `max`, `min` on `Int`), `length` (an array
+    /// `-`, `*`, `/`, `mod`, negation, `abs`, `max`, `min` on `Int`), the
+    /// conversions (`real` from `Int` to `R`, `floor`, `ceil`, `round`,
+    /// `trunc` from `R` to `Int`), `length` (an array
     /// to `Int`), and the shifts `shift1L`, `shift1R` (`[n+1]A` to `[n]A`).
-    /// Those with an `Int` or `Bool` result have a zero transposed
+    /// Those with an `Int` or `Bool` result, and `real` (its argument, an
+    /// `Int`, has no cotangent), have a zero transposed
     /// Jacobian (Section 7.3: non-smooth values are external to the
     /// differentiation); the shifts' is the zero-padded shift back.
     Builtin {

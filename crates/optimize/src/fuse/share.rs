@@ -50,6 +50,17 @@ fn expensive(op: Prim) -> bool {
             | Prim::Tanh
             | Prim::Sqrt
             | Prim::Pow
+            | Prim::Log1p
+            | Prim::Expm1
+            | Prim::Sigmoid
+            | Prim::Atan
+            | Prim::Atan2
+            | Prim::Sinh
+            | Prim::Cosh
+            | Prim::Erf
+            | Prim::Lgamma
+            | Prim::Digamma
+            | Prim::Trigamma
     )
 }
 

@@ -270,7 +270,7 @@ impl Direct<'_> {
                 array: se,
                 index: i0,
             });
-            let zbar = times(b, ground::Partial::Expr(s0), &z);
+            let zbar = times(b, ground::Partial::Term(s0), &z);
             x.insert(t, Cot::Val(zbar));
             let Some((g, d)) = d else {
                 return call_k(k2, b, x, Cot::Zero);
@@ -482,7 +482,7 @@ fn scaled(b: &mut Emit, ty: &Ty, d: &Atom, wv: &Atom, z: &Atom) -> Atom {
     let (u, w) = (b.fresh("u"), b.fresh("w"));
     b.open();
     let we = b.var(&w);
-    let s = times(b, ground::Partial::Expr(we), z);
+    let s = times(b, ground::Partial::Term(we), z);
     let r = scale(b, ty, &Atom::Var(u.clone()), &s);
     let body = b.atom(&r);
     let body = b.close(body);

@@ -11,6 +11,7 @@
 //! (the direct macro refuses Int and Bool values before getting here).
 
 use super::emit::{Atom, Emit};
+use syntax::derivatives::{self, Instantiate};
 use syntax::{Expr, ExprId, Prim, Ty};
 
 /// A cotangent of a value of a ground type G.
@@ -224,20 +225,13 @@ pub(super) fn scale(b: &mut Emit, ty: &Ty, c: &Atom, s: &Atom) -> Atom {
         }
         _ => {
             let ce = b.atom(c);
-            times(b, Partial::Expr(ce), s)
+            times(b, Partial::Term(ce), s)
         }
     }
 }
 
 /// A partial derivative of a scalar operator at the primal point.
-pub(super) enum Partial {
-    /// The constant 1.
-    One,
-    /// The constant -1.
-    MinusOne,
-    /// An expression.
-    Expr(ExprId),
-}
+pub(super) type Partial = derivatives::Partial<ExprId>;
 
 /// `d * z`, bound (`d` alone when z is the constant 1).
 pub(super) fn times(b: &mut Emit, d: Partial, z: &Atom) -> Atom {
@@ -248,7 +242,7 @@ pub(super) fn times(b: &mut Emit, d: Partial, z: &Atom) -> Atom {
             let e = b.un(Prim::Neg, ze);
             b.bind("d", e)
         }
-        Partial::Expr(d) => {
+        Partial::Term(d) => {
             if *z == Atom::Real(1.0) {
                 return b.bind("d", d);
             }
@@ -259,106 +253,60 @@ pub(super) fn times(b: &mut Emit, d: Partial, z: &Atom) -> Atom {
     }
 }
 
-/// `∂op1(x)`, where `r = op1(x)` is the primal result.
-pub(super) fn partial1(b: &mut Emit, op: Prim, x: &Atom, r: &Atom) -> Partial {
-    let e = match op {
-        Prim::Neg => return Partial::MinusOne,
-        Prim::Sin => {
-            let x = b.atom(x);
-            b.un(Prim::Cos, x)
-        }
-        Prim::Cos => {
-            let x = b.atom(x);
-            let s = b.un(Prim::Sin, x);
-            b.un(Prim::Neg, s)
-        }
-        // The derivative primitives of Target (syntax::partials).
-        Prim::Tan | Prim::Tanh => {
-            let d = if op == Prim::Tan {
-                Prim::DTan
-            } else {
-                Prim::DTanh
-            };
-            let x = b.atom(x);
-            b.un(d, x)
-        }
-        Prim::Exp => b.atom(r),
-        Prim::Log => {
-            let one = b.real(1.0);
-            let x = b.atom(x);
-            b.bin(Prim::Div, one, x)
-        }
-        Prim::Sqrt => {
-            let half = b.real(0.5);
-            let r = b.atom(r);
-            b.bin(Prim::Div, half, r)
-        }
-        _ => {
-            // abs (`is_op1`): `dabs x`, -1 at 0 (docs/derivatives.md).
-            let x = b.atom(x);
-            b.un(Prim::DAbs, x)
-        }
-    };
-    Partial::Expr(e)
+/// The partials `∂_i op (x1, ..., xn)` of a real operator, where `r` is
+/// the primal result: the table of `syntax::derivatives` written with this
+/// stage's emitter. Empty for an operator without an entry, which
+/// [`is_op1`] and [`is_op2`] keep from getting here.
+pub(super) fn partials(b: &mut Emit, op: Prim, x: &[Atom], r: &Atom) -> Vec<Partial> {
+    let mut to = Terms { b, x, r };
+    match derivatives::instantiate_partials(op, &mut to) {
+        Ok(ps) => ps.unwrap_or_default(),
+        Err(never) => match never {},
+    }
 }
 
-/// `(∂1 op2(x, y), ∂2 op2(x, y))`.
-pub(super) fn partial2(b: &mut Emit, op: Prim, x: &Atom, y: &Atom) -> (Partial, Partial) {
-    match op {
-        Prim::Add => (Partial::One, Partial::One),
-        Prim::Sub => (Partial::One, Partial::MinusOne),
-        Prim::Mul => (Partial::Expr(b.atom(y)), Partial::Expr(b.atom(x))),
-        Prim::Div => {
-            // 1 / y and ∂₂(/), a primitive of Target (syntax::partials).
-            let one = b.real(1.0);
-            let ye = b.atom(y);
-            let dx = b.bin(Prim::Div, one, ye);
-            let (xe, ye) = (b.atom(x), b.atom(y));
-            (Partial::Expr(dx), Partial::Expr(b.bin(Prim::D2Div, xe, ye)))
-        }
-        Prim::Pow => {
-            // ∂₁pow and ∂₂pow, primitives of Target (syntax::partials).
-            let (x1, y1, x2, y2) = (b.atom(x), b.atom(y), b.atom(x), b.atom(y));
-            let dx = b.bin(Prim::D1Pow, x1, y1);
-            let dy = b.bin(Prim::D2Pow, x2, y2);
-            (Partial::Expr(dx), Partial::Expr(dy))
-        }
-        _ => {
-            // max x y is `if x > y then x else y`, min x y is
-            // `if x < y then x else y`: ties go to y (docs/derivatives.md).
-            let cmp = if op == Prim::Max { Prim::Gt } else { Prim::Lt };
-            let (x1, y1, x2, y2) = (b.atom(x), b.atom(y), b.atom(x), b.atom(y));
-            let c1 = b.bin(cmp, x1, y1);
-            let c2 = b.bin(cmp, x2, y2);
-            let (one, zero) = (b.real(1.0), b.real(0.0));
-            let dx = b.ite(c1, one, zero);
-            let (one, zero) = (b.real(1.0), b.real(0.0));
-            let dy = b.ite(c2, zero, one);
-            (Partial::Expr(dx), Partial::Expr(dy))
-        }
+/// The table's terms over atoms of the program.
+struct Terms<'a> {
+    b: &'a mut Emit,
+    x: &'a [Atom],
+    r: &'a Atom,
+}
+
+impl Instantiate for Terms<'_> {
+    type Out = ExprId;
+    type Error = std::convert::Infallible;
+
+    fn arg(&mut self, i: usize) -> ExprId {
+        self.b.atom(&self.x[i])
+    }
+
+    fn result(&mut self) -> ExprId {
+        self.b.atom(self.r)
+    }
+
+    fn real(&mut self, c: f64) -> ExprId {
+        self.b.real(c)
+    }
+
+    fn apply(&mut self, op: Prim, args: Vec<ExprId>) -> ExprId {
+        self.b.prim(op, args)
+    }
+
+    fn compare(&mut self, cmp: Prim, a: ExprId, c: ExprId) -> ExprId {
+        self.b.bin(cmp, a, c)
+    }
+
+    fn ite(&mut self, c: ExprId, a: ExprId, e: ExprId) -> Result<ExprId, Self::Error> {
+        Ok(self.b.ite(c, a, e))
     }
 }
 
 /// Whether `op` is a unary operator on reals with a derivative rule.
 pub(super) fn is_op1(op: Prim) -> bool {
-    matches!(
-        op,
-        Prim::Neg
-            | Prim::Sin
-            | Prim::Cos
-            | Prim::Tan
-            | Prim::Exp
-            | Prim::Log
-            | Prim::Sqrt
-            | Prim::Tanh
-            | Prim::Abs
-    )
+    op.arity() == 1 && !op.is_target_only() && derivatives::partials(op).is_some()
 }
 
 /// Whether `op` is a binary operator on reals with a derivative rule.
 pub(super) fn is_op2(op: Prim) -> bool {
-    matches!(
-        op,
-        Prim::Add | Prim::Sub | Prim::Mul | Prim::Div | Prim::Pow | Prim::Max | Prim::Min
-    )
+    op.arity() == 2 && !op.is_target_only() && derivatives::partials(op).is_some()
 }

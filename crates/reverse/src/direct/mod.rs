@@ -45,7 +45,7 @@ mod ground;
 
 use crate::{Config, Error};
 use emit::{Atom, Emit};
-use ground::{Cot, components, is_op1, is_op2, materialize, partial1, partial2, plus, times};
+use ground::{Cot, components, is_op1, is_op2, materialize, partials, plus, times};
 use std::collections::HashMap;
 use syntax::stack::guard;
 use syntax::{Def, Expr, ExprId, Module, Name, Pat, Prim, Span, Ty};
@@ -538,7 +538,10 @@ impl Direct<'_> {
                     return call_k(k1, b, x, Cot::Zero);
                 };
                 b.span = span;
-                let d = partial1(b, op, &a, &r);
+                let Some(&d) = partials(b, op, std::slice::from_ref(&a), &r).first() else {
+                    // Unreachable: `is_op1` admits only operators with a partial.
+                    return call_k(k1, b, x, Cot::Zero);
+                };
                 let c = times(b, d, &z);
                 call_k(k1, b, x, Cot::Val(c))
             }
@@ -570,12 +573,16 @@ impl Direct<'_> {
         let v = b.bin(op, e1, e2);
         let res = b.bind_hint(hint, "v", v);
         let k: K = Box::new({
+            let r = res.clone();
             move |b, mut x, z| {
                 let Cot::Val(z) = z else {
                     return call_k(k2, b, x, Cot::Zero);
                 };
                 b.span = span;
-                let (d1, d2) = partial2(b, op, &a1, &a2);
+                let [d1, d2] = partials(b, op, &[a1.clone(), a2.clone()], &r)[..] else {
+                    // Unreachable: `is_op2` admits only operators with two partials.
+                    return call_k(k2, b, x, Cot::Zero);
+                };
                 let c1 = times(b, d1, &z);
                 let c2 = times(b, d2, &z);
                 x.insert(t, Cot::Val(c1));

@@ -3,6 +3,7 @@
 //! non-differentiable points as forward mode and `unf::raise`), the
 //! discrete builtins, and the monoid `(G, +^, 0_G)` of cotangents.
 
+use syntax::derivatives;
 use syntax::{Prim as P, Span};
 
 use super::internal;
@@ -55,81 +56,38 @@ pub(super) fn add(a: &Value, b: &Value) -> Result<Value, Error> {
     })
 }
 
+/// A unary real operator (`syntax::derivatives::eval`).
 pub(super) fn unary(op: P, x: f64) -> Option<f64> {
-    Some(match op {
-        P::Neg => -x,
-        P::Sin => x.sin(),
-        P::Cos => x.cos(),
-        P::Tan => x.tan(),
-        P::Exp => x.exp(),
-        P::Log => x.ln(),
-        P::Sqrt => x.sqrt(),
-        P::Tanh => x.tanh(),
-        P::Abs => x.abs(),
-        _ => return None,
-    })
+    derivatives::eval(op, &[x])
 }
 
+/// A binary real operator (`syntax::derivatives::eval`).
 pub(super) fn binary(op: P, x: f64, y: f64) -> Option<f64> {
-    Some(match op {
-        P::Add => x + y,
-        P::Sub => x - y,
-        P::Mul => x * y,
-        P::Div => x / y,
-        P::Pow => x.powf(y),
-        P::Max => x.max(y),
-        P::Min => x.min(y),
-        _ => return None,
-    })
+    derivatives::eval(op, &[x, y])
 }
 
-/// The derivative of a unary operator (docs/unf.md, "Derivatives of the
-/// scalar operators"; the same choices at non-differentiable points).
+/// The derivative of a unary operator: the table's (`syntax::derivatives`,
+/// the same choices at non-differentiable points as every route).
 pub(super) fn d_unary(op: P, x: f64) -> Option<f64> {
-    Some(match op {
-        P::Neg => -1.0,
-        P::Sin => x.cos(),
-        P::Cos => -x.sin(),
-        P::Exp => x.exp(),
-        P::Log => 1.0 / x,
-        P::Sqrt => 0.5 / x.sqrt(),
-        // The derivative primitives of Target (`dabs 0 = -1`).
-        P::Tan => syntax::partials::eval(P::DTan, &[x])?,
-        P::Tanh => syntax::partials::eval(P::DTanh, &[x])?,
-        P::Abs => syntax::partials::eval(P::DAbs, &[x])?,
-        _ => return None,
-    })
+    match derivatives::partials(op)? {
+        [p] => Some(derivatives::eval_partial(p, &[x], unary(op, x)?)),
+        _ => None,
+    }
 }
 
-/// The partial derivatives of a binary operator.
+/// The partial derivatives of a binary operator (the table's).
 pub(super) fn d_binary(op: P, x: f64, y: f64) -> Option<(f64, f64)> {
-    Some(match op {
-        P::Add => (1.0, 1.0),
-        P::Sub => (1.0, -1.0),
-        P::Mul => (y, x),
-        P::Div => (1.0 / y, syntax::partials::eval(P::D2Div, &[x, y])?),
-        P::Pow => (
-            syntax::partials::eval(P::D1Pow, &[x, y])?,
-            syntax::partials::eval(P::D2Pow, &[x, y])?,
-        ),
-        // `max x y` is `if x > y then x else y`: a tie goes to y.
-        P::Max => {
-            if x > y {
-                (1.0, 0.0)
-            } else {
-                (0.0, 1.0)
-            }
+    match derivatives::partials(op)? {
+        [p, q] => {
+            let r = binary(op, x, y)?;
+            let at = [x, y];
+            Some((
+                derivatives::eval_partial(p, &at, r),
+                derivatives::eval_partial(q, &at, r),
+            ))
         }
-        // `min x y` is `if x < y then x else y`: a tie goes to y.
-        P::Min => {
-            if x < y {
-                (1.0, 0.0)
-            } else {
-                (0.0, 1.0)
-            }
-        }
-        _ => return None,
-    })
+        _ => None,
+    }
 }
 
 /// A discrete builtin of `Op::Builtin` (comparisons, logic, integer
@@ -147,6 +105,9 @@ pub(super) fn builtin(op: P, args: &[Value], span: Span) -> Result<Value, Error>
         ),
     };
     let overflow = || Error::Overflow { span, op };
+    if let Some(r) = crate::prims::discrete(op, args, span) {
+        return r;
+    }
     Ok(match (op, args) {
         (P::Lt | P::Le | P::Gt | P::Ge | P::Eq | P::Ne, [a, b]) => {
             let ord = match (a, b) {

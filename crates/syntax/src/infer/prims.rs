@@ -6,6 +6,7 @@
 
 use super::table::{Class, Ctor, SizeNorm, SizeTerm, SizeVal};
 use super::{Cx, TyVar};
+use crate::derivatives::{self, Sig};
 use crate::error::Error;
 use crate::ir::{Expr, ExprId, Prim, Span};
 
@@ -23,46 +24,30 @@ impl Cx<'_> {
             });
         }
         let sp = |i: usize| self.m.span(args[i]);
-        match op {
-            Prim::Add | Prim::Sub | Prim::Mul => {
-                let (a, b) = (self.expr(args[0])?, self.expr(args[1])?);
-                self.numeric(a, sp(0))?;
-                self.expect(a, b, sp(1))?;
-                Ok(a)
-            }
-            Prim::Neg => {
-                let a = self.expr(args[0])?;
-                self.numeric(a, sp(0))?;
-                Ok(a)
-            }
-            Prim::Div
-            | Prim::Pow
-            | Prim::Max
-            | Prim::Min
-            | Prim::D1Pow
-            | Prim::D2Pow
-            | Prim::D2Div => {
-                for (i, &a) in args.iter().enumerate() {
-                    let ta = self.expr(a)?;
-                    self.want(Ctor::Real, ta, sp(i))?;
+        // The arithmetic primitives type by their class in the table.
+        if let Some(sig) = derivatives::sig(op) {
+            let (arg, ret) = match sig {
+                Sig::Numeric => {
+                    let a = self.expr(args[0])?;
+                    self.numeric(a, sp(0))?;
+                    for (i, &b) in args.iter().enumerate().skip(1) {
+                        let b = self.expr(b)?;
+                        self.expect(a, b, sp(i))?;
+                    }
+                    return Ok(a);
                 }
-                Ok(self.t.known(Ctor::Real))
+                Sig::Real => (Ctor::Real, Ctor::Real),
+                Sig::IntToReal => (Ctor::Int, Ctor::Real),
+                Sig::RealToInt => (Ctor::Real, Ctor::Int),
+                Sig::Int => (Ctor::Int, Ctor::Int),
+            };
+            for (i, &a) in args.iter().enumerate() {
+                let ta = self.expr(a)?;
+                self.want(arg.clone(), ta, sp(i))?;
             }
-            Prim::Sin
-            | Prim::Cos
-            | Prim::Tan
-            | Prim::Exp
-            | Prim::Log
-            | Prim::Sqrt
-            | Prim::Tanh
-            | Prim::Abs
-            | Prim::DTan
-            | Prim::DTanh
-            | Prim::DAbs => {
-                let ta = self.expr(args[0])?;
-                self.want(Ctor::Real, ta, sp(0))?;
-                Ok(ta)
-            }
+            return Ok(self.t.known(ret));
+        }
+        match op {
             Prim::Lt | Prim::Le | Prim::Gt | Prim::Ge | Prim::Eq | Prim::Ne => {
                 let (a, b) = (self.expr(args[0])?, self.expr(args[1])?);
                 if matches!(op, Prim::Eq | Prim::Ne) {
@@ -196,6 +181,11 @@ impl Cx<'_> {
                 let row = self.t.known(Ctor::Array(n, r));
                 Ok(self.t.known(Ctor::Array(m, row)))
             }
+            // The arithmetic primitives were typed above by their class.
+            _ => Err(Error::Type {
+                span,
+                message: format!("`{op}` has no typing class in the table of primitives"),
+            }),
         }
     }
 

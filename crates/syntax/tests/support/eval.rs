@@ -224,7 +224,25 @@ fn prim(m: &Module, op: Prim, v: &[V]) -> Res {
     let r = |f: fn(f64) -> f64| -> Res { Ok(V::R(f(real(&v[0])?))) };
     match op {
         Prim::Add | Prim::Sub | Prim::Mul => arith(op, &v[0], &v[1]),
+        Prim::Div | Prim::Mod if matches!(v[0], V::I(_)) => match (&v[0], &v[1]) {
+            (V::I(a), V::I(b)) => match syntax::derivatives::eval_int(op, *a, *b) {
+                Some(Ok(q)) => Ok(V::I(q)),
+                _ => fail("integer division"),
+            },
+            _ => fail("integer division operands"),
+        },
         Prim::Div => Ok(V::R(real(&v[0])? / real(&v[1])?)),
+        Prim::Mod => fail("mod of reals"),
+        Prim::Real => match &v[0] {
+            V::I(n) => Ok(V::R(syntax::derivatives::to_real(*n))),
+            _ => fail("real"),
+        },
+        Prim::Floor | Prim::Ceil | Prim::Round | Prim::Trunc => {
+            match syntax::derivatives::to_int(op, real(&v[0])?) {
+                Some(Ok(n)) => Ok(V::I(n)),
+                _ => fail("no Int value"),
+            }
+        }
         Prim::Neg => match &v[0] {
             V::R(x) => Ok(V::R(-x)),
             V::I(x) => Ok(V::I(x.wrapping_neg())),
@@ -315,9 +333,26 @@ fn prim(m: &Module, op: Prim, v: &[V]) -> Res {
         Prim::Diff | Prim::Grad | Prim::Jvp | Prim::Vjp | Prim::Jacob => {
             fail("derivative constructs are not evaluated here")
         }
-        Prim::D1Pow | Prim::D2Pow | Prim::D2Div | Prim::DTan | Prim::DTanh | Prim::DAbs => {
+        Prim::D1Pow
+        | Prim::D2Pow
+        | Prim::D2Div
+        | Prim::DTan
+        | Prim::DTanh
+        | Prim::DAbs
+        | Prim::Log1p
+        | Prim::Expm1
+        | Prim::Sigmoid
+        | Prim::Atan
+        | Prim::Atan2
+        | Prim::Sinh
+        | Prim::Cosh
+        | Prim::Erf
+        | Prim::Lgamma
+        | Prim::Sign
+        | Prim::Digamma
+        | Prim::Trigamma => {
             let xs = v.iter().map(real).collect::<Result<Vec<_>, _>>()?;
-            match syntax::partials::eval(op, &xs) {
+            match syntax::derivatives::eval(op, &xs) {
                 Some(x) => Ok(V::R(x)),
                 None => fail("derivative primitive"),
             }

@@ -23,14 +23,11 @@ use super::emit::{ValId, plus_one};
 use super::{Abs, Point, Raise, State, at, internal, truncate};
 use crate::error::Error;
 use crate::ir::{Op, Prim, TermId};
+use syntax::derivatives::{self, Instantiate};
 use syntax::{Expr, ExprId, Prim as P, Ty};
 
 /// A partial derivative, with the cases that need no multiplication.
-enum Partial {
-    One,
-    MinusOne,
-    Expr(ExprId),
-}
+type Partial = derivatives::Partial<ExprId>;
 
 impl Raise<'_> {
     /// `J^T p` on the cotangent context `s`, at the primal point `primal`.
@@ -82,14 +79,18 @@ impl Raise<'_> {
                     }
                     Op::Unary(o) => {
                         let x = self.materialize(primal.at(n))?;
-                        let d = self.partial1(*o, x)?;
+                        let [d] = self.partials(*o, &[x])?[..] else {
+                            return Err(internal(self.b.span, "a unary operator's partials"));
+                        };
                         let acc = self.accumulate(at(&s, n), d, z)?;
                         s.set_mut(n, acc);
                     }
                     Op::Binary(o) => {
                         let x = self.materialize(primal.at(n))?;
                         let y = self.materialize(primal.at(n + 1))?;
-                        let (dx, dy) = self.partial2(*o, x, y)?;
+                        let [dx, dy] = self.partials(*o, &[x, y])?[..] else {
+                            return Err(internal(self.b.span, "a binary operator's partials"));
+                        };
                         let acc = self.accumulate(at(&s, n), dx, z)?;
                         s.set_mut(n, acc);
                         let acc = self.accumulate(at(&s, n + 1), dy, z)?;
@@ -295,7 +296,7 @@ impl Raise<'_> {
     /// `old +^ d * z`, in one binding.
     fn accumulate(&mut self, old: Abs, d: Partial, z: ValId) -> Result<Abs, Error> {
         // With the seed 1, `d * z` is `d`.
-        if let (Partial::Expr(d), true) = (&d, self.b.is_const(z, 1.0)) {
+        if let (Partial::Term(d), true) = (&d, self.b.is_const(z, 1.0)) {
             return Ok(Abs::Val(match old {
                 Abs::Zero(_) => self.b.bind(*d, "d"),
                 Abs::Val(o) => {
@@ -309,7 +310,7 @@ impl Raise<'_> {
         let contrib = match d {
             Partial::One => None,
             Partial::MinusOne => Some(None),
-            Partial::Expr(e) => Some(Some(e)),
+            Partial::Term(e) => Some(Some(e)),
         };
         match old {
             Abs::Zero(_) => Ok(Abs::Val(match contrib {
@@ -426,90 +427,54 @@ impl Raise<'_> {
         }
     }
 
-    /// `∂ op (x)` for a unary operator.
-    fn partial1(&mut self, op: P, x: ValId) -> Result<Partial, Error> {
+    /// The partials of a real operator at the primal arguments `xs`: the
+    /// table of `syntax::derivatives` written with this stage's builder.
+    /// The primal result, which J^T does not see, is recomputed.
+    fn partials(&mut self, op: P, xs: &[ValId]) -> Result<Vec<Partial>, Error> {
         let span = self.b.span;
-        let b = &mut self.b;
-        let xe = |b: &mut super::emit::Builder| b.use_val(x);
-        let e = match op {
-            P::Neg => return Ok(Partial::MinusOne),
-            P::Sin => {
-                let x = xe(b);
-                b.un(P::Cos, x)
-            }
-            P::Cos => {
-                let x = xe(b);
-                let s = b.un(P::Sin, x);
-                b.un(P::Neg, s)
-            }
-            // The derivative primitives of Target (syntax::partials).
-            P::Tan | P::Tanh | P::Abs => {
-                let d = match op {
-                    P::Tan => P::DTan,
-                    P::Tanh => P::DTanh,
-                    _ => P::DAbs,
-                };
-                let x = xe(b);
-                b.un(d, x)
-            }
-            P::Exp => {
-                let x = xe(b);
-                b.un(P::Exp, x)
-            }
-            P::Log => {
-                let one = b.real_node(1.0);
-                let x = xe(b);
-                b.bin(P::Div, one, x)
-            }
-            P::Sqrt => {
-                let half = b.real_node(0.5);
-                let x = xe(b);
-                let s = b.un(P::Sqrt, x);
-                b.bin(P::Div, half, s)
-            }
-            other => return Err(no_rule(span, other)),
+        let mut to = Terms {
+            b: &mut self.b,
+            op,
+            xs,
         };
-        Ok(Partial::Expr(e))
+        derivatives::instantiate_partials(op, &mut to)?.ok_or_else(|| no_rule(span, op))
+    }
+}
+
+/// The table's terms over the primal arguments, in Target.
+struct Terms<'a> {
+    b: &'a mut super::emit::Builder,
+    op: P,
+    xs: &'a [ValId],
+}
+
+impl Instantiate for Terms<'_> {
+    type Out = ExprId;
+    type Error = Error;
+
+    fn arg(&mut self, i: usize) -> ExprId {
+        self.b.use_val(self.xs[i])
     }
 
-    /// `(∂1 op (x, y), ∂2 op (x, y))` for a binary operator.
-    fn partial2(&mut self, op: P, x: ValId, y: ValId) -> Result<(Partial, Partial), Error> {
-        let span = self.b.span;
-        let b = &mut self.b;
-        Ok(match op {
-            P::Add => (Partial::One, Partial::One),
-            P::Sub => (Partial::One, Partial::MinusOne),
-            P::Mul => (Partial::Expr(b.use_val(y)), Partial::Expr(b.use_val(x))),
-            P::Div => {
-                // 1 / y and ∂₂(/), a primitive of Target (syntax::partials).
-                let one = b.real_node(1.0);
-                let ye = b.use_val(y);
-                let dx = b.bin(P::Div, one, ye);
-                let (xe, ye) = (b.use_val(x), b.use_val(y));
-                (Partial::Expr(dx), Partial::Expr(b.bin(P::D2Div, xe, ye)))
-            }
-            P::Pow => {
-                // ∂₁pow and ∂₂pow, primitives of Target (syntax::partials).
-                let (x1, y1, x2, y2) = (b.use_val(x), b.use_val(y), b.use_val(x), b.use_val(y));
-                let dx = b.bin(P::D1Pow, x1, y1);
-                let dy = b.bin(P::D2Pow, x2, y2);
-                (Partial::Expr(dx), Partial::Expr(dy))
-            }
-            P::Max | P::Min => {
-                // `max x y` is `if x > y then x else y`, `min x y` is
-                // `if x < y then x else y`: on a tie y wins.
-                let cmp = if op == P::Max { P::Gt } else { P::Lt };
-                let (x1, y1, x2, y2) = (b.use_val(x), b.use_val(y), b.use_val(x), b.use_val(y));
-                let c1 = b.cmp(cmp, x1, y1);
-                let c2 = b.cmp(cmp, x2, y2);
-                let (one, zero) = (b.real_node(1.0), b.real_node(0.0));
-                let dx = b.ite(c1, one, zero);
-                let (one, zero) = (b.real_node(1.0), b.real_node(0.0));
-                let dy = b.ite(c2, zero, one);
-                (Partial::Expr(dx), Partial::Expr(dy))
-            }
-            other => return Err(no_rule(span, other)),
-        })
+    fn result(&mut self) -> ExprId {
+        let args = (0..self.xs.len()).map(|i| self.arg(i)).collect();
+        self.apply(self.op, args)
+    }
+
+    fn real(&mut self, c: f64) -> ExprId {
+        self.b.real_node(c)
+    }
+
+    fn apply(&mut self, op: P, args: Vec<ExprId>) -> ExprId {
+        self.b.prim(op, args, Ty::Real)
+    }
+
+    fn compare(&mut self, cmp: P, a: ExprId, c: ExprId) -> ExprId {
+        self.b.cmp(cmp, a, c)
+    }
+
+    fn ite(&mut self, c: ExprId, a: ExprId, e: ExprId) -> Result<ExprId, Error> {
+        Ok(self.b.ite(c, a, e))
     }
 }
 

@@ -55,6 +55,7 @@ mod prims;
 use crate::error::{Loc, VerifyError};
 use crate::ir::{CtxId, Kind, Module, Prim, Term, TermId, TyId, UTy};
 use crate::tables::{TableError, Tables};
+use syntax::derivatives::{self, Sig};
 use syntax::{Span, Ty};
 
 /// What a successful check computes: the tables (extended with every
@@ -602,32 +603,36 @@ pub fn builtin_fits(op: syntax::Prim, args: &[Ty], ret: &Ty) -> bool {
         }
         (P::And | P::Or, [a, b]) => *a == Ty::Bool && *b == Ty::Bool && *ret == Ty::Bool,
         (P::Not, [a]) => *a == Ty::Bool && *ret == Ty::Bool,
-        (P::Add | P::Sub | P::Mul | P::Max | P::Min, [a, b]) => {
+        (P::Add | P::Sub | P::Mul | P::Div | P::Mod | P::Max | P::Min, [a, b]) => {
             *a == Ty::Int && *b == Ty::Int && *ret == Ty::Int
         }
         (P::Neg | P::Abs, [a]) => *a == Ty::Int && *ret == Ty::Int,
         (P::Length, [Ty::Array(..)]) => *ret == Ty::Int,
+        (op, [a]) if derivatives::sig(op) == Some(Sig::IntToReal) => {
+            *a == Ty::Int && *ret == Ty::Real
+        }
+        (op, [a]) if derivatives::sig(op) == Some(Sig::RealToInt) => {
+            *a == Ty::Real && *ret == Ty::Int
+        }
         (P::Shift1L | P::Shift1R, [a @ Ty::Array(..)]) => same_shape(a, ret),
         _ => false,
     }
 }
 
-/// Whether a scalar primitive is a unary operator of Source UNF.
+/// Whether a scalar primitive is a unary operator of Source UNF: a Source
+/// primitive of one argument with partials in the table.
 pub fn is_unary(p: syntax::Prim) -> bool {
-    use syntax::Prim as P;
-    matches!(
-        p,
-        P::Neg | P::Sin | P::Cos | P::Tan | P::Exp | P::Log | P::Sqrt | P::Tanh | P::Abs
-    )
+    p.arity() == 1 && real_operator(p)
 }
 
 /// Whether a scalar primitive is a binary operator of Source UNF.
 pub fn is_binary(p: syntax::Prim) -> bool {
-    use syntax::Prim as P;
-    matches!(
-        p,
-        P::Add | P::Sub | P::Mul | P::Div | P::Pow | P::Max | P::Min
-    )
+    p.arity() == 2 && real_operator(p)
+}
+
+/// A Source primitive that the table differentiates.
+fn real_operator(p: syntax::Prim) -> bool {
+    !p.is_target_only() && derivatives::partials(p).is_some()
 }
 
 /// ρ for a list of ground types: the type itself when there is one, their

@@ -9,11 +9,9 @@
 mod bench;
 mod derive;
 mod diag;
-mod inputs;
 mod load;
 mod native;
 mod pipeline;
-mod stage;
 
 use clap::{Parser, Subcommand};
 use diag::CliError;
@@ -61,86 +59,79 @@ enum Command {
     },
     /// Evaluate a program's entry at the given inputs.
     Eval {
-        /// A `.ad` program or an IR file.
-        file: PathBuf,
-        /// The definition to run (default: the last).
-        #[arg(long)]
-        entry: Option<String>,
-        /// An input, `NAME=VALUE` in literal syntax; repeat for each
-        /// parameter. Without any, the file's `-- at` comments are used.
-        #[arg(long = "at", value_name = "NAME=VALUE")]
-        at: Vec<String>,
-        /// Where to run: the reference evaluator or generated C.
-        #[arg(long, value_enum, default_value = "eval")]
-        backend: native::Backend,
+        #[command(flatten)]
+        program: derive::ProgramArgs,
+        #[command(flatten)]
+        backend: native::BackendArgs,
     },
     /// Print the gradient of a real-valued entry: `value = ...`, then
     /// `grad PARAM = ...` for each parameter.
     Grad {
-        /// A `.ad` program or a Source IR file.
-        file: PathBuf,
-        /// The definition to differentiate (default: the last).
-        #[arg(long)]
-        entry: Option<String>,
+        #[command(flatten)]
+        program: derive::ProgramArgs,
         /// The parameters to differentiate with respect to, comma-separated
         /// (default: all, in order).
         #[arg(long, value_name = "A,B,...")]
         wrt: Option<String>,
-        /// An input, `NAME=VALUE`; without any, the file's `-- at` comments.
-        #[arg(long = "at", value_name = "NAME=VALUE")]
-        at: Vec<String>,
         /// The route that computes the gradient.
         #[arg(long, value_enum, default_value = "unf")]
         via: derive::Via,
-        /// Where to run the gradient program: the evaluator or generated C.
-        #[arg(long, value_enum, default_value = "eval")]
-        backend: native::Backend,
+        #[command(flatten)]
+        backend: native::BackendArgs,
         /// Run the route's raw output, without partial evaluation and the
         /// optimizations of Fig. 12.
         #[arg(long)]
         no_opt: bool,
     },
+    /// Print the value and the vector-Jacobian product of an entry of any
+    /// result type (reverse mode): `value = ...`, then `vjp PARAM = ...`.
+    Vjp {
+        #[command(flatten)]
+        program: derive::ProgramArgs,
+        /// The parameters to differentiate with respect to (default: all).
+        #[arg(long, value_name = "A,B,...")]
+        wrt: Option<String>,
+        /// The cotangent, a value shaped like the entry's result.
+        #[arg(long, value_name = "VALUE")]
+        cotangent: String,
+        /// The reverse-mode route.
+        #[arg(long, value_enum, default_value = "unf")]
+        via: derive::Via,
+        #[command(flatten)]
+        backend: native::BackendArgs,
+    },
     /// Print the value and the directional derivative (forward mode).
     Jvp {
-        /// A `.ad` program or a Source IR file.
-        file: PathBuf,
-        /// The definition to differentiate (default: the last).
-        #[arg(long)]
-        entry: Option<String>,
-        /// An input, `NAME=VALUE`; without any, the file's `-- at` comments.
-        #[arg(long = "at", value_name = "NAME=VALUE")]
-        at: Vec<String>,
+        #[command(flatten)]
+        program: derive::ProgramArgs,
         /// The tangent of each parameter, `NAME=VALUE` (every parameter needs one).
         #[arg(long = "tangent", value_name = "NAME=VALUE")]
         tangent: Vec<String>,
+        #[command(flatten)]
+        backend: native::BackendArgs,
     },
-    /// Print the Jacobian of an entry (forward mode, vectorised seeds).
+    /// Print the Jacobian of an entry: forward mode (vectorised seeds),
+    /// reverse mode (one pass per output real), or without `--via` the
+    /// cheaper one for the sizes at hand, named on a last line `mode = ...`.
     Jacobian {
-        /// A `.ad` program or a Source IR file.
-        file: PathBuf,
-        /// The definition to differentiate (default: the last).
-        #[arg(long)]
-        entry: Option<String>,
+        #[command(flatten)]
+        program: derive::ProgramArgs,
         /// The parameters to differentiate with respect to (default: all).
         #[arg(long, value_name = "A,B,...")]
         wrt: Option<String>,
-        /// An input, `NAME=VALUE`; without any, the file's `-- at` comments.
-        #[arg(long = "at", value_name = "NAME=VALUE")]
-        at: Vec<String>,
+        /// Forward or reverse mode (default: the cheaper for the sizes).
+        #[arg(long, value_enum)]
+        via: Option<derive::JacobianVia>,
+        #[command(flatten)]
+        backend: native::BackendArgs,
     },
     /// Print the gradient and the Hessian of a real-valued entry (forward over forward).
     Hessian {
-        /// A `.ad` program or a Source IR file.
-        file: PathBuf,
-        /// The definition to differentiate (default: the last).
-        #[arg(long)]
-        entry: Option<String>,
+        #[command(flatten)]
+        program: derive::ProgramArgs,
         /// The parameters to differentiate with respect to (default: all).
         #[arg(long, value_name = "A,B,...")]
         wrt: Option<String>,
-        /// An input, `NAME=VALUE`; without any, the file's `-- at` comments.
-        #[arg(long = "at", value_name = "NAME=VALUE")]
-        at: Vec<String>,
     },
     /// Stage: Source → Source UNF (the arrow UNF, Fig. 9).
     Unf {
@@ -279,17 +270,11 @@ enum Command {
     /// points), print their gradients and largest relative differences, and
     /// exit 1 where they disagree (JAX's check_grads).
     CheckGrad {
-        /// A `.ad` program or a Source IR file.
-        file: PathBuf,
-        /// The definition to check (default: the last).
-        #[arg(long)]
-        entry: Option<String>,
+        #[command(flatten)]
+        program: derive::ProgramArgs,
         /// The parameters to differentiate with respect to (default: all).
         #[arg(long, value_name = "A,B,...")]
         wrt: Option<String>,
-        /// An input, `NAME=VALUE`; without any, the file's `-- at` comments.
-        #[arg(long = "at", value_name = "NAME=VALUE")]
-        at: Vec<String>,
         /// How many random points near the given one to check too.
         #[arg(long, default_value_t = 3)]
         nearby: usize,
@@ -304,6 +289,8 @@ enum Command {
         /// macro of Exercise 182.8, to show a disagreement being reported.
         #[arg(long, hide = true)]
         mutant_forward: bool,
+        #[command(flatten)]
+        backend: native::BackendArgs,
     },
     /// Differential fuzzing: random programs through every route; stops at
     /// the first disagreement and prints it as a fixture.
@@ -339,12 +326,16 @@ enum Command {
     Compile {
         /// A `.ad` program or a Source IR file.
         file: PathBuf,
-        /// Compile the gradient program (reverse mode through UNF).
+        /// Compile the gradient program `grad` runs (reverse mode through
+        /// UNF, optimized).
         #[arg(long)]
         grad: bool,
         /// The definition to differentiate (default: the last).
         #[arg(long)]
         entry: Option<String>,
+        /// With `--grad`: the parameters to differentiate (default: all).
+        #[arg(long, value_name = "A,B,...")]
+        wrt: Option<String>,
         /// The directory for the C files and the binaries.
         #[arg(short, long)]
         output: PathBuf,
@@ -364,14 +355,8 @@ enum Command {
     /// The cost (Fig. 11) of a program and of its gradient, p = NAO(e),
     /// their ratio and Theorem 5.4's bound 4·3^p.
     Cost {
-        /// A `.ad` program or a Source IR file.
-        file: PathBuf,
-        /// The definition (default: the last).
-        #[arg(long)]
-        entry: Option<String>,
-        /// An input, `NAME=VALUE`; without any, the file's `-- at` comments.
-        #[arg(long = "at", value_name = "NAME=VALUE")]
-        at: Vec<String>,
+        #[command(flatten)]
+        program: derive::ProgramArgs,
         /// Cost the unoptimized gradient instead.
         #[arg(long)]
         no_opt: bool,
@@ -426,12 +411,11 @@ fn run(command: Command) -> Result<(), CliError> {
         Command::Parse { file, output } => parse(&file, &output),
         Command::Check { file, entry } => check(&file, entry.as_deref()),
         Command::Print { file } => print(&file),
-        Command::Eval {
-            file,
-            entry,
-            at,
+        Command::Eval { program, backend } => derive::eval(&derive::Common {
+            program: &program,
+            wrt: None,
             backend,
-        } => eval(&file, entry.as_deref(), &at, backend),
+        }),
         Command::Bless => bless(),
         Command::Optimize { input, output } => pipeline::run_stage(
             pipeline::Stage::Optimize,
@@ -445,12 +429,14 @@ fn run(command: Command) -> Result<(), CliError> {
             }
             Ok(())
         }
-        Command::Cost {
-            file,
-            entry,
-            at,
+        Command::Cost { program, no_opt } => derive::cost(
+            &derive::Common {
+                program: &program,
+                wrt: None,
+                backend: native::BackendArgs::default(),
+            },
             no_opt,
-        } => derive::cost(&file, entry.as_deref(), &at, no_opt),
+        ),
         Command::Codegen {
             input,
             output,
@@ -460,36 +446,50 @@ fn run(command: Command) -> Result<(), CliError> {
             file,
             grad,
             entry,
+            wrt,
             output,
             options,
-        } => native::compile(&file, grad, entry.as_deref(), &output, options),
+        } => native::compile(
+            &file,
+            grad,
+            entry.as_deref(),
+            wrt.as_deref(),
+            &output,
+            options,
+        ),
         Command::ReverseDirect {
             input,
             output,
             entry,
             wrt,
-        } => reverse_direct(&input, &output, entry.as_deref(), wrt.as_deref()),
+        } => source_stage(
+            &input,
+            &output,
+            entry.as_deref(),
+            wrt.as_deref(),
+            &[adrev::passes::Pass::FirstOrder, adrev::passes::Pass::Direct],
+        ),
         Command::CheckGrad {
-            file,
-            entry,
+            program,
             wrt,
-            at,
             nearby,
             seed,
             c,
             mutant_forward,
+            backend,
         } => derive::check_grad(
-            &file,
-            entry.as_deref(),
-            &at,
+            &derive::Common {
+                program: &program,
+                wrt: wrt.as_deref(),
+                backend,
+            },
             difftest::CheckConfig {
                 nearby,
                 seed,
-                wrt: None,
-                c,
+                c: c.then(codegen::Config::default),
                 mutant_forward,
+                ..difftest::CheckConfig::default()
             },
-            wrt.as_deref(),
         ),
         Command::FuzzDiff {
             cases,
@@ -601,45 +601,76 @@ fn run(command: Command) -> Result<(), CliError> {
             wrt,
         } => pipeline::pipeline(&file, &dump, &replace, &pipeline::Options { entry, wrt }),
         Command::Grad {
-            file,
-            entry,
+            program,
             wrt,
-            at,
             via,
             backend,
             no_opt,
-        } => derive::grad(&derive::GradRequest {
-            file: &file,
-            entry: entry.as_deref(),
-            wrt: wrt.as_deref(),
-            at: &at,
+        } => derive::grad(
+            &derive::Common {
+                program: &program,
+                wrt: wrt.as_deref(),
+                backend,
+            },
+            via,
+            no_opt,
+        ),
+        Command::Vjp {
+            program,
+            wrt,
+            cotangent,
             via,
             backend,
-            no_opt,
-        }),
+        } => derive::vjp(
+            &derive::Common {
+                program: &program,
+                wrt: wrt.as_deref(),
+                backend,
+            },
+            via,
+            &cotangent,
+        ),
         Command::Jvp {
-            file,
-            entry,
-            at,
+            program,
             tangent,
-        } => derive::jvp(&file, entry.as_deref(), &at, &tangent),
+            backend,
+        } => derive::jvp(
+            &derive::Common {
+                program: &program,
+                wrt: None,
+                backend,
+            },
+            &tangent,
+        ),
         Command::Jacobian {
-            file,
-            entry,
+            program,
             wrt,
-            at,
-        } => derive::jacobian(&file, entry.as_deref(), wrt.as_deref(), &at),
-        Command::Hessian {
-            file,
-            entry,
-            wrt,
-            at,
-        } => derive::hessian(&file, entry.as_deref(), wrt.as_deref(), &at),
+            via,
+            backend,
+        } => derive::jacobian(
+            &derive::Common {
+                program: &program,
+                wrt: wrt.as_deref(),
+                backend,
+            },
+            via,
+        ),
+        Command::Hessian { program, wrt } => derive::hessian(&derive::Common {
+            program: &program,
+            wrt: wrt.as_deref(),
+            backend: native::BackendArgs::default(),
+        }),
         Command::Forward {
             input,
             output,
             entry,
-        } => forward_stage(&input, &output, entry.as_deref()),
+        } => source_stage(
+            &input,
+            &output,
+            entry.as_deref(),
+            None,
+            &[adrev::passes::Pass::Jvp],
+        ),
     }
 }
 
@@ -656,7 +687,9 @@ fn check(file: &Path, entry: Option<&str>) -> Result<(), CliError> {
     // Loading verifies the file (the stage contract); what is left is to
     // say what it holds.
     let line = match load::load(file)? {
-        load::Program::Source(m) | load::Program::Target(m) => signature(inputs::entry(&m, entry)?),
+        load::Program::Source(m) | load::Program::Target(m) => {
+            signature(adrev::program::entry(&m, entry)?)
+        }
         load::Program::Unf(u) => {
             if entry.is_some_and(|e| e != u.entry.as_str()) {
                 return Err(CliError::user(format!(
@@ -715,41 +748,35 @@ fn print(file: &Path) -> Result<(), CliError> {
     Ok(())
 }
 
-fn eval(
-    file: &Path,
+/// Runs one pass list of the library on a Source file and writes the
+/// Target result (`forward`, `reverse-direct`).
+fn source_stage(
+    input: &Path,
+    output: &Path,
     entry: Option<&str>,
-    at: &[String],
-    backend: native::Backend,
+    wrt: Option<&str>,
+    passes: &[adrev::passes::Pass],
 ) -> Result<(), CliError> {
-    let program = load::load(file)?;
-    if let load::Program::Unf(u) = &program {
-        // A UNF module is run as it stands, on the inputs of its entry.
-        let def = inputs::entry(&u.source, Some(u.entry.as_str()))?;
-        let args = inputs::entry_args(&u.source, def, at)?;
-        let named: Vec<(String, semantics::Value)> = def
-            .params
-            .iter()
-            .map(|p| p.name.to_string())
-            .zip(args)
-            .collect();
-        let value = semantics::eval_unf(u, &named)
-            .map_err(|e| diag::at(&u.source.file, e.span(), &e.to_string()))?;
-        println!("{value}");
-        return Ok(());
-    }
-    let m = stage::expanded(program.module("eval")?)?;
-    let def = inputs::entry(&m, entry)?;
-    let args = inputs::entry_args(&m, def, at)?;
-    let value = native::run(&m, def.name.as_str(), &args, backend)?;
-    println!("{value}");
-    Ok(())
-}
-
-fn forward_stage(input: &Path, output: &Path, entry: Option<&str>) -> Result<(), CliError> {
-    let m = derive::load_source(input, "forward")?;
-    let def = inputs::entry(&m, entry)?;
-    let out = forward::jvp(&m, def).map_err(|e| diag::at(&m.file, e.span(), &e.to_string()))?;
-    let out = stage::verified("forward", out)?;
+    use adrev::passes::{self, Context, Flow, Pass};
+    let program = adrev::Program::load(input)?;
+    let m = match program.ir() {
+        adrev::Ir::Source(m) => m.clone(),
+        other => {
+            return Err(CliError::user(format!(
+                "this stage takes a Source program (a `.ad` file or a `source` file); `{}` holds the `{}` IR",
+                input.display(),
+                other.ir_name()
+            )));
+        }
+    };
+    let def = program.entry(entry)?;
+    let cx = Context {
+        wrt: adrev::Wrt::parse(wrt)?.for_crates(def)?,
+        ..Context::new(def.name.as_str())
+    };
+    let mut list = vec![Pass::Expand];
+    list.extend_from_slice(passes);
+    let out = passes::run(&list, Flow::Source(m), &cx)?.into_module()?;
     load::write_text(
         output,
         &syntax::to_ron(syntax::TARGET_IR, syntax::FORMAT_VERSION, &out),
@@ -790,22 +817,6 @@ fn bless() -> Result<(), CliError> {
             "some tests still fail after blessing (see above)",
         ))
     }
-}
-
-fn reverse_direct(
-    input: &Path,
-    output: &Path,
-    entry: Option<&str>,
-    wrt: Option<&str>,
-) -> Result<(), CliError> {
-    let m = derive::load_source(input, "reverse-direct")?;
-    let def = inputs::entry(&m, entry)?;
-    let wrt = inputs::wrt_list(def, wrt)?;
-    let out = derive::direct(&m, def, wrt.as_deref())?;
-    load::write_text(
-        output,
-        &syntax::to_ron(syntax::TARGET_IR, syntax::FORMAT_VERSION, &out),
-    )
 }
 
 fn fuzz_diff(cfg: &difftest::FuzzConfig) -> Result<(), CliError> {

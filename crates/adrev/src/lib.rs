@@ -49,6 +49,7 @@
 //! `data` crate and are not read by this version yet.
 
 pub mod compiled;
+pub mod cost;
 pub mod diag;
 pub mod inputs;
 pub mod load;
@@ -58,6 +59,7 @@ pub mod passes;
 pub mod program;
 pub mod pullback;
 pub mod request;
+mod results;
 
 pub use compiled::{Compiled, Timing};
 pub use diag::{Error, Result};

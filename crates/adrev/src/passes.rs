@@ -8,7 +8,9 @@ use crate::diag::{self, Error, Result};
 use crate::request::Verify;
 use syntax::{Def, Module};
 
-/// A program between two passes.
+/// A program between two passes. (Moved once per pass: boxing the larger
+/// variants would only add an allocation per pass.)
+#[allow(clippy::large_enum_variant)]
 pub enum Flow {
     /// A Source module (core form).
     Source(Module),
@@ -46,8 +48,8 @@ impl Flow {
 /// One pass.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Pass {
-    /// Source → Source: the derivative constructs (`diff`, `grad`, `jvp`,
-    /// `vjp`, `jacob`) expanded by forward mode.
+    /// Source → Source (or Target → Target): the derivative constructs
+    /// (`diff`, `grad`, `jvp`, `vjp`, `jacob`) expanded by forward mode.
     Expand,
     /// Source → Source: specialised to first order ([`first_order`]).
     FirstOrder,
@@ -106,6 +108,20 @@ pub struct Context {
     pub wrt: Option<Vec<String>>,
     /// When to verify.
     pub verify: Verify,
+    /// The forward macro's options for [`Pass::ForwardGrad`].
+    pub forward: forward::Config,
+}
+
+impl Context {
+    /// The context of `entry`, every parameter, verified after every pass.
+    pub fn new(entry: impl Into<String>) -> Context {
+        Context {
+            entry: entry.into(),
+            wrt: None,
+            verify: Verify::EveryPass,
+            forward: forward::Config::default(),
+        }
+    }
 }
 
 /// Runs `passes` in order on `input`, verifying after each one by
@@ -211,7 +227,10 @@ fn expect_source(pass: Pass, flow: Flow) -> Result<Module> {
 fn run_one(pass: Pass, flow: Flow, cx: &Context) -> Result<Flow> {
     let wrt = cx.wrt.as_deref();
     match pass {
-        Pass::Expand => expand(&expect_source(pass, flow)?).map(Flow::Source),
+        Pass::Expand => match flow {
+            Flow::Target(m) => expand(&m).map(Flow::Target),
+            other => expand(&expect_source(pass, other)?).map(Flow::Source),
+        },
         Pass::FirstOrder => {
             let m = expect_source(pass, flow)?;
             first_order(m, &cx.entry).map(Flow::Source)
@@ -269,7 +288,7 @@ fn run_one(pass: Pass, flow: Flow, cx: &Context) -> Result<Flow> {
                 ..forward::Config::default()
             };
             let out = match pass {
-                Pass::ForwardGrad => forward::grad_program(&m, def, wrt),
+                Pass::ForwardGrad => forward::grad_program_with(&m, def, wrt, &cx.forward),
                 Pass::Jvp => forward::jvp(&m, def),
                 Pass::ForwardJacobian => forward::jacobian_program(&m, def, wrt, &vectorised),
                 _ => forward::hessian_program(&m, def, wrt, &forward::Config::default()),

@@ -97,13 +97,12 @@ impl Program {
 
     /// The Source module of a derivative request, with its derivative
     /// constructs expanded.
-    fn source(&self, kind: Kind, verify: Verify) -> Result<Module> {
+    pub(crate) fn source(&self, kind: Kind, verify: Verify) -> Result<Module> {
         match &self.ir {
             Ir::Source(m) => {
                 let cx = Context {
-                    entry: String::new(),
-                    wrt: None,
                     verify,
+                    ..Context::new("")
                 };
                 passes::run(&[Pass::Expand], Flow::Source(m.clone()), &cx)?.into_module()
             }
@@ -133,6 +132,7 @@ impl Program {
             entry: def.name.to_string(),
             wrt: req.wrt.for_crates(&def)?,
             verify: req.verify,
+            forward: req.forward.clone(),
         };
         let opt = |mut list: Vec<Pass>| {
             if req.optimize {
@@ -192,9 +192,8 @@ impl Program {
         }
         let m = self.module()?;
         let cx = Context {
-            entry: String::new(),
-            wrt: None,
             verify: req.verify,
+            ..Context::new("")
         };
         let flow = match &self.ir {
             Ir::Target(m) => Flow::Target(m.clone()),
@@ -225,6 +224,7 @@ impl Program {
             entry: pname.clone(),
             wrt: Some(req.wrt.resolve(def)?),
             verify: req.verify,
+            forward: req.forward.clone(),
         };
         let mut list = vec![Pass::Expand];
         list.extend(passes::gradient_passes(req.route, req.optimize));
@@ -245,9 +245,9 @@ impl Program {
         };
         let def = entry(&m, entry_name)?.clone();
         let cx = Context {
-            entry: def.name.to_string(),
             wrt: wrt.for_crates(&def)?,
             verify: Verify::Boundaries,
+            ..Context::new(def.name.as_str())
         };
         let term = |stage, file, ir, m: &Module| StageDump {
             stage,

@@ -76,8 +76,9 @@ impl Wrt {
             .collect())
     }
 
-    /// The form the stage crates take (`None`: all parameters), checked.
-    pub(crate) fn for_crates(&self, entry: &Def) -> Result<Option<Vec<String>>> {
+    /// The form the stage crates and [`crate::passes::Context`] take
+    /// (`None`: all parameters), checked.
+    pub fn for_crates(&self, entry: &Def) -> Result<Option<Vec<String>>> {
         match self {
             Wrt::All => Ok(None),
             Wrt::Names(_) => self.resolve(entry).map(Some),
@@ -241,6 +242,11 @@ pub struct Request {
     pub verify: Verify,
     /// Where to run.
     pub backend: Backend,
+    /// The forward macro's options where the request uses forward mode
+    /// (`Route::Forward` gradients: one pass per direction or vectorised
+    /// seeds; the mutant of Exercise 182.8 that the differential tests use
+    /// to show a disagreement being reported).
+    pub forward: forward::Config,
 }
 
 impl Request {
@@ -255,6 +261,7 @@ impl Request {
             optimize: true,
             verify: Verify::Boundaries,
             backend: Backend::Eval,
+            forward: forward::Config::default(),
         }
     }
 

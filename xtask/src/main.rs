@@ -195,8 +195,17 @@ enum Command {
         /// The output file.
         output: PathBuf,
     },
+    /// adrev as a GradBench tool: the protocol on stdin and stdout
+    /// (docs/gradbench.md); the `adrev-gradbench` binary.
+    Gradbench {
+        /// The C compiler's optimisation level, 0 to 3 (default 3).
+        #[arg(long)]
+        opt_level: Option<String>,
+    },
     /// Benchmarks, reported as tables and ratios (never asserted): `all`
-    /// (the default) runs `codegen`, `jacobian` and `scale`.
+    /// (the default) runs `codegen`, `jacobian` and `scale`; `gradbench`
+    /// (GradBench's evals through the tool; writes its section of
+    /// docs/performance.md unless `--quick` or `--no-docs`) runs alone.
     Bench {
         /// `all`, `codegen` (generated C against the hand-written baseline,
         /// JAX and PyTorch; writes docs/performance.md and .svg unless
@@ -222,7 +231,9 @@ enum Command {
         /// GMM's number of points for `codegen` (default 10000; quick 1000).
         #[arg(long)]
         gmm_n: Option<usize>,
-        /// Only these `codegen` kernels (sum, prod, dot, sinexp, logsumexp, gmm).
+        /// Only these `codegen` kernels (sum, prod, dot, sinexp, logsumexp,
+        /// gmm), or these `gradbench` evals (lse, llsq, ode, gmm, kmeans,
+        /// lstm, ba, ht).
         #[arg(long, value_delimiter = ',')]
         kernels: Vec<String>,
         /// Timed calls per process for `codegen` (default 11; quick 5).
@@ -496,6 +507,14 @@ fn run(command: Command) -> Result<(), CliError> {
             c_every,
             keep_going,
         }),
+        Command::Gradbench { opt_level } => {
+            let config = match opt_level {
+                Some(level) => gradbench::config_with_opt_level(&level).map_err(CliError::user)?,
+                None => gradbench::engine::default_config(),
+            };
+            gradbench::serve(std::io::stdin().lock(), std::io::stdout().lock(), config)
+                .map_err(CliError::user)
+        }
         Command::Bench {
             which,
             quick,
@@ -529,7 +548,7 @@ fn run(command: Command) -> Result<(), CliError> {
                 quick,
                 lengths,
                 gmm_n,
-                kernels,
+                kernels: kernels.clone(),
                 reps,
                 rounds,
                 python,
@@ -544,8 +563,9 @@ fn run(command: Command) -> Result<(), CliError> {
                 "jacobian" => bench::jacobian(&jac),
                 "scale" => bench::scale(&scale_sizes, repeat).and_then(|()| shapes::shapes(quick)),
                 "shapes" => shapes::shapes(quick),
+                "gradbench" => bench::gradbench(quick, &kernels, !quick && !no_docs),
                 other => Err(CliError::user(format!(
-                    "no benchmark named `{other}` (try `all`, `codegen`, `jacobian`, `scale` or `shapes`)"
+                    "no benchmark named `{other}` (try `all`, `codegen`, `jacobian`, `scale`, `shapes` or `gradbench`)"
                 ))),
             }
         }

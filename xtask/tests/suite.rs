@@ -13,6 +13,7 @@ mod higher_order;
 mod inspect;
 mod layout;
 mod memory;
+mod library;
 mod mutations;
 mod native;
 mod pipeline;

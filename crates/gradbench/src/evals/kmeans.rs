@@ -1,0 +1,69 @@
+//! `kmeans` (gradbench/gradbench evals/kmeans, cpp/gradbench/evals/kmeans.hpp):
+//! input `{points, centroids}`; `cost` a number, `dir` the gradient with
+//! respect to the centroids divided elementwise by the Hessian's diagonal,
+//! shaped like the centroids. The Hessian is diagonal (each point's term
+//! depends on its nearest centroid only), so its diagonal is the
+//! Hessian-vector product with the all-ones vector: forward mode over the
+//! reverse-mode gradient program (`Ask::GradAndHessianOnes`).
+
+use semantics::Value;
+
+use super::{Eval, Function, call, gradient};
+use crate::convert::{Input, Result, array_of, flat_reals, matrix, to_json};
+use crate::engine::{Ask, Outcome};
+
+fn input(i: &Input<'_>) -> Result<super::Call> {
+    let points = i.field("points")?.matrix()?;
+    let centroids = i.field("centroids")?.matrix()?;
+    let d = |rows: &[Vec<f64>]| rows.first().map_or(0, Vec::len);
+    if d(&points) != d(&centroids) {
+        return Err(format!(
+            "input: the points have {} coordinates but the centroids {}",
+            d(&points),
+            d(&centroids)
+        ));
+    }
+    call(vec![
+        ("points", matrix(&points)),
+        ("centroids", matrix(&centroids)),
+    ])
+}
+
+fn dir(_: &Input<'_>, out: &Outcome) -> Result<serde_json::Value> {
+    let g = gradient(out, "centroids")?;
+    let h = out
+        .hessian_ones
+        .as_ref()
+        .ok_or("the derivative program gave no Hessian-vector product")?;
+    let rows = array_of(g, "the gradient")?;
+    let hs = array_of(h, "the Hessian diagonal")?;
+    let dir: Vec<Value> = rows
+        .iter()
+        .zip(hs)
+        .map(|(g, h)| {
+            let (g, h) = (flat_reals(g)?, flat_reals(h)?);
+            Ok(Value::reals(
+                &g.iter().zip(&h).map(|(g, h)| g / h).collect::<Vec<_>>(),
+            ))
+        })
+        .collect::<Result<_>>()?;
+    to_json(&Value::array(dir))
+}
+
+pub fn eval() -> Eval {
+    let (file, program) = super::program!("kmeans");
+    Eval {
+        module: "kmeans",
+        file,
+        program,
+        functions: vec![
+            super::value("cost", "kmeans", input),
+            Function {
+                name: "dir",
+                variants: Ok(vec![("kmeans", Ask::GradAndHessianOnes("centroids"))]),
+                input,
+                output: dir,
+            },
+        ],
+    }
+}

@@ -1,18 +1,29 @@
-//! The Python extension module `adrev._adrev`: the compiler's pipeline
-//! behind the Python package `adrev` (python/adrev/__init__.py).
+//! The Python extension module `adrev._adrev`: the compiler's library
+//! (`crates/adrev`) behind the Python package `adrev` (python/adrev/).
+//!
+//! - `program.rs`: `Program`, loaded and type-checked once;
+//! - `function.rs`: `Function`, one entry compiled once per request;
+//! - `to_value.rs` / `to_python.rs`: Python objects and NumPy arrays to the
+//!   compiler's values and back, with the package's typing rules;
+//! - `errors.rs`: the compiler's errors (and panics) as the Python
+//!   exceptions of `adrev/_errors.py`.
+//!
+//! docs/python.md describes the package.
 
 use pyo3::prelude::*;
 
-/// Parses and type-checks a program; returns the names of its definitions.
-#[pyfunction]
-fn definitions(name: String, text: String) -> PyResult<Vec<String>> {
-    let m = syntax::compile(syntax::SourceFile { name, text })
-        .map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))?;
-    Ok(m.defs.iter().map(|d| d.name.to_string()).collect())
-}
+mod errors;
+mod function;
+mod program;
+mod to_python;
+mod to_value;
 
 #[pymodule]
 fn _adrev(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(definitions, m)?)?;
+    m.add_class::<program::Program>()?;
+    m.add_class::<function::Function>()?;
+    // The tolerance of language.md for comparing reals (tests use it).
+    m.add("REL_TOL", semantics::REL_TOL)?;
+    m.add("ABS_TOL", semantics::ABS_TOL)?;
     Ok(())
 }

@@ -1,0 +1,388 @@
+//! `adrev._adrev.Function`: one entry of a program, compiled once per
+//! request (kind, Jacobian mode, `wrt`) and called on Python inputs.
+//!
+//! A call goes: Python inputs → values of the parameters' types
+//! (`to_value`, with the package's dtype rules) → sizes checked across
+//! all inputs by the evaluator's own check → `adrev::Compiled::call` →
+//! outputs back to Python (`to_python`), named as the library names them.
+
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyString};
+use semantics::{SizeEnv, Value};
+use std::collections::HashMap;
+use std::rc::Rc;
+use syntax::{Def, Ty};
+
+use crate::errors::{Class, from_adrev, guarded, raise};
+use crate::to_python::object;
+use crate::to_value;
+
+/// How a function's requests are built.
+#[derive(Debug, Clone)]
+pub struct Options {
+    backend: adrev::Backend,
+    route: adrev::Route,
+    optimize: bool,
+}
+
+impl Options {
+    /// Checks the names the Python API takes.
+    pub fn new(backend: &str, route: &str, optimize: bool, parallel: bool) -> PyResult<Options> {
+        let backend = match backend {
+            "c" => adrev::Backend::C(codegen::Config {
+                parallel,
+                ..codegen::Config::default()
+            }),
+            "eval" if !parallel => adrev::Backend::Eval,
+            "eval" => return Err(raise(Class::Input, "parallel=True needs backend=\"c\"")),
+            other => {
+                return Err(raise(
+                    Class::Input,
+                    format!("backend is \"c\" or \"eval\", not {other:?}"),
+                ));
+            }
+        };
+        let route = match route {
+            "unf" => adrev::Route::Unf,
+            "direct" => adrev::Route::Direct,
+            "forward" => adrev::Route::Forward,
+            other => {
+                return Err(raise(
+                    Class::Input,
+                    format!("route is \"unf\", \"direct\" or \"forward\", not {other:?}"),
+                ));
+            }
+        };
+        Ok(Options {
+            backend,
+            route,
+            optimize,
+        })
+    }
+}
+
+/// What one compiled artefact answers: kind (with the Jacobian mode) and
+/// the differentiated parameters.
+type Key = (&'static str, &'static str, Vec<String>);
+
+/// One entry, with the requests compiled so far.
+#[pyclass(unsendable, module = "adrev._adrev")]
+pub struct Function {
+    program: Rc<adrev::Program>,
+    entry: Def,
+    options: Options,
+    compiled: HashMap<Key, adrev::Compiled>,
+}
+
+impl Function {
+    /// The entry `name` (default: the last definition) of `program`.
+    pub fn new(
+        program: Rc<adrev::Program>,
+        name: Option<&str>,
+        options: Options,
+    ) -> PyResult<Function> {
+        let entry = program
+            .entry(name)
+            .map_err(|e| from_adrev(Class::Compile, e))?
+            .clone();
+        Ok(Function {
+            program,
+            entry,
+            options,
+            compiled: HashMap::new(),
+        })
+    }
+
+    fn param_ty(&self, name: &str) -> Option<&Ty> {
+        self.entry
+            .params
+            .iter()
+            .find(|p| p.name.as_str() == name)
+            .and_then(|p| p.ty.as_ref())
+    }
+
+    /// Checks that every key of `dict` names a parameter (the library's
+    /// own message for an unknown name).
+    fn known_names<'py>(
+        &self,
+        dict: &Bound<'py, PyDict>,
+        what: &str,
+    ) -> PyResult<Vec<(String, Bound<'py, PyAny>)>> {
+        let mut out = Vec::with_capacity(dict.len());
+        for (k, v) in dict.iter() {
+            let Ok(name) = k.cast::<PyString>() else {
+                return Err(raise(
+                    Class::Input,
+                    format!("{what} are named by strings, not by {}", k.repr()?),
+                ));
+            };
+            let name = name.to_string();
+            adrev::Wrt::Names(vec![name.clone()])
+                .positions(&self.entry)
+                .map_err(|e| from_adrev(Class::Input, e))?;
+            out.push((name, v));
+        }
+        Ok(out)
+    }
+
+    /// The inputs of one call as the library takes them, checked, and the
+    /// sizes they bind.
+    fn bind(
+        &self,
+        inputs: &Bound<'_, PyDict>,
+        tangents: Option<&Bound<'_, PyDict>>,
+        cotangent: Option<&Bound<'_, PyAny>>,
+        kind: adrev::Kind,
+    ) -> PyResult<(adrev::Inputs, SizeEnv)> {
+        let given = self.known_names(inputs, "inputs")?;
+        let mut sizes = SizeEnv::new();
+        let mut values = Vec::with_capacity(self.entry.params.len());
+        for p in &self.entry.params {
+            let name = p.name.as_str();
+            let ty = self.param_ty(name).ok_or_else(|| untyped(name))?;
+            let Some((_, obj)) = given.iter().find(|(n, _)| n == name) else {
+                return Err(raise(
+                    Class::Input,
+                    format!(
+                        "no value for the parameter `{name}` of `{}`: give {name}={}",
+                        self.entry.name,
+                        to_value::expected_text(ty)
+                    ),
+                ));
+            };
+            let v = read(obj, ty, name, &mut sizes)?;
+            values.push((name.to_string(), v));
+        }
+        let mut out = adrev::Inputs::from_values(values.iter().cloned());
+        if kind == adrev::Kind::Jvp {
+            let given = match tangents {
+                Some(t) => self.known_names(t, "tangents")?,
+                None => Vec::new(),
+            };
+            for (name, v) in &values {
+                let ty = self.param_ty(name).ok_or_else(|| untyped(name))?;
+                let t = match given.iter().find(|(n, _)| n == name) {
+                    Some((_, obj)) => read(obj, ty, &format!("tangent {name}"), &mut sizes)?,
+                    None => zeros_like(v),
+                };
+                out = out.tangent(name.clone(), adrev::Given::Value(t));
+            }
+        }
+        if kind == adrev::Kind::Vjp {
+            let ty = self
+                .entry
+                .ret
+                .as_ref()
+                .ok_or_else(|| untyped("the result"))?;
+            let Some(obj) = cotangent else {
+                return Err(raise(
+                    Class::Input,
+                    format!("a VJP needs a cotangent: {}", to_value::expected_text(ty)),
+                ));
+            };
+            let ct = read(obj, ty, "cotangent", &mut sizes)?;
+            out = out.cotangent(adrev::Given::Value(ct));
+        }
+        Ok((out, sizes))
+    }
+
+    /// The compiled request for `key`, compiled now if it is the first call.
+    fn compiled_for(&mut self, key: &Key, kind: adrev::Kind) -> PyResult<&adrev::Compiled> {
+        if !self.compiled.contains_key(key) {
+            // A value or a JVP is not "with respect to" a subset: every
+            // parameter (the empty list in the key).
+            let wrt = if key.2.is_empty() {
+                adrev::Wrt::All
+            } else {
+                adrev::Wrt::Names(key.2.clone())
+            };
+            let request = adrev::Request::new(kind)
+                .entry(self.entry.name.to_string())
+                .wrt(wrt)
+                .route(self.options.route)
+                .optimize(self.options.optimize)
+                .backend(self.options.backend.clone());
+            let c = self
+                .program
+                .compile(&request)
+                .map_err(|e| from_adrev(Class::Compile, e))?;
+            self.compiled.insert(key.clone(), c);
+        }
+        self.compiled.get(key).ok_or_else(|| {
+            raise(
+                Class::Internal,
+                "a compiled request vanished from the cache",
+            )
+        })
+    }
+}
+
+fn untyped(name: &str) -> PyErr {
+    raise(
+        Class::Internal,
+        format!("`{name}` has no type after type checking"),
+    )
+}
+
+/// One input read as `ty` and its sizes checked against the others'.
+fn read(obj: &Bound<'_, PyAny>, ty: &Ty, label: &str, sizes: &mut SizeEnv) -> PyResult<Value> {
+    let v = to_value::value(obj, ty, label).map_err(|m| raise(Class::Input, m))?;
+    v.check_input(ty, sizes, Some(label))
+        .map_err(|e| raise(Class::Input, format!("`{label}`: {e}")))?;
+    Ok(v)
+}
+
+/// The zero tangent of a value: reals 0, integers and booleans as they are
+/// (they have no tangent; the type keeps them).
+fn zeros_like(v: &Value) -> Value {
+    match v {
+        Value::Real(_) => Value::Real(0.0),
+        Value::Tuple(items) => Value::tuple(items.iter().map(zeros_like).collect()),
+        Value::Array(items) => Value::array(items.iter().map(zeros_like).collect()),
+        other => other.clone(),
+    }
+}
+
+fn kind_of(kind: &str, mode: &str) -> PyResult<adrev::Kind> {
+    let mode = match mode {
+        "auto" => adrev::JacobianMode::Auto,
+        "forward" => adrev::JacobianMode::Forward,
+        "reverse" => adrev::JacobianMode::Reverse,
+        other => {
+            return Err(raise(
+                Class::Input,
+                format!("mode is \"auto\", \"forward\" or \"reverse\", not {other:?}"),
+            ));
+        }
+    };
+    Ok(match kind {
+        "value" => adrev::Kind::Value,
+        "grad" => adrev::Kind::Grad,
+        "value-and-grad" => adrev::Kind::ValueAndGrad,
+        "vjp" => adrev::Kind::Vjp,
+        "jvp" => adrev::Kind::Jvp,
+        "jacobian" => adrev::Kind::Jacobian { mode },
+        "hessian" => adrev::Kind::Hessian,
+        other => return Err(raise(Class::Internal, format!("no kind of call {other:?}"))),
+    })
+}
+
+fn mode_name(kind: adrev::Kind) -> &'static str {
+    match kind {
+        adrev::Kind::Jacobian { mode } => mode.name(),
+        _ => "",
+    }
+}
+
+#[pymethods]
+impl Function {
+    /// The entry's name.
+    #[getter]
+    fn name(&self) -> String {
+        self.entry.name.to_string()
+    }
+
+    /// `"c"` or `"eval"`.
+    #[getter]
+    fn backend(&self) -> &'static str {
+        match self.options.backend {
+            adrev::Backend::Eval => "eval",
+            adrev::Backend::C(_) => "c",
+        }
+    }
+
+    /// The parameters as `(name, type)`.
+    fn params(&self) -> Vec<(String, String)> {
+        self.entry
+            .params
+            .iter()
+            .map(|p| {
+                let ty = p.ty.as_ref().map_or_else(|| "_".to_string(), Ty::to_string);
+                (p.name.to_string(), ty)
+            })
+            .collect()
+    }
+
+    /// The result type.
+    fn result(&self) -> String {
+        self.entry
+            .ret
+            .as_ref()
+            .map_or_else(|| "_".to_string(), Ty::to_string)
+    }
+
+    /// How many requests have been compiled.
+    fn compiled(&self) -> usize {
+        self.compiled.len()
+    }
+
+    /// One call: `kind` is `value`, `grad`, `value-and-grad`, `vjp`, `jvp`,
+    /// `jacobian` or `hessian`. Returns a dict with `value`, `gradients`
+    /// (pairs), `tangent`, `jacobian` (pairs), `jacobian_mode` and
+    /// `hessian` (pairs of a name pair and a block).
+    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (kind, wrt, inputs, tangents, cotangent, mode))]
+    fn call<'py>(
+        &mut self,
+        py: Python<'py>,
+        kind: &str,
+        wrt: Option<Vec<String>>,
+        inputs: &Bound<'py, PyDict>,
+        tangents: Option<&Bound<'py, PyDict>>,
+        cotangent: Option<&Bound<'py, PyAny>>,
+        mode: &str,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        guarded(|| {
+            let kind = kind_of(kind, mode)?;
+            let wrt = match kind {
+                adrev::Kind::Value | adrev::Kind::Jvp => Vec::new(),
+                _ => wrt
+                    .map_or(adrev::Wrt::All, adrev::Wrt::Names)
+                    .resolve(&self.entry)
+                    .map_err(|e| from_adrev(Class::Input, e))?,
+            };
+            let (inputs, sizes) = self.bind(inputs, tangents, cotangent, kind)?;
+            let key: Key = (kind.name(), mode_name(kind), wrt);
+            let out = self
+                .compiled_for(&key, kind)?
+                .call(&inputs)
+                .map_err(|e| from_adrev(Class::Run, e))?;
+            self.outputs(py, &out, &sizes)
+        })
+    }
+}
+
+impl Function {
+    fn outputs<'py>(
+        &self,
+        py: Python<'py>,
+        out: &adrev::Outputs,
+        sizes: &SizeEnv,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let d = PyDict::new(py);
+        let ret = self.entry.ret.as_ref();
+        d.set_item("value", object(py, &out.value, ret, sizes)?)?;
+        let mut grads = Vec::new();
+        for (n, g) in &out.gradients {
+            grads.push((n.clone(), object(py, g, self.param_ty(n), sizes)?));
+        }
+        d.set_item("gradients", grads)?;
+        let tangent = match &out.tangent {
+            Some(t) => Some(object(py, t, ret, sizes)?),
+            None => None,
+        };
+        d.set_item("tangent", tangent)?;
+        let mut jac = Vec::new();
+        for (n, b) in &out.jacobian {
+            jac.push((n.clone(), object(py, b, None, sizes)?));
+        }
+        d.set_item("jacobian", jac)?;
+        d.set_item("jacobian_mode", out.jacobian_mode.map(|m| m.name()))?;
+        let mut hess = Vec::new();
+        for ((a, b), block) in &out.hessian {
+            hess.push(((a.clone(), b.clone()), object(py, block, None, sizes)?));
+        }
+        d.set_item("hessian", hess)?;
+        Ok(d)
+    }
+}

@@ -9,11 +9,9 @@
 mod bench;
 mod derive;
 mod diag;
-mod inputs;
 mod load;
 mod native;
 mod pipeline;
-mod stage;
 
 use clap::{Parser, Subcommand};
 use diag::CliError;
@@ -70,9 +68,8 @@ enum Command {
         /// parameter. Without any, the file's `-- at` comments are used.
         #[arg(long = "at", value_name = "NAME=VALUE")]
         at: Vec<String>,
-        /// Where to run: the reference evaluator or generated C.
-        #[arg(long, value_enum, default_value = "eval")]
-        backend: native::Backend,
+        #[command(flatten)]
+        backend: native::BackendArgs,
     },
     /// Print the gradient of a real-valued entry: `value = ...`, then
     /// `grad PARAM = ...` for each parameter.
@@ -92,13 +89,35 @@ enum Command {
         /// The route that computes the gradient.
         #[arg(long, value_enum, default_value = "unf")]
         via: derive::Via,
-        /// Where to run the gradient program: the evaluator or generated C.
-        #[arg(long, value_enum, default_value = "eval")]
-        backend: native::Backend,
+        #[command(flatten)]
+        backend: native::BackendArgs,
         /// Run the route's raw output, without partial evaluation and the
         /// optimizations of Fig. 12.
         #[arg(long)]
         no_opt: bool,
+    },
+    /// Print the value and the vector-Jacobian product of an entry of any
+    /// result type (reverse mode): `value = ...`, then `vjp PARAM = ...`.
+    Vjp {
+        /// A `.ad` program or a Source IR file.
+        file: PathBuf,
+        /// The definition to differentiate (default: the last).
+        #[arg(long)]
+        entry: Option<String>,
+        /// The parameters to differentiate with respect to (default: all).
+        #[arg(long, value_name = "A,B,...")]
+        wrt: Option<String>,
+        /// An input, `NAME=VALUE`; without any, the file's `-- at` comments.
+        #[arg(long = "at", value_name = "NAME=VALUE")]
+        at: Vec<String>,
+        /// The cotangent, a value shaped like the entry's result.
+        #[arg(long, value_name = "VALUE")]
+        cotangent: String,
+        /// The reverse-mode route.
+        #[arg(long, value_enum, default_value = "unf")]
+        via: derive::Via,
+        #[command(flatten)]
+        backend: native::BackendArgs,
     },
     /// Print the value and the directional derivative (forward mode).
     Jvp {
@@ -113,8 +132,12 @@ enum Command {
         /// The tangent of each parameter, `NAME=VALUE` (every parameter needs one).
         #[arg(long = "tangent", value_name = "NAME=VALUE")]
         tangent: Vec<String>,
+        #[command(flatten)]
+        backend: native::BackendArgs,
     },
-    /// Print the Jacobian of an entry (forward mode, vectorised seeds).
+    /// Print the Jacobian of an entry: forward mode (vectorised seeds),
+    /// reverse mode (one pass per output real), or without `--via` the
+    /// cheaper one for the sizes at hand, named on a last line `mode = ...`.
     Jacobian {
         /// A `.ad` program or a Source IR file.
         file: PathBuf,
@@ -127,6 +150,11 @@ enum Command {
         /// An input, `NAME=VALUE`; without any, the file's `-- at` comments.
         #[arg(long = "at", value_name = "NAME=VALUE")]
         at: Vec<String>,
+        /// Forward or reverse mode (default: the cheaper for the sizes).
+        #[arg(long, value_enum)]
+        via: Option<derive::JacobianVia>,
+        #[command(flatten)]
+        backend: native::BackendArgs,
     },
     /// Print the gradient and the Hessian of a real-valued entry (forward over forward).
     Hessian {
@@ -293,6 +321,8 @@ enum Command {
         /// macro of Exercise 182.8, to show a disagreement being reported.
         #[arg(long, hide = true)]
         mutant_forward: bool,
+        #[command(flatten)]
+        backend: native::BackendArgs,
     },
     /// Differential fuzzing: random programs through every route; stops at
     /// the first disagreement and prints it as a fixture.
@@ -328,12 +358,16 @@ enum Command {
     Compile {
         /// A `.ad` program or a Source IR file.
         file: PathBuf,
-        /// Compile the gradient program (reverse mode through UNF).
+        /// Compile the gradient program `grad` runs (reverse mode through
+        /// UNF, optimized).
         #[arg(long)]
         grad: bool,
         /// The definition to differentiate (default: the last).
         #[arg(long)]
         entry: Option<String>,
+        /// With `--grad`: the parameters to differentiate (default: all).
+        #[arg(long, value_name = "A,B,...")]
+        wrt: Option<String>,
         /// The directory for the C files and the binaries.
         #[arg(short, long)]
         output: PathBuf,
@@ -439,7 +473,16 @@ fn run(command: Command) -> Result<(), CliError> {
             entry,
             at,
             no_opt,
-        } => derive::cost(&file, entry.as_deref(), &at, no_opt),
+        } => derive::cost(
+            &derive::Common {
+                file: &file,
+                entry: entry.as_deref(),
+                wrt: None,
+                at: &at,
+                backend: native::BackendArgs::default(),
+            },
+            no_opt,
+        ),
         Command::Codegen {
             input,
             output,
@@ -449,15 +492,29 @@ fn run(command: Command) -> Result<(), CliError> {
             file,
             grad,
             entry,
+            wrt,
             output,
             options,
-        } => native::compile(&file, grad, entry.as_deref(), &output, options),
+        } => native::compile(
+            &file,
+            grad,
+            entry.as_deref(),
+            wrt.as_deref(),
+            &output,
+            options,
+        ),
         Command::ReverseDirect {
             input,
             output,
             entry,
             wrt,
-        } => reverse_direct(&input, &output, entry.as_deref(), wrt.as_deref()),
+        } => source_stage(
+            &input,
+            &output,
+            entry.as_deref(),
+            wrt.as_deref(),
+            &[adrev::passes::Pass::FirstOrder, adrev::passes::Pass::Direct],
+        ),
         Command::CheckGrad {
             file,
             entry,
@@ -467,18 +524,22 @@ fn run(command: Command) -> Result<(), CliError> {
             seed,
             c,
             mutant_forward,
+            backend,
         } => derive::check_grad(
-            &file,
-            entry.as_deref(),
-            &at,
+            &derive::Common {
+                file: &file,
+                entry: entry.as_deref(),
+                wrt: wrt.as_deref(),
+                at: &at,
+                backend,
+            },
             difftest::CheckConfig {
                 nearby,
                 seed,
-                wrt: None,
-                c,
+                c: c.then(codegen::Config::default),
                 mutant_forward,
+                ..difftest::CheckConfig::default()
             },
-            wrt.as_deref(),
         ),
         Command::FuzzDiff {
             cases,
@@ -588,38 +649,92 @@ fn run(command: Command) -> Result<(), CliError> {
             via,
             backend,
             no_opt,
-        } => derive::grad(&derive::GradRequest {
-            file: &file,
-            entry: entry.as_deref(),
-            wrt: wrt.as_deref(),
-            at: &at,
+        } => derive::grad(
+            &derive::Common {
+                file: &file,
+                entry: entry.as_deref(),
+                wrt: wrt.as_deref(),
+                at: &at,
+                backend,
+            },
+            via,
+            no_opt,
+        ),
+        Command::Vjp {
+            file,
+            entry,
+            wrt,
+            at,
+            cotangent,
             via,
             backend,
-            no_opt,
-        }),
+        } => derive::vjp(
+            &derive::Common {
+                file: &file,
+                entry: entry.as_deref(),
+                wrt: wrt.as_deref(),
+                at: &at,
+                backend,
+            },
+            via,
+            &cotangent,
+        ),
         Command::Jvp {
             file,
             entry,
             at,
             tangent,
-        } => derive::jvp(&file, entry.as_deref(), &at, &tangent),
+            backend,
+        } => derive::jvp(
+            &derive::Common {
+                file: &file,
+                entry: entry.as_deref(),
+                wrt: None,
+                at: &at,
+                backend,
+            },
+            &tangent,
+        ),
         Command::Jacobian {
             file,
             entry,
             wrt,
             at,
-        } => derive::jacobian(&file, entry.as_deref(), wrt.as_deref(), &at),
+            via,
+            backend,
+        } => derive::jacobian(
+            &derive::Common {
+                file: &file,
+                entry: entry.as_deref(),
+                wrt: wrt.as_deref(),
+                at: &at,
+                backend,
+            },
+            via,
+        ),
         Command::Hessian {
             file,
             entry,
             wrt,
             at,
-        } => derive::hessian(&file, entry.as_deref(), wrt.as_deref(), &at),
+        } => derive::hessian(&derive::Common {
+            file: &file,
+            entry: entry.as_deref(),
+            wrt: wrt.as_deref(),
+            at: &at,
+            backend: native::BackendArgs::default(),
+        }),
         Command::Forward {
             input,
             output,
             entry,
-        } => forward_stage(&input, &output, entry.as_deref()),
+        } => source_stage(
+            &input,
+            &output,
+            entry.as_deref(),
+            None,
+            &[adrev::passes::Pass::Jvp],
+        ),
     }
 }
 
@@ -636,7 +751,9 @@ fn check(file: &Path, entry: Option<&str>) -> Result<(), CliError> {
     // Loading verifies the file (the stage contract); what is left is to
     // say what it holds.
     let line = match load::load(file)? {
-        load::Program::Source(m) | load::Program::Target(m) => signature(inputs::entry(&m, entry)?),
+        load::Program::Source(m) | load::Program::Target(m) => {
+            signature(adrev::program::entry(&m, entry)?)
+        }
         load::Program::Unf(u) => {
             if entry.is_some_and(|e| e != u.entry.as_str()) {
                 return Err(CliError::user(format!(
@@ -699,37 +816,50 @@ fn eval(
     file: &Path,
     entry: Option<&str>,
     at: &[String],
-    backend: native::Backend,
+    backend: native::BackendArgs,
 ) -> Result<(), CliError> {
-    let program = load::load(file)?;
-    if let load::Program::Unf(u) = &program {
-        // A UNF module is run as it stands, on the inputs of its entry.
-        let def = inputs::entry(&u.source, Some(u.entry.as_str()))?;
-        let args = inputs::entry_args(&u.source, def, at)?;
-        let named: Vec<(String, semantics::Value)> = def
-            .params
-            .iter()
-            .map(|p| p.name.to_string())
-            .zip(args)
-            .collect();
-        let value = semantics::eval_unf(u, &named)
-            .map_err(|e| diag::at(&u.source.file, e.span(), &e.to_string()))?;
-        println!("{value}");
-        return Ok(());
-    }
-    let m = stage::expanded(program.module("eval")?)?;
-    let def = inputs::entry(&m, entry)?;
-    let args = inputs::entry_args(&m, def, at)?;
-    let value = native::run(&m, def.name.as_str(), &args, backend)?;
-    println!("{value}");
+    let program = adrev::Program::load(file)?;
+    let mut req = adrev::Request::new(adrev::Kind::Value).backend(backend.backend()?);
+    req.entry = entry.map(str::to_string);
+    let compiled = program.compile(&req)?;
+    let inputs = if at.is_empty() {
+        program.default_inputs()
+    } else {
+        adrev::Inputs::from_bindings(at)?
+    };
+    println!("{}", compiled.call(&inputs)?.value);
     Ok(())
 }
 
-fn forward_stage(input: &Path, output: &Path, entry: Option<&str>) -> Result<(), CliError> {
-    let m = derive::load_source(input, "forward")?;
-    let def = inputs::entry(&m, entry)?;
-    let out = forward::jvp(&m, def).map_err(|e| diag::at(&m.file, e.span(), &e.to_string()))?;
-    let out = stage::verified("forward", out)?;
+/// Runs one pass list of the library on a Source file and writes the
+/// Target result (`forward`, `reverse-direct`).
+fn source_stage(
+    input: &Path,
+    output: &Path,
+    entry: Option<&str>,
+    wrt: Option<&str>,
+    passes: &[adrev::passes::Pass],
+) -> Result<(), CliError> {
+    use adrev::passes::{self, Context, Flow, Pass};
+    let program = adrev::Program::load(input)?;
+    let m = match program.ir() {
+        adrev::Ir::Source(m) => m.clone(),
+        other => {
+            return Err(CliError::user(format!(
+                "this stage takes a Source program (a `.ad` file or a `source` file); `{}` holds the `{}` IR",
+                input.display(),
+                other.ir_name()
+            )));
+        }
+    };
+    let def = program.entry(entry)?;
+    let cx = Context {
+        wrt: adrev::Wrt::parse(wrt)?.for_crates(def)?,
+        ..Context::new(def.name.as_str())
+    };
+    let mut list = vec![Pass::Expand];
+    list.extend_from_slice(passes);
+    let out = passes::run(&list, Flow::Source(m), &cx)?.into_module()?;
     load::write_text(
         output,
         &syntax::to_ron(syntax::TARGET_IR, syntax::FORMAT_VERSION, &out),
@@ -770,22 +900,6 @@ fn bless() -> Result<(), CliError> {
             "some tests still fail after blessing (see above)",
         ))
     }
-}
-
-fn reverse_direct(
-    input: &Path,
-    output: &Path,
-    entry: Option<&str>,
-    wrt: Option<&str>,
-) -> Result<(), CliError> {
-    let m = derive::load_source(input, "reverse-direct")?;
-    let def = inputs::entry(&m, entry)?;
-    let wrt = inputs::wrt_list(def, wrt)?;
-    let out = derive::direct(&m, def, wrt.as_deref())?;
-    load::write_text(
-        output,
-        &syntax::to_ron(syntax::TARGET_IR, syntax::FORMAT_VERSION, &out),
-    )
 }
 
 fn fuzz_diff(cfg: &difftest::FuzzConfig) -> Result<(), CliError> {

@@ -1,16 +1,16 @@
 //! The C backend from the command line: `codegen`, `compile`, and the
-//! `--backend c` of `eval` and `grad`, which must print exactly what the
-//! evaluator prints.
+//! `--backend c` (with `--parallel`, `--fast`, `--sanitize`) of every
+//! command that runs a program.
 
-use crate::diag::{self, CliError};
-use semantics::Value;
-use std::path::{Path, PathBuf};
-use syntax::Module;
+use crate::diag::CliError;
+use adrev::{Kind, Program, Request, Wrt};
+use std::path::Path;
 
 /// Where a program is evaluated.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
 pub enum Backend {
     /// The reference evaluator (`semantics`).
+    #[default]
     Eval,
     /// Generated C, built with the system compiler (`codegen`).
     C,
@@ -34,7 +34,8 @@ pub struct COptions {
 }
 
 impl COptions {
-    fn config(self) -> codegen::Config {
+    /// The backend's configuration.
+    pub fn config(self) -> codegen::Config {
         codegen::Config {
             parallel: self.parallel,
             reassociate: self.fast,
@@ -46,43 +47,53 @@ impl COptions {
     }
 }
 
-fn codegen_error(m: &Module, e: &codegen::Error) -> CliError {
-    diag::at(&m.file, e.span(), &e.to_string())
+/// `--backend` and the C options of a command that runs a program.
+#[derive(Debug, Clone, Copy, Default, clap::Args)]
+pub struct BackendArgs {
+    /// Where to run: the reference evaluator or generated C.
+    #[arg(long, value_enum, default_value = "eval")]
+    pub backend: Backend,
+    /// The C build's options (with `--backend c`).
+    #[command(flatten)]
+    pub c: COptions,
 }
 
-/// A fresh build directory for one command.
-fn scratch() -> PathBuf {
-    std::env::temp_dir().join(format!("adrev-c-{}", std::process::id()))
-}
-
-/// Runs definition `name` of `m` on `args` with the chosen backend.
-pub fn run(m: &Module, name: &str, args: &[Value], backend: Backend) -> Result<Value, CliError> {
-    match backend {
-        Backend::Eval => crate::stage::run(m, name, args),
-        Backend::C => {
-            let def = m.def(name).ok_or_else(|| {
-                CliError::Internal(format!("the module has no definition `{name}`\n"))
-            })?;
-            let named: Vec<(String, Value)> = def
-                .params
-                .iter()
-                .map(|p| p.name.to_string())
-                .zip(args.iter().cloned())
-                .collect();
-            let dir = scratch();
-            let out = codegen::eval_entry(m, Some(name), &named, &codegen::Config::default(), &dir);
-            let _ = std::fs::remove_dir_all(&dir);
-            out.map_err(|e| codegen_error(m, &e))
+impl BackendArgs {
+    /// The library's backend; a C option without `--backend c` is an error
+    /// (the evaluator has no such option).
+    pub fn backend(self) -> Result<adrev::Backend, CliError> {
+        let asked = [
+            (self.c.parallel, "--parallel"),
+            (self.c.fast, "--fast"),
+            (self.c.sanitize, "--sanitize"),
+        ];
+        match self.backend {
+            Backend::C => Ok(adrev::Backend::C(self.c.config())),
+            Backend::Eval => match asked.iter().find(|(on, _)| *on) {
+                Some((_, flag)) => Err(CliError::user(format!(
+                    "{flag} is an option of the C backend: add --backend c"
+                ))),
+                None => Ok(adrev::Backend::Eval),
+            },
         }
     }
 }
 
-/// `cargo xtask codegen IN -o OUT.c`: the C source (and its header beside
-/// it) of a first-order Target or Source program.
+fn codegen_error(m: &syntax::Module, e: &codegen::Error) -> CliError {
+    adrev::diag::at(&m.file, e.span(), &e.to_string())
+}
+
+/// `cargo xtask codegen IN -o OUT.c`: the C source and, beside it, the
+/// header `OUT.h` that the source includes.
 pub fn codegen_cmd(input: &Path, output: &Path, options: COptions) -> Result<(), CliError> {
-    let program = crate::load::load(input)?;
-    let m = program.module("codegen")?;
-    let c = codegen::emit(m, &options.config()).map_err(|e| codegen_error(m, &e))?;
+    let program = Program::load(input)?;
+    let m = program.module()?;
+    let stem = output
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .filter(|s| !s.is_empty())
+        .ok_or_else(|| CliError::user(format!("`{}` names no C file", output.display())))?;
+    let c = codegen::emit_named(m, &options.config(), &stem).map_err(|e| codegen_error(m, &e))?;
     crate::load::write_text(output, &c.source)?;
     let header = output.with_extension("h");
     crate::load::write_text(&header, &c.header)?;
@@ -90,28 +101,38 @@ pub fn codegen_cmd(input: &Path, output: &Path, options: COptions) -> Result<(),
     Ok(())
 }
 
-/// `cargo xtask compile FILE [--grad] -o DIR`: C source, header and shared
-/// library of the primal (or of its gradient program).
+/// `cargo xtask compile FILE [--grad [--wrt A,B]] -o DIR`: C source,
+/// header, driver and shared library of the primal, or of the gradient
+/// program `grad` runs (the UNF route, optimized).
 pub fn compile(
     file: &Path,
     grad: bool,
     entry: Option<&str>,
+    wrt: Option<&str>,
     dir: &Path,
     options: COptions,
 ) -> Result<(), CliError> {
-    let m = crate::derive::load_source(file, "compile")?;
-    let m = if grad {
-        let def = crate::inputs::entry(&m, entry)?;
-        crate::derive::gradient_program(&m, def, None, crate::derive::Via::Unf)?
+    let program = Program::load(file)?;
+    let kind = if grad {
+        Kind::ValueAndGrad
     } else {
-        m
+        Kind::Value
     };
+    if !grad && wrt.is_some() {
+        return Err(CliError::user("--wrt is for `compile --grad`"));
+    }
+    let mut req = Request::new(kind).wrt(Wrt::parse(wrt)?);
+    req.entry = entry.map(str::to_string);
+    let compiled = program.compile(&req)?;
+    let m = compiled
+        .module()
+        .ok_or_else(|| CliError::user("`compile` takes a term-language program, not a UNF file"))?;
     let cfg = codegen::Config {
         shared_library: true,
         ..options.config()
     };
-    let c = codegen::emit(&m, &cfg).map_err(|e| codegen_error(&m, &e))?;
-    let built = codegen::build(&c, dir, &cfg).map_err(|e| codegen_error(&m, &e))?;
+    let c = codegen::emit(m, &cfg).map_err(|e| codegen_error(m, &e))?;
+    let built = codegen::build(&c, dir, &cfg).map_err(|e| codegen_error(m, &e))?;
     println!("source          {}", built.source.display());
     println!("header          {}", built.header.display());
     println!("driver          {}", built.driver.display());

@@ -2,10 +2,10 @@
 //! which chains them, writes every boundary file, and can hand any stage to
 //! an external program (the stage contract of architecture.md).
 
-use crate::diag::{self, CliError};
-use crate::inputs;
+use crate::diag::CliError;
 use crate::load::{self, Program};
-use crate::stage;
+use adrev::Wrt;
+use adrev::passes::{self, Context, Flow, Pass};
 use std::path::{Path, PathBuf};
 use syntax::Module;
 
@@ -70,82 +70,17 @@ pub struct Options {
     pub wrt: Option<String>,
 }
 
-fn unf_error(file: &syntax::SourceFile, e: &unf::Error) -> CliError {
-    diag::at(file, e.span(), &e.to_string())
+/// The passes' context for `opts` on a module whose entry is `def`.
+fn context(def: &syntax::Def, opts: &Options) -> Result<Context, CliError> {
+    Ok(Context {
+        wrt: Wrt::parse(opts.wrt.as_deref())?.for_crates(def)?,
+        ..Context::new(def.name.as_str())
+    })
 }
 
-fn reverse_error(file: &syntax::SourceFile, e: &reverse::Error) -> CliError {
-    diag::at(file, e.span(), &e.to_string())
-}
-
-/// The program reverse mode differentiates: `m` itself when its entry is
-/// first-order, else `m` specialised to first order by inlining (a program
-/// that is higher-order only on the surface, as seeds/002 Example 182.9).
-/// If that does not make it first-order, the error is the first-order
-/// check's, pointing at the construct.
-pub fn first_order<'m>(
-    m: &'m Module,
-    entry: &str,
-) -> Result<std::borrow::Cow<'m, Module>, CliError> {
-    let def = inputs::entry(m, Some(entry))?;
-    let Err(original) = syntax::check_first_order(m, def) else {
-        return Ok(std::borrow::Cow::Borrowed(m));
-    };
-    syntax::specialize(m)
-        .ok()
-        .filter(|s| {
-            s.def(entry)
-                .is_some_and(|d| syntax::check_first_order(s, d).is_ok())
-        })
-        .map(std::borrow::Cow::Owned)
-        .ok_or_else(|| diag::at(&m.file, original.span(), &original.to_string()))
-}
-
-/// Source → Source UNF for the chosen entry (after [`first_order`]).
-pub fn lower(m: &Module, opts: &Options) -> Result<unf::Module, CliError> {
-    let name = inputs::entry(m, opts.entry.as_deref())?.name.clone();
-    let m = first_order(m, name.as_str())?;
-    let entry = inputs::entry(&m, Some(name.as_str()))?;
-    // `unf::lower` runs the UNF verifier on its output (a failure is an
-    // internal error naming the pass), so it is not run a second time.
-    unf::lower(&m, entry).map_err(|e| unf_error(&m.file, &e))
-}
-
-/// Source UNF → Target UNF.
-pub fn reverse(m: &unf::Module, opts: &Options) -> Result<unf::Module, CliError> {
-    let entry = inputs::entry(&m.source, Some(m.entry.as_str()))?;
-    let wrt = inputs::wrt_list(entry, opts.wrt.as_deref())?;
-    // `reverse::reverse` verifies its input and its output.
-    reverse::reverse(m, &reverse::Config { wrt }).map_err(|e| reverse_error(&m.source.file, &e))
-}
-
-/// Source UNF → Target UNF, for an input verified on reading (`checked`
-/// is what its verifier computed); the output is verified.
-fn reverse_checked(
-    m: &unf::Module,
-    checked: unf::Checked,
-    opts: &Options,
-) -> Result<unf::Module, CliError> {
-    let entry = inputs::entry(&m.source, Some(m.entry.as_str()))?;
-    let wrt = inputs::wrt_list(entry, opts.wrt.as_deref())?;
-    reverse::reverse_checked(m, checked, &reverse::Config { wrt })
-        .map_err(|e| reverse_error(&m.source.file, &e))
-}
-
-/// Target → Target by partial evaluation and the rules of Fig. 12. The
-/// module is taken by value (the optimizer then need not copy it).
-pub fn optimize(m: Module) -> Result<Module, CliError> {
-    let file = m.file.clone();
-    // `optimize::optimize_owned` runs `syntax::verify` on its output
-    // (`Config::verify`, on by default).
-    optimize::optimize_owned(m, &optimize::Config::default())
-        .map_err(|e| diag::at(&file, e.span(), &e.to_string()))
-}
-
-/// Target UNF (or Source UNF) → Target.
-pub fn raise(m: &unf::Module) -> Result<Module, CliError> {
-    let out = unf::raise(m).map_err(|e| unf_error(&m.source.file, &e))?;
-    stage::verified("unf-inverse", out)
+/// Runs `list` on `flow` and returns the term-language module it ends on.
+fn run_to_module(list: &[Pass], flow: Flow, cx: &Context) -> Result<Module, CliError> {
+    passes::run(list, flow, cx)?.into_module()
 }
 
 fn source_of(path: &Path, stage: Stage) -> Result<Module, CliError> {
@@ -207,21 +142,27 @@ pub fn run_stage(
         // Each input is dropped as soon as its output exists.
         Stage::Unf => {
             let m = source_of(input, stage)?;
-            let out = lower(&m, opts)?;
-            drop(m);
-            unf::to_ron(&out)
+            let def = adrev::program::entry(&m, opts.entry.as_deref())?;
+            let cx = context(def, opts)?;
+            let list = [Pass::Expand, Pass::FirstOrder, Pass::Lower];
+            match passes::run(&list, Flow::Source(m), &cx)? {
+                Flow::SourceUnf(out, _) => unf::to_ron(&out),
+                _ => return Err(CliError::internal("lowering gave no Source UNF module")),
+            }
         }
         Stage::Reverse => {
             let (m, checked) = unf_of(input, stage, unf::Kind::Source)?;
-            let out = reverse_checked(&m, checked, opts)?;
-            drop(m);
-            unf::to_ron(&out)
+            let def = adrev::program::entry(&m.source, Some(m.entry.as_str()))?;
+            let cx = context(def, opts)?;
+            match passes::run(&[Pass::Reverse], Flow::SourceUnf(m, Some(checked)), &cx)? {
+                Flow::TargetUnf(out) => unf::to_ron(&out),
+                _ => return Err(CliError::internal("D_rho gave no Target UNF module")),
+            }
         }
         Stage::UnfInverse => {
-            let (m, checked) = unf_of(input, stage, unf::Kind::Target)?;
-            let out = unf::raise_checked(&m, checked).map_err(|e| unf_error(&m.source.file, &e))?;
-            drop(m);
-            let out = stage::verified("unf-inverse", out)?;
+            let (m, _) = unf_of(input, stage, unf::Kind::Target)?;
+            let cx = Context::new(m.entry.as_str());
+            let out = run_to_module(&[Pass::Raise], Flow::TargetUnf(m), &cx)?;
             syntax::to_ron(syntax::TARGET_IR, syntax::FORMAT_VERSION, &out)
         }
         Stage::Optimize => {
@@ -229,7 +170,8 @@ pub fn run_stage(
                 Program::Target(m) | Program::Source(m) => m,
                 other => return Err(wrong_input(input, stage, &other, "a `target` file")),
             };
-            syntax::to_ron(syntax::TARGET_IR, syntax::FORMAT_VERSION, &optimize(m)?)
+            let out = run_to_module(&[Pass::Optimize], Flow::Target(m), &Context::new(""))?;
+            syntax::to_ron(syntax::TARGET_IR, syntax::FORMAT_VERSION, &out)
         }
     };
     load::write_text(output, &text)

@@ -14,11 +14,11 @@
 //! path differs from finite differences beyond their estimated error.
 
 use crate::paths::{
-    FiniteDiff, Gradient, ad_agree, as_gradient, direct_program, fd_agree, finite_differences,
-    flat, forward_program_with, inconclusive, max_rel_diff, optimized, run_gradient, source_value,
-    unf_program, unflatten,
+    FiniteDiff, Gradient, ad_agree, fd_agree, finite_differences, flat, inconclusive, max_rel_diff,
+    one_line, source_value, unflatten,
 };
 use crate::rng::Rng;
+use adrev::{Backend, Compiled, Inputs, Kind, Program, Request, Route, Wrt};
 use semantics::Value;
 use syntax::{Def, Module};
 
@@ -29,11 +29,11 @@ pub struct CheckConfig {
     pub nearby: usize,
     /// The seed of those points.
     pub seed: u64,
-    /// The parameters to differentiate with respect to (all when `None`).
-    pub wrt: Option<Vec<String>>,
+    /// The parameters to differentiate with respect to.
+    pub wrt: Wrt,
     /// Also build the optimized UNF gradient program with the C backend
-    /// (the system C compiler) and run it at every point.
-    pub c: bool,
+    /// (the system C compiler, with these options) and run it at every point.
+    pub c: Option<codegen::Config>,
     /// Use the deliberately broken forward macro of Exercise 182.8
     /// (`forward::Config::mutant_first_summand_only`) for the forward
     /// paths: how the tests show that a disagreement between AD paths is
@@ -48,8 +48,8 @@ impl Default for CheckConfig {
         CheckConfig {
             nearby: 3,
             seed: 0,
-            wrt: None,
-            c: false,
+            wrt: Wrt::All,
+            c: None,
             mutant_forward: false,
         }
     }
@@ -264,131 +264,74 @@ pub fn compare_paths(
     (diffs, notes, problems)
 }
 
-/// How one path computes a gradient at a point.
-enum Runner {
-    /// A gradient program, run by the evaluator.
-    Eval(Module),
-    /// A gradient program built by the C backend (kept in a scratch
-    /// directory until the check ends).
-    C(codegen::Built),
-    /// Why the path does not take the program.
-    Refused(String),
+/// How one path computes a gradient at a point: a compiled request of
+/// the library, or why the path does not take the program.
+type Runner = Result<Compiled, String>;
+
+fn run(runner: &Runner, inputs: &[(String, Value)]) -> Result<Gradient, String> {
+    let compiled = runner.as_ref().map_err(Clone::clone)?;
+    let out = compiled
+        .call(&Inputs::from_values(inputs.iter().cloned()))
+        .map_err(|e| one_line(&e))?;
+    let value = out
+        .value
+        .as_real()
+        .ok_or_else(|| format!("the program returned {}, not a real", out.value))?;
+    Ok(Gradient {
+        value,
+        grads: out.gradients.into_iter().map(|(_, g)| g).collect(),
+    })
 }
 
-impl Runner {
-    fn run(&self, inputs: &[(String, Value)]) -> Result<Gradient, String> {
-        match self {
-            Runner::Eval(g) => run_gradient(g, inputs),
-            Runner::C(built) => codegen::run_entry(built, None, inputs)
-                .map_err(|e| e.to_string())
-                .and_then(|v| as_gradient(&v)),
-            Runner::Refused(e) => Err(e.clone()),
-        }
-    }
-}
-
-fn runner(g: Result<Module, String>) -> Runner {
-    match g {
-        Ok(g) => Runner::Eval(g),
-        Err(e) => Runner::Refused(e),
-    }
-}
-
-/// The program reverse mode takes: `m` itself when its entry is first
-/// order, else `m` specialised to first order (a program higher-order
-/// only on the surface).
-fn first_order(m: &Module, def: &Def) -> Option<(Module, Def)> {
-    if syntax::check_first_order(m, def).is_ok() {
-        return Some((m.clone(), def.clone()));
-    }
-    let s = syntax::specialize(m).ok()?;
-    let d = s.def(def.name.as_str())?.clone();
-    syntax::check_first_order(&s, &d)
-        .ok()
-        .map(|()| (s.clone(), d))
-}
-
-/// Builds every path's gradient program for `def`.
-fn runners(
-    m: &Module,
-    def: &Def,
-    cfg: &CheckConfig,
-    scratch: &std::path::Path,
-) -> Vec<(&'static str, Runner)> {
-    let rcfg = reverse::Config {
-        wrt: cfg.wrt.clone(),
-    };
-    let fo = first_order(m, def);
-    let reverse_path = |f: &dyn Fn(&Module, &Def) -> Result<Module, String>| match &fo {
-        Some((m, d)) => f(m, d),
-        None => Err("the program is higher order".to_string()),
-    };
-    let unf_raw = reverse_path(&|m, d| unf_program(m, d, &rcfg));
-    let unf_opt = unf_raw.clone().and_then(|g| optimized(&g));
-    let direct = reverse_path(&|m, d| direct_program(m, d, &rcfg));
+/// Every path's compiled gradient for `entry`.
+fn runners(program: &Program, entry: &str, cfg: &CheckConfig) -> Vec<(&'static str, Runner)> {
+    let base = Request::new(Kind::ValueAndGrad)
+        .entry(entry)
+        .wrt(cfg.wrt.clone());
     let fcfg = |mode| forward::Config {
         mode,
         mutant_first_summand_only: cfg.mutant_forward,
     };
-    let wrt = cfg.wrt.as_deref();
-    let fwd = forward_program_with(m, def, wrt, &fcfg(forward::Mode::Passes));
-    let fwd_vec = forward_program_with(m, def, wrt, &fcfg(forward::Mode::Vectorised));
-    let mut out = vec![
-        ("unf", runner(unf_opt.clone())),
-        ("unf-noopt", runner(unf_raw)),
-        ("direct", runner(direct)),
-        ("forward", runner(fwd)),
-        ("forward-vec", runner(fwd_vec)),
+    let forward = |mode| Request {
+        forward: fcfg(mode),
+        ..base.clone().route(Route::Forward)
+    };
+    let mut requests = vec![
+        ("unf", base.clone()),
+        ("unf-noopt", base.clone().optimize(false)),
+        ("direct", base.clone().route(Route::Direct)),
+        ("forward", forward(forward::Mode::Passes)),
+        ("forward-vec", forward(forward::Mode::Vectorised)),
     ];
-    if cfg.c {
-        let c = unf_opt.and_then(|g| {
-            let ccfg = codegen::Config::default();
-            let program = codegen::emit(&g, &ccfg).map_err(|e| e.to_string())?;
-            codegen::build(&program, scratch, &ccfg).map_err(|e| e.to_string())
-        });
-        out.push((
-            "c",
-            match c {
-                Ok(built) => Runner::C(built),
-                Err(e) => Runner::Refused(e),
-            },
-        ));
+    if let Some(c) = &cfg.c {
+        requests.push(("c", base.clone().backend(Backend::C(c.clone()))));
     }
-    out
+    requests
+        .into_iter()
+        .map(|(name, req)| (name, program.compile(&req).map_err(|e| one_line(&e))))
+        .collect()
 }
 
-/// Runs every path on the entry of `m` (`entry`, or the last definition) at
-/// `at` and at `cfg.nearby` random points near it.
+/// Runs every path on the entry of `program` (`entry`, or the last
+/// definition) at `at` and at `cfg.nearby` random points near it.
 pub fn check_grad(
-    m: &Module,
+    program: &Program,
     entry: Option<&str>,
-    at: &[(String, Value)],
+    at: &Inputs,
     cfg: &CheckConfig,
-) -> Result<CheckReport, String> {
-    let def = m
-        .entry(entry)
-        .ok_or_else(|| format!("no definition `{}`", entry.unwrap_or("")))?
-        .clone();
-    let wrt: Vec<usize> = match &cfg.wrt {
-        None => (1..=def.params.len()).collect(),
-        Some(names) => names
-            .iter()
-            .map(|n| {
-                def.params
-                    .iter()
-                    .position(|p| p.name.as_str() == n)
-                    .map(|i| i + 1)
-                    .ok_or_else(|| format!("`{n}` is not a parameter of `{}`", def.name))
-            })
-            .collect::<Result<_, _>>()?,
-    };
-    let scratch = std::env::temp_dir().join(format!("check-grad-c-{}", std::process::id()));
-    let runners = runners(m, &def, cfg, &scratch);
-    let result = check_points(m, &def, at, cfg, &wrt, &runners);
-    if cfg.c {
-        let _ = std::fs::remove_dir_all(&scratch);
-    }
-    let points = result?;
+) -> adrev::Result<CheckReport> {
+    let value = program.compile(&Request {
+        entry: entry.map(str::to_string),
+        ..Request::new(Kind::Value)
+    })?;
+    let m = value
+        .module()
+        .ok_or_else(|| adrev::Error::user("check-grad takes a term-language program"))?;
+    let def = value.entry().clone();
+    let wrt: Vec<usize> = cfg.wrt.positions(&def)?.iter().map(|i| i + 1).collect();
+    let at = at.resolve(&def)?;
+    let runners = runners(program, def.name.as_str(), cfg);
+    let points = check_points(m, &def, &at, cfg, &wrt, &runners).map_err(adrev::Error::user)?;
     Ok(CheckReport {
         entry: def.name.to_string(),
         wrt: wrt
@@ -407,13 +350,10 @@ fn check_points(
     wrt: &[usize],
     runners: &[(&'static str, Runner)],
 ) -> Result<Vec<PointReport>, String> {
-    if runners.iter().all(|(_, r)| matches!(r, Runner::Refused(_))) {
+    if runners.iter().all(|(_, r)| r.is_err()) {
         let why: Vec<String> = runners
             .iter()
-            .filter_map(|(n, r)| match r {
-                Runner::Refused(e) => Some(format!("{n}: {e}")),
-                _ => None,
-            })
+            .filter_map(|(n, r)| r.as_ref().err().map(|e| format!("{n}: {e}")))
             .collect();
         return Err(format!("no path takes this program ({})", why.join("; ")));
     }
@@ -439,7 +379,7 @@ fn check_points(
             .iter()
             .map(|(name, r)| PathResult {
                 path: name.to_string(),
-                outcome: r.run(&inputs),
+                outcome: run(r, &inputs),
             })
             .collect();
         let fd = finite_differences(m, def, &inputs, wrt);

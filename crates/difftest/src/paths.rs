@@ -1,5 +1,6 @@
 //! The paths from a Source program to its gradient, run on one program at
-//! one point, and the comparisons between them.
+//! one point, and the comparisons between them. Every path is a pass list
+//! of the library (`adrev::passes`), verified after every pass.
 //!
 //! - `direct`: the direct macro of Fig. 5 (`reverse::reverse_direct`);
 //! - `unf`: UNF → D_ρ → UNF^-1 (`unf::lower`, `reverse::reverse`, `unf::raise`);
@@ -11,6 +12,7 @@
 //!   error of the quotient (so the tolerance follows the conditioning of the
 //!   program at that point).
 
+use adrev::passes::{self, Context, Flow, Pass};
 use semantics::Value;
 use syntax::{Def, Module};
 
@@ -53,20 +55,42 @@ pub fn unflatten(template: &Value, xs: &[f64], i: &mut usize) -> Value {
     }
 }
 
+/// The passes' context: `def`, `cfg.wrt`, verified after every pass.
+fn context(def: &Def, wrt: Option<Vec<String>>) -> Context {
+    Context {
+        wrt,
+        ..Context::new(def.name.as_str())
+    }
+}
+
+/// Runs one of the library's pass lists on a Source module to a term module.
+fn run_passes(list: &[Pass], m: &Module, cx: &Context) -> Result<Module, String> {
+    passes::run(list, Flow::Source(m.clone()), cx)
+        .and_then(Flow::into_module)
+        .map_err(|e| one_line(&e))
+}
+
+/// The first line of a library error, without the `error: ` prefix (a
+/// table cell, a fuzzer's report).
+pub fn one_line(e: &adrev::Error) -> String {
+    let first = e.message().lines().next().unwrap_or_default();
+    let first = first.strip_prefix("error: ").unwrap_or(first);
+    if e.is_internal() {
+        format!("internal error: {first}")
+    } else {
+        first.to_string()
+    }
+}
+
 /// The gradient program of the direct path.
 pub fn direct_program(m: &Module, def: &Def, cfg: &reverse::Config) -> Result<Module, String> {
-    let g = reverse::reverse_direct(m, def, cfg).map_err(|e| e.to_string())?;
-    syntax::verify(&g).map_err(|es| format!("direct output does not verify: {}", es[0]))?;
-    Ok(g)
+    run_passes(&[Pass::Direct], m, &context(def, cfg.wrt.clone()))
 }
 
 /// The gradient program of the UNF path.
 pub fn unf_program(m: &Module, def: &Def, cfg: &reverse::Config) -> Result<Module, String> {
-    let s = unf::lower(m, def).map_err(|e| e.to_string())?;
-    let t = reverse::reverse(&s, cfg).map_err(|e| e.to_string())?;
-    let g = unf::raise(&t).map_err(|e| e.to_string())?;
-    syntax::verify(&g).map_err(|es| format!("UNF output does not verify: {}", es[0]))?;
-    Ok(g)
+    let list = [Pass::Lower, Pass::Reverse, Pass::Raise];
+    run_passes(&list, m, &context(def, cfg.wrt.clone()))
 }
 
 /// The gradient program of forward mode (one pass per input direction).
@@ -82,9 +106,11 @@ pub fn forward_program_with(
     wrt: Option<&[String]>,
     cfg: &forward::Config,
 ) -> Result<Module, String> {
-    let g = forward::grad_program_with(m, def, wrt, cfg).map_err(|e| e.to_string())?;
-    syntax::verify(&g).map_err(|es| format!("forward output does not verify: {}", es[0]))?;
-    Ok(g)
+    let cx = Context {
+        forward: cfg.clone(),
+        ..context(def, wrt.map(<[String]>::to_vec))
+    };
+    run_passes(&[Pass::ForwardGrad], m, &cx)
 }
 
 /// The stages of the UNF path one by one: the Source UNF module, the
@@ -105,28 +131,22 @@ pub fn unf_stages(
     def: &Def,
     cfg: &reverse::Config,
 ) -> Result<UnfStages, (String, String)> {
-    let source_unf = unf::lower(m, def).map_err(|e| ("unf lower".to_string(), e.to_string()))?;
-    unf::verify(&source_unf).map_err(|es| {
-        (
-            "unf lower".to_string(),
-            format!("source-unf does not verify: {}", es[0]),
-        )
-    })?;
-    let target_unf = reverse::reverse(&source_unf, cfg)
-        .map_err(|e| ("reverse (D_rho)".to_string(), e.to_string()))?;
-    unf::verify(&target_unf).map_err(|es| {
-        (
-            "reverse (D_rho)".to_string(),
-            format!("target-unf does not verify: {}", es[0]),
-        )
-    })?;
-    let target = unf::raise(&target_unf).map_err(|e| ("unf-inverse".to_string(), e.to_string()))?;
-    syntax::verify(&target).map_err(|es| {
-        (
-            "unf-inverse".to_string(),
-            format!("UNF output does not verify: {}", es[0]),
-        )
-    })?;
+    let cx = context(def, cfg.wrt.clone());
+    let step = |pass: Pass, flow: Flow| {
+        passes::run(&[pass], flow, &cx).map_err(|e| (pass.name().to_string(), one_line(&e)))
+    };
+    let unexpected = |stage: &str| (stage.to_string(), "an unexpected IR".to_string());
+    let Flow::SourceUnf(source_unf, checked) = step(Pass::Lower, Flow::Source(m.clone()))? else {
+        return Err(unexpected("unf"));
+    };
+    let Flow::TargetUnf(target_unf) =
+        step(Pass::Reverse, Flow::SourceUnf(source_unf.clone(), checked))?
+    else {
+        return Err(unexpected("reverse"));
+    };
+    let Flow::Target(target) = step(Pass::Raise, Flow::TargetUnf(target_unf.clone()))? else {
+        return Err(unexpected("unf-inverse"));
+    };
     Ok(UnfStages {
         source_unf,
         target_unf,
@@ -134,15 +154,22 @@ pub fn unf_stages(
     })
 }
 
-/// The first definition of `m` run by the C backend on `inputs`: emitted,
-/// built in a scratch directory (removed afterwards), run.
+/// The first definition of `m` run by the C backend on `inputs` (the
+/// library's value request on `codegen::Config::default()`).
 pub fn run_c(m: &Module, inputs: &[(String, Value)]) -> Result<Value, String> {
-    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let k = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let dir = std::env::temp_dir().join(format!("difftest-c-{}-{k}", std::process::id()));
-    let out = codegen::eval_entry(m, None, inputs, &codegen::Config::default(), &dir);
-    let _ = std::fs::remove_dir_all(&dir);
-    out.map_err(|e| e.to_string())
+    let program = adrev::Program::from_ir(adrev::Ir::Target(m.clone()));
+    let def = m
+        .defs
+        .first()
+        .ok_or_else(|| "the module has no definition".to_string())?;
+    let req = adrev::Request::new(adrev::Kind::Value)
+        .entry(def.name.as_str())
+        .backend(adrev::Backend::C(codegen::Config::default()));
+    program
+        .compile(&req)
+        .and_then(|c| c.call(&adrev::Inputs::from_values(inputs.iter().cloned())))
+        .map(|o| o.value)
+        .map_err(|e| one_line(&e))
 }
 
 /// A gradient program's output `(value, g_1, ..., g_k)` (the value alone
@@ -170,11 +197,13 @@ pub fn as_gradient(out: &Value) -> Result<Gradient, String> {
 /// A gradient program after the optimizer (partial evaluation and the
 /// rules of Fig. 12), verified.
 pub fn optimized(g: &Module) -> Result<Module, String> {
-    let cfg = optimize::Config {
-        verify: true,
-        ..optimize::Config::default()
-    };
-    optimize::optimize(g, &cfg).map_err(|e| e.to_string())
+    passes::run(
+        &[Pass::Optimize],
+        Flow::Target(g.clone()),
+        &Context::new(""),
+    )
+    .and_then(Flow::into_module)
+    .map_err(|e| one_line(&e))
 }
 
 /// Runs a gradient program `(value, g_1, ..., g_k)` (the value alone when

@@ -1,0 +1,6 @@
+//! The integration tests of `adrev`, one binary (docs/testing.md).
+
+mod api;
+mod common;
+mod nonscalar;
+mod routes;

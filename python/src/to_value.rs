@@ -177,10 +177,11 @@ fn real(obj: &Bound<'_, PyAny>, path: &str) -> Result<f64, String> {
     if obj.is_instance_of::<PyFloat>() || obj.is_instance_of::<PyInt>() {
         return obj.extract::<f64>().map_err(|e| format!("`{path}`: {e}"));
     }
-    if let Some(a) = zero_dim(obj) {
-        if a.dtype().kind() == b'f' && a.dtype().itemsize() == 8 {
-            return obj.extract::<f64>().map_err(|e| format!("`{path}`: {e}"));
-        }
+    if let Some(a) = zero_dim(obj)
+        && a.dtype().kind() == b'f'
+        && a.dtype().itemsize() == 8
+    {
+        return obj.extract::<f64>().map_err(|e| format!("`{path}`: {e}"));
     }
     Err(found(path, "a float (R)", obj))
 }

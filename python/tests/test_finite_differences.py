@@ -30,6 +30,9 @@ def central_difference(f, inputs, name, h=1e-6):
             step = h * max(1.0, abs(x[i]))
             out.append((f(**{**inputs, name: at(x[i] + step)}) - f(**{**inputs, name: at(x[i] - step)})) / (2 * step))
         return tuple(out)
+    if isinstance(x, float):
+        step = h * max(1.0, abs(x))
+        return (f(**{**inputs, name: x + step}) - f(**{**inputs, name: x - step})) / (2 * step)
     grad = np.zeros_like(x)
     for idx in np.ndindex(x.shape):
         step = h * max(1.0, abs(x[idx]))

@@ -333,16 +333,8 @@ impl Function {
         mode: &str,
     ) -> PyResult<Bound<'py, PyDict>> {
         guarded(|| {
-            let kind = kind_of(kind, mode)?;
-            let wrt = match kind {
-                adrev::Kind::Value | adrev::Kind::Jvp => Vec::new(),
-                _ => wrt
-                    .map_or(adrev::Wrt::All, adrev::Wrt::Names)
-                    .resolve(&self.entry)
-                    .map_err(|e| from_adrev(Class::Input, e))?,
-            };
-            let (inputs, sizes) = self.bind(inputs, tangents, cotangent, kind)?;
-            let key: Key = (kind.name(), mode_name(kind), wrt);
+            let (key, kind, inputs, sizes) =
+                self.prepare(kind, wrt, inputs, tangents, cotangent, mode)?;
             let out = self
                 .compiled_for(&key, kind)?
                 .call(&inputs)
@@ -350,9 +342,67 @@ impl Function {
             self.outputs(py, &out, &sizes)
         })
     }
+
+    /// The baseline of the benchmark (python/bench): the seconds each of
+    /// `reps` calls of the compiled request takes from Rust, on inputs
+    /// converted from Python once, results not converted back.
+    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (kind, wrt, inputs, tangents, cotangent, mode, reps))]
+    fn time_in_rust(
+        &mut self,
+        kind: &str,
+        wrt: Option<Vec<String>>,
+        inputs: &Bound<'_, PyDict>,
+        tangents: Option<&Bound<'_, PyDict>>,
+        cotangent: Option<&Bound<'_, PyAny>>,
+        mode: &str,
+        reps: usize,
+    ) -> PyResult<Vec<f64>> {
+        guarded(|| {
+            let (key, kind, inputs, _) =
+                self.prepare(kind, wrt, inputs, tangents, cotangent, mode)?;
+            let compiled = self.compiled_for(&key, kind)?;
+            let mut seconds = Vec::with_capacity(reps);
+            for _ in 0..reps {
+                let start = std::time::Instant::now();
+                compiled
+                    .call(&inputs)
+                    .map_err(|e| from_adrev(Class::Run, e))?;
+                seconds.push(start.elapsed().as_secs_f64());
+            }
+            Ok(seconds)
+        })
+    }
 }
 
 impl Function {
+    /// The request key, the kind, the library's inputs and the sizes they
+    /// bind, for one call.
+    #[allow(clippy::too_many_arguments)]
+    fn prepare(
+        &self,
+        kind: &str,
+        wrt: Option<Vec<String>>,
+        inputs: &Bound<'_, PyDict>,
+        tangents: Option<&Bound<'_, PyDict>>,
+        cotangent: Option<&Bound<'_, PyAny>>,
+        mode: &str,
+    ) -> PyResult<(Key, adrev::Kind, adrev::Inputs, SizeEnv)> {
+        let kind = kind_of(kind, mode)?;
+        let wrt = match kind {
+            adrev::Kind::Value | adrev::Kind::Jvp => Vec::new(),
+            _ => wrt
+                .map_or(adrev::Wrt::All, adrev::Wrt::Names)
+                .resolve(&self.entry)
+                .map_err(|e| from_adrev(Class::Input, e))?,
+        };
+        let (inputs, sizes) = self.bind(inputs, tangents, cotangent, kind)?;
+        Ok(((kind.name(), mode_name(kind), wrt), kind, inputs, sizes))
+    }
+}
+
+impl Function {
+    /// The outputs of one call as the dict `call` returns.
     fn outputs<'py>(
         &self,
         py: Python<'py>,

@@ -46,8 +46,8 @@ impl Flow {
 /// One pass.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Pass {
-    /// Source → Source: the derivative constructs (`diff`, `grad`, `jvp`,
-    /// `vjp`, `jacob`) expanded by forward mode.
+    /// Source → Source (or Target → Target): the derivative constructs
+    /// (`diff`, `grad`, `jvp`, `vjp`, `jacob`) expanded by forward mode.
     Expand,
     /// Source → Source: specialised to first order ([`first_order`]).
     FirstOrder,
@@ -225,7 +225,10 @@ fn expect_source(pass: Pass, flow: Flow) -> Result<Module> {
 fn run_one(pass: Pass, flow: Flow, cx: &Context) -> Result<Flow> {
     let wrt = cx.wrt.as_deref();
     match pass {
-        Pass::Expand => expand(&expect_source(pass, flow)?).map(Flow::Source),
+        Pass::Expand => match flow {
+            Flow::Target(m) => expand(&m).map(Flow::Target),
+            other => expand(&expect_source(pass, other)?).map(Flow::Source),
+        },
         Pass::FirstOrder => {
             let m = expect_source(pass, flow)?;
             first_order(m, &cx.entry).map(Flow::Source)

@@ -28,6 +28,9 @@ pub struct Entry {
     pub name: String,
     /// The C symbol (`adrev_` and the name made an identifier).
     pub symbol: String,
+    /// The symbol of its wrapper with the uniform signature
+    /// ([`CALL_SIGNATURE`]): `adrev_call_` and the same identifier.
+    pub call_symbol: String,
     /// Where the definition's name is written.
     pub span: Span,
     /// Its parameters.
@@ -85,6 +88,60 @@ impl Entry {
         format!("int {}({})", self.symbol, args.join(", "))
     }
 
+    /// The prototype of the uniform wrapper (without the trailing `;`).
+    pub fn call_prototype(&self) -> String {
+        CALL_SIGNATURE.replacen("int (", &format!("int {}(", self.call_symbol), 1)
+    }
+
+    /// The uniform wrapper: unpacks the dims and leaf pointers and calls
+    /// the entry's own function.
+    pub(crate) fn call_wrapper(&self) -> String {
+        let mut args = vec!["ctx".to_string()];
+        let (mut d, mut l) = (0, 0);
+        for p in &self.params {
+            for _ in 0..p.layout.dims {
+                args.push(format!("in_dims[{d}]"));
+                d += 1;
+            }
+            for leaf in &p.layout.leaves {
+                let t = leaf.kind.c_type();
+                if leaf.under.is_empty() {
+                    args.push(format!("*(const {t} *)in_leaves[{l}]"));
+                } else {
+                    args.push(format!("(const {t} *)in_leaves[{l}]"));
+                }
+                l += 1;
+            }
+        }
+        for d in 0..self.ret_layout.dims {
+            args.push(format!("&out_dims[{d}]"));
+        }
+        for (l, leaf) in self.ret_layout.leaves.iter().enumerate() {
+            let t = leaf.kind.c_type();
+            if leaf.under.is_empty() {
+                args.push(format!("({t} *)out_leaves[{l}]"));
+            } else {
+                args.push(format!("(const {t} **)out_leaves[{l}]"));
+            }
+        }
+        let unused = [
+            (d == 0, "in_dims"),
+            (l == 0, "in_leaves"),
+            (self.ret_layout.dims == 0, "out_dims"),
+            (self.ret_layout.leaves.is_empty(), "out_leaves"),
+        ]
+        .iter()
+        .filter(|(u, _)| *u)
+        .map(|(_, n)| format!("    (void){n};\n"))
+        .collect::<String>();
+        format!(
+            "{} {{\n{unused}    return {}({});\n}}\n",
+            self.call_prototype(),
+            self.symbol,
+            args.join(", ")
+        )
+    }
+
     /// A comment describing the arguments, for the header.
     pub fn describe(&self) -> String {
         let mut out = format!(
@@ -108,26 +165,37 @@ impl Entry {
     }
 }
 
-/// The C symbols for the definitions: `adrev_` plus the name as an
-/// identifier, made unique.
-pub(crate) fn symbols(m: &Module) -> Vec<String> {
+/// The uniform signature of every entry's wrapper, `adrev_call_<name>`:
+/// the context, all parameters' dims in order (`layout.rs`), a pointer to
+/// each parameter leaf's scalars (one scalar, or the buffer), the result's
+/// dims to fill, and for each result leaf a pointer to where its scalar,
+/// or the address of its buffer, is stored. Rust calls every entry through
+/// this one type (`library.rs`), so no signature is derived at run time.
+pub const CALL_SIGNATURE: &str = "int (ad_ctx *ctx, const int64_t *in_dims, const void *const *in_leaves, int64_t *out_dims, void *const *out_leaves)";
+
+/// The C symbols for the definitions and their uniform wrappers: `adrev_`
+/// and `adrev_call_` plus the name as an identifier, made unique together
+/// (a definition named `call_f` must not take the wrapper's name of `f`).
+pub(crate) fn symbols(m: &Module) -> Vec<(String, String)> {
+    const RESERVED: [&str; 4] = ["ctx_new", "ctx_free", "error", "error_info"];
     let mut seen = std::collections::HashSet::new();
     m.defs
         .iter()
         .map(|d| {
-            let base = format!("adrev_{}", c_ident(d.name.as_str()));
+            let base = c_ident(d.name.as_str());
             let mut s = base.clone();
             let mut k = 1;
-            while !seen.insert(s.clone())
-                || s == "adrev_ctx_new"
-                || s == "adrev_ctx_free"
-                || s == "adrev_error"
-                || s == "adrev_error_info"
+            while RESERVED.contains(&s.as_str())
+                || seen.contains(&format!("adrev_{s}"))
+                || seen.contains(&format!("adrev_call_{s}"))
             {
                 k += 1;
                 s = format!("{base}_{k}");
             }
-            s
+            let (sym, call) = (format!("adrev_{s}"), format!("adrev_call_{s}"));
+            seen.insert(sym.clone());
+            seen.insert(call.clone());
+            (sym, call)
         })
         .collect()
 }
@@ -136,7 +204,7 @@ pub(crate) fn symbols(m: &Module) -> Vec<String> {
 pub(crate) fn emit_def(
     m: &Module,
     def: &Def,
-    symbol: &str,
+    (symbol, call_symbol): &(String, String),
     cfg: &Config,
     sites: &mut Vec<Site>,
 ) -> Result<(Entry, String), Error> {
@@ -164,6 +232,7 @@ pub(crate) fn emit_def(
     let entry = Entry {
         name: def.name.to_string(),
         symbol: symbol.to_string(),
+        call_symbol: call_symbol.to_string(),
         span: def.name_span,
         params,
         ret,

@@ -210,18 +210,32 @@ fn call(built: &Built, entry: &str, args: &[Value], reps: usize) -> Result<(Valu
             e.name
         ),
     })?;
-    // The evaluator checks the result against the declared type, sizes
-    // included (`[n-1]R` at n = 0 has no value); so does this.
-    value
-        .check_input(&e.ret, &mut sizes, None)
-        .map_err(|err| semantics::Error::Type {
+    check_result(
+        e,
+        |ty, sizes| value.check_input(ty, sizes, None),
+        &mut sizes,
+    )?;
+    Ok((value, times))
+}
+
+/// The evaluator checks a result against the declared type, sizes
+/// included (`[n-1]R` at n = 0 has no value); so do both ways of running
+/// generated code, with its error. `check` checks the result.
+pub(crate) fn check_result(
+    e: &Entry,
+    check: impl FnOnce(&syntax::Ty, &mut SizeEnv) -> Result<(), semantics::ValueError>,
+    sizes: &mut SizeEnv,
+) -> Result<(), Error> {
+    check(&e.ret, sizes).map_err(|err| {
+        semantics::Error::Type {
             span: e.body_span,
             message: format!(
                 "the result of `{}` does not have its declared type: {err}",
                 e.name
             ),
-        })?;
-    Ok((value, times))
+        }
+        .into()
+    })
 }
 
 /// Checks the arguments with the evaluator's rules and encodes them.
@@ -369,7 +383,7 @@ fn run_driver(
 }
 
 /// The error a failure site reports: the evaluator's error where there is one.
-fn site_error(site: &Site, a: i64, b: i64) -> Error {
+pub(crate) fn site_error(site: &Site, a: i64, b: i64) -> Error {
     let span = site.span;
     let len = |x: i64| usize::try_from(x).unwrap_or(0);
     match &site.kind {

@@ -74,7 +74,9 @@ impl SizeEnv {
     /// size variable if this is its first occurrence. `elem` is the element
     /// type (for the message) and `origin` the input being checked. On
     /// mismatch, returns the message "expected an array of ..., found ...".
-    pub(crate) fn check_len(
+    /// Public so that readers of other formats (the `data` crate's dense
+    /// arrays) bind sizes with these rules rather than a copy of them.
+    pub fn check_len(
         &mut self,
         size: &Size,
         elem: &Ty,

@@ -90,3 +90,24 @@ def test_stages_are_every_boundary_as_text_and_ron(monkeypatch):
         assert f'ir: "{s.ir}"' in s.ron
     # The checked-in fixture is the optimizer's output for this very program.
     assert stages[-1].ron.strip() == (FIXTURES / "dot" / "50.opt.ron").read_text().strip()
+
+
+def test_another_thread_gets_an_error_not_a_panic():
+    import threading
+
+    prog = adrev.compile(DOT)
+    f = prog.function(backend="eval")
+    caught = []
+
+    def use():
+        for call in (lambda: f(A=np.ones(2), B=np.ones(2)), lambda: f.params, prog.function):
+            try:
+                call()
+            except adrev.Error as e:
+                caught.append(str(e))
+
+    t = threading.Thread(target=use)
+    t.start()
+    t.join()
+    assert len(caught) == 3 and all("thread" in c for c in caught), caught
+    assert f(A=np.ones(2), B=np.ones(2)) == 2.0

@@ -5,8 +5,8 @@
 
 use crate::diag::CliError;
 use crate::native::BackendArgs;
-use adrev::{Inputs, JacobianMode, Kind, Program, Request, Route, Wrt};
-use std::path::Path;
+use adrev::{Compiled, Inputs, JacobianMode, Kind, Outputs, Program, Request, Route, Wrt};
+use std::path::{Path, PathBuf};
 
 /// Which route of Figure 1 computes a gradient.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -40,6 +40,19 @@ pub enum JacobianVia {
     Reverse,
 }
 
+/// Data in and out: `--inputs FILE` and `--output json|FILE`.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct DataArgs {
+    /// The inputs as a file: a JSON object of named values, or an `.npz`
+    /// of named arrays (`--at` may give the parameters it lacks).
+    #[arg(long, value_name = "FILE")]
+    pub inputs: Option<PathBuf>,
+    /// The results as data rather than lines: `json` (on stdout), or a
+    /// `.json` or `.npz` file, every result named (`value`, `grad.X`, ...).
+    #[arg(long, value_name = "json|FILE")]
+    pub output: Option<String>,
+}
+
 /// The arguments every differentiating command shares.
 pub struct Common<'a> {
     /// The program.
@@ -52,6 +65,8 @@ pub struct Common<'a> {
     pub at: &'a [String],
     /// Where the program runs.
     pub backend: BackendArgs,
+    /// Data files in and out.
+    pub data: &'a DataArgs,
 }
 
 impl Common<'_> {
@@ -65,23 +80,54 @@ impl Common<'_> {
         Ok((program, req))
     }
 
-    /// The inputs: `--at`, or else the program's `-- at` lines.
-    fn inputs(&self, program: &Program) -> Result<Inputs, CliError> {
-        if self.at.is_empty() {
-            Ok(program.default_inputs())
-        } else {
-            Inputs::from_bindings(self.at)
+    /// The inputs: `--inputs` and `--at`, or else the program's `-- at`
+    /// lines.
+    pub fn inputs(&self, program: &Program) -> Result<Inputs, CliError> {
+        let at = Inputs::from_bindings(self.at)?;
+        match &self.data.inputs {
+            Some(path) => {
+                let entry = program.entry(self.entry)?;
+                Ok(Inputs::read_file(path, entry)?.extend(at))
+            }
+            None if self.at.is_empty() => Ok(program.default_inputs()),
+            None => Ok(at),
         }
     }
+
+    /// Prints the results as lines, or writes them as `--output` asks.
+    pub fn emit(&self, compiled: &Compiled, out: &Outputs) -> Result<(), CliError> {
+        match self.data.output.as_deref() {
+            None => {
+                print!("{}", out.render());
+                Ok(())
+            }
+            Some("json") => {
+                let stdout = std::io::stdout();
+                compiled.write_json(out, stdout.lock())
+            }
+            Some(path) => compiled.write_outputs(out, Path::new(path)),
+        }
+    }
+}
+
+/// `cargo xtask eval`: the entry's value (of a UNF file too).
+pub fn eval(c: &Common<'_>) -> Result<(), CliError> {
+    let (program, req) = c.request(Kind::Value)?;
+    let compiled = program.compile(&req)?;
+    let out = compiled.call(&c.inputs(&program)?)?;
+    if c.data.output.is_some() {
+        return c.emit(&compiled, &out);
+    }
+    println!("{}", out.value);
+    Ok(())
 }
 
 /// `cargo xtask grad`.
 pub fn grad(c: &Common<'_>, via: Via, no_opt: bool) -> Result<(), CliError> {
     let (program, req) = c.request(Kind::ValueAndGrad)?;
-    let req = req.route(via.route()).optimize(!no_opt);
-    let out = program.compile(&req)?.call(&c.inputs(&program)?)?;
-    print!("{}", out.render());
-    Ok(())
+    let compiled = program.compile(&req.route(via.route()).optimize(!no_opt))?;
+    let out = compiled.call(&c.inputs(&program)?)?;
+    c.emit(&compiled, &out)
 }
 
 /// `cargo xtask vjp`: the value and the cotangent pulled back to each
@@ -92,8 +138,8 @@ pub fn vjp(c: &Common<'_>, via: Via, cotangent: &str) -> Result<(), CliError> {
     let inputs = c
         .inputs(&program)?
         .cotangent(adrev::Given::Text(cotangent.to_string()));
-    print!("{}", compiled.call(&inputs)?.render());
-    Ok(())
+    let out = compiled.call(&inputs)?;
+    c.emit(&compiled, &out)
 }
 
 /// `cargo xtask jvp`: the value and the directional derivative along the
@@ -102,8 +148,8 @@ pub fn jvp(c: &Common<'_>, tangent: &[String]) -> Result<(), CliError> {
     let (program, req) = c.request(Kind::Jvp)?;
     let compiled = program.compile(&req)?;
     let inputs = c.inputs(&program)?.tangents_from_bindings(tangent)?;
-    print!("{}", compiled.call(&inputs)?.render());
-    Ok(())
+    let out = compiled.call(&inputs)?;
+    c.emit(&compiled, &out)
 }
 
 /// `cargo xtask jacobian`: by the mode asked for, or else the cheaper one
@@ -115,9 +161,11 @@ pub fn jacobian(c: &Common<'_>, via: Option<JacobianVia>) -> Result<(), CliError
         None => JacobianMode::Auto,
     };
     let (program, req) = c.request(Kind::Jacobian { mode })?;
-    let out = program.compile(&req)?.call(&c.inputs(&program)?)?;
-    print!("{}", out.render());
+    let compiled = program.compile(&req)?;
+    let out = compiled.call(&c.inputs(&program)?)?;
+    c.emit(&compiled, &out)?;
     if via.is_none()
+        && c.data.output.is_none()
         && let Some(m) = out.jacobian_mode
     {
         println!("mode = {}", m.name());
@@ -128,14 +176,19 @@ pub fn jacobian(c: &Common<'_>, via: Option<JacobianVia>) -> Result<(), CliError
 /// `cargo xtask hessian` (forward over forward).
 pub fn hessian(c: &Common<'_>) -> Result<(), CliError> {
     let (program, req) = c.request(Kind::Hessian)?;
-    let out = program.compile(&req)?.call(&c.inputs(&program)?)?;
-    print!("{}", out.render());
-    Ok(())
+    let compiled = program.compile(&req)?;
+    let out = compiled.call(&c.inputs(&program)?)?;
+    c.emit(&compiled, &out)
 }
 
 /// `cargo xtask check-grad`: every route at one point and a few nearby
 /// points; exit status 1 where they disagree.
 pub fn check_grad(c: &Common<'_>, cfg: difftest::CheckConfig) -> Result<(), CliError> {
+    if c.data.output.is_some() {
+        return Err(CliError::user(
+            "check-grad prints a table; --output is for the commands that compute results",
+        ));
+    }
     let program = Program::load(c.file)?;
     let inputs = c.inputs(&program)?;
     let cfg = difftest::CheckConfig {

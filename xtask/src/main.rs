@@ -70,6 +70,8 @@ enum Command {
         at: Vec<String>,
         #[command(flatten)]
         backend: native::BackendArgs,
+        #[command(flatten)]
+        data: derive::DataArgs,
     },
     /// Print the gradient of a real-valued entry: `value = ...`, then
     /// `grad PARAM = ...` for each parameter.
@@ -91,6 +93,8 @@ enum Command {
         via: derive::Via,
         #[command(flatten)]
         backend: native::BackendArgs,
+        #[command(flatten)]
+        data: derive::DataArgs,
         /// Run the route's raw output, without partial evaluation and the
         /// optimizations of Fig. 12.
         #[arg(long)]
@@ -118,6 +122,8 @@ enum Command {
         via: derive::Via,
         #[command(flatten)]
         backend: native::BackendArgs,
+        #[command(flatten)]
+        data: derive::DataArgs,
     },
     /// Print the value and the directional derivative (forward mode).
     Jvp {
@@ -134,6 +140,8 @@ enum Command {
         tangent: Vec<String>,
         #[command(flatten)]
         backend: native::BackendArgs,
+        #[command(flatten)]
+        data: derive::DataArgs,
     },
     /// Print the Jacobian of an entry: forward mode (vectorised seeds),
     /// reverse mode (one pass per output real), or without `--via` the
@@ -155,6 +163,8 @@ enum Command {
         via: Option<derive::JacobianVia>,
         #[command(flatten)]
         backend: native::BackendArgs,
+        #[command(flatten)]
+        data: derive::DataArgs,
     },
     /// Print the gradient and the Hessian of a real-valued entry (forward over forward).
     Hessian {
@@ -169,6 +179,8 @@ enum Command {
         /// An input, `NAME=VALUE`; without any, the file's `-- at` comments.
         #[arg(long = "at", value_name = "NAME=VALUE")]
         at: Vec<String>,
+        #[command(flatten)]
+        data: derive::DataArgs,
     },
     /// Stage: Source → Source UNF (the arrow UNF, Fig. 9).
     Unf {
@@ -323,6 +335,8 @@ enum Command {
         mutant_forward: bool,
         #[command(flatten)]
         backend: native::BackendArgs,
+        #[command(flatten)]
+        data: derive::DataArgs,
     },
     /// Differential fuzzing: random programs through every route; stops at
     /// the first disagreement and prints it as a fixture.
@@ -454,7 +468,15 @@ fn run(command: Command) -> Result<(), CliError> {
             entry,
             at,
             backend,
-        } => eval(&file, entry.as_deref(), &at, backend),
+            data,
+        } => derive::eval(&derive::Common {
+            file: &file,
+            entry: entry.as_deref(),
+            wrt: None,
+            at: &at,
+            backend,
+            data: &data,
+        }),
         Command::Bless => bless(),
         Command::Optimize { input, output } => pipeline::run_stage(
             pipeline::Stage::Optimize,
@@ -480,6 +502,7 @@ fn run(command: Command) -> Result<(), CliError> {
                 wrt: None,
                 at: &at,
                 backend: native::BackendArgs::default(),
+                data: &derive::DataArgs::default(),
             },
             no_opt,
         ),
@@ -525,6 +548,7 @@ fn run(command: Command) -> Result<(), CliError> {
             c,
             mutant_forward,
             backend,
+            data,
         } => derive::check_grad(
             &derive::Common {
                 file: &file,
@@ -532,6 +556,7 @@ fn run(command: Command) -> Result<(), CliError> {
                 wrt: wrt.as_deref(),
                 at: &at,
                 backend,
+                data: &data,
             },
             difftest::CheckConfig {
                 nearby,
@@ -648,6 +673,7 @@ fn run(command: Command) -> Result<(), CliError> {
             at,
             via,
             backend,
+            data,
             no_opt,
         } => derive::grad(
             &derive::Common {
@@ -656,6 +682,7 @@ fn run(command: Command) -> Result<(), CliError> {
                 wrt: wrt.as_deref(),
                 at: &at,
                 backend,
+                data: &data,
             },
             via,
             no_opt,
@@ -668,6 +695,7 @@ fn run(command: Command) -> Result<(), CliError> {
             cotangent,
             via,
             backend,
+            data,
         } => derive::vjp(
             &derive::Common {
                 file: &file,
@@ -675,6 +703,7 @@ fn run(command: Command) -> Result<(), CliError> {
                 wrt: wrt.as_deref(),
                 at: &at,
                 backend,
+                data: &data,
             },
             via,
             &cotangent,
@@ -685,6 +714,7 @@ fn run(command: Command) -> Result<(), CliError> {
             at,
             tangent,
             backend,
+            data,
         } => derive::jvp(
             &derive::Common {
                 file: &file,
@@ -692,6 +722,7 @@ fn run(command: Command) -> Result<(), CliError> {
                 wrt: None,
                 at: &at,
                 backend,
+                data: &data,
             },
             &tangent,
         ),
@@ -702,6 +733,7 @@ fn run(command: Command) -> Result<(), CliError> {
             at,
             via,
             backend,
+            data,
         } => derive::jacobian(
             &derive::Common {
                 file: &file,
@@ -709,6 +741,7 @@ fn run(command: Command) -> Result<(), CliError> {
                 wrt: wrt.as_deref(),
                 at: &at,
                 backend,
+                data: &data,
             },
             via,
         ),
@@ -717,12 +750,14 @@ fn run(command: Command) -> Result<(), CliError> {
             entry,
             wrt,
             at,
+            data,
         } => derive::hessian(&derive::Common {
             file: &file,
             entry: entry.as_deref(),
             wrt: wrt.as_deref(),
             at: &at,
             backend: native::BackendArgs::default(),
+            data: &data,
         }),
         Command::Forward {
             input,
@@ -809,25 +844,6 @@ fn print(file: &Path) -> Result<(), CliError> {
         }
         load::Program::Unf(m) => print!("{}", unf::print(&m)),
     }
-    Ok(())
-}
-
-fn eval(
-    file: &Path,
-    entry: Option<&str>,
-    at: &[String],
-    backend: native::BackendArgs,
-) -> Result<(), CliError> {
-    let program = adrev::Program::load(file)?;
-    let mut req = adrev::Request::new(adrev::Kind::Value).backend(backend.backend()?);
-    req.entry = entry.map(str::to_string);
-    let compiled = program.compile(&req)?;
-    let inputs = if at.is_empty() {
-        program.default_inputs()
-    } else {
-        adrev::Inputs::from_bindings(at)?
-    };
-    println!("{}", compiled.call(&inputs)?.value);
     Ok(())
 }
 

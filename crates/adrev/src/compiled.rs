@@ -6,6 +6,7 @@ use crate::inputs::{Bound, Inputs, Need};
 use crate::native::Native;
 use crate::outputs::Outputs;
 use crate::request::{JacobianMode, Kind};
+use data::Data;
 use semantics::Value;
 use std::time::{Duration, Instant};
 use syntax::{Def, Module};
@@ -40,31 +41,38 @@ impl Artefact {
     }
 
     /// Runs the program on `args` (one per parameter, in order).
-    fn call(&self, args: &[Value]) -> Result<Value> {
+    fn call(&self, args: &[Data<'_>]) -> Result<Value> {
         match &self.native {
             Some(n) => n.call(&self.def, args),
             None => {
-                let def = self
-                    .module
-                    .def(&self.def)
-                    .ok_or_else(|| Error::internal(format!("no definition `{}`", self.def)))?;
-                semantics::eval_def(&self.module, def, args)
-                    .map_err(|e| diag::at(&self.module.file, e.span(), &e.to_string()))
+                let values: Vec<Value> = args.iter().map(Data::to_value).collect();
+                self.eval(&values)
             }
         }
     }
 
+    /// Runs the program on the evaluator.
+    fn eval(&self, args: &[Value]) -> Result<Value> {
+        let def = self
+            .module
+            .def(&self.def)
+            .ok_or_else(|| Error::internal(format!("no definition `{}`", self.def)))?;
+        semantics::eval_def(&self.module, def, args)
+            .map_err(|e| diag::at(&self.module.file, e.span(), &e.to_string()))
+    }
+
     /// Runs the program `reps` times after one untimed call, timing each
     /// run around the computation only.
-    fn time(&self, args: &[Value], reps: usize) -> Result<(Value, Vec<Duration>)> {
+    fn time(&self, args: &[Data<'_>], reps: usize) -> Result<(Value, Vec<Duration>)> {
         if let Some(n) = &self.native {
             return n.time(&self.def, args, reps);
         }
-        let value = self.call(args)?;
+        let values: Vec<Value> = args.iter().map(Data::to_value).collect();
+        let value = self.eval(&values)?;
         let mut times = Vec::with_capacity(reps);
         for _ in 0..reps {
             let t = Instant::now();
-            let v = self.call(args)?;
+            let v = self.eval(&values)?;
             times.push(t.elapsed());
             drop(v);
         }
@@ -113,15 +121,15 @@ pub(crate) struct Pullback {
 
 impl Pullback {
     /// The VJP of `ct` at `args`: one cotangent per `wrt` parameter.
-    fn vjp(&self, args: &[Value], ct: Value, k: usize) -> Result<Vec<Value>> {
+    fn vjp(&self, args: &[Data<'static>], ct: Value, k: usize) -> Result<Vec<Value>> {
         let mut all = args.to_vec();
-        all.push(ct);
+        all.push(Data::Value(ct));
         let out = self.grad.call(&all)?;
         Ok(split(out, k, "a pullback's gradient program")?.1)
     }
 
     /// The Jacobian blocks by one VJP per real of the result `y`.
-    fn jacobian(&self, args: &[Value], y: &Value, k: usize) -> Result<Vec<Value>> {
+    fn jacobian(&self, args: &[Data<'static>], y: &Value, k: usize) -> Result<Vec<Value>> {
         let n = count_reals(y);
         let mut rows: Vec<Vec<Value>> = Vec::with_capacity(n);
         for j in 0..n {
@@ -266,7 +274,7 @@ impl Compiled {
                     .params
                     .iter()
                     .map(|p| p.name.to_string())
-                    .zip(bound.args.iter().cloned())
+                    .zip(bound.args.iter().map(Data::to_value))
                     .collect();
                 let v = semantics::eval_unf(u, &named)
                     .map_err(|e| diag::at(&u.source.file, e.span(), &e.to_string()))?;
@@ -274,7 +282,7 @@ impl Compiled {
             }
             Plan::Jvp(a) => {
                 let mut all = bound.args.clone();
-                all.extend(bound.tangents.iter().cloned());
+                all.extend(bound.tangents.iter().cloned().map(Data::Value));
                 let out = a.call(&all)?;
                 let (value, rest) = split(out, 1, "a JVP program")?;
                 let mut o = Outputs::value_only(self.kind, value);
@@ -298,7 +306,7 @@ impl Compiled {
                 let n_in: usize = self
                     .wrt_positions()
                     .iter()
-                    .map(|&i| count_reals(&bound.args[i]))
+                    .map(|&i| data_reals(&bound.args[i]))
                     .sum();
                 if count_reals(&y) < n_in {
                     self.reverse_jacobian(reverse, &bound.args)
@@ -323,7 +331,7 @@ impl Compiled {
             .collect()
     }
 
-    fn reverse_jacobian(&self, p: &Pullback, args: &[Value]) -> Result<Outputs> {
+    fn reverse_jacobian(&self, p: &Pullback, args: &[Data<'static>]) -> Result<Outputs> {
         let y = p.primal.call(args)?;
         let blocks = p.jacobian(args, &y, self.wrt.len())?;
         let mut o = Outputs::value_only(self.kind, y);
@@ -390,6 +398,18 @@ pub(crate) fn count_reals(v: &Value) -> usize {
         Value::Real(_) => 1,
         Value::Array(items) | Value::Tuple(items) => items.iter().map(count_reals).sum(),
         _ => 0,
+    }
+}
+
+/// The number of reals in an input.
+fn data_reals(d: &Data<'_>) -> usize {
+    match d {
+        Data::Dense(x) => match x.buffer() {
+            data::Buffer::Real(xs) => xs.len(),
+            _ => 0,
+        },
+        Data::Tuple(items) => items.iter().map(data_reals).sum(),
+        Data::Value(v) => count_reals(v),
     }
 }
 

@@ -1,11 +1,14 @@
 //! The one [`Inputs`] type: named values for an entry's parameters (and
-//! the tangents of a JVP, the cotangent of a VJP), given as values or as
-//! literal text, checked against the parameter types when they are bound
-//! to a compiled entry.
+//! the tangents of a JVP, the cotangent of a VJP), given as values, as
+//! literal text, as data (dense buffers, from `.npy`/`.npz`/`.json` files
+//! through the `data` crate), checked against the parameter types when
+//! they are bound to a compiled entry.
 
 use crate::diag::{Error, Result};
 use crate::request::no_such_param;
+use data::Data;
 use semantics::{SizeEnv, Value};
+use std::path::{Path, PathBuf};
 use syntax::{Def, Ty};
 
 /// One input as given.
@@ -15,6 +18,12 @@ pub enum Given {
     Value(Value),
     /// Literal text (`[1, 2, 3]`), read against the parameter's type.
     Text(String),
+    /// Data, dense where the type allows (passed to the C backend in
+    /// place, without a copy).
+    Data(Data<'static>),
+    /// A file holding the value (`.npy`, or `.json`, or the literal syntax
+    /// in a `.txt`), read against the parameter's type: `--at NAME=@FILE`.
+    File(PathBuf),
 }
 
 /// Named inputs of one call.
@@ -53,15 +62,49 @@ impl Inputs {
         out
     }
 
-    /// Inputs from `NAME=VALUE` arguments (`--at`).
+    /// Inputs from `NAME=VALUE` arguments (`--at`); `NAME=@FILE` reads
+    /// the value from a file.
     pub fn from_bindings(args: &[String]) -> Result<Inputs> {
         let mut out = Inputs::new();
         for a in args {
             let (n, t) = split_binding(a)?;
-            out.values.push((n, Given::Text(t)));
+            out.values.push((n, given_text(t)));
         }
         out.what = Some("--at".to_string());
         Ok(out)
+    }
+
+    /// The inputs file of `--inputs FILE` (a JSON object of named values,
+    /// or an `.npz` of named arrays) for the parameters of `entry`: every
+    /// name in the file must be a parameter; parameters it lacks may be
+    /// given after, with [`Inputs::with`] or `--at` ([`Inputs::extend`]).
+    pub fn read_file(path: &Path, entry: &Def) -> Result<Inputs> {
+        let mut file = data::InputFile::read(path).map_err(data_error)?;
+        let mut out = Inputs::new();
+        for p in &entry.params {
+            let ty =
+                p.ty.as_ref()
+                    .ok_or_else(|| Error::user(format!("parameter `{}` has no type", p.name)))?;
+            if let Some(d) = file.take(p.name.as_str(), ty).map_err(data_error)? {
+                out.values.push((p.name.to_string(), Given::Data(d)));
+            }
+        }
+        if let Some(name) = file.names().first() {
+            return Err(no_such_param(entry, name));
+        }
+        out.what = Some("--at".to_string());
+        Ok(out)
+    }
+
+    /// These inputs, then `more`'s (a name given in both is an error when
+    /// they are bound).
+    pub fn extend(mut self, more: Inputs) -> Inputs {
+        self.values.extend(more.values);
+        self.tangents.extend(more.tangents);
+        if more.cotangent.is_some() {
+            self.cotangent = more.cotangent;
+        }
+        self
     }
 
     /// The same inputs and `name` = `value`.
@@ -86,7 +129,7 @@ impl Inputs {
     pub fn tangents_from_bindings(mut self, args: &[String]) -> Result<Inputs> {
         for a in args {
             let (n, t) = split_binding(a)?;
-            self.tangents.push((n, Given::Text(t)));
+            self.tangents.push((n, given_text(t)));
         }
         Ok(self)
     }
@@ -111,6 +154,15 @@ impl Inputs {
     /// each read or checked against its type (text read, values checked),
     /// size variables consistent across them.
     pub fn resolve(&self, entry: &Def) -> Result<Vec<(String, Value)>> {
+        Ok(self
+            .resolve_data(entry)?
+            .into_iter()
+            .map(|(n, d)| (n, d.to_value()))
+            .collect())
+    }
+
+    /// [`Inputs::resolve`], keeping dense data dense.
+    pub fn resolve_data(&self, entry: &Def) -> Result<Vec<(String, Data<'static>)>> {
         let bound = self.bind(
             entry,
             Need {
@@ -135,6 +187,9 @@ impl Inputs {
         let args = bind_list(entry, &self.values, what, &mut sizes)?;
         let tangents = if need.tangents {
             bind_list(entry, &self.tangents, "--tangent", &mut sizes)?
+                .iter()
+                .map(Data::to_value)
+                .collect()
         } else {
             if let Some((n, _)) = self.tangents.first() {
                 return Err(Error::user(format!(
@@ -148,7 +203,7 @@ impl Inputs {
                 let ty = entry.ret.as_ref().ok_or_else(|| {
                     Error::user(format!("the result of `{}` has no type", entry.name))
                 })?;
-                Some(read(g, ty, &mut sizes, "the cotangent", None)?)
+                Some(read(g, ty, &mut sizes, "the cotangent", None)?.to_value())
             }
             (None, true) => {
                 return Err(Error::user(format!(
@@ -185,7 +240,7 @@ pub(crate) struct Need {
 /// Inputs bound to an entry's parameters, in order.
 #[derive(Debug, Clone)]
 pub(crate) struct Bound {
-    pub args: Vec<Value>,
+    pub args: Vec<Data<'static>>,
     pub tangents: Vec<Value>,
     pub cotangent: Option<Value>,
 }
@@ -202,21 +257,48 @@ pub fn split_binding(arg: &str) -> Result<(String, String)> {
     }
 }
 
+/// `@FILE` names a file; anything else is literal text.
+fn given_text(t: String) -> Given {
+    match t.strip_prefix('@') {
+        Some(path) if !path.is_empty() => Given::File(PathBuf::from(path)),
+        _ => Given::Text(t),
+    }
+}
+
+/// A data crate error as the user's (its messages name the file or the
+/// parameter and say what is wrong).
+pub(crate) fn data_error(e: data::DataError) -> Error {
+    Error::user(e.to_string())
+}
+
 fn read(
     given: &Given,
     ty: &Ty,
     sizes: &mut SizeEnv,
     what: &str,
     origin: Option<&str>,
-) -> Result<Value> {
+) -> Result<Data<'static>> {
+    let mismatch = |e: semantics::ValueError| {
+        Error::user(format!("{what} should be {}: {e}", semantics::describe(ty)))
+    };
     match given {
         Given::Text(text) => semantics::parse_input(text, ty, sizes, origin)
+            .map(Data::Value)
             .map_err(|e| Error::user(format!("in the value of {what} (`{text}`): {e}"))),
         Given::Value(v) => {
-            v.check_input(ty, sizes, origin).map_err(|e| {
-                Error::user(format!("{what} should be {}: {e}", semantics::describe(ty)))
-            })?;
-            Ok(v.clone())
+            v.check_input(ty, sizes, origin).map_err(mismatch)?;
+            Ok(Data::Value(v.clone()))
+        }
+        Given::Data(d) => {
+            d.check(ty, sizes, origin).map_err(mismatch)?;
+            Ok(d.clone())
+        }
+        Given::File(path) => {
+            let name = origin.unwrap_or("the value");
+            let d = data::read_value_file(path, name, ty).map_err(data_error)?;
+            d.check(ty, sizes, origin)
+                .map_err(|e| Error::user(format!("{what} (from {}): {e}", path.display())))?;
+            Ok(d)
         }
     }
 }
@@ -226,7 +308,7 @@ fn bind_list(
     given: &[(String, Given)],
     what: &str,
     sizes: &mut SizeEnv,
-) -> Result<Vec<Value>> {
+) -> Result<Vec<Data<'static>>> {
     for (i, (name, _)) in given.iter().enumerate() {
         if !entry.params.iter().any(|p| p.name.as_str() == name) {
             return Err(no_such_param(entry, name));

@@ -59,6 +59,7 @@ pub mod passes;
 pub mod program;
 pub mod pullback;
 pub mod request;
+mod results;
 
 pub use compiled::{Compiled, Timing};
 pub use diag::{Error, Result};

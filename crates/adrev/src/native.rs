@@ -1,13 +1,15 @@
 //! The C backend behind one internal type: a program built once into a
 //! scratch directory (removed when dropped) and called many times.
 //!
-//! Today a call goes through codegen's driver *process* (`codegen::run`:
-//! inputs and outputs exchanged as files in the exact binary format). The
-//! in-process path (`codegen::Library`, a dlopen of the shared library)
-//! replaces the body of [`Native::call`] and [`Native::time`] when it is
-//! merged; nothing else in the crate knows how C is called.
+//! A call runs in this process (`codegen::Library`: the shared library
+//! loaded, dense inputs passed in place, no file in between). A sanitized
+//! build runs through codegen's driver *process* instead (the sanitizers'
+//! run time must be the first library of a process), which also turns a
+//! crash or a sanitizer report into an internal error rather than the end
+//! of the caller. Nothing else in the crate knows how C is called.
 
 use crate::diag::{self, Error, Result};
+use data::Data;
 use semantics::Value;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -17,6 +19,8 @@ use syntax::{Module, SourceFile};
 /// A built C program.
 pub struct Native {
     built: codegen::Built,
+    /// The loaded library (`None` for a sanitized build: the process path).
+    library: Option<codegen::Library>,
     dir: PathBuf,
     file: SourceFile,
 }
@@ -44,28 +48,66 @@ pub fn codegen_error(file: &SourceFile, e: &codegen::Error) -> Error {
 impl Native {
     /// Emits and builds `m` with `cfg`.
     pub fn build(m: &Module, cfg: &codegen::Config) -> Result<Native> {
-        let c = codegen::emit(m, cfg).map_err(|e| codegen_error(&m.file, &e))?;
+        let cfg = codegen::Config {
+            shared_library: !cfg.sanitize,
+            ..cfg.clone()
+        };
+        let c = codegen::emit(m, &cfg).map_err(|e| codegen_error(&m.file, &e))?;
         let dir = scratch();
-        let built = codegen::build(&c, &dir, cfg).map_err(|e| {
+        let fail = |e: &codegen::Error| {
             let _ = std::fs::remove_dir_all(&dir);
-            codegen_error(&m.file, &e)
-        })?;
+            codegen_error(&m.file, e)
+        };
+        let built = codegen::build(&c, &dir, &cfg).map_err(|e| fail(&e))?;
+        let library = if cfg.sanitize {
+            None
+        } else {
+            Some(codegen::Library::open(&built).map_err(|e| fail(&e))?)
+        };
         Ok(Native {
             built,
+            library,
             dir,
             file: m.file.clone(),
         })
     }
 
     /// Calls definition `entry` on `args` (one per parameter, in order).
-    pub fn call(&self, entry: &str, args: &[Value]) -> Result<Value> {
-        codegen::run(&self.built, entry, args).map_err(|e| codegen_error(&self.file, &e))
+    pub fn call(&self, entry: &str, args: &[Data<'_>]) -> Result<Value> {
+        let err = |e: codegen::Error| codegen_error(&self.file, &e);
+        match &self.library {
+            Some(lib) => lib.call(entry, args).map(|d| d.to_value()).map_err(err),
+            None => {
+                let values: Vec<Value> = args.iter().map(Data::to_value).collect();
+                codegen::run(&self.built, entry, &values).map_err(err)
+            }
+        }
     }
 
-    /// Calls `entry` once for its value, then `reps` more times, timed
-    /// inside the C program around the computation only.
-    pub fn time(&self, entry: &str, args: &[Value], reps: usize) -> Result<(Value, Vec<Duration>)> {
-        let (v, times) = codegen::time(&self.built, entry, args, reps)
+    /// Calls `entry` once for its value, then `reps` more times, each run
+    /// timed: in this process around the library call (the arguments'
+    /// check and the copy of the result included), through the driver
+    /// process inside the C program.
+    pub fn time(
+        &self,
+        entry: &str,
+        args: &[Data<'_>],
+        reps: usize,
+    ) -> Result<(Value, Vec<Duration>)> {
+        if let Some(lib) = &self.library {
+            let err = |e: codegen::Error| codegen_error(&self.file, &e);
+            let value = lib.call(entry, args).map_err(err)?.to_value();
+            let mut times = Vec::with_capacity(reps);
+            for _ in 0..reps {
+                let t = std::time::Instant::now();
+                let out = lib.call(entry, args).map_err(err)?;
+                times.push(t.elapsed());
+                drop(out);
+            }
+            return Ok((value, times));
+        }
+        let values: Vec<Value> = args.iter().map(Data::to_value).collect();
+        let (v, times) = codegen::time(&self.built, entry, &values, reps)
             .map_err(|e| codegen_error(&self.file, &e))?;
         let durations = times
             .wall_ns
@@ -78,6 +120,8 @@ impl Native {
 
 impl Drop for Native {
     fn drop(&mut self) {
+        // The library is closed before its file is removed.
+        drop(self.library.take());
         let _ = std::fs::remove_dir_all(&self.dir);
     }
 }

@@ -31,7 +31,9 @@ fn fixtures() -> Vec<(String, Program, String)> {
 }
 
 fn grad(p: &Program, route: Route, backend: Backend) -> adrev::Result<Outputs> {
-    let req = Request::new(Kind::ValueAndGrad).route(route).backend(backend);
+    let req = Request::new(Kind::ValueAndGrad)
+        .route(route)
+        .backend(backend);
     p.compile(&req)?.call(&p.default_inputs())
 }
 
@@ -69,9 +71,18 @@ fn check_route(route: Route, backend: Backend) {
         if let Err(e) = close(&got.value, &reference.value, 1e-9) {
             failures.push(format!("{name}: value: {e}"));
         }
-        let names = |o: &Outputs| o.gradients.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>();
+        let names = |o: &Outputs| {
+            o.gradients
+                .iter()
+                .map(|(n, _)| n.clone())
+                .collect::<Vec<_>>()
+        };
         if names(&got) != names(&reference) {
-            failures.push(format!("{name}: gradients {:?} vs {:?}", names(&got), names(&reference)));
+            failures.push(format!(
+                "{name}: gradients {:?} vs {:?}",
+                names(&got),
+                names(&reference)
+            ));
         }
         let exp = Expectations::parse(&text);
         let def = p.entry(None).expect("an entry");

@@ -7,15 +7,15 @@
 //! outputs back to Python (`to_python`), named as the library names them.
 
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyString};
-use semantics::{SizeEnv, Value};
+use pyo3::types::PyDict;
+use semantics::SizeEnv;
 use std::collections::HashMap;
 use std::rc::Rc;
 use syntax::{Def, Ty};
 
+use crate::call::{self, param_ty};
 use crate::errors::{Class, from_adrev, guarded, raise};
 use crate::to_python::object;
-use crate::to_value;
 
 /// How a function's requests are built.
 #[derive(Debug, Clone)]
@@ -93,99 +93,6 @@ impl Function {
         })
     }
 
-    fn param_ty(&self, name: &str) -> Option<&Ty> {
-        self.entry
-            .params
-            .iter()
-            .find(|p| p.name.as_str() == name)
-            .and_then(|p| p.ty.as_ref())
-    }
-
-    /// Checks that every key of `dict` names a parameter (the library's
-    /// own message for an unknown name).
-    fn known_names<'py>(
-        &self,
-        dict: &Bound<'py, PyDict>,
-        what: &str,
-    ) -> PyResult<Vec<(String, Bound<'py, PyAny>)>> {
-        let mut out = Vec::with_capacity(dict.len());
-        for (k, v) in dict.iter() {
-            let Ok(name) = k.cast::<PyString>() else {
-                return Err(raise(
-                    Class::Input,
-                    format!("{what} are named by strings, not by {}", k.repr()?),
-                ));
-            };
-            let name = name.to_string();
-            adrev::Wrt::Names(vec![name.clone()])
-                .positions(&self.entry)
-                .map_err(|e| from_adrev(Class::Input, e))?;
-            out.push((name, v));
-        }
-        Ok(out)
-    }
-
-    /// The inputs of one call as the library takes them, checked, and the
-    /// sizes they bind.
-    fn bind(
-        &self,
-        inputs: &Bound<'_, PyDict>,
-        tangents: Option<&Bound<'_, PyDict>>,
-        cotangent: Option<&Bound<'_, PyAny>>,
-        kind: adrev::Kind,
-    ) -> PyResult<(adrev::Inputs, SizeEnv)> {
-        let given = self.known_names(inputs, "inputs")?;
-        let mut sizes = SizeEnv::new();
-        let mut values = Vec::with_capacity(self.entry.params.len());
-        for p in &self.entry.params {
-            let name = p.name.as_str();
-            let ty = self.param_ty(name).ok_or_else(|| untyped(name))?;
-            let Some((_, obj)) = given.iter().find(|(n, _)| n == name) else {
-                return Err(raise(
-                    Class::Input,
-                    format!(
-                        "no value for the parameter `{name}` of `{}`: give {name}={}",
-                        self.entry.name,
-                        to_value::expected_text(ty)
-                    ),
-                ));
-            };
-            let v = read(obj, ty, name, &mut sizes)?;
-            values.push((name.to_string(), v));
-        }
-        let mut out = adrev::Inputs::from_values(values.iter().cloned());
-        if kind == adrev::Kind::Jvp {
-            let given = match tangents {
-                Some(t) => self.known_names(t, "tangents")?,
-                None => Vec::new(),
-            };
-            for (name, v) in &values {
-                let ty = self.param_ty(name).ok_or_else(|| untyped(name))?;
-                let t = match given.iter().find(|(n, _)| n == name) {
-                    Some((_, obj)) => read(obj, ty, &format!("tangent {name}"), &mut sizes)?,
-                    None => zeros_like(v),
-                };
-                out = out.tangent(name.clone(), adrev::Given::Value(t));
-            }
-        }
-        if kind == adrev::Kind::Vjp {
-            let ty = self
-                .entry
-                .ret
-                .as_ref()
-                .ok_or_else(|| untyped("the result"))?;
-            let Some(obj) = cotangent else {
-                return Err(raise(
-                    Class::Input,
-                    format!("a VJP needs a cotangent: {}", to_value::expected_text(ty)),
-                ));
-            };
-            let ct = read(obj, ty, "cotangent", &mut sizes)?;
-            out = out.cotangent(adrev::Given::Value(ct));
-        }
-        Ok((out, sizes))
-    }
-
     /// The compiled request for `key`, compiled now if it is the first call.
     fn compiled_for(&mut self, key: &Key, kind: adrev::Kind) -> PyResult<&adrev::Compiled> {
         if !self.compiled.contains_key(key) {
@@ -214,32 +121,6 @@ impl Function {
                 "a compiled request vanished from the cache",
             )
         })
-    }
-}
-
-fn untyped(name: &str) -> PyErr {
-    raise(
-        Class::Internal,
-        format!("`{name}` has no type after type checking"),
-    )
-}
-
-/// One input read as `ty` and its sizes checked against the others'.
-fn read(obj: &Bound<'_, PyAny>, ty: &Ty, label: &str, sizes: &mut SizeEnv) -> PyResult<Value> {
-    let v = to_value::value(obj, ty, label).map_err(|m| raise(Class::Input, m))?;
-    v.check_input(ty, sizes, Some(label))
-        .map_err(|e| raise(Class::Input, format!("`{label}`: {e}")))?;
-    Ok(v)
-}
-
-/// The zero tangent of a value: reals 0, integers and booleans as they are
-/// (they have no tangent; the type keeps them).
-fn zeros_like(v: &Value) -> Value {
-    match v {
-        Value::Real(_) => Value::Real(0.0),
-        Value::Tuple(items) => Value::tuple(items.iter().map(zeros_like).collect()),
-        Value::Array(items) => Value::array(items.iter().map(zeros_like).collect()),
-        other => other.clone(),
     }
 }
 
@@ -333,8 +214,9 @@ impl Function {
         mode: &str,
     ) -> PyResult<Bound<'py, PyDict>> {
         guarded(|| {
-            let (key, kind, inputs, sizes) =
-                self.prepare(kind, wrt, inputs, tangents, cotangent, mode)?;
+            let (key, kind) = self.request(kind, wrt, mode)?;
+            let held = call::hold(&self.entry, inputs, tangents, cotangent, kind)?;
+            let (inputs, sizes) = held.lend(&self.entry)?;
             let out = self
                 .compiled_for(&key, kind)?
                 .call(&inputs)
@@ -359,8 +241,9 @@ impl Function {
         reps: usize,
     ) -> PyResult<Vec<f64>> {
         guarded(|| {
-            let (key, kind, inputs, _) =
-                self.prepare(kind, wrt, inputs, tangents, cotangent, mode)?;
+            let (key, kind) = self.request(kind, wrt, mode)?;
+            let held = call::hold(&self.entry, inputs, tangents, cotangent, kind)?;
+            let (inputs, _) = held.lend(&self.entry)?;
             let compiled = self.compiled_for(&key, kind)?;
             let mut seconds = Vec::with_capacity(reps);
             for _ in 0..reps {
@@ -376,18 +259,13 @@ impl Function {
 }
 
 impl Function {
-    /// The request key, the kind, the library's inputs and the sizes they
-    /// bind, for one call.
-    #[allow(clippy::too_many_arguments)]
-    fn prepare(
+    /// The request key and the kind of one call.
+    fn request(
         &self,
         kind: &str,
         wrt: Option<Vec<String>>,
-        inputs: &Bound<'_, PyDict>,
-        tangents: Option<&Bound<'_, PyDict>>,
-        cotangent: Option<&Bound<'_, PyAny>>,
         mode: &str,
-    ) -> PyResult<(Key, adrev::Kind, adrev::Inputs, SizeEnv)> {
+    ) -> PyResult<(Key, adrev::Kind)> {
         let kind = kind_of(kind, mode)?;
         let wrt = match kind {
             adrev::Kind::Value | adrev::Kind::Jvp => Vec::new(),
@@ -396,8 +274,7 @@ impl Function {
                 .resolve(&self.entry)
                 .map_err(|e| from_adrev(Class::Input, e))?,
         };
-        let (inputs, sizes) = self.bind(inputs, tangents, cotangent, kind)?;
-        Ok(((kind.name(), mode_name(kind), wrt), kind, inputs, sizes))
+        Ok(((kind.name(), mode_name(kind), wrt), kind))
     }
 }
 
@@ -414,7 +291,10 @@ impl Function {
         d.set_item("value", object(py, &out.value, ret, sizes)?)?;
         let mut grads = Vec::new();
         for (n, g) in &out.gradients {
-            grads.push((n.clone(), object(py, g, self.param_ty(n), sizes)?));
+            grads.push((
+                n.clone(),
+                object(py, g, param_ty(&self.entry, n).ok(), sizes)?,
+            ));
         }
         d.set_item("gradients", grads)?;
         let tangent = match &out.tangent {

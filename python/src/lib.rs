@@ -3,8 +3,9 @@
 //!
 //! - `program.rs`: `Program`, loaded and type-checked once;
 //! - `function.rs`: `Function`, one entry compiled once per request;
+//! - `call.rs`: the inputs of one call, held and lent to the library;
 //! - `to_value.rs` / `to_python.rs`: Python objects and NumPy arrays to the
-//!   compiler's values and back, with the package's typing rules;
+//!   compiler's data and back, with the package's typing rules;
 //! - `errors.rs`: the compiler's errors (and panics) as the Python
 //!   exceptions of `adrev/_errors.py`.
 //!
@@ -12,6 +13,7 @@
 
 use pyo3::prelude::*;
 
+mod call;
 mod errors;
 mod function;
 mod program;

@@ -13,41 +13,138 @@
 //! Sizes (`[n]` shared between inputs) are checked afterwards, by the
 //! evaluator's own check, over all inputs of the call together.
 
+//!
+//! An array of scalars is not copied: [`Held`] keeps a read-only borrow of
+//! the NumPy array for the call and [`Held::data`] lends its buffer to the
+//! library (`data::Dense`), which hands it to generated C in place. Only a
+//! non-contiguous or unaligned array, or an integer array of another width
+//! than 64 bits, is copied first (by `numpy.require`).
+
+use data::{Buffer, Data, Dense};
 use numpy::{
-    PyArrayDescrMethods, PyArrayDyn, PyArrayMethods, PyUntypedArray, PyUntypedArrayMethods,
+    PyArrayDescrMethods, PyArrayDyn, PyArrayMethods, PyReadonlyArrayDyn, PyUntypedArray,
+    PyUntypedArrayMethods,
 };
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyFloat, PyInt, PyList, PyTuple};
 use semantics::Value;
+use std::borrow::Cow;
 use syntax::Ty;
 
-/// Reads `obj` as a value of `ty`; the error says where inside (`path`,
-/// e.g. `x1.1` or `pts[3]`) what was expected and what was found.
-pub fn value(obj: &Bound<'_, PyAny>, ty: &Ty, path: &str) -> Result<Value, String> {
+/// One input read against its type, holding the NumPy arrays its data
+/// borrows for the length of the call.
+pub enum Held<'py> {
+    /// An array of reals.
+    Real(PyReadonlyArrayDyn<'py, f64>),
+    /// An array of integers.
+    Int(PyReadonlyArrayDyn<'py, i64>),
+    /// An array of booleans.
+    Bool(PyReadonlyArrayDyn<'py, bool>),
+    /// A tuple.
+    Tuple(Vec<Held<'py>>),
+    /// A scalar, or an array of tuples (a list), as a value.
+    Value(Value),
+}
+
+impl Held<'_> {
+    /// The data of this input, arrays borrowed.
+    pub fn data(&self) -> Result<Data<'_>, String> {
+        match self {
+            Held::Real(a) => dense_data(
+                a.shape(),
+                a.as_slice().map(|s| Buffer::Real(Cow::Borrowed(s))),
+            ),
+            Held::Int(a) => dense_data(
+                a.shape(),
+                a.as_slice().map(|s| Buffer::Int(Cow::Borrowed(s))),
+            ),
+            Held::Bool(a) => dense_data(
+                a.shape(),
+                a.as_slice().map(|s| Buffer::Bool(Cow::Borrowed(s))),
+            ),
+            Held::Tuple(items) => items
+                .iter()
+                .map(Held::data)
+                .collect::<Result<_, _>>()
+                .map(Data::Tuple),
+            Held::Value(v) => Ok(Data::Value(v.clone())),
+        }
+    }
+}
+
+fn dense_data<'a>(
+    shape: &[usize],
+    buffer: Result<Buffer<'a>, numpy::AsSliceError>,
+) -> Result<Data<'a>, String> {
+    let buffer =
+        buffer.map_err(|e| format!("an array `numpy.require` made C-contiguous is not: {e}"))?;
+    Dense::new(shape.to_vec(), buffer)
+        .map(Data::Dense)
+        .ok_or_else(|| format!("an array of shape {shape:?} holds another number of elements"))
+}
+
+/// Reads `obj` as an input of type `ty`, arrays of scalars held, not copied.
+pub fn held<'py>(obj: &Bound<'py, PyAny>, ty: &Ty, path: &str) -> Result<Held<'py>, String> {
+    match ty {
+        Ty::Tuple(items) => {
+            let t = tuple_of(obj, ty, items.len(), path)?;
+            let mut out = Vec::with_capacity(items.len());
+            for (i, (item, ity)) in t.iter().zip(items).enumerate() {
+                out.push(held(&item, ity, &component(path, i))?);
+            }
+            Ok(Held::Tuple(out))
+        }
+        Ty::Array(..) => match scalar_leaf(ty) {
+            Some((rank, leaf)) => dense(obj, ty, rank, leaf, path),
+            None => value(obj, ty, path).map(Held::Value),
+        },
+        _ => value(obj, ty, path).map(Held::Value),
+    }
+}
+
+/// `obj` as a tuple of `len` components.
+fn tuple_of<'py>(
+    obj: &Bound<'py, PyAny>,
+    ty: &Ty,
+    len: usize,
+    path: &str,
+) -> Result<Bound<'py, PyTuple>, String> {
+    let Ok(t) = obj.cast::<PyTuple>() else {
+        return Err(found(path, &expected_text(ty), obj));
+    };
+    if t.len() != len {
+        return Err(format!(
+            "`{path}`: expected a tuple of {len} components for {ty}, found a tuple of {}",
+            t.len()
+        ));
+    }
+    Ok(t.clone())
+}
+
+/// The path of component `i` (0-based) of a tuple: projections are
+/// 1-based in the language (`p.1`).
+fn component(path: &str, i: usize) -> String {
+    format!("{path}.{}", i + 1)
+}
+
+/// Reads `obj` as a value of `ty` (a copy: the parts of an array of
+/// tuples); the error says where inside (`path`, e.g. `x1.1` or
+/// `pts[3]`) what was expected and what was found.
+fn value(obj: &Bound<'_, PyAny>, ty: &Ty, path: &str) -> Result<Value, String> {
     match ty {
         Ty::Real => real(obj, path).map(Value::Real),
         Ty::Int => int(obj, path).map(Value::Int),
         Ty::Bool => boolean(obj, path).map(Value::Bool),
         Ty::Tuple(items) => {
-            let Ok(t) = obj.cast::<PyTuple>() else {
-                return Err(found(path, &expected_text(ty), obj));
-            };
-            if t.len() != items.len() {
-                return Err(format!(
-                    "`{path}`: expected a tuple of {} components for {ty}, found a tuple of {}",
-                    items.len(),
-                    t.len()
-                ));
-            }
+            let t = tuple_of(obj, ty, items.len(), path)?;
             let mut out = Vec::with_capacity(items.len());
             for (i, (item, ity)) in t.iter().zip(items).enumerate() {
-                // Projections are 1-based in the language (`p.1`).
-                out.push(value(&item, ity, &format!("{path}.{}", i + 1))?);
+                out.push(value(&item, ity, &component(path, i))?);
             }
             Ok(Value::tuple(out))
         }
         Ty::Array(_, elem) => match scalar_leaf(ty) {
-            Some((rank, leaf)) => dense(obj, ty, rank, leaf, path),
+            Some((rank, leaf)) => Ok(dense(obj, ty, rank, leaf, path)?.data()?.to_value()),
             None => {
                 let Ok(list) = obj.cast::<PyList>() else {
                     return Err(found(path, &expected_text(ty), obj));
@@ -230,15 +327,15 @@ fn zero_dim<'py>(obj: &Bound<'py, PyAny>) -> Option<Bound<'py, PyUntypedArray>> 
     (a.ndim() == 0).then_some(a)
 }
 
-/// A NumPy array of scalars as a nested value (a copy: the evaluator's
-/// values are trees; the C backend reads arrays in place instead).
-fn dense(
-    obj: &Bound<'_, PyAny>,
+/// A NumPy array of scalars of the dtype `leaf` asks for, held read-only
+/// (made contiguous and aligned by `numpy.require` only if it is not).
+fn dense<'py>(
+    obj: &Bound<'py, PyAny>,
     ty: &Ty,
     rank: usize,
     leaf: &Ty,
     path: &str,
-) -> Result<Value, String> {
+) -> Result<Held<'py>, String> {
     let Ok(a) = obj.cast::<PyUntypedArray>() else {
         let mut msg = found(path, &expected_text(ty), obj);
         if obj.is_instance_of::<PyList>() || obj.is_instance_of::<PyTuple>() {
@@ -259,58 +356,48 @@ fn dense(
     }
     let dtype = a.dtype();
     let (kind, size) = (dtype.kind(), dtype.itemsize());
-    let shape = a.shape().to_vec();
-    let wrong = || {
-        let mut msg = format!(
-            "`{path}`: expected {}, found {}",
+    let accepted = match leaf {
+        Ty::Real => kind == b'f' && size == 8,
+        Ty::Int => kind == b'i' || (kind == b'u' && size <= 4),
+        _ => kind == b'b',
+    };
+    if !accepted {
+        return Err(format!(
+            "`{path}`: expected {}, found {} (convert it with .astype(numpy.{}) if that is meant)",
             expected_text(ty),
-            describe(obj)
-        );
-        msg.push_str(&format!(
-            " (convert it with .astype(numpy.{}) if that is meant)",
+            describe(obj),
             dtype_name(leaf)
         ));
-        msg
-    };
-    let flat: Vec<Value> = match leaf {
-        Ty::Real if kind == b'f' && size == 8 => {
-            let arr = a.cast::<PyArrayDyn<f64>>().map_err(|_| wrong())?;
-            let ro = arr.try_readonly().map_err(|e| format!("`{path}`: {e}"))?;
-            ro.as_array().iter().map(|&x| Value::Real(x)).collect()
-        }
-        Ty::Int if kind == b'i' || (kind == b'u' && size <= 4) => {
-            let as_i64 = if kind == b'i' && size == 8 {
-                obj.clone()
-            } else {
-                obj.call_method1("astype", ("int64",))
-                    .map_err(|e| format!("`{path}`: {e}"))?
-            };
-            let arr = as_i64.cast::<PyArrayDyn<i64>>().map_err(|_| wrong())?;
-            let ro = arr.try_readonly().map_err(|e| format!("`{path}`: {e}"))?;
-            ro.as_array().iter().map(|&x| Value::Int(x)).collect()
-        }
-        Ty::Bool if kind == b'b' => {
-            let arr = a.cast::<PyArrayDyn<bool>>().map_err(|_| wrong())?;
-            let ro = arr.try_readonly().map_err(|e| format!("`{path}`: {e}"))?;
-            ro.as_array().iter().map(|&x| Value::Bool(x)).collect()
-        }
-        _ => return Err(wrong()),
-    };
-    Ok(nest(&flat, &shape))
-}
-
-/// Row-major scalars as nested arrays of `shape`.
-fn nest(flat: &[Value], shape: &[usize]) -> Value {
-    match shape {
-        [] => flat[0].clone(),
-        [_] => Value::array(flat.to_vec()),
-        [n, rest @ ..] => {
-            let inner: usize = rest.iter().product();
-            Value::array(
-                (0..*n)
-                    .map(|i| nest(&flat[i * inner..(i + 1) * inner], rest))
-                    .collect(),
-            )
-        }
     }
+    let failed = |e: PyErr| format!("`{path}`: {e}");
+    let ready = obj
+        .py()
+        .import("numpy")
+        .and_then(|np| np.call_method1("require", (obj, dtype_name(leaf), "CA")))
+        .map_err(failed)?;
+    let borrowed = |e: numpy::BorrowError| format!("`{path}`: {e}");
+    let cast = |e: pyo3::CastError<'_, '_>| format!("`{path}`: {e}");
+    Ok(match leaf {
+        Ty::Real => Held::Real(
+            ready
+                .cast::<PyArrayDyn<f64>>()
+                .map_err(cast)?
+                .try_readonly()
+                .map_err(borrowed)?,
+        ),
+        Ty::Int => Held::Int(
+            ready
+                .cast::<PyArrayDyn<i64>>()
+                .map_err(cast)?
+                .try_readonly()
+                .map_err(borrowed)?,
+        ),
+        _ => Held::Bool(
+            ready
+                .cast::<PyArrayDyn<bool>>()
+                .map_err(cast)?
+                .try_readonly()
+                .map_err(borrowed)?,
+        ),
+    })
 }

@@ -40,7 +40,7 @@ pub fn run(calls: usize, backend: Backend) -> adrev::Result<Vec<(f64, Value)>> {
 }
 
 /// The `-- at` inputs without `x`.
-fn without_x(base: &Inputs) -> Inputs {
+fn without_x(base: &Inputs<'_>) -> Inputs<'static> {
     let mut out = Inputs::new();
     for (name, given) in base.values() {
         if name != "x" {

@@ -82,7 +82,7 @@ impl Common<'_> {
 
     /// The inputs: `--inputs` and `--at`, or else the program's `-- at`
     /// lines.
-    pub fn inputs(&self, program: &Program) -> Result<Inputs, CliError> {
+    pub fn inputs(&self, program: &Program) -> Result<Inputs<'static>, CliError> {
         let at = Inputs::from_bindings(self.at)?;
         match &self.data.inputs {
             Some(path) => {

@@ -360,26 +360,29 @@ pub struct CodegenOpts {
 }
 
 /// Reverse mode's gradient program of `entry` and the same optimized,
-/// for `codegen::bench::suite`.
+/// for `codegen::bench::suite`: the library's gradient requests (UNF route).
 fn differentiate(
     m: &Module,
     entry: &str,
     wrt: Option<&[&str]>,
 ) -> (Result<Module, String>, Result<Module, String>) {
-    let Some(def) = m.def(entry) else {
-        let e = format!("no definition `{entry}`");
-        return (Err(e.clone()), Err(e));
+    let program = adrev::Program::from_ir(adrev::Ir::Source(m.clone()));
+    let wrt = wrt.map_or(adrev::Wrt::All, |w| adrev::Wrt::names(w.iter().copied()));
+    let build = |optimize: bool| {
+        let req = adrev::Request::new(adrev::Kind::ValueAndGrad)
+            .entry(entry)
+            .wrt(wrt.clone())
+            .optimize(optimize);
+        program
+            .compile(&req)
+            .and_then(|c| {
+                c.module()
+                    .cloned()
+                    .ok_or_else(|| adrev::Error::internal("a gradient without its program"))
+            })
+            .map_err(|e| e.message().trim_end().to_string())
     };
-    let cfg = reverse::Config {
-        wrt: wrt.map(|w| w.iter().map(|s| s.to_string()).collect()),
-    };
-    match reverse::gradient(m, def, &cfg) {
-        Ok(g) => {
-            let o = optimize::optimize(&g, &optimize::Config::default()).map_err(|e| e.to_string());
-            (Ok(g), o)
-        }
-        Err(e) => (Err(e.to_string()), Err(e.to_string())),
-    }
+    (build(false), build(true))
 }
 
 /// The workspace root (xtask lives one level below it).

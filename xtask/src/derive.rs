@@ -53,50 +53,63 @@ pub struct DataArgs {
     pub output: Option<String>,
 }
 
-/// The arguments every differentiating command shares.
+/// The program, its entry and its inputs: the arguments of every command
+/// that runs a program.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ProgramArgs {
+    /// A `.ad` program or an IR file (a Source one to differentiate).
+    pub file: PathBuf,
+    /// The definition to run or differentiate (default: the last).
+    #[arg(long)]
+    pub entry: Option<String>,
+    /// An input, `NAME=VALUE` in the literal syntax or `NAME=@FILE` (a
+    /// `.npy`, or a `.json` value); without any input, the file's `-- at`
+    /// comments.
+    #[arg(long = "at", value_name = "NAME=VALUE")]
+    pub at: Vec<String>,
+    #[command(flatten)]
+    pub data: DataArgs,
+}
+
+/// What a command that runs a program was given.
 pub struct Common<'a> {
-    /// The program.
-    pub file: &'a Path,
-    /// The entry's name, or the last definition.
-    pub entry: Option<&'a str>,
+    /// The program and its inputs.
+    pub program: &'a ProgramArgs,
     /// `--wrt a,b`.
     pub wrt: Option<&'a str>,
-    /// `--at NAME=VALUE`.
-    pub at: &'a [String],
     /// Where the program runs.
     pub backend: BackendArgs,
-    /// Data files in and out.
-    pub data: &'a DataArgs,
 }
 
 impl Common<'_> {
     /// The program and the request for `kind`.
     fn request(&self, kind: Kind) -> Result<(Program, Request), CliError> {
-        let program = Program::load(self.file)?;
+        let program = Program::load(&self.program.file)?;
         let mut req = Request::new(kind)
             .wrt(Wrt::parse(self.wrt)?)
             .backend(self.backend.backend()?);
-        req.entry = self.entry.map(str::to_string);
+        req.entry = self.program.entry.clone();
         Ok((program, req))
     }
 
     /// The inputs: `--inputs` and `--at`, or else the program's `-- at`
     /// lines.
     pub fn inputs(&self, program: &Program) -> Result<Inputs<'static>, CliError> {
-        let at = Inputs::from_bindings(self.at)?;
-        match &self.data.inputs {
+        let args = self.program;
+        let at = Inputs::from_bindings(&args.at)?;
+        match &args.data.inputs {
             Some(path) => {
-                let entry = program.entry(self.entry)?;
+                let entry = program.entry(args.entry.as_deref())?;
                 Ok(Inputs::read_file(path, entry)?.extend(at))
             }
-            None if self.at.is_empty() => Ok(program.default_inputs()),
+            None if args.at.is_empty() => Ok(program.default_inputs()),
             None => Ok(at),
         }
     }
 
     /// Prints the results as lines, or writes them as `--output` asks.
     pub fn emit(&self, compiled: &Compiled, out: &Outputs) -> Result<(), CliError> {
-        match self.data.output.as_deref() {
+        match self.program.data.output.as_deref() {
             None => {
                 print!("{}", out.render());
                 Ok(())
@@ -115,7 +128,7 @@ pub fn eval(c: &Common<'_>) -> Result<(), CliError> {
     let (program, req) = c.request(Kind::Value)?;
     let compiled = program.compile(&req)?;
     let out = compiled.call(&c.inputs(&program)?)?;
-    if c.data.output.is_some() {
+    if c.program.data.output.is_some() {
         return c.emit(&compiled, &out);
     }
     println!("{}", out.value);
@@ -165,7 +178,7 @@ pub fn jacobian(c: &Common<'_>, via: Option<JacobianVia>) -> Result<(), CliError
     let out = compiled.call(&c.inputs(&program)?)?;
     c.emit(&compiled, &out)?;
     if via.is_none()
-        && c.data.output.is_none()
+        && c.program.data.output.is_none()
         && let Some(m) = out.jacobian_mode
     {
         println!("mode = {}", m.name());
@@ -184,12 +197,12 @@ pub fn hessian(c: &Common<'_>) -> Result<(), CliError> {
 /// `cargo xtask check-grad`: every route at one point and a few nearby
 /// points; exit status 1 where they disagree.
 pub fn check_grad(c: &Common<'_>, cfg: difftest::CheckConfig) -> Result<(), CliError> {
-    if c.data.output.is_some() {
+    if c.program.data.output.is_some() {
         return Err(CliError::user(
             "check-grad prints a table; --output is for the commands that compute results",
         ));
     }
-    let program = Program::load(c.file)?;
+    let program = Program::load(&c.program.file)?;
     let inputs = c.inputs(&program)?;
     let cfg = difftest::CheckConfig {
         wrt: Wrt::parse(c.wrt)?,
@@ -199,7 +212,7 @@ pub fn check_grad(c: &Common<'_>, cfg: difftest::CheckConfig) -> Result<(), CliE
         },
         ..cfg
     };
-    let report = difftest::check_grad(&program, c.entry, &inputs, &cfg)?;
+    let report = difftest::check_grad(&program, c.program.entry.as_deref(), &inputs, &cfg)?;
     print!("{}", report.render());
     if report.ok() {
         Ok(())

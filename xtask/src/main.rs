@@ -59,42 +59,25 @@ enum Command {
     },
     /// Evaluate a program's entry at the given inputs.
     Eval {
-        /// A `.ad` program or an IR file.
-        file: PathBuf,
-        /// The definition to run (default: the last).
-        #[arg(long)]
-        entry: Option<String>,
-        /// An input, `NAME=VALUE` in literal syntax; repeat for each
-        /// parameter. Without any, the file's `-- at` comments are used.
-        #[arg(long = "at", value_name = "NAME=VALUE")]
-        at: Vec<String>,
+        #[command(flatten)]
+        program: derive::ProgramArgs,
         #[command(flatten)]
         backend: native::BackendArgs,
-        #[command(flatten)]
-        data: derive::DataArgs,
     },
     /// Print the gradient of a real-valued entry: `value = ...`, then
     /// `grad PARAM = ...` for each parameter.
     Grad {
-        /// A `.ad` program or a Source IR file.
-        file: PathBuf,
-        /// The definition to differentiate (default: the last).
-        #[arg(long)]
-        entry: Option<String>,
+        #[command(flatten)]
+        program: derive::ProgramArgs,
         /// The parameters to differentiate with respect to, comma-separated
         /// (default: all, in order).
         #[arg(long, value_name = "A,B,...")]
         wrt: Option<String>,
-        /// An input, `NAME=VALUE`; without any, the file's `-- at` comments.
-        #[arg(long = "at", value_name = "NAME=VALUE")]
-        at: Vec<String>,
         /// The route that computes the gradient.
         #[arg(long, value_enum, default_value = "unf")]
         via: derive::Via,
         #[command(flatten)]
         backend: native::BackendArgs,
-        #[command(flatten)]
-        data: derive::DataArgs,
         /// Run the route's raw output, without partial evaluation and the
         /// optimizations of Fig. 12.
         #[arg(long)]
@@ -103,17 +86,11 @@ enum Command {
     /// Print the value and the vector-Jacobian product of an entry of any
     /// result type (reverse mode): `value = ...`, then `vjp PARAM = ...`.
     Vjp {
-        /// A `.ad` program or a Source IR file.
-        file: PathBuf,
-        /// The definition to differentiate (default: the last).
-        #[arg(long)]
-        entry: Option<String>,
+        #[command(flatten)]
+        program: derive::ProgramArgs,
         /// The parameters to differentiate with respect to (default: all).
         #[arg(long, value_name = "A,B,...")]
         wrt: Option<String>,
-        /// An input, `NAME=VALUE`; without any, the file's `-- at` comments.
-        #[arg(long = "at", value_name = "NAME=VALUE")]
-        at: Vec<String>,
         /// The cotangent, a value shaped like the entry's result.
         #[arg(long, value_name = "VALUE")]
         cotangent: String,
@@ -122,65 +99,39 @@ enum Command {
         via: derive::Via,
         #[command(flatten)]
         backend: native::BackendArgs,
-        #[command(flatten)]
-        data: derive::DataArgs,
     },
     /// Print the value and the directional derivative (forward mode).
     Jvp {
-        /// A `.ad` program or a Source IR file.
-        file: PathBuf,
-        /// The definition to differentiate (default: the last).
-        #[arg(long)]
-        entry: Option<String>,
-        /// An input, `NAME=VALUE`; without any, the file's `-- at` comments.
-        #[arg(long = "at", value_name = "NAME=VALUE")]
-        at: Vec<String>,
+        #[command(flatten)]
+        program: derive::ProgramArgs,
         /// The tangent of each parameter, `NAME=VALUE` (every parameter needs one).
         #[arg(long = "tangent", value_name = "NAME=VALUE")]
         tangent: Vec<String>,
         #[command(flatten)]
         backend: native::BackendArgs,
-        #[command(flatten)]
-        data: derive::DataArgs,
     },
     /// Print the Jacobian of an entry: forward mode (vectorised seeds),
     /// reverse mode (one pass per output real), or without `--via` the
     /// cheaper one for the sizes at hand, named on a last line `mode = ...`.
     Jacobian {
-        /// A `.ad` program or a Source IR file.
-        file: PathBuf,
-        /// The definition to differentiate (default: the last).
-        #[arg(long)]
-        entry: Option<String>,
+        #[command(flatten)]
+        program: derive::ProgramArgs,
         /// The parameters to differentiate with respect to (default: all).
         #[arg(long, value_name = "A,B,...")]
         wrt: Option<String>,
-        /// An input, `NAME=VALUE`; without any, the file's `-- at` comments.
-        #[arg(long = "at", value_name = "NAME=VALUE")]
-        at: Vec<String>,
         /// Forward or reverse mode (default: the cheaper for the sizes).
         #[arg(long, value_enum)]
         via: Option<derive::JacobianVia>,
         #[command(flatten)]
         backend: native::BackendArgs,
-        #[command(flatten)]
-        data: derive::DataArgs,
     },
     /// Print the gradient and the Hessian of a real-valued entry (forward over forward).
     Hessian {
-        /// A `.ad` program or a Source IR file.
-        file: PathBuf,
-        /// The definition to differentiate (default: the last).
-        #[arg(long)]
-        entry: Option<String>,
+        #[command(flatten)]
+        program: derive::ProgramArgs,
         /// The parameters to differentiate with respect to (default: all).
         #[arg(long, value_name = "A,B,...")]
         wrt: Option<String>,
-        /// An input, `NAME=VALUE`; without any, the file's `-- at` comments.
-        #[arg(long = "at", value_name = "NAME=VALUE")]
-        at: Vec<String>,
-        #[command(flatten)]
-        data: derive::DataArgs,
     },
     /// Stage: Source → Source UNF (the arrow UNF, Fig. 9).
     Unf {
@@ -308,17 +259,11 @@ enum Command {
     /// points), print their gradients and largest relative differences, and
     /// exit 1 where they disagree (JAX's check_grads).
     CheckGrad {
-        /// A `.ad` program or a Source IR file.
-        file: PathBuf,
-        /// The definition to check (default: the last).
-        #[arg(long)]
-        entry: Option<String>,
+        #[command(flatten)]
+        program: derive::ProgramArgs,
         /// The parameters to differentiate with respect to (default: all).
         #[arg(long, value_name = "A,B,...")]
         wrt: Option<String>,
-        /// An input, `NAME=VALUE`; without any, the file's `-- at` comments.
-        #[arg(long = "at", value_name = "NAME=VALUE")]
-        at: Vec<String>,
         /// How many random points near the given one to check too.
         #[arg(long, default_value_t = 3)]
         nearby: usize,
@@ -335,8 +280,6 @@ enum Command {
         mutant_forward: bool,
         #[command(flatten)]
         backend: native::BackendArgs,
-        #[command(flatten)]
-        data: derive::DataArgs,
     },
     /// Differential fuzzing: random programs through every route; stops at
     /// the first disagreement and prints it as a fixture.
@@ -401,14 +344,8 @@ enum Command {
     /// The cost (Fig. 11) of a program and of its gradient, p = NAO(e),
     /// their ratio and Theorem 5.4's bound 4·3^p.
     Cost {
-        /// A `.ad` program or a Source IR file.
-        file: PathBuf,
-        /// The definition (default: the last).
-        #[arg(long)]
-        entry: Option<String>,
-        /// An input, `NAME=VALUE`; without any, the file's `-- at` comments.
-        #[arg(long = "at", value_name = "NAME=VALUE")]
-        at: Vec<String>,
+        #[command(flatten)]
+        program: derive::ProgramArgs,
         /// Cost the unoptimized gradient instead.
         #[arg(long)]
         no_opt: bool,
@@ -463,19 +400,10 @@ fn run(command: Command) -> Result<(), CliError> {
         Command::Parse { file, output } => parse(&file, &output),
         Command::Check { file, entry } => check(&file, entry.as_deref()),
         Command::Print { file } => print(&file),
-        Command::Eval {
-            file,
-            entry,
-            at,
-            backend,
-            data,
-        } => derive::eval(&derive::Common {
-            file: &file,
-            entry: entry.as_deref(),
+        Command::Eval { program, backend } => derive::eval(&derive::Common {
+            program: &program,
             wrt: None,
-            at: &at,
             backend,
-            data: &data,
         }),
         Command::Bless => bless(),
         Command::Optimize { input, output } => pipeline::run_stage(
@@ -490,19 +418,11 @@ fn run(command: Command) -> Result<(), CliError> {
             }
             Ok(())
         }
-        Command::Cost {
-            file,
-            entry,
-            at,
-            no_opt,
-        } => derive::cost(
+        Command::Cost { program, no_opt } => derive::cost(
             &derive::Common {
-                file: &file,
-                entry: entry.as_deref(),
+                program: &program,
                 wrt: None,
-                at: &at,
                 backend: native::BackendArgs::default(),
-                data: &derive::DataArgs::default(),
             },
             no_opt,
         ),
@@ -539,24 +459,18 @@ fn run(command: Command) -> Result<(), CliError> {
             &[adrev::passes::Pass::FirstOrder, adrev::passes::Pass::Direct],
         ),
         Command::CheckGrad {
-            file,
-            entry,
+            program,
             wrt,
-            at,
             nearby,
             seed,
             c,
             mutant_forward,
             backend,
-            data,
         } => derive::check_grad(
             &derive::Common {
-                file: &file,
-                entry: entry.as_deref(),
+                program: &program,
                 wrt: wrt.as_deref(),
-                at: &at,
                 backend,
-                data: &data,
             },
             difftest::CheckConfig {
                 nearby,
@@ -667,97 +581,64 @@ fn run(command: Command) -> Result<(), CliError> {
             wrt,
         } => pipeline::pipeline(&file, &dump, &replace, &pipeline::Options { entry, wrt }),
         Command::Grad {
-            file,
-            entry,
+            program,
             wrt,
-            at,
             via,
             backend,
-            data,
             no_opt,
         } => derive::grad(
             &derive::Common {
-                file: &file,
-                entry: entry.as_deref(),
+                program: &program,
                 wrt: wrt.as_deref(),
-                at: &at,
                 backend,
-                data: &data,
             },
             via,
             no_opt,
         ),
         Command::Vjp {
-            file,
-            entry,
+            program,
             wrt,
-            at,
             cotangent,
             via,
             backend,
-            data,
         } => derive::vjp(
             &derive::Common {
-                file: &file,
-                entry: entry.as_deref(),
+                program: &program,
                 wrt: wrt.as_deref(),
-                at: &at,
                 backend,
-                data: &data,
             },
             via,
             &cotangent,
         ),
         Command::Jvp {
-            file,
-            entry,
-            at,
+            program,
             tangent,
             backend,
-            data,
         } => derive::jvp(
             &derive::Common {
-                file: &file,
-                entry: entry.as_deref(),
+                program: &program,
                 wrt: None,
-                at: &at,
                 backend,
-                data: &data,
             },
             &tangent,
         ),
         Command::Jacobian {
-            file,
-            entry,
+            program,
             wrt,
-            at,
             via,
             backend,
-            data,
         } => derive::jacobian(
             &derive::Common {
-                file: &file,
-                entry: entry.as_deref(),
+                program: &program,
                 wrt: wrt.as_deref(),
-                at: &at,
                 backend,
-                data: &data,
             },
             via,
         ),
-        Command::Hessian {
-            file,
-            entry,
-            wrt,
-            at,
-            data,
-        } => derive::hessian(&derive::Common {
-            file: &file,
-            entry: entry.as_deref(),
+        Command::Hessian { program, wrt } => derive::hessian(&derive::Common {
+            program: &program,
             wrt: wrt.as_deref(),
-            at: &at,
             backend: native::BackendArgs::default(),
-            data: &data,
         }),
         Command::Forward {
             input,

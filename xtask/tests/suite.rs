@@ -10,6 +10,7 @@ mod deep;
 mod errors;
 mod fixtures;
 mod layout;
+mod library;
 mod mutations;
 mod native;
 mod pipeline;

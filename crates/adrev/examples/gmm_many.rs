@@ -5,7 +5,7 @@
 //! The test `example_gmm_many_runs` runs [`run`] with a few calls, so this
 //! code runs in CI.
 
-use adrev::{Backend, Inputs, Kind, Program, Request, Wrt};
+use adrev::{Backend, Kind, Program, Request, Wrt};
 use semantics::Value;
 
 /// The program's path in the workspace.
@@ -27,7 +27,7 @@ pub fn run(calls: usize, backend: Backend) -> adrev::Result<Vec<(f64, Value)>> {
     for i in 0..calls {
         let t = i as f64 / calls.max(1) as f64;
         let x = Value::array(vec![Value::reals(&[1.175171 + t, 2.029160 - t])]);
-        let inputs = without_x(&base).with("x", x);
+        let inputs = base.clone().without("x").with("x", x);
         let result = compiled.call(&inputs)?;
         let value = result.value.as_real().unwrap_or(f64::NAN);
         let grad = result
@@ -37,20 +37,6 @@ pub fn run(calls: usize, backend: Backend) -> adrev::Result<Vec<(f64, Value)>> {
         out.push((value, grad));
     }
     Ok(out)
-}
-
-/// The `-- at` inputs without `x`.
-fn without_x(base: &Inputs<'_>) -> Inputs<'static> {
-    let mut out = Inputs::new();
-    for (name, given) in base.values() {
-        if name != "x" {
-            out = match given {
-                adrev::Given::Value(v) => out.with(name.clone(), v.clone()),
-                adrev::Given::Text(t) => out.with_text(name.clone(), t.clone()),
-            };
-        }
-    }
-    out
 }
 
 #[allow(dead_code)] // The test module includes this file for `run` only.

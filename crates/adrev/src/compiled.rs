@@ -85,8 +85,10 @@ impl Artefact {
     }
 }
 
-/// How a compiled request computes its outputs.
+/// How a compiled request computes its outputs. (One per `Compiled`, built
+/// once: the sizes of the variants do not matter.)
 #[derive(Debug)]
+#[allow(clippy::large_enum_variant)]
 pub(crate) enum Plan {
     /// The entry's value.
     Value(Artefact),

@@ -122,6 +122,12 @@ impl<'a> Inputs<'a> {
         self
     }
 
+    /// The same inputs without the value of `name` (to give it anew).
+    pub fn without(mut self, name: &str) -> Inputs<'a> {
+        self.values.retain(|(n, _)| n != name);
+        self
+    }
+
     /// The same inputs and `name` = the literal `text`.
     pub fn with_text(mut self, name: impl Into<String>, text: impl Into<String>) -> Inputs<'a> {
         self.values.push((name.into(), Given::Text(text.into())));

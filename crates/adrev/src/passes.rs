@@ -8,7 +8,9 @@ use crate::diag::{self, Error, Result};
 use crate::request::Verify;
 use syntax::{Def, Module};
 
-/// A program between two passes.
+/// A program between two passes. (Moved once per pass: boxing the larger
+/// variants would only add an allocation per pass.)
+#[allow(clippy::large_enum_variant)]
 pub enum Flow {
     /// A Source module (core form).
     Source(Module),

@@ -10,6 +10,21 @@ use difftest::{
 };
 use semantics::Value;
 
+/// `check_grad` of a compiled module at named values.
+fn check(
+    m: &syntax::Module,
+    at: &[(String, Value)],
+    cfg: &CheckConfig,
+) -> adrev::Result<difftest::CheckReport> {
+    let program = adrev::Program::from_ir(adrev::Ir::Source(m.clone()));
+    check_grad(
+        &program,
+        None,
+        &adrev::Inputs::from_values(at.iter().cloned()),
+        cfg,
+    )
+}
+
 fn compile(text: &str) -> syntax::Module {
     syntax::compile(syntax::SourceFile {
         name: "t.ad".into(),
@@ -169,7 +184,7 @@ fn check_grad_agrees_on_a_smooth_program() {
         ("A".to_string(), Value::reals(&[0.5, -1.0, 2.0])),
         ("w".to_string(), Value::Real(0.7)),
     ];
-    let report = check_grad(&m, None, &at, &CheckConfig::default()).expect("runs");
+    let report = check(&m, &at, &CheckConfig::default()).expect("runs");
     assert!(report.ok(), "{}", report.render());
     assert_eq!(report.points.len(), 4);
     let text = report.render();
@@ -194,7 +209,7 @@ fn check_grad_does_not_take_a_kink_for_a_slope() {
         nearby: 0,
         ..CheckConfig::default()
     };
-    let report = check_grad(&m, None, &at, &cfg).expect("runs");
+    let report = check(&m, &at, &cfg).expect("runs");
     let text = report.render();
     assert!(report.ok(), "{text}");
     assert!(text.contains("too ill-conditioned"), "{text}");
@@ -209,7 +224,7 @@ fn check_grad_lists_a_path_that_refuses() {
         ("A".to_string(), Value::reals(&[0.5, -1.0])),
         ("w".to_string(), Value::Real(0.3)),
     ];
-    let report = check_grad(&m, None, &at, &CheckConfig::default()).expect("runs");
+    let report = check(&m, &at, &CheckConfig::default()).expect("runs");
     assert!(report.ok(), "{}", report.render());
     assert!(report.render().contains("refused"), "{}", report.render());
 }
@@ -251,7 +266,7 @@ fn check_grad_agrees_on_every_fixture_reverse_mode_takes() {
         {
             continue;
         }
-        let report = check_grad(&m, None, &at, &CheckConfig::default()).expect("runs");
+        let report = check(&m, &at, &CheckConfig::default()).expect("runs");
         assert!(report.ok(), "{}:\n{}", path.display(), report.render());
         checked += 1;
     }
@@ -268,7 +283,7 @@ fn check_grad_marks_ill_conditioned_finite_differences() {
         nearby: 0,
         ..CheckConfig::default()
     };
-    let report = check_grad(&m, None, &at, &cfg).expect("runs");
+    let report = check(&m, &at, &cfg).expect("runs");
     assert!(report.ok(), "{}", report.render());
     assert!(
         report.render().contains("too ill-conditioned"),
@@ -342,10 +357,10 @@ fn check_grad_runs_every_path() {
     ];
     let cfg = CheckConfig {
         nearby: 1,
-        c: true,
+        c: Some(codegen::Config::default()),
         ..CheckConfig::default()
     };
-    let report = check_grad(&m, None, &at, &cfg).expect("runs");
+    let report = check(&m, &at, &cfg).expect("runs");
     assert!(report.ok(), "{}", report.render());
     let names: Vec<&str> = report.points[0]
         .paths
@@ -393,7 +408,7 @@ fn check_grad_reports_disagreeing_ad_paths() {
         mutant_forward: true,
         ..CheckConfig::default()
     };
-    let report = check_grad(&m, None, &at, &cfg).expect("runs");
+    let report = check(&m, &at, &cfg).expect("runs");
     assert!(!report.ok());
     let text = report.render();
     assert!(text.contains("DISAGREE: forward vs unf"), "{text}");
@@ -406,7 +421,7 @@ fn check_grad_reports_disagreeing_ad_paths() {
         nearby: 0,
         ..CheckConfig::default()
     };
-    assert!(check_grad(&m, None, &at, &cfg).expect("runs").ok());
+    assert!(check(&m, &at, &cfg).expect("runs").ok());
 }
 
 #[test]

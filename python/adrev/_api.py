@@ -11,11 +11,10 @@ shapes the results: a dict by parameter name, or the one result when
 from __future__ import annotations
 
 import os
-import threading
 from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple, Union
 
 from . import _adrev
-from ._errors import Error, InputError
+from ._errors import InputError
 
 Wrt = Union[None, str, Sequence[str]]
 
@@ -58,16 +57,11 @@ class Program:
 
     def __init__(self, native: "_adrev.Program"):
         self._native = native
-        self._thread = threading.get_ident()
-
-    def _n(self) -> "_adrev.Program":
-        _same_thread(self._thread, "Program")
-        return self._native
 
     @property
     def definitions(self) -> List[str]:
         """The names of the program's definitions, in order (the last is the default entry)."""
-        return self._n().definitions()
+        return self._native.definitions()
 
     def function(
         self,
@@ -88,15 +82,15 @@ class Program:
         generated C on several threads (results then may differ from the
         evaluator's in the last bits).
         """
-        return Function(self._n().function(name, backend, route, optimize, parallel))
+        return Function(self._native.function(name, backend, route, optimize, parallel))
 
     def stages(self, name: Optional[str] = None, wrt: Wrt = None) -> List[Stage]:
         """Every stage boundary of the gradient of ``name``, as text and as RON."""
-        return [Stage(*s) for s in self._n().stages(name, _wrt_list(wrt))]
+        return [Stage(*s) for s in self._native.stages(name, _wrt_list(wrt))]
 
     def expectations(self, name: Optional[str] = None) -> Expectations:
         """The program's expectation comments, read against the types of ``name``."""
-        at, value, grads = self._n().expectations(name)
+        at, value, grads = self._native.expectations(name)
         return Expectations(dict(at), value, dict(grads))
 
 
@@ -110,36 +104,31 @@ class Function:
 
     def __init__(self, native: "_adrev.Function"):
         self._native = native
-        self._thread = threading.get_ident()
-
-    def _n(self) -> "_adrev.Function":
-        _same_thread(self._thread, "Function")
-        return self._native
 
     @property
     def name(self) -> str:
         """The entry's name."""
-        return self._n().name
+        return self._native.name
 
     @property
     def params(self) -> List[Tuple[str, str]]:
         """The entry's parameters: ``(name, type)`` with the type in the language's syntax."""
-        return self._n().params()
+        return self._native.params()
 
     @property
     def result(self) -> str:
         """The entry's result type in the language's syntax."""
-        return self._n().result()
+        return self._native.result()
 
     @property
     def backend(self) -> str:
         """``"c"`` or ``"eval"``."""
-        return self._n().backend
+        return self._native.backend
 
     @property
     def compiled(self) -> int:
         """How many derivative programs this function has compiled so far."""
-        return self._n().compiled()
+        return self._native.compiled()
 
     def __repr__(self) -> str:
         params = " ".join(f"({n} : {t})" for n, t in self.params)
@@ -230,7 +219,7 @@ class Function:
         cotangent: Any = None,
         mode: str = "auto",
     ) -> Dict[str, Any]:
-        return self._n().call(
+        return self._native.call(
             kind,
             _wrt_list(wrt),
             _merge(inputs, kw),
@@ -239,16 +228,6 @@ class Function:
             mode,
         )
 
-
-
-def _same_thread(owner: int, what: str) -> None:
-    # The compiler's values are reference-counted without atomics, so the
-    # Rust objects refuse other threads; say so as an adrev.Error.
-    if threading.get_ident() != owner:
-        raise Error(
-            f"error: this {what} belongs to the thread that made it; "
-            "load or compile the program again in this thread\n"
-        )
 
 
 def _merge(inputs: Optional[Mapping[str, Any]], kw: Dict[str, Any]) -> Dict[str, Any]:

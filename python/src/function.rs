@@ -10,7 +10,8 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use semantics::SizeEnv;
 use std::collections::HashMap;
-use std::rc::Rc;
+use std::collections::hash_map::Entry;
+use std::sync::{Arc, Mutex, PoisonError};
 use syntax::{Def, Ty};
 
 use crate::call::{self, param_ty};
@@ -65,19 +66,29 @@ impl Options {
 /// the differentiated parameters.
 type Key = (&'static str, &'static str, Vec<String>);
 
-/// One entry, with the requests compiled so far.
-#[pyclass(unsendable, module = "adrev._adrev")]
+/// One entry, with the requests compiled so far. Threads share it: the
+/// cache is behind a mutex, held only while Rust code runs (compiling,
+/// calling), never while Python code may run, so a thread waiting for it
+/// never holds the GIL another thread needs.
+#[pyclass(module = "adrev._adrev")]
 pub struct Function {
-    program: Rc<adrev::Program>,
+    program: Arc<adrev::Program>,
     entry: Def,
     options: Options,
-    compiled: HashMap<Key, adrev::Compiled>,
+    compiled: Mutex<HashMap<Key, adrev::Compiled>>,
+}
+
+/// A failure inside the cache's lock, turned into a Python exception only
+/// once the lock is released (raising runs Python code).
+enum Failure {
+    Compile(adrev::Error),
+    Run(adrev::Error),
 }
 
 impl Function {
     /// The entry `name` (default: the last definition) of `program`.
     pub fn new(
-        program: Rc<adrev::Program>,
+        program: Arc<adrev::Program>,
         name: Option<&str>,
         options: Options,
     ) -> PyResult<Function> {
@@ -89,38 +100,49 @@ impl Function {
             program,
             entry,
             options,
-            compiled: HashMap::new(),
+            compiled: Mutex::new(HashMap::new()),
         })
     }
 
-    /// The compiled request for `key`, compiled now if it is the first call.
-    fn compiled_for(&mut self, key: &Key, kind: adrev::Kind) -> PyResult<&adrev::Compiled> {
-        if !self.compiled.contains_key(key) {
-            // A value or a JVP is not "with respect to" a subset: every
-            // parameter (the empty list in the key).
-            let wrt = if key.2.is_empty() {
-                adrev::Wrt::All
-            } else {
-                adrev::Wrt::Names(key.2.clone())
-            };
-            let request = adrev::Request::new(kind)
-                .entry(self.entry.name.to_string())
-                .wrt(wrt)
-                .route(self.options.route)
-                .optimize(self.options.optimize)
-                .backend(self.options.backend.clone());
-            let c = self
-                .program
-                .compile(&request)
-                .map_err(|e| from_adrev(Class::Compile, e))?;
-            self.compiled.insert(key.clone(), c);
-        }
-        self.compiled.get(key).ok_or_else(|| {
-            raise(
-                Class::Internal,
-                "a compiled request vanished from the cache",
-            )
+    /// Runs `f` on the compiled request for `key`, compiled now if this is
+    /// its first call.
+    fn with_compiled<T>(
+        &self,
+        key: &Key,
+        kind: adrev::Kind,
+        f: impl FnOnce(&adrev::Compiled) -> adrev::Result<T>,
+    ) -> PyResult<T> {
+        let result = {
+            let mut cache = self.compiled.lock().unwrap_or_else(PoisonError::into_inner);
+            match cache.entry(key.clone()) {
+                Entry::Occupied(c) => f(c.get()).map_err(Failure::Run),
+                Entry::Vacant(slot) => match self.program.compile(&self.request_for(key, kind)) {
+                    Ok(c) => f(slot.insert(c)).map_err(Failure::Run),
+                    Err(e) => Err(Failure::Compile(e)),
+                },
+            }
+        };
+        result.map_err(|failure| match failure {
+            Failure::Compile(e) => from_adrev(Class::Compile, e),
+            Failure::Run(e) => from_adrev(Class::Run, e),
         })
+    }
+
+    /// The library's request for `key`.
+    fn request_for(&self, key: &Key, kind: adrev::Kind) -> adrev::Request {
+        // A value or a JVP is not "with respect to" a subset: every
+        // parameter (the empty list in the key).
+        let wrt = if key.2.is_empty() {
+            adrev::Wrt::All
+        } else {
+            adrev::Wrt::Names(key.2.clone())
+        };
+        adrev::Request::new(kind)
+            .entry(self.entry.name.to_string())
+            .wrt(wrt)
+            .route(self.options.route)
+            .optimize(self.options.optimize)
+            .backend(self.options.backend.clone())
     }
 }
 
@@ -194,7 +216,10 @@ impl Function {
 
     /// How many requests have been compiled.
     fn compiled(&self) -> usize {
-        self.compiled.len()
+        self.compiled
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .len()
     }
 
     /// One call: `kind` is `value`, `grad`, `value-and-grad`, `vjp`, `jvp`,
@@ -204,7 +229,7 @@ impl Function {
     #[allow(clippy::too_many_arguments)]
     #[pyo3(signature = (kind, wrt, inputs, tangents, cotangent, mode))]
     fn call<'py>(
-        &mut self,
+        &self,
         py: Python<'py>,
         kind: &str,
         wrt: Option<Vec<String>>,
@@ -217,10 +242,7 @@ impl Function {
             let (key, kind) = self.request(kind, wrt, mode)?;
             let held = call::hold(&self.entry, inputs, tangents, cotangent, kind)?;
             let (inputs, sizes) = held.lend(&self.entry)?;
-            let out = self
-                .compiled_for(&key, kind)?
-                .call(&inputs)
-                .map_err(|e| from_adrev(Class::Run, e))?;
+            let out = self.with_compiled(&key, kind, |c| c.call(&inputs))?;
             self.outputs(py, &out, &sizes)
         })
     }
@@ -231,7 +253,7 @@ impl Function {
     #[allow(clippy::too_many_arguments)]
     #[pyo3(signature = (kind, wrt, inputs, tangents, cotangent, mode, reps))]
     fn time_in_rust(
-        &mut self,
+        &self,
         kind: &str,
         wrt: Option<Vec<String>>,
         inputs: &Bound<'_, PyDict>,
@@ -244,16 +266,15 @@ impl Function {
             let (key, kind) = self.request(kind, wrt, mode)?;
             let held = call::hold(&self.entry, inputs, tangents, cotangent, kind)?;
             let (inputs, _) = held.lend(&self.entry)?;
-            let compiled = self.compiled_for(&key, kind)?;
-            let mut seconds = Vec::with_capacity(reps);
-            for _ in 0..reps {
-                let start = std::time::Instant::now();
-                compiled
-                    .call(&inputs)
-                    .map_err(|e| from_adrev(Class::Run, e))?;
-                seconds.push(start.elapsed().as_secs_f64());
-            }
-            Ok(seconds)
+            self.with_compiled(&key, kind, |compiled| {
+                let mut seconds = Vec::with_capacity(reps);
+                for _ in 0..reps {
+                    let start = std::time::Instant::now();
+                    compiled.call(&inputs)?;
+                    seconds.push(start.elapsed().as_secs_f64());
+                }
+                Ok(seconds)
+            })
         })
     }
 }

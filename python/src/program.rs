@@ -4,7 +4,7 @@
 
 use pyo3::prelude::*;
 use semantics::{Expectations, SizeEnv};
-use std::rc::Rc;
+use std::sync::Arc;
 
 use crate::errors::{Class, from_adrev, guarded, raise};
 use crate::function::{Function, Options};
@@ -13,11 +13,10 @@ use crate::to_python::object;
 /// One stage boundary: `(stage, file, ir, text, ron)`.
 type StageTuple = (String, String, String, String, String);
 
-/// A loaded program (not shared between threads: the compiler's values
-/// are reference-counted without atomics).
-#[pyclass(unsendable, module = "adrev._adrev")]
+/// A loaded program (read only: threads share it).
+#[pyclass(module = "adrev._adrev")]
 pub struct Program {
-    inner: Rc<adrev::Program>,
+    inner: Arc<adrev::Program>,
 }
 
 #[pymethods]
@@ -29,7 +28,7 @@ impl Program {
             let inner =
                 adrev::Program::from_text(name, text).map_err(|e| from_adrev(Class::Compile, e))?;
             Ok(Program {
-                inner: Rc::new(inner),
+                inner: Arc::new(inner),
             })
         })
     }
@@ -40,7 +39,7 @@ impl Program {
         guarded(|| {
             let inner = adrev::Program::load(path).map_err(|e| from_adrev(Class::Compile, e))?;
             Ok(Program {
-                inner: Rc::new(inner),
+                inner: Arc::new(inner),
             })
         })
     }
@@ -67,7 +66,7 @@ impl Program {
     ) -> PyResult<Function> {
         guarded(|| {
             let options = Options::new(backend, route, optimize, parallel)?;
-            Function::new(Rc::clone(&self.inner), name, options)
+            Function::new(Arc::clone(&self.inner), name, options)
         })
     }
 

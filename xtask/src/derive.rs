@@ -94,7 +94,7 @@ impl Common<'_> {
 
     /// The inputs: `--inputs` and `--at`, or else the program's `-- at`
     /// lines.
-    pub fn inputs(&self, program: &Program) -> Result<Inputs, CliError> {
+    pub fn inputs(&self, program: &Program) -> Result<Inputs<'static>, CliError> {
         let args = self.program;
         let at = Inputs::from_bindings(&args.at)?;
         match &args.data.inputs {

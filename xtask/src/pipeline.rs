@@ -265,6 +265,17 @@ pub fn pipeline(
         .collect::<Result<_, _>>()?;
     std::fs::create_dir_all(dir)
         .map_err(|e| CliError::user(format!("cannot create `{}`: {e}", dir.display())))?;
+    if replacements.is_empty() {
+        // Every boundary from the library in one go (`Program::stages`).
+        let program = adrev::Program::load(file)?;
+        let wrt = Wrt::parse(opts.wrt.as_deref())?;
+        for s in program.stages(opts.entry.as_deref(), &wrt)? {
+            let output = dir.join(s.file);
+            load::write_text(&output, &s.ron)?;
+            println!("{:<12} {}", s.stage, output.display());
+        }
+        return Ok(());
+    }
     let mut input: PathBuf = file.to_path_buf();
     for stage in Stage::ALL {
         let output = dir.join(stage.output_file());

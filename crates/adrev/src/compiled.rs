@@ -123,7 +123,7 @@ pub(crate) struct Pullback {
 
 impl Pullback {
     /// The VJP of `ct` at `args`: one cotangent per `wrt` parameter.
-    fn vjp(&self, args: &[Data<'static>], ct: Value, k: usize) -> Result<Vec<Value>> {
+    fn vjp(&self, args: &[Data<'_>], ct: Value, k: usize) -> Result<Vec<Value>> {
         let mut all = args.to_vec();
         all.push(Data::Value(ct));
         let out = self.grad.call(&all)?;
@@ -131,7 +131,7 @@ impl Pullback {
     }
 
     /// The Jacobian blocks by one VJP per real of the result `y`.
-    fn jacobian(&self, args: &[Data<'static>], y: &Value, k: usize) -> Result<Vec<Value>> {
+    fn jacobian(&self, args: &[Data<'_>], y: &Value, k: usize) -> Result<Vec<Value>> {
         let n = count_reals(y);
         let mut rows: Vec<Vec<Value>> = Vec::with_capacity(n);
         for j in 0..n {
@@ -224,7 +224,7 @@ impl Compiled {
 
     /// Runs the compiled request on `inputs`, checked against the entry's
     /// parameter types.
-    pub fn call(&self, inputs: &Inputs) -> Result<Outputs> {
+    pub fn call(&self, inputs: &Inputs<'_>) -> Result<Outputs> {
         let bound = inputs.bind(&self.entry, self.need())?;
         self.run(&bound)
     }
@@ -234,7 +234,7 @@ impl Compiled {
     /// and each run's duration, measured around the computation only (for
     /// the C backend, inside the C program; a VJP or a Jacobian by reverse
     /// mode, which make several calls, are timed around all of them).
-    pub fn time(&self, inputs: &Inputs, timing: Timing) -> Result<(Outputs, Vec<Duration>)> {
+    pub fn time(&self, inputs: &Inputs<'_>, timing: Timing) -> Result<(Outputs, Vec<Duration>)> {
         let bound = inputs.bind(&self.entry, self.need())?;
         let runs = timing.runs.max(1);
         let single = match &self.plan {
@@ -333,7 +333,7 @@ impl Compiled {
             .collect()
     }
 
-    fn reverse_jacobian(&self, p: &Pullback, args: &[Data<'static>]) -> Result<Outputs> {
+    fn reverse_jacobian(&self, p: &Pullback, args: &[Data<'_>]) -> Result<Outputs> {
         let y = p.primal.call(args)?;
         let blocks = p.jacobian(args, &y, self.wrt.len())?;
         let mut o = Outputs::value_only(self.kind, y);

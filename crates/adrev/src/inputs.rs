@@ -11,16 +11,18 @@ use semantics::{SizeEnv, Value};
 use std::path::{Path, PathBuf};
 use syntax::{Def, Ty};
 
-/// One input as given.
+/// One input as given. `'a` is the life of borrowed data (a caller's
+/// buffers, such as NumPy arrays, passed to the C backend in place);
+/// owned inputs are `Given<'static>`.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Given {
+pub enum Given<'a> {
     /// A value.
     Value(Value),
     /// Literal text (`[1, 2, 3]`), read against the parameter's type.
     Text(String),
     /// Data, dense where the type allows (passed to the C backend in
-    /// place, without a copy).
-    Data(Data<'static>),
+    /// place, without a copy, borrowed or owned).
+    Data(Data<'a>),
     /// A file holding the value (`.npy`, or `.json`, or the literal syntax
     /// in a `.txt`), read against the parameter's type: `--at NAME=@FILE`.
     File(PathBuf),
@@ -28,22 +30,22 @@ pub enum Given {
 
 /// Named inputs of one call.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Inputs {
-    values: Vec<(String, Given)>,
-    tangents: Vec<(String, Given)>,
-    cotangent: Option<Given>,
+pub struct Inputs<'a> {
+    values: Vec<(String, Given<'a>)>,
+    tangents: Vec<(String, Given<'a>)>,
+    cotangent: Option<Given<'a>>,
     /// What the inputs are called in messages (`--at`).
     what: Option<String>,
 }
 
-impl Inputs {
+impl<'a> Inputs<'a> {
     /// No input yet.
-    pub fn new() -> Inputs {
+    pub fn new() -> Inputs<'a> {
         Inputs::default()
     }
 
     /// Inputs from `(name, value)` pairs.
-    pub fn from_values<S: Into<String>>(pairs: impl IntoIterator<Item = (S, Value)>) -> Inputs {
+    pub fn from_values<S: Into<String>>(pairs: impl IntoIterator<Item = (S, Value)>) -> Inputs<'a> {
         let mut out = Inputs::new();
         for (n, v) in pairs {
             out.values.push((n.into(), Given::Value(v)));
@@ -54,7 +56,7 @@ impl Inputs {
     /// Inputs from `(name, literal text)` pairs.
     pub fn from_literals<S: Into<String>, T: Into<String>>(
         pairs: impl IntoIterator<Item = (S, T)>,
-    ) -> Inputs {
+    ) -> Inputs<'a> {
         let mut out = Inputs::new();
         for (n, t) in pairs {
             out.values.push((n.into(), Given::Text(t.into())));
@@ -64,7 +66,7 @@ impl Inputs {
 
     /// Inputs from `NAME=VALUE` arguments (`--at`); `NAME=@FILE` reads
     /// the value from a file.
-    pub fn from_bindings(args: &[String]) -> Result<Inputs> {
+    pub fn from_bindings(args: &[String]) -> Result<Inputs<'a>> {
         let mut out = Inputs::new();
         for a in args {
             let (n, t) = split_binding(a)?;
@@ -78,7 +80,7 @@ impl Inputs {
     /// or an `.npz` of named arrays) for the parameters of `entry`: every
     /// name in the file must be a parameter; parameters it lacks may be
     /// given after, with [`Inputs::with`] or `--at` ([`Inputs::extend`]).
-    pub fn read_file(path: &Path, entry: &Def) -> Result<Inputs> {
+    pub fn read_file(path: &Path, entry: &Def) -> Result<Inputs<'a>> {
         let mut file = data::InputFile::read(path).map_err(data_error)?;
         let mut out = Inputs::new();
         for p in &entry.params {
@@ -98,7 +100,7 @@ impl Inputs {
 
     /// These inputs, then `more`'s (a name given in both is an error when
     /// they are bound).
-    pub fn extend(mut self, more: Inputs) -> Inputs {
+    pub fn extend(mut self, more: Inputs<'a>) -> Inputs<'a> {
         self.values.extend(more.values);
         self.tangents.extend(more.tangents);
         if more.cotangent.is_some() {
@@ -108,31 +110,38 @@ impl Inputs {
     }
 
     /// The same inputs and `name` = `value`.
-    pub fn with(mut self, name: impl Into<String>, value: Value) -> Inputs {
+    pub fn with(mut self, name: impl Into<String>, value: Value) -> Inputs<'a> {
         self.values.push((name.into(), Given::Value(value)));
         self
     }
 
+    /// The same inputs and `name` = `data` (borrowed data is passed to the
+    /// C backend in place: the Python package's NumPy arrays).
+    pub fn with_data(mut self, name: impl Into<String>, data: Data<'a>) -> Inputs<'a> {
+        self.values.push((name.into(), Given::Data(data)));
+        self
+    }
+
     /// The same inputs without the value of `name` (to give it anew).
-    pub fn without(mut self, name: &str) -> Inputs {
+    pub fn without(mut self, name: &str) -> Inputs<'a> {
         self.values.retain(|(n, _)| n != name);
         self
     }
 
     /// The same inputs and `name` = the literal `text`.
-    pub fn with_text(mut self, name: impl Into<String>, text: impl Into<String>) -> Inputs {
+    pub fn with_text(mut self, name: impl Into<String>, text: impl Into<String>) -> Inputs<'a> {
         self.values.push((name.into(), Given::Text(text.into())));
         self
     }
 
     /// The same inputs and the tangent of parameter `name` (for a JVP).
-    pub fn tangent(mut self, name: impl Into<String>, value: Given) -> Inputs {
+    pub fn tangent(mut self, name: impl Into<String>, value: Given<'a>) -> Inputs<'a> {
         self.tangents.push((name.into(), value));
         self
     }
 
     /// The same inputs and tangents from `NAME=VALUE` arguments (`--tangent`).
-    pub fn tangents_from_bindings(mut self, args: &[String]) -> Result<Inputs> {
+    pub fn tangents_from_bindings(mut self, args: &[String]) -> Result<Inputs<'a>> {
         for a in args {
             let (n, t) = split_binding(a)?;
             self.tangents.push((n, given_text(t)));
@@ -141,7 +150,7 @@ impl Inputs {
     }
 
     /// The same inputs and the cotangent of the result (for a VJP).
-    pub fn cotangent(mut self, value: Given) -> Inputs {
+    pub fn cotangent(mut self, value: Given<'a>) -> Inputs<'a> {
         self.cotangent = Some(value);
         self
     }
@@ -152,7 +161,7 @@ impl Inputs {
     }
 
     /// The named values as given.
-    pub fn values(&self) -> &[(String, Given)] {
+    pub fn values(&self) -> &[(String, Given<'a>)] {
         &self.values
     }
 
@@ -180,14 +189,14 @@ impl Inputs {
             .params
             .iter()
             .map(|p| p.name.to_string())
-            .zip(bound.args)
+            .zip(bound.args.into_iter().map(Data::into_owned))
             .collect())
     }
 
     /// Binds the values to the parameters of `entry`: one per parameter in
     /// order, each checked against its type, size variables consistent
     /// across all of them (and with the tangents and the cotangent).
-    pub(crate) fn bind(&self, entry: &Def, need: Need) -> Result<Bound> {
+    pub(crate) fn bind(&self, entry: &Def, need: Need) -> Result<Bound<'_>> {
         let what = self.what.as_deref().unwrap_or("--at");
         let mut sizes = SizeEnv::new();
         let args = bind_list(entry, &self.values, what, &mut sizes)?;
@@ -243,10 +252,11 @@ pub(crate) struct Need {
     pub cotangent: bool,
 }
 
-/// Inputs bound to an entry's parameters, in order.
+/// Inputs bound to an entry's parameters, in order; dense data borrowed
+/// from the [`Inputs`] they were bound from.
 #[derive(Debug, Clone)]
-pub(crate) struct Bound {
-    pub args: Vec<Data<'static>>,
+pub(crate) struct Bound<'i> {
+    pub args: Vec<Data<'i>>,
     pub tangents: Vec<Value>,
     pub cotangent: Option<Value>,
 }
@@ -264,7 +274,7 @@ pub fn split_binding(arg: &str) -> Result<(String, String)> {
 }
 
 /// `@FILE` names a file; anything else is literal text.
-fn given_text(t: String) -> Given {
+fn given_text(t: String) -> Given<'static> {
     match t.strip_prefix('@') {
         Some(path) if !path.is_empty() => Given::File(PathBuf::from(path)),
         _ => Given::Text(t),
@@ -277,13 +287,13 @@ pub(crate) fn data_error(e: data::DataError) -> Error {
     Error::user(e.to_string())
 }
 
-fn read(
-    given: &Given,
+fn read<'i>(
+    given: &'i Given<'_>,
     ty: &Ty,
     sizes: &mut SizeEnv,
     what: &str,
     origin: Option<&str>,
-) -> Result<Data<'static>> {
+) -> Result<Data<'i>> {
     let mismatch = |e: semantics::ValueError| {
         Error::user(format!("{what} should be {}: {e}", semantics::describe(ty)))
     };
@@ -297,7 +307,7 @@ fn read(
         }
         Given::Data(d) => {
             d.check(ty, sizes, origin).map_err(mismatch)?;
-            Ok(d.clone())
+            Ok(d.view())
         }
         Given::File(path) => {
             let name = origin.unwrap_or("the value");
@@ -309,12 +319,12 @@ fn read(
     }
 }
 
-fn bind_list(
+fn bind_list<'i>(
     entry: &Def,
-    given: &[(String, Given)],
+    given: &'i [(String, Given<'_>)],
     what: &str,
     sizes: &mut SizeEnv,
-) -> Result<Vec<Data<'static>>> {
+) -> Result<Vec<Data<'i>>> {
     for (i, (name, _)) in given.iter().enumerate() {
         if !entry.params.iter().any(|p| p.name.as_str() == name) {
             return Err(no_such_param(entry, name));

@@ -87,7 +87,7 @@ impl Program {
     }
 
     /// The inputs of the `-- at` lines of the program's text.
-    pub fn default_inputs(&self) -> Inputs {
+    pub fn default_inputs(&self) -> Inputs<'static> {
         let text = match &self.ir {
             Ir::Source(m) | Ir::Target(m) => &m.file.text,
             Ir::Unf(u) => &u.source.file.text,

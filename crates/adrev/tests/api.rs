@@ -170,3 +170,12 @@ fn a_jvp_and_a_hessian_by_name() {
     assert_eq!(out.hessian_block("x", "y"), Some(&Value::Real(6.0)));
     assert_eq!(out.hessian_block("y", "y"), Some(&Value::Real(0.0)));
 }
+
+#[test]
+fn programs_and_compiled_requests_may_move_between_threads() {
+    // A binding keeps them in objects another thread may drop.
+    fn send<T: Send>() {}
+    send::<Program>();
+    send::<adrev::Compiled>();
+    send::<adrev::Request>();
+}

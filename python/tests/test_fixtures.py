@@ -1,0 +1,44 @@
+"""Every fixture's `-- value` and `-- grad` lines through the package, on
+the evaluator and on generated C, with language.md's tolerance."""
+
+import pytest
+
+import adrev
+from conftest import FIXTURES, assert_close, fixture_programs
+
+
+def load(case):
+    prog = adrev.load(FIXTURES / case / "program.ad")
+    return prog, prog.expectations()
+
+
+@pytest.mark.parametrize("case", fixture_programs())
+def test_value(case, backend):
+    prog, exp = load(case)
+    if exp.value is None:
+        pytest.skip("no -- value line")
+    f = prog.function(backend=backend)
+    assert_close(f(**exp.at), exp.value)
+
+
+@pytest.mark.parametrize("case", fixture_programs())
+def test_gradient(case, backend):
+    prog, exp = load(case)
+    if not exp.grads:
+        pytest.skip("no -- grad lines")
+    f = prog.function(backend=backend)
+    value, grads = f.value_and_grad(wrt=list(exp.grads), **exp.at)
+    if exp.value is not None:
+        assert_close(value, exp.value)
+    assert list(grads) == list(exp.grads)
+    for name, want in exp.grads.items():
+        assert_close(grads[name], want, where=f"grad {name}")
+
+
+def test_most_fixtures_state_values_and_gradients():
+    with_value = with_grads = 0
+    for case in fixture_programs():
+        _, exp = load(case)
+        with_value += exp.value is not None
+        with_grads += bool(exp.grads)
+    assert with_value >= 25 and with_grads >= 25, (with_value, with_grads)

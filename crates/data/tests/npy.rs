@@ -99,6 +99,9 @@ fn bad_files_are_refused_with_what_is_wrong() {
     let mut garbage = npy("<f8", false, "(1,)", &f64s(&[1.0]));
     garbage[10] = b'@';
     assert!(err(&garbage).contains("not a Python literal"));
+    // A header nested as deep as its length allows: an error, no overflow.
+    let deep = npy("<f8", false, &"(".repeat(60_000), &[]);
+    assert!(err(&deep).contains("not a Python literal"));
     let mut renamed = npy("<f8", false, "(1,)", &f64s(&[1.0]));
     renamed[12] = b'@';
     assert!(err(&renamed).contains("a header without 'descr'"));

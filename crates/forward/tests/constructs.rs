@@ -15,6 +15,11 @@ fn expanded(text: &str, cfg: &Config) -> Module {
     let m = compile(text);
     let out = forward::expand_with(&m, cfg).unwrap_or_else(|e| panic!("expand: {e}"));
     verified(&out);
+    // A Source program stays one (reverse mode may differentiate it next):
+    // no Target-only primitive.
+    if let Err(es) = syntax::verify_source(&out) {
+        panic!("the expansion is not a Source program: {es:?}");
+    }
     for e in &out.exprs {
         if let syntax::Expr::Prim { op, .. } = e {
             assert!(!op.is_derivative_construct(), "`{op}` left after expansion");
@@ -295,4 +300,39 @@ fn deep_programs_do_not_overflow_the_stack() {
     let d = expanded(&text, &Config::default());
     let got = reals(&run(&d, None, &[("y", "0.5")]))[0];
     assert!((got - want).abs() < 1e-9 * want, "{got} vs {want}");
+}
+
+#[test]
+fn expanded_partials_of_pow_and_abs_have_the_primitives_values() {
+    // Expansion spells `d1pow`, `d2pow` and `dabs` out as Source code; at
+    // every point, kinks and negative bases included, the code computes
+    // what the primitives do (`syntax::partials`, their one definition),
+    // bit for bit.
+    let m = expanded(
+        "def p1 (x : R) (y : R) : R =\n  diff (fun u -> pow u y) x\n\n\
+         def p2 (x : R) (y : R) : R =\n  diff (fun v -> pow x v) y\n\n\
+         def a (x : R) : R =\n  diff (fun u -> abs u) x\n",
+        &Config::default(),
+    );
+    let same = |got: f64, want: f64| got == want || (got.is_nan() && want.is_nan());
+    let real = |v: &semantics::Value| v.as_real().expect("a real");
+    let pts = [-2.0, -0.5, 0.0, 0.3, 1.0, 2.5];
+    for x in pts {
+        let xs = format!("{x:?}");
+        let want = syntax::partials::eval(syntax::Prim::DAbs, &[x]).expect("dabs");
+        let got = real(&run(&m, Some("a"), &[("x", &xs)]));
+        assert!(same(got, want), "dabs {x}: {got} vs {want}");
+        for y in pts {
+            let ys = format!("{y:?}");
+            let at = [("x", xs.as_str()), ("y", ys.as_str())];
+            // The operation clause sums every partial times its argument's
+            // tangent, a zero tangent included (NaN * 0 is NaN).
+            let d1 = syntax::partials::eval(syntax::Prim::D1Pow, &[x, y]).expect("d1pow");
+            let d2 = syntax::partials::eval(syntax::Prim::D2Pow, &[x, y]).expect("d2pow");
+            for (entry, want) in [("p1", d1 * 1.0 + d2 * 0.0), ("p2", d1 * 0.0 + d2 * 1.0)] {
+                let got = real(&run(&m, Some(entry), &at));
+                assert!(same(got, want), "{entry} {x} {y}: {got} vs {want}");
+            }
+        }
+    }
 }

@@ -363,10 +363,19 @@ impl fmt::Display for Report {
                 self.entry
             );
         }
+        let bindings = |n: usize| {
+            if n == 1 {
+                "1 binding".to_string()
+            } else {
+                format!("{n} bindings")
+            }
+        };
         writeln!(
             f,
-            "residuals of `{}`: what the reverse pass ({} binding(s)) keeps from the forward pass ({} binding(s))",
-            self.entry, self.passes.1, self.passes.0
+            "residuals of `{}`: what the reverse pass ({}) keeps from the forward pass ({})",
+            self.entry,
+            bindings(self.passes.1),
+            bindings(self.passes.0)
         )?;
         if self.residuals.is_empty() {
             return writeln!(

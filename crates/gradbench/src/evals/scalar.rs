@@ -67,9 +67,11 @@ pub fn ode() -> Eval {
     }
 }
 
-const DET_MISSING: &str = "det is not implemented in adrev yet: expansion by minors is recursive, \
-     and its non-recursive form (a sum over all ell! permutations) needs integer division to \
-     enumerate them, which the language is only getting now";
+const DET_MISSING: &str = "det is not implemented in adrev yet: expansion by minors is \
+     recursive, which the language is not; its non-recursive form sums over all ell! \
+     permutations (40 million at ell = 11), each reading ell entries of A, and reverse mode \
+     transposes each read into a scatter over all of A (docs/derivatives.md), so it needs \
+     another formulation first";
 
 /// `det`: not answered yet (the define succeeds, each evaluate says why).
 pub fn det() -> Eval {

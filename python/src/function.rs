@@ -43,17 +43,16 @@ impl Options {
                 ));
             }
         };
-        let route = match route {
-            "unf" => adrev::Route::Unf,
-            "direct" => adrev::Route::Direct,
-            "forward" => adrev::Route::Forward,
-            other => {
-                return Err(raise(
-                    Class::Input,
-                    format!("route is \"unf\", \"direct\" or \"forward\", not {other:?}"),
-                ));
-            }
-        };
+        let route = choose(
+            "route",
+            route,
+            &[
+                adrev::Route::Unf,
+                adrev::Route::Direct,
+                adrev::Route::Forward,
+            ],
+            adrev::Route::name,
+        )?;
         Ok(Options {
             backend,
             route,
@@ -146,18 +145,38 @@ impl Function {
     }
 }
 
-fn kind_of(kind: &str, mode: &str) -> PyResult<adrev::Kind> {
-    let mode = match mode {
-        "auto" => adrev::JacobianMode::Auto,
-        "forward" => adrev::JacobianMode::Forward,
-        "reverse" => adrev::JacobianMode::Reverse,
-        other => {
-            return Err(raise(
+/// The option of `options` whose library name is `given`; the error lists
+/// the names.
+fn choose<T: Copy>(
+    what: &str,
+    given: &str,
+    options: &[T],
+    name: fn(T) -> &'static str,
+) -> PyResult<T> {
+    options
+        .iter()
+        .copied()
+        .find(|o| name(*o) == given)
+        .ok_or_else(|| {
+            let names: Vec<String> = options.iter().map(|o| format!("{:?}", name(*o))).collect();
+            raise(
                 Class::Input,
-                format!("mode is \"auto\", \"forward\" or \"reverse\", not {other:?}"),
-            ));
-        }
-    };
+                format!("{what} is one of {}, not {given:?}", names.join(", ")),
+            )
+        })
+}
+
+fn kind_of(kind: &str, mode: &str) -> PyResult<adrev::Kind> {
+    let mode = choose(
+        "mode",
+        mode,
+        &[
+            adrev::JacobianMode::Auto,
+            adrev::JacobianMode::Forward,
+            adrev::JacobianMode::Reverse,
+        ],
+        adrev::JacobianMode::name,
+    )?;
     Ok(match kind {
         "value" => adrev::Kind::Value,
         "grad" => adrev::Kind::Grad,

@@ -200,6 +200,7 @@ const CHECKED: &[&str] = &[
     "gmm",
     "higher_order_182_9",
     "horner",
+    "int_rounding",
     "kinks",
     "log_or_square",
     "logsumexp",
@@ -211,6 +212,7 @@ const CHECKED: &[&str] = &[
     "relu_max",
     "relu_sum",
     "sin_exp",
+    "special_functions",
     "sum",
     "untaken_branch",
 ];
@@ -375,4 +377,12 @@ fn fuzz_tan_pole() {
 #[test]
 fn gmm() {
     check("gmm", false);
+}
+#[test]
+fn special_functions() {
+    check("special_functions", false);
+}
+#[test]
+fn int_rounding() {
+    check("int_rounding", false);
 }

@@ -140,7 +140,12 @@ fn grad_without_optimization_prints_every_fixture_gradient() {
     failures.extend(check_route_with(
         "direct",
         &["--no-opt"],
-        &["gmm", "fuzz_build_size", "fuzz_fold_in_init"],
+        &[
+            "gmm",
+            "fuzz_build_size",
+            "fuzz_fold_in_init",
+            "int_rounding",
+        ],
     ));
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
@@ -196,7 +201,15 @@ fn grad_via_direct_prints_every_first_order_fixture_gradient() {
     // free variables and conditionals and Fig. 16's foldl (docs/direct.md);
     // `build`, `ifold`, `length` and indexing (GMM, fuzz_build_size) go
     // through the UNF path.
-    let failures = check_route("direct", &["gmm", "fuzz_build_size", "fuzz_fold_in_init"]);
+    let failures = check_route(
+        "direct",
+        &[
+            "gmm",
+            "fuzz_build_size",
+            "fuzz_fold_in_init",
+            "int_rounding",
+        ],
+    );
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 

@@ -363,15 +363,10 @@ fn op1(op: Prim, x: f64) -> Result<f64, Singular> {
         Prim::Sign if x.abs() < MARGIN => return near("its kink"),
         Prim::Log1p if x < -1.0 + MARGIN => return near("the edge of its domain"),
         Prim::Lgamma if x < MARGIN && (x - x.round()).abs() < MARGIN => return near("a pole"),
-        Prim::Log1p
-        | Prim::Expm1
-        | Prim::Sigmoid
-        | Prim::Atan
-        | Prim::Sinh
-        | Prim::Cosh
-        | Prim::Erf
-        | Prim::Lgamma
-        | Prim::Sign => syntax::derivatives::eval(op, &[x]).unwrap_or(f64::NAN),
+        // Every other unary real function: the table's value.
+        other if other.arity() == 1 && syntax::derivatives::partials(other).is_some() => {
+            syntax::derivatives::eval(other, &[x]).unwrap_or(f64::NAN)
+        }
         other => return Err(Singular(format!("not a unary operator: {other}"))),
     };
     bounded(r, op.symbol())

@@ -51,36 +51,18 @@ impl Default for Features {
     }
 }
 
-const OP1: [Prim; 18] = [
-    Prim::Neg,
-    Prim::Sin,
-    Prim::Cos,
-    Prim::Tan,
-    Prim::Exp,
-    Prim::Log,
-    Prim::Sqrt,
-    Prim::Tanh,
-    Prim::Abs,
-    Prim::Log1p,
-    Prim::Expm1,
-    Prim::Sigmoid,
-    Prim::Atan,
-    Prim::Sinh,
-    Prim::Cosh,
-    Prim::Erf,
-    Prim::Lgamma,
-    Prim::Sign,
-];
-const OP2: [Prim; 8] = [
-    Prim::Add,
-    Prim::Sub,
-    Prim::Mul,
-    Prim::Div,
-    Prim::Pow,
-    Prim::Max,
-    Prim::Min,
-    Prim::Atan2,
-];
+/// The real operators of `arity` arguments: every Source primitive with
+/// partials in the table (`syntax::derivatives`), so a new one is generated
+/// without a change here.
+fn real_ops(arity: usize) -> Vec<Prim> {
+    Prim::ALL
+        .iter()
+        .copied()
+        .filter(|p| {
+            p.arity() == arity && !p.is_target_only() && syntax::derivatives::partials(*p).is_some()
+        })
+        .collect()
+}
 /// The roundings of a real to an `Int` (`real (floor e)`, ...).
 const ROUND: [Prim; 4] = [Prim::Floor, Prim::Ceil, Prim::Round, Prim::Trunc];
 const CMP: [Prim; 4] = [Prim::Lt, Prim::Le, Prim::Gt, Prim::Ge];
@@ -342,11 +324,16 @@ impl Gen<'_> {
             if size >= 5 { 10 } else { 0 },        // if
             if size >= 4 { 5 } else { 0 },         // guarded partial operation
             if loops { 10 + 8 * nao } else { 0 },  // foldl, ifold
-            if size >= 3 { 4 } else { 0 },         // conversion from Int
+            // Conversions need Int values, outside the direct fragment.
+            if size >= 3 && self.feat.extended {
+                4
+            } else {
+                0
+            }, // conversion
         ];
         match self.rng.weighted(&w) {
             0 => {
-                let op = self.pick(&OP2);
+                let op = self.pick(&real_ops(2));
                 let left = 1 + self.rng.below(size - 1);
                 let a = self.expr(&GTy::Real, left, env, nao);
                 let bb = self.expr(&GTy::Real, (size - 1 - left).max(1), env, nao);
@@ -364,7 +351,7 @@ impl Gen<'_> {
                 GExpr::Op2(op, b(a), b(bb))
             }
             1 => {
-                let op = self.pick(&OP1);
+                let op = self.pick(&real_ops(1));
                 let a = self.expr(&GTy::Real, size - 1, env, nao);
                 let partial = matches!(op, Prim::Log | Prim::Sqrt | Prim::Log1p | Prim::Lgamma);
                 let a = if partial && self.rng.chance(0.7) {

@@ -207,6 +207,7 @@ const CHECKED: &[&str] = &[
     "ho_twice",
     "ho_unused_helper",
     "horner",
+    "int_rounding",
     "kinks",
     "log_or_square",
     "logsumexp",
@@ -218,6 +219,7 @@ const CHECKED: &[&str] = &[
     "relu_max",
     "relu_sum",
     "sin_exp",
+    "special_functions",
     "sum",
     "untaken_branch",
 ];
@@ -398,4 +400,12 @@ fn fuzz_tan_pole() {
 #[test]
 fn gmm() {
     check("gmm", false);
+}
+#[test]
+fn special_functions() {
+    check("special_functions", false);
+}
+#[test]
+fn int_rounding() {
+    check("int_rounding", false);
 }

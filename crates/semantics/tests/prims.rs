@@ -122,11 +122,56 @@ fn integer_arithmetic_is_checked() {
         int_op(Prim::Abs, &[i64::MIN]),
         Err(Error::Overflow { .. })
     ));
-    let div = int_op(Prim::Div, &[1, 2]).expect_err("`/` is real-only");
-    assert_eq!(
-        div.to_string(),
-        "`/` is defined on reals only, found two integers"
-    );
+    // `/` on Int floors, `mod` takes the divisor's sign (docs/semantics.md).
+    let int = |op, xs: &[i64]| int_op(op, xs).expect("evaluates").as_int();
+    assert_eq!(int(Prim::Div, &[7, 2]), Some(3));
+    assert_eq!(int(Prim::Div, &[-7, 2]), Some(-4));
+    assert_eq!(int(Prim::Mod, &[-7, 2]), Some(1));
+    assert_eq!(int(Prim::Mod, &[7, -2]), Some(-1));
+    for op in [Prim::Div, Prim::Mod] {
+        let err = int_op(op, &[1, 0]).expect_err("division by zero");
+        assert_eq!(err.to_string(), format!("division by zero in `{op}`"));
+        assert_eq!(err.span(), Span::new(2, 3));
+    }
+    assert!(matches!(
+        int_op(Prim::Div, &[i64::MIN, -1]),
+        Err(Error::Overflow { .. })
+    ));
+    let m = int_op(Prim::Mod, &[i64::MIN, -1]).expect("mod by -1 is 0");
+    assert_eq!(m.as_int(), Some(0));
+}
+
+#[test]
+fn conversions_between_int_and_real() {
+    let mut b = B::new();
+    let n = b.int(-3);
+    let e = b.prim(Prim::Real, &[n]);
+    assert_eq!(b.run(e).expect("real n").as_real(), Some(-3.0));
+    for (op, want) in [
+        (Prim::Floor, -3),
+        (Prim::Ceil, -2),
+        (Prim::Round, -3),
+        (Prim::Trunc, -2),
+    ] {
+        let got = real_op(op, &[-2.5]).as_int();
+        assert_eq!(got, Some(want), "{op}");
+    }
+    for bad in [f64::NAN, f64::INFINITY, 1e19] {
+        let mut b = B::new();
+        let x = b.real(bad);
+        let e = b.prim(Prim::Floor, &[x]);
+        let err = b.run(e).expect_err("no Int value");
+        assert!(
+            matches!(
+                err,
+                Error::NotAnInt {
+                    op: Prim::Floor,
+                    ..
+                }
+            ),
+            "{bad}: {err}"
+        );
+    }
 }
 
 #[test]

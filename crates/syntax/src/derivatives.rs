@@ -647,12 +647,15 @@ fn instantiate_in<I: Instantiate>(
     })
 }
 
+/// The partials of a primitive written by a route, one per argument.
+pub type Partials<I> = Vec<Partial<<I as Instantiate>::Out>>;
+
 /// The partials of `op`, one per argument, written by a route; `None` for
 /// a primitive without an entry.
 pub fn instantiate_partials<I: Instantiate>(
     op: Prim,
     to: &mut I,
-) -> Result<Option<Vec<Partial<I::Out>>>, I::Error> {
+) -> Result<Option<Partials<I>>, I::Error> {
     let Some(ps) = partials(op) else {
         return Ok(None);
     };

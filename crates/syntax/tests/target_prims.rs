@@ -1,5 +1,5 @@
 //! The Target-only derivative primitives (`d1pow`, `d2pow`, `d2div`,
-//! `dtan`, `dtanh`, `dabs`): Source programs cannot name them, Target text
+//! `dtan`, `dtanh`, `dabs`, `digamma`, `trigamma`): Source programs cannot name them, Target text
 //! can, they type as the operators they differentiate, print as named
 //! builtins and read back; `verify_source` and the first-order check reject
 //! them in a module that claims to be Source.
@@ -28,7 +28,12 @@ fn target_only() -> Vec<Prim> {
 #[test]
 fn the_target_only_primitives_are_the_derivative_ones() {
     let names: Vec<&str> = target_only().iter().map(|p| p.symbol()).collect();
-    assert_eq!(names, ["d1pow", "d2pow", "dtan", "dtanh", "dabs", "d2div"]);
+    assert_eq!(
+        names,
+        [
+            "d1pow", "d2pow", "dtan", "dtanh", "dabs", "d2div", "digamma", "trigamma"
+        ]
+    );
     for p in target_only() {
         assert_eq!(Prim::from_name(p.symbol()), None, "{p}");
         assert_eq!(Prim::from_target_name(p.symbol()), Some(p), "{p}");

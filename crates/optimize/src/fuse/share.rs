@@ -19,6 +19,7 @@
 //! `logsumexp`: the sum, then each element divided by it) cannot be
 //! fused, so the array is worth writing.
 
+use syntax::derivatives::{self, Sig};
 use syntax::ir::NameGen;
 use syntax::{Expr, ExprId, Module, Name, Pat, Prim, Span, Ty, stack};
 
@@ -38,30 +39,12 @@ struct Found {
     param: Name,
 }
 
-/// Whether `op` is a function worth computing once.
+/// Whether `op` is a function worth computing once: a real function of
+/// the table (`sin`, `pow`, `lgamma`, ...), not one of the cheap ones.
 fn expensive(op: Prim) -> bool {
-    matches!(
-        op,
-        Prim::Exp
-            | Prim::Log
-            | Prim::Sin
-            | Prim::Cos
-            | Prim::Tan
-            | Prim::Tanh
-            | Prim::Sqrt
-            | Prim::Pow
-            | Prim::Log1p
-            | Prim::Expm1
-            | Prim::Sigmoid
-            | Prim::Atan
-            | Prim::Atan2
-            | Prim::Sinh
-            | Prim::Cosh
-            | Prim::Erf
-            | Prim::Lgamma
-            | Prim::Digamma
-            | Prim::Trigamma
-    )
+    !op.is_target_only()
+        && derivatives::sig(op) == Some(Sig::Real)
+        && !matches!(op, Prim::Abs | Prim::Max | Prim::Min | Prim::Sign)
 }
 
 /// Whether the tree under `id` is a real-valued expression of `p`,

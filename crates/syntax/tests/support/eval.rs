@@ -333,28 +333,13 @@ fn prim(m: &Module, op: Prim, v: &[V]) -> Res {
         Prim::Diff | Prim::Grad | Prim::Jvp | Prim::Vjp | Prim::Jacob => {
             fail("derivative constructs are not evaluated here")
         }
-        Prim::D1Pow
-        | Prim::D2Pow
-        | Prim::D2Div
-        | Prim::DTan
-        | Prim::DTanh
-        | Prim::DAbs
-        | Prim::Log1p
-        | Prim::Expm1
-        | Prim::Sigmoid
-        | Prim::Atan
-        | Prim::Atan2
-        | Prim::Sinh
-        | Prim::Cosh
-        | Prim::Erf
-        | Prim::Lgamma
-        | Prim::Sign
-        | Prim::Digamma
-        | Prim::Trigamma => {
+        // The table's other real functions (the derivative primitives, the
+        // special functions, ...).
+        _ => {
             let xs = v.iter().map(real).collect::<Result<Vec<_>, _>>()?;
             match syntax::derivatives::eval(op, &xs) {
                 Some(x) => Ok(V::R(x)),
-                None => fail("derivative primitive"),
+                None => fail("a primitive without a real value"),
             }
         }
     }

@@ -609,7 +609,7 @@ impl<'a> Ctx<'a> {
                 };
                 Ok(self.let_scalar(Kind::Int, &format!("{f}({a}, {b})"), hint))
             }
-            // The derivative primitives, as `syntax::partials` defines them.
+            // The derivative primitives, as `syntax::derivatives` defines them.
             (Prim::DTan | Prim::DTanh, [(Kind::Real, a)]) => {
                 let (f, sign) = if op == Prim::DTan {
                     ("tan", "+")

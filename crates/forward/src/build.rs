@@ -49,7 +49,7 @@ pub(crate) struct Ctx {
     pub(crate) span: Span,
     /// Whether the output must stay a Source program: the derivative table
     /// then writes the Source expansions of the Target-only partials
-    /// (`d1pow`, `dabs`, ...; `syntax::partials`) instead of the primitives,
+    /// (`d1pow`, `dabs`, ...; `syntax::derivatives`) instead of the primitives,
     /// so that reverse mode can differentiate the result (construct
     /// expansion, `crate::expand`).
     pub(crate) source_only: bool,

@@ -306,7 +306,7 @@ fn deep_programs_do_not_overflow_the_stack() {
 fn expanded_partials_of_pow_and_abs_have_the_primitives_values() {
     // Expansion spells `d1pow`, `d2pow` and `dabs` out as Source code; at
     // every point, kinks and negative bases included, the code computes
-    // what the primitives do (`syntax::partials`, their one definition),
+    // what the primitives do (`syntax::derivatives`, their one definition),
     // bit for bit.
     let m = expanded(
         "def p1 (x : R) (y : R) : R =\n  diff (fun u -> pow u y) x\n\n\
@@ -319,7 +319,7 @@ fn expanded_partials_of_pow_and_abs_have_the_primitives_values() {
     let pts = [-2.0, -0.5, 0.0, 0.3, 1.0, 2.5];
     for x in pts {
         let xs = format!("{x:?}");
-        let want = syntax::partials::eval(syntax::Prim::DAbs, &[x]).expect("dabs");
+        let want = syntax::derivatives::eval(syntax::Prim::DAbs, &[x]).expect("dabs");
         let got = real(&run(&m, Some("a"), &[("x", &xs)]));
         assert!(same(got, want), "dabs {x}: {got} vs {want}");
         for y in pts {
@@ -327,8 +327,8 @@ fn expanded_partials_of_pow_and_abs_have_the_primitives_values() {
             let at = [("x", xs.as_str()), ("y", ys.as_str())];
             // The operation clause sums every partial times its argument's
             // tangent, a zero tangent included (NaN * 0 is NaN).
-            let d1 = syntax::partials::eval(syntax::Prim::D1Pow, &[x, y]).expect("d1pow");
-            let d2 = syntax::partials::eval(syntax::Prim::D2Pow, &[x, y]).expect("d2pow");
+            let d1 = syntax::derivatives::eval(syntax::Prim::D1Pow, &[x, y]).expect("d1pow");
+            let d2 = syntax::derivatives::eval(syntax::Prim::D2Pow, &[x, y]).expect("d2pow");
             for (entry, want) in [("p1", d1 * 1.0 + d2 * 0.0), ("p2", d1 * 0.0 + d2 * 1.0)] {
                 let got = real(&run(&m, Some(entry), &at));
                 assert!(same(got, want), "{entry} {x} {y}: {got} vs {want}");

@@ -143,7 +143,7 @@ fn check(dir: &Path) {
     // Theorem 5.4 on every fixture: on the gradient program with the value
     // (the snapshot's report), and on G, the gradient alone, the theorem's
     // own term. The derivatives whose expansion costs several operations
-    // are primitives of Target (`syntax::partials`), as the proof assumes.
+    // are primitives of Target (`syntax::derivatives`), as the proof assumes.
     assert!(report.holds(), "{name}: Theorem 5.4 fails:\n{report}");
     let g = optimize::optimize(
         &optimize::gradient_only(&raw, None).expect("the gradient alone"),

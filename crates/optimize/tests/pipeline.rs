@@ -6,7 +6,7 @@
 //!
 //! The generated programs use every scalar operator (`pow`, `/`, `tan`,
 //! `abs`, `max`, ... included: their partial derivatives are the Target
-//! primitives of `syntax::partials` where the expansion would cost several
+//! primitives of `syntax::derivatives` where the expansion would cost several
 //! operations). The programs without array operations (p = 0) are also
 //! held to the goal this crate sets itself beyond the paper's 4:
 //! Cost(G) <= 3 Cost(e), except those with `max` or `min`, whose two

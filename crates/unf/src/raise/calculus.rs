@@ -17,7 +17,7 @@
 //! `if x < y then x else y` (a tie goes to `y`), and `pow x y` has
 //! derivative 0 in `y` where `x <= 0`. The partials of `pow`, `tan`, `tanh`
 //! and `abs` and the second one of `/` are Target primitives (`d1pow`, ...,
-//! `syntax::partials`), as seeds/000 Section 2 assumes: one operation each.
+//! `syntax::derivatives`), as seeds/000 Section 2 assumes: one operation each.
 
 use super::emit::{ValId, plus_one};
 use super::{Abs, Point, Raise, State, at, internal, truncate};

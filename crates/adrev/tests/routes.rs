@@ -1,16 +1,16 @@
 //! Every route × backend through the one API on every fixture
 //! (fixtures/*/program.ad): the same named gradients as the UNF route on
 //! the evaluator, and the fixture's `-- grad` lines where it has them. A
-//! route that refuses a fixture (the direct macro on `build`, `length`
-//! and indexing, docs/direct.md) must refuse it with a user error, on
-//! every backend alike.
+//! route that refuses a fixture (the direct macro on `build`, `length`,
+//! indexing and `Int` values, docs/direct.md) must refuse it with a user
+//! error, on every backend alike.
 
 use crate::common::{close, workspace};
 use adrev::{Backend, Kind, Outputs, Program, Request, Route};
 use semantics::Expectations;
 
 /// The fixtures the direct macro does not take.
-const DIRECT_REFUSES: [&str; 3] = ["gmm", "fuzz_build_size", "fuzz_fold_in_init"];
+const DIRECT_REFUSES: [&str; 4] = ["gmm", "fuzz_build_size", "fuzz_fold_in_init", "int_rounding"];
 
 fn fixtures() -> Vec<(String, Program, String)> {
     let mut out = Vec::new();

@@ -43,10 +43,12 @@
 //! through the pullback `<f x, ct>`, a real-valued program written in the
 //! language ([`pullback`]); a reverse Jacobian is one VJP per output real.
 //!
-//! The C backend is called through codegen's driver process (one internal
-//! type, `native::Native`); the in-process library path replaces it there.
-//! Data files (`.npy`, `.npz`, `.json`) as inputs and outputs come with the
-//! `data` crate and are not read by this version yet.
+//! The C backend is called in this process through `codegen::Library`
+//! (one internal type, `native::Native`; a sanitized build goes through
+//! codegen's driver process). Inputs may be data read from `.npy`, `.npz`
+//! and `.json` files (the `data` crate), passed to C without a copy, and
+//! outputs are written as JSON or `.npz` ([`Compiled::write_outputs`]).
+//! docs/library.md is the guide.
 
 pub mod compiled;
 pub mod cost;

@@ -1,6 +1,7 @@
 //! The driver: a small C `main` that runs one exported function on inputs
 //! read from a file and writes its result to another, so that Rust runs
-//! generated code as a child process (no `unsafe`, see docs/codegen.md).
+//! generated code as a child process (docs/codegen.md, "Two ways to run
+//! generated code": the path for sanitizer builds and crash isolation).
 //!
 //! Usage: `driver ENTRY IN OUT [REPS]`. The files hold, for each parameter
 //! in order (and for the result), its dims as `int64_t` and then its

@@ -1,8 +1,9 @@
 //! Building generated C with the system compiler and running the driver.
 //!
-//! Rust never loads generated code into its own process: it writes the
-//! inputs to a file, runs the driver executable, and reads the result
-//! back (docs/codegen.md, "Why a driver process"). Temporary files are
+//! This path does not load generated code into Rust's process: it writes
+//! the inputs to a file, runs the driver executable, and reads the result
+//! back (docs/codegen.md, "Two ways to run generated code"; the other way
+//! is `library.rs`). Temporary files are
 //! named by process id and a counter, so tests may run in parallel on one
 //! built program.
 
@@ -38,11 +39,28 @@ pub fn build(c: &CProgram, dir: &Path, cfg: &Config) -> Result<Built, Error> {
     let flags = cfg.flags();
     let driver = dir.join(format!("{}_driver", c.name));
     let mut commands = Vec::new();
+    // With a shared library, the program is compiled once (position
+    // independent) and linked twice, into the driver and the library.
+    let object = dir.join(format!("{}.o", c.name));
+    let program_input = if cfg.shared_library {
+        let mut args = flags.clone();
+        args.extend([
+            "-fPIC".into(),
+            "-c".into(),
+            "-o".into(),
+            path_str(&object),
+            path_str(&source),
+        ]);
+        commands.push(compile(&cfg.cc, &args)?);
+        path_str(&object)
+    } else {
+        path_str(&source)
+    };
     let mut args: Vec<String> = flags.clone();
     args.extend([
         "-o".into(),
         path_str(&driver),
-        path_str(&source),
+        program_input.clone(),
         path_str(&driver_c),
     ]);
     args.extend(cfg.libs());
@@ -55,7 +73,7 @@ pub fn build(c: &CProgram, dir: &Path, cfg: &Config) -> Result<Built, Error> {
             "-shared".into(),
             "-o".into(),
             path_str(&lib),
-            path_str(&source),
+            program_input,
         ]);
         args.extend(cfg.libs());
         commands.push(compile(&cfg.cc, &args)?);
@@ -120,14 +138,27 @@ pub fn run_entry(
     entry: Option<&str>,
     inputs: &[(String, Value)],
 ) -> Result<Value, Error> {
-    let e = built
-        .program
-        .entry(entry)
-        .ok_or_else(|| Error::NoSuchEntry {
-            span: Span::GENERATED,
-            name: entry.map(str::to_string),
-        })?;
-    let mut args: Vec<Option<Value>> = vec![None; e.params.len()];
+    let e = find_entry(&built.program, entry)?;
+    let args = positional(e, inputs)?;
+    let name = e.name.clone();
+    run(built, &name, &args)
+}
+
+/// The exported function for `entry` (`None`: the last definition).
+pub(crate) fn find_entry<'p>(
+    program: &'p CProgram,
+    entry: Option<&str>,
+) -> Result<&'p Entry, Error> {
+    program.entry(entry).ok_or_else(|| Error::NoSuchEntry {
+        span: Span::GENERATED,
+        name: entry.map(str::to_string),
+    })
+}
+
+/// Inputs given by parameter name in parameter order, like
+/// `semantics::eval_entry`: every parameter exactly once, no other name.
+pub(crate) fn positional<T: Clone>(e: &Entry, inputs: &[(String, T)]) -> Result<Vec<T>, Error> {
+    let mut args: Vec<Option<T>> = vec![None; e.params.len()];
     for (name, value) in inputs {
         let Some(pos) = e.params.iter().position(|p| &p.name == name) else {
             return Err(semantics::Error::UnknownInput {
@@ -146,8 +177,7 @@ pub fn run_entry(
         }
         args[pos] = Some(value.clone());
     }
-    let args = args
-        .into_iter()
+    args.into_iter()
         .zip(&e.params)
         .map(|(a, p)| {
             a.ok_or_else(|| {
@@ -157,9 +187,7 @@ pub fn run_entry(
                 })
             })
         })
-        .collect::<Result<Vec<_>, _>>()?;
-    let name = e.name.clone();
-    run(built, &name, &args)
+        .collect()
 }
 
 /// The times of repeated calls of an entry, in nanoseconds, measured
@@ -238,16 +266,23 @@ pub(crate) fn check_result(
     })
 }
 
+/// The evaluator's error for a call with `found` arguments, if that is
+/// not the entry's arity.
+pub(crate) fn check_arity(e: &Entry, found: usize) -> Result<(), Error> {
+    if found == e.params.len() {
+        return Ok(());
+    }
+    Err(semantics::Error::Arity {
+        span: e.span,
+        expected: e.params.len(),
+        found,
+    }
+    .into())
+}
+
 /// Checks the arguments with the evaluator's rules and encodes them.
 pub(crate) fn encode_args(e: &Entry, args: &[Value]) -> Result<(Vec<u8>, SizeEnv), Error> {
-    if args.len() != e.params.len() {
-        return Err(semantics::Error::Arity {
-            span: e.span,
-            expected: e.params.len(),
-            found: args.len(),
-        }
-        .into());
-    }
+    check_arity(e, args.len())?;
     let mut sizes = SizeEnv::new();
     for (p, a) in e.params.iter().zip(args) {
         a.check_input(&p.ty, &mut sizes, Some(&p.name))

@@ -7,7 +7,8 @@
 //! or bound by `let` and applied later are inlined too). Out: a
 //! [`CProgram`] (C source, header, driver; [`emit`], pure), built into a
 //! driver executable and optionally a shared library ([`build`]), and run
-//! on [`semantics::Value`]s ([`run`], [`run_entry`], [`time`]).
+//! on [`semantics::Value`]s through the driver process ([`run`],
+//! [`run_entry`], [`time`]) or in process on `data::Data` ([`Library`]).
 //!
 //! - `lower.rs` / `arrays.rs` / `folds.rs`: expressions to C statements; arrays are
 //!   manifest buffers or delayed (pull) arrays, so chains of `map`,
@@ -19,7 +20,10 @@
 //!   and leaves of each parameter, `layout.rs`) and the header;
 //! - `runtime.rs`: the arena and helpers every generated file includes;
 //! - `driver.rs` / `transfer.rs` / `exec.rs`: the driver executable, the
-//!   exact binary exchange of values, building and running;
+//!   exact binary exchange of values (typed leaves, shared with the
+//!   library path), building and running;
+//! - `library.rs`: the shared library loaded and called in process (the
+//!   crate's only `unsafe`);
 //! - `bench.rs`: the benchmark harness behind `cargo xtask bench`.
 //!
 //! Invariants: the generated code computes what `semantics` computes, bit

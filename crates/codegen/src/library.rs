@@ -20,6 +20,7 @@
 
 use std::ffi::{c_int, c_void};
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use data::{Arg, Buffer, Data, Dense};
 use semantics::{SizeEnv, Value};
@@ -29,6 +30,9 @@ use crate::error::Error;
 use crate::layout::Kind;
 use crate::transfer::{assemble, flatten_value, leaf_len};
 use crate::{Built, CProgram, Entry};
+
+/// Libraries opened so far by this process (names the loaded copies).
+static OPENED: AtomicU64 = AtomicU64::new(0);
 
 /// `abi::CALL_SIGNATURE` as a Rust type.
 type CallFn = unsafe extern "C" fn(
@@ -50,8 +54,10 @@ pub struct Library {
     error_info: ErrorInfoFn,
     ctx: Mutex<Ctx>,
     // Last: the code must stay loaded while the pointers above live (the
-    // context is freed in `Drop` before the fields are dropped).
-    _lib: libloading::Library,
+    // context is freed in `Drop` before the fields are dropped). A program
+    // with OpenMP loops is never unloaded: unloading it may unload libgomp
+    // under its idle worker threads, which then crash.
+    lib: std::mem::ManuallyDrop<libloading::Library>,
 }
 
 /// The call context (`ad_ctx *`), owned by one [`Library`].
@@ -93,11 +99,22 @@ impl Library {
                 "loading a sanitized build into this process (run it through the driver process instead)",
             ));
         }
+        // The dynamic loader knows a library by its path: a program
+        // rebuilt in place while an older build is loaded would get the
+        // old code. So each open loads its own copy, removed once loaded
+        // (the mapping stays).
+        let copy = path.with_extension(format!(
+            "{}.{}.so",
+            std::process::id(),
+            OPENED.fetch_add(1, Ordering::Relaxed)
+        ));
+        std::fs::copy(path, &copy).map_err(|e| Error::io("copy", path, e))?;
         // SAFETY: the file is the library `build` compiled from generated
         // C, whose only initialisers are those of libc, libm and (with
         // OpenMP) libgomp; loading it runs nothing else.
-        let lib =
-            unsafe { libloading::Library::new(path) }.map_err(|e| Error::io("load", path, e))?;
+        let loaded = unsafe { libloading::Library::new(&copy) };
+        let _ = std::fs::remove_file(&copy);
+        let lib = loaded.map_err(|e| Error::io("load", path, e))?;
         let sym = |name: &str| -> Result<*const c_void, Error> {
             // SAFETY: only the address is read; it is converted to a
             // function pointer of the type the generated code defines the
@@ -136,7 +153,7 @@ impl Library {
             ctx_free,
             error_info,
             ctx: Mutex::new(Ctx(ctx)),
-            _lib: lib,
+            lib: std::mem::ManuallyDrop::new(lib),
         })
     }
 
@@ -153,30 +170,38 @@ impl Library {
         self.call(entry, &args).map(|d| d.to_value())
     }
 
+    /// Calls an entry (`None`: the last definition) on inputs given by
+    /// parameter name, like [`crate::run_entry`]: every parameter exactly
+    /// once, no other name (inputs are views; nothing dense is copied).
+    pub fn call_entry(
+        &self,
+        entry: Option<&str>,
+        inputs: &[(String, Data<'_>)],
+    ) -> Result<Data<'static>, Error> {
+        let e = crate::exec::find_entry(&self.program, entry)?;
+        let views: Vec<(String, Data<'_>)> =
+            inputs.iter().map(|(n, d)| (n.clone(), d.view())).collect();
+        let args = crate::exec::positional(e, &views)?;
+        self.call(&e.name, &args)
+    }
+
     /// Calls an entry on positional arguments. Dense arguments are passed
     /// to the C code in place (their buffers are not copied); general
     /// values are flattened first (`layout.rs`). The arguments are checked
     /// against the parameters' types with the evaluator's messages; the
     /// result is dense wherever its type is arrays of a scalar.
     pub fn call(&self, entry: &str, args: &[Data<'_>]) -> Result<Data<'static>, Error> {
-        let (k, e) = self
+        let e = crate::exec::find_entry(&self.program, Some(entry))?;
+        let k = self
             .program
             .entries
             .iter()
-            .enumerate()
-            .find(|(_, e)| e.name == entry)
-            .ok_or_else(|| Error::NoSuchEntry {
-                span: Span::GENERATED,
-                name: Some(entry.to_string()),
-            })?;
-        if args.len() != e.params.len() {
-            return Err(semantics::Error::Arity {
+            .position(|x| std::ptr::eq(x, e))
+            .ok_or_else(|| Error::Internal {
                 span: e.span,
-                expected: e.params.len(),
-                found: args.len(),
-            }
-            .into());
-        }
+                message: format!("`{}` is not among the library's entries", e.name),
+            })?;
+        crate::exec::check_arity(e, args.len())?;
         let checked: Vec<Arg<'_, '_>> = e
             .params
             .iter()
@@ -326,9 +351,13 @@ impl Drop for Library {
     fn drop(&mut self) {
         let ctx = self.ctx.get_mut().unwrap_or_else(|p| p.into_inner());
         // SAFETY: the context came from `adrev_ctx_new` of this library,
-        // which is still loaded (`_lib` is dropped after this), and is
+        // which is still loaded (`lib` is dropped after this), and is
         // freed once, here.
         unsafe { (self.ctx_free)(ctx.0) };
+        if !self.program.parallel {
+            // SAFETY: dropped once, here, after the last use of the code.
+            unsafe { std::mem::ManuallyDrop::drop(&mut self.lib) };
+        }
     }
 }
 

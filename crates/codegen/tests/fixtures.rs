@@ -47,13 +47,17 @@ fn every_fixture_runs_with_the_evaluators_value() {
             .and_then(|p| p.file_name())
             .map(|s| s.to_string_lossy().to_string())
             .unwrap_or_default();
+        let cfg = Config {
+            shared_library: true,
+            ..cfg.clone()
+        };
         let built = codegen::build(&c, &common::dir(&format!("fixture-{tag}")), &cfg)
             .unwrap_or_else(|e| panic!("{name}: {e}"));
         let ex = semantics::Expectations::parse(&text);
         let inputs = ex.inputs(def).expect("the fixture's inputs");
         let want = semantics::eval_entry(&m, None, &inputs).expect("the evaluator's value");
         let got =
-            codegen::run_entry(&built, None, &inputs).unwrap_or_else(|e| panic!("{name}: {e}"));
+            common::run_entry_both(&built, None, &inputs).unwrap_or_else(|e| panic!("{name}: {e}"));
         assert!(
             want.approx_eq(&got, common::REL, common::ABS),
             "{name}: evaluator {want}, C backend {got}"
@@ -121,7 +125,7 @@ fn every_fixture_gradient_runs_with_the_evaluators_value() {
         for entry in [&gname, &oname] {
             let want = semantics::eval_entry(&both, Some(entry), &inputs)
                 .expect("the evaluator's gradient");
-            let got = codegen::run_entry(&built, Some(entry), &inputs)
+            let got = common::run_entry_both(&built, Some(entry), &inputs)
                 .unwrap_or_else(|e| panic!("{name} {entry}: {e}"));
             assert!(
                 want.approx_eq(&got, common::REL, common::ABS),

@@ -8,6 +8,7 @@ mod common;
 mod bench_harness;
 mod fixtures;
 mod hoisting;
+mod library;
 mod programs;
 mod random;
 mod random_grad;

@@ -15,12 +15,7 @@ fn sizes_agree_across_parameters() {
     let a = Data::Dense(Dense::reals(vec![2, 3], &[0.0; 6]).expect("matrix"));
     let good = Data::Dense(Dense::reals(vec![3], &[0.0; 3]).expect("vector"));
     let bad = Data::Value(Value::reals(&[1.0, 2.0]));
-    let arg = |name, ty, data| Arg {
-        name,
-        ty,
-        data,
-        from: Some("in.npz"),
-    };
+    let arg = |name, ty, data| Arg { name, ty, data, from: Some("in.npz") };
     let sizes = check_args(&[arg("A", &tm, &a), arg("x", &tv, &good)]).expect("consistent");
     assert_eq!(sizes.get(&syntax::Name::new("m")), Some(3));
     let e = check_args(&[arg("A", &tm, &a), arg("x", &tv, &bad)]).expect_err("m = 3, not 2");
@@ -34,13 +29,9 @@ fn sizes_agree_across_parameters() {
         e.to_string(),
         "input `x` (from in.npz): at [0]: expected a real, found an array of 3 elements (of R)"
     );
-    let ints =
-        Data::Dense(Dense::new(vec![3], Buffer::Int(Cow::Owned(vec![1, 2, 3]))).expect("ints"));
+    let ints = Data::Dense(Dense::new(vec![3], Buffer::Int(Cow::Owned(vec![1, 2, 3]))).expect("ints"));
     let e = check_args(&[arg("x", &tv, &ints)]).expect_err("ints for reals");
-    assert_eq!(
-        e.to_string(),
-        "input `x` (from in.npz): at [0]: expected a real, found an integer"
-    );
+    assert_eq!(e.to_string(), "input `x` (from in.npz): at [0]: expected a real, found an integer");
     let e = check_args(&[arg("A", &tm, &good)]).expect_err("a vector for a matrix");
     assert_eq!(
         e.to_string(),
@@ -53,10 +44,7 @@ fn sizes_agree_across_parameters() {
         Data::Dense(Dense::scalar(&Value::Real(1.0)).expect("scalar")),
     ]);
     let e = check_args(&[arg("p", &tt, &t)]).expect_err("a real for an array");
-    assert_eq!(
-        e.to_string(),
-        "input `p` (from in.npz): at .2: expected an array of n reals, found a real"
-    );
+    assert_eq!(e.to_string(), "input `p` (from in.npz): at .2: expected an array of n reals, found a real");
 }
 
 #[test]
@@ -70,22 +58,12 @@ fn dense_and_values_convert_both_ways() {
     assert_eq!(d.to_value(), v);
     // Empty arrays take their inner dims from the sizes bound so far.
     let mut sizes = semantics::SizeEnv::new();
-    Value::reals(&[1.0; 4])
-        .check_input(&ty("[m]R"), &mut sizes, None)
-        .expect("m = 4");
+    Value::reals(&[1.0; 4]).check_input(&ty("[m]R"), &mut sizes, None).expect("m = 4");
     let empty = Value::array(vec![]);
-    let Data::Dense(e) = Data::from_value(&empty, &t, &sizes) else {
-        panic!("dense")
-    };
+    let Data::Dense(e) = Data::from_value(&empty, &t, &sizes) else { panic!("dense") };
     assert_eq!(e.shape(), &[0, 4]);
     // Ragged values stay values (the checks then report them).
-    let ragged = Value::array(vec![
-        Value::array(vec![Value::Int(1)]),
-        Value::array(vec![]),
-    ]);
-    assert!(matches!(
-        Data::from_value(&ragged, &ty("[n][_]Int"), &sizes),
-        Data::Value(_)
-    ));
+    let ragged = Value::array(vec![Value::array(vec![Value::Int(1)]), Value::array(vec![])]);
+    assert!(matches!(Data::from_value(&ragged, &ty("[n][_]Int"), &sizes), Data::Value(_)));
     assert!(Dense::new(vec![2, 2], Buffer::Real(Cow::Owned(vec![1.0; 3]))).is_none());
 }

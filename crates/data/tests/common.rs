@@ -44,9 +44,7 @@ pub fn f64s(xs: &[f64]) -> Vec<u8> {
 
 /// A fresh scratch directory.
 pub fn dir(tag: &str) -> PathBuf {
-    let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-        .join("data-tests")
-        .join(tag);
+    let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("data-tests").join(tag);
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).expect("scratch dir");
     d

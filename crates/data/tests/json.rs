@@ -26,45 +26,27 @@ fn every_type_reads_by_the_expected_type() {
         ("[]", "[n][m]R", "[]"),
         ("[1.5, [2, 3]]", "(R, [n]R)", "(1.5, [2, 3])"),
         ("[]", "()", "()"),
-        (
-            "[[1, true], [2, false]]",
-            "[n](Int, Bool)",
-            "[(1, true), (2, false)]",
-        ),
-        (
-            "[\"NaN\", \"Infinity\", \"-Infinity\", -0.0]",
-            "[4]R",
-            "[nan, inf, -inf, -0]",
-        ),
+        ("[[1, true], [2, false]]", "[n](Int, Bool)", "[(1, true), (2, false)]"),
+        ("[\"NaN\", \"Infinity\", \"-Infinity\", -0.0]", "[4]R", "[nan, inf, -inf, -0]"),
         ("[[[1.5, [2]]]]", "[1]([1](R, [k]Int))", "[[(1.5, [2])]]"),
         ("9007199254740993", "R", "9007199254740992"),
     ];
     for (text, t, want) in cases {
-        assert_eq!(
-            read(text, t).map(|v| v.to_string()),
-            Ok(want.to_string()),
-            "{text} as {t}"
-        );
+        assert_eq!(read(text, t).map(|v| v.to_string()), Ok(want.to_string()), "{text} as {t}");
     }
 }
 
 #[test]
 fn errors_say_where_what_was_expected_and_what_was_found() {
     let e = read("2.5", "Int").expect_err("not an integer");
-    assert_eq!(
-        e,
-        "expected an integer, found 2.5 (an integer has no fraction or exponent)"
-    );
+    assert_eq!(e, "expected an integer, found 2.5 (an integer has no fraction or exponent)");
     let e = read("[[1, 2], [3]]", "[n][m]R").expect_err("ragged");
     assert_eq!(
         e,
         "at [1]: expected an array of 2 elements like the rows before it, found 1 (rows of different lengths)"
     );
     let e = read("[1.5, [2, \"x\"]]", "(R, [n]R)").expect_err("a string");
-    assert!(
-        e.starts_with("at .2[1]: expected a real, found the string \"x\""),
-        "{e}"
-    );
+    assert!(e.starts_with("at .2[1]: expected a real, found the string \"x\""), "{e}");
     let e = read("[1, 2, 3]", "(R, R)").expect_err("a triple for a pair");
     assert_eq!(e, "expected a pair, found an array of 3 elements");
     let e = read("{\"a\": 1}", "[n]R").expect_err("an object");
@@ -74,25 +56,13 @@ fn errors_say_where_what_was_expected_and_what_was_found() {
     let e = read("[[1, 2], [3, true]]", "[n](Int, Int)").expect_err("a boolean");
     assert_eq!(e, "at [1].2: expected an integer, found `true`");
     let e = read("99999999999999999999", "Int").expect_err("too large");
-    assert!(
-        e.contains("does not fit in 64 bits") || e.contains("fraction"),
-        "{e}"
-    );
+    assert!(e.contains("does not fit in 64 bits") || e.contains("fraction"), "{e}");
     let e = read("1e400", "R").expect_err("out of range");
-    assert!(
-        e.starts_with("in.json: not JSON: number out of range"),
-        "{e}"
-    );
+    assert!(e.starts_with("in.json: not JSON: number out of range"), "{e}");
     let e = read("[1, 2", "[n]R").expect_err("truncated");
-    assert!(
-        e.starts_with("in.json: not JSON: EOF while parsing a list at line 1 column 5"),
-        "{e}"
-    );
+    assert!(e.starts_with("in.json: not JSON: EOF while parsing a list at line 1 column 5"), "{e}");
     let e = read_json(b"[1, \xff]", "bad.json").expect_err("not UTF-8");
-    assert_eq!(
-        e.to_string(),
-        "bad.json: not UTF-8 text (byte 5 is not part of a character)"
-    );
+    assert_eq!(e.to_string(), "bad.json: not UTF-8 text (byte 5 is not part of a character)");
 }
 
 #[test]
@@ -123,18 +93,7 @@ fn inputs_files_are_objects_of_named_values() {
 #[test]
 fn results_are_written_shortest_and_read_back_bit_for_bit() {
     let t = ty("(R, [n]R, Int, Bool, ())");
-    let reals = [
-        0.1,
-        1.0 / 3.0,
-        1e21,
-        1e-7,
-        -0.0,
-        5e-324,
-        f64::MAX,
-        f64::NAN,
-        f64::INFINITY,
-        f64::NEG_INFINITY,
-    ];
+    let reals = [0.1, 1.0 / 3.0, 1e21, 1e-7, -0.0, 5e-324, f64::MAX, f64::NAN, f64::INFINITY, f64::NEG_INFINITY];
     let v = Value::tuple(vec![
         Value::Real(2.5),
         Value::reals(&reals),
@@ -145,31 +104,17 @@ fn results_are_written_shortest_and_read_back_bit_for_bit() {
     let d = Data::from_value(&v, &t, &semantics::SizeEnv::new());
     assert!(matches!(&d, Data::Tuple(items) if matches!(items[1], Data::Dense(_))));
     let mut out = Vec::new();
-    data::write_json(
-        &mut out,
-        &[("value", &d), ("n", &Data::Value(Value::Int(3)))],
-    )
-    .expect("write");
+    data::write_json(&mut out, &[("value", &d), ("n", &Data::Value(Value::Int(3)))]).expect("write");
     let text = String::from_utf8(out).expect("UTF-8");
     assert_eq!(
         text,
         "{\n  \"value\": [2.5, [0.1, 0.3333333333333333, 1e+21, 1e-7, -0.0, 5e-324, 1.7976931348623157e+308, \"NaN\", \"Infinity\", \"-Infinity\"], -9223372036854775808, false, []],\n  \"n\": 3\n}\n"
     );
     let mut f = InputFile::from_json(text.as_bytes(), "out.json").expect("reads back");
-    let back = f
-        .take("value", &t)
-        .expect("fits")
-        .expect("present")
-        .to_value();
-    let (Some(a), Some(b)) = (back.as_tuple(), v.as_tuple()) else {
-        panic!("tuples")
-    };
+    let back = f.take("value", &t).expect("fits").expect("present").to_value();
+    let (Some(a), Some(b)) = (back.as_tuple(), v.as_tuple()) else { panic!("tuples") };
     let bits = |x: &Value| -> Vec<u64> {
-        x.as_array()
-            .expect("reals")
-            .iter()
-            .map(|r| r.as_real().expect("real").to_bits())
-            .collect()
+        x.as_array().expect("reals").iter().map(|r| r.as_real().expect("real").to_bits()).collect()
     };
     // NaN reads back as the canonical NaN; every other real bit for bit.
     let (ga, gb) = (bits(&a[1]), bits(&b[1]));

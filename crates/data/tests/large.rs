@@ -37,9 +37,7 @@ fn ten_million_reals_read_in_about_their_size() {
     let d = data::read_npy(&path).expect("read");
     let after = peak();
     assert_eq!(d.shape(), &[n / 1000, 1000]);
-    let data::Buffer::Real(xs) = d.buffer() else {
-        panic!("reals")
-    };
+    let data::Buffer::Real(xs) = d.buffer() else { panic!("reals") };
     assert_eq!(xs[n - 1], (n - 1) as f64 * 0.5);
     if let (Some(b), Some(a)) = (before, after) {
         let grown = a.saturating_sub(b);

@@ -4,7 +4,7 @@
 
 use std::borrow::Cow;
 
-use data::{Buffer, Data, DataError, Dense, read_npy_bytes, read_npz_bytes};
+use data::{Buffer, Data, Dense, DataError, read_npy_bytes, read_npz_bytes};
 use semantics::Value;
 
 use crate::common::{dir, f64s, npy, ty};
@@ -36,10 +36,7 @@ fn hand_written_files_read_in_c_order() {
     let d = read_npy_bytes(&npy("<i8", false, "(2,)", &is), "x.npy").expect("i8");
     assert_eq!(d.buffer(), &Buffer::Int(Cow::Owned(vec![3, -4])));
     let d = read_npy_bytes(&npy("|b1", false, "(3,)", &[1, 0, 1]), "x.npy").expect("b1");
-    assert_eq!(
-        d.buffer(),
-        &Buffer::Bool(Cow::Owned(vec![true, false, true]))
-    );
+    assert_eq!(d.buffer(), &Buffer::Bool(Cow::Owned(vec![true, false, true])));
     let d = read_npy_bytes(&npy("<f8", false, "()", &f64s(&[4.0])), "x.npy").expect("0-d");
     assert_eq!(d.shape(), &[] as &[usize]);
     assert_eq!(d.to_value(), Value::Real(4.0));
@@ -71,16 +68,8 @@ fn bad_files_are_refused_with_what_is_wrong() {
     assert!(m.contains("Fortran (column-major) order"), "{m}");
     // A huge declared shape in a tiny file: an error, not an allocation.
     let m = err(&npy("<f8", false, "(1000000000000,)", &[0; 8]));
-    assert!(
-        m.contains("truncated: shape [1000000000000] needs 8000000000000 bytes"),
-        "{m}"
-    );
-    let m = err(&npy(
-        "<f8",
-        false,
-        "(4294967296, 4294967296, 4294967296)",
-        &[],
-    ));
+    assert!(m.contains("truncated: shape [1000000000000] needs 8000000000000 bytes"), "{m}");
+    let m = err(&npy("<f8", false, "(4294967296, 4294967296, 4294967296)", &[]));
     assert!(m.contains("too many elements"), "{m}");
     // A header that declares more than the file has, or more than is read.
     let mut huge = b"\x93NUMPY\x02\x00".to_vec();
@@ -90,9 +79,7 @@ fn bad_files_are_refused_with_what_is_wrong() {
     lying[8] = 0xff;
     lying[9] = 0x7f;
     assert!(err(&lying).contains("truncated: the header declares"));
-    assert!(
-        err(&npy("<f8", false, "[2]", &f64s(&[1.0, 2.0]))).contains("a shape that is not a tuple")
-    );
+    assert!(err(&npy("<f8", false, "[2]", &f64s(&[1.0, 2.0]))).contains("a shape that is not a tuple"));
     assert!(err(&npy("<f8", false, "(-2,)", &[])).contains("not a tuple of sizes"));
     let m = err(&npy("|b1", false, "(2,)", &[1, 7]));
     assert!(m.contains("corrupt data"), "{m}");
@@ -113,9 +100,7 @@ fn files_round_trip_through_the_writer() {
     data::write_npy(&path, &dense).expect("write");
     let back = data::read_npy(&path).expect("read");
     assert_eq!(back.shape(), &[3, 2]);
-    let Buffer::Real(b) = back.buffer() else {
-        panic!("reals")
-    };
+    let Buffer::Real(b) = back.buffer() else { panic!("reals") };
     assert!(b.iter().zip(&xs).all(|(a, x)| a.to_bits() == x.to_bits()));
     // The writer's bytes are the format's, as written by hand.
     let ints = Dense::new(vec![2], Buffer::Int(Cow::Owned(vec![7, -1]))).expect("ints");
@@ -135,16 +120,8 @@ fn npz_results_and_inputs_round_trip_with_tuples_split() {
     let m = ty("[n][m]R");
     let grad = Data::Dense(Dense::reals(vec![2, 2], &[1.0, 2.0, 3.0, 4.0]).expect("dense"));
     let outputs = [
-        data::Output {
-            name: "value",
-            ty: &t,
-            data: &value,
-        },
-        data::Output {
-            name: "A",
-            ty: &m,
-            data: &grad,
-        },
+        data::Output { name: "value", ty: &t, data: &value },
+        data::Output { name: "A", ty: &m, data: &grad },
     ];
     data::write_results(&path, data::Format::Npz, &outputs).expect("write");
     let names: Vec<String> = data::read_npz(&path)
@@ -163,31 +140,17 @@ fn npz_results_and_inputs_round_trip_with_tuples_split() {
     assert!(inputs.take("B", &m).expect("absent is fine").is_none());
     // A tuple with a component missing.
     let mut partial = data::InputFile::from_arrays(
-        vec![(
-            "p.1".into(),
-            Dense::scalar(&Value::Real(1.0)).expect("scalar"),
-        )],
+        vec![("p.1".into(), Dense::scalar(&Value::Real(1.0)).expect("scalar"))],
         "p.npz",
     );
-    let m = partial
-        .take("p", &ty("(R, R)"))
-        .expect_err("p.2 is missing")
-        .to_string();
+    let m = partial.take("p", &ty("(R, R)")).expect_err("p.2 is missing").to_string();
     assert_eq!(m, "p.npz: `p` is a 2-tuple but the archive has no `p.2`");
     // Arrays of tuples have no NumPy form.
     let at = ty("[n](R, R)");
     let pairs = Data::Value(semantics::parse_value("[(1, 2)]", &at).expect("pairs"));
-    let e = data::npz_members(&[data::Output {
-        name: "P",
-        ty: &at,
-        data: &pairs,
-    }])
-    .expect_err("no NumPy form");
-    assert!(
-        e.to_string()
-            .starts_with("result `P`: a value of type [n](R, R) has no NumPy form"),
-        "{e}"
-    );
+    let e = data::npz_members(&[data::Output { name: "P", ty: &at, data: &pairs }])
+        .expect_err("no NumPy form");
+    assert!(e.to_string().starts_with("result `P`: a value of type [n](R, R) has no NumPy form"), "{e}");
 }
 
 #[test]
@@ -200,8 +163,7 @@ fn compressed_and_bad_archives() {
         let opts = zip::write::SimpleFileOptions::default()
             .compression_method(zip::CompressionMethod::Deflated);
         z.start_file("x.npy", opts).expect("start");
-        z.write_all(&npy("<f8", false, "(3,)", &f64s(&[1.0, 2.0, 3.0])))
-            .expect("write");
+        z.write_all(&npy("<f8", false, "(3,)", &f64s(&[1.0, 2.0, 3.0]))).expect("write");
         z.start_file("readme.txt", opts).expect("start");
         z.write_all(b"hello").expect("write");
         z.finish().expect("finish");
@@ -218,27 +180,20 @@ fn compressed_and_bad_archives() {
         let opts = zip::write::SimpleFileOptions::default()
             .compression_method(zip::CompressionMethod::Deflated);
         z.start_file("x.npy", opts).expect("start");
-        z.write_all(&npy("<f8", false, "(3,)", &f64s(&[1.0, 2.0, 3.0])))
-            .expect("write");
+        z.write_all(&npy("<f8", false, "(3,)", &f64s(&[1.0, 2.0, 3.0]))).expect("write");
         z.start_file("y.npy", opts).expect("start");
-        z.write_all(&npy("<f8", false, "(9,)", &f64s(&[1.0])))
-            .expect("write");
+        z.write_all(&npy("<f8", false, "(9,)", &f64s(&[1.0]))).expect("write");
         z.finish().expect("finish");
     }
     let bytes = buf.into_inner();
     let e = read_npz_bytes(&bytes, "a.npz").expect_err("y is truncated");
     assert!(
-        e.to_string()
-            .starts_with("a.npz, member `y.npy`: truncated: shape [9] needs 72 bytes"),
+        e.to_string().starts_with("a.npz, member `y.npy`: truncated: shape [9] needs 72 bytes"),
         "{e}"
     );
     let e = read_npz_bytes(b"not a zip at all", "b.npz").expect_err("not a zip");
     assert!(matches!(e, DataError::File { .. }));
-    assert!(
-        e.to_string()
-            .starts_with("b.npz: not an .npz (zip) archive"),
-        "{e}"
-    );
+    assert!(e.to_string().starts_with("b.npz: not an .npz (zip) archive"), "{e}");
     // A truncated archive.
     let e = read_npz_bytes(&bytes[..bytes.len() / 2], "c.npz").expect_err("truncated zip");
     assert!(e.to_string().starts_with("c.npz: "), "{e}");

@@ -210,9 +210,53 @@ fn collect<T: npyz::Deserialize, R: Read>(
     Ok(out)
 }
 
+/// The deepest nesting of brackets a header may have. `py_literal`'s
+/// parser backtracks on unclosed brackets, twice the time per level (a
+/// 118-byte header nested 90 deep, found by the `npy_file` fuzz target,
+/// did not finish; 18 deep took 36 s), so deeper headers are refused
+/// before it sees them. NumPy writes a dictionary holding a tuple (the
+/// shape) or, for structured dtypes, lists of tuples: 8 levels leave room.
+const MAX_HEADER_NESTING: usize = 8;
+
+/// How deeply brackets nest in `text`, outside quoted strings.
+fn nesting(text: &str) -> usize {
+    let (mut depth, mut deepest) = (0usize, 0usize);
+    let mut quote: Option<char> = None;
+    let mut escaped = false;
+    for c in text.chars() {
+        match quote {
+            Some(q) => {
+                if escaped {
+                    escaped = false;
+                } else if c == '\\' {
+                    escaped = true;
+                } else if c == q {
+                    quote = None;
+                }
+            }
+            None => match c {
+                '\'' | '"' => quote = Some(c),
+                '[' | '(' | '{' => {
+                    depth += 1;
+                    deepest = deepest.max(depth);
+                }
+                ']' | ')' | '}' => depth = depth.saturating_sub(1),
+                _ => {}
+            },
+        }
+    }
+    deepest
+}
+
 /// The dtype and shape of a header dictionary, or what is wrong with it.
 fn parse_header(bytes: &[u8]) -> Result<(Dtype, Vec<u64>), String> {
     let text = std::str::from_utf8(bytes).map_err(|_| "a header that is not text".to_string())?;
+    let depth = nesting(text);
+    if depth > MAX_HEADER_NESTING {
+        return Err(format!(
+            "a header nested {depth} brackets deep (at most {MAX_HEADER_NESTING})"
+        ));
+    }
     let value: py_literal::Value = text
         .trim_end()
         .parse()

@@ -99,3 +99,16 @@ fn json_numbers_read_to_the_correctly_rounded_f64() {
     let want: Vec<u64> = decimals.iter().map(|x| x.to_bits()).collect();
     assert_eq!(got, want, "{json}");
 }
+
+/// The first hang `npy_file` found: a header of 118 bytes nesting 90
+/// brackets, on which the Python-literal parser backtracks exponentially;
+/// the reader now refuses it by its nesting, at once.
+#[test]
+fn a_deeply_nested_npy_header_is_refused_at_once() {
+    let path = fuzz_dir("regressions", "npy_file").join("header_nested_90_deep");
+    let bytes = std::fs::read(&path).expect("the regression file reads");
+    let start = std::time::Instant::now();
+    let err = data::read_npy_bytes(&bytes, "deep.npy").expect_err("a malformed header");
+    assert!(err.to_string().contains("nested"), "{err}");
+    assert!(start.elapsed().as_secs() < 2, "took {:?}", start.elapsed());
+}

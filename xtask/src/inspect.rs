@@ -3,8 +3,8 @@
 //! calls one pure function of the `inspect` crate and prints its report.
 
 use crate::diag::CliError;
-use adrev::diag;
 use crate::load::write_text;
+use adrev::diag;
 use adrev::load::{self, Ir};
 use adrev::program::entry;
 use adrev::{Inputs, Kind, Program, Request, Wrt};

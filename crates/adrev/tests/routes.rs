@@ -10,7 +10,12 @@ use adrev::{Backend, Kind, Outputs, Program, Request, Route};
 use semantics::Expectations;
 
 /// The fixtures the direct macro does not take.
-const DIRECT_REFUSES: [&str; 4] = ["gmm", "fuzz_build_size", "fuzz_fold_in_init", "int_rounding"];
+const DIRECT_REFUSES: [&str; 4] = [
+    "gmm",
+    "fuzz_build_size",
+    "fuzz_fold_in_init",
+    "int_rounding",
+];
 
 fn fixtures() -> Vec<(String, Program, String)> {
     let mut out = Vec::new();

@@ -576,12 +576,18 @@ pub fn source_form(op: Prim) -> Option<Term> {
         // 1 + tan x * tan x
         Prim::DTan => App(
             Prim::Add,
-            &[Lit(1.0), App(Prim::Mul, &[App(Prim::Tan, &[X]), App(Prim::Tan, &[X])])],
+            &[
+                Lit(1.0),
+                App(Prim::Mul, &[App(Prim::Tan, &[X]), App(Prim::Tan, &[X])]),
+            ],
         ),
         // 1 - tanh x * tanh x
         Prim::DTanh => App(
             Prim::Sub,
-            &[Lit(1.0), App(Prim::Mul, &[App(Prim::Tanh, &[X]), App(Prim::Tanh, &[X])])],
+            &[
+                Lit(1.0),
+                App(Prim::Mul, &[App(Prim::Tanh, &[X]), App(Prim::Tanh, &[X])]),
+            ],
         ),
         // if x > 0 then 1 else -1
         Prim::DAbs => Term::If {

@@ -270,7 +270,17 @@ fn the_source_forms_compute_the_derivative_primitives_bit_for_bit() {
             } => [lhs, rhs, yes, no].iter().all(|t| source_only(t)),
         }
     }
-    let pts = [-2.0, -0.5, -0.0, 0.0, 0.3, 1.0, 2.5, f64::NAN, f64::INFINITY];
+    let pts = [
+        -2.0,
+        -0.5,
+        -0.0,
+        0.0,
+        0.3,
+        1.0,
+        2.5,
+        f64::NAN,
+        f64::INFINITY,
+    ];
     let mut covered = 0;
     for op in Prim::ALL.iter().copied().filter(|p| p.is_target_only()) {
         let Some(form) = derivatives::source_form(op) else {

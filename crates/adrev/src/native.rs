@@ -85,9 +85,10 @@ impl Native {
     }
 
     /// Calls `entry` once for its value, then `reps` more times, each run
-    /// timed: in this process around the library call (the arguments'
-    /// check and the copy of the result included), through the driver
-    /// process inside the C program.
+    /// timed around the computation only: in this process around the
+    /// generated function (the arguments checked and laid out once, the
+    /// result copied after the clock stops), through the driver process
+    /// inside the C program.
     pub fn time(
         &self,
         entry: &str,
@@ -95,16 +96,10 @@ impl Native {
         reps: usize,
     ) -> Result<(Value, Vec<Duration>)> {
         if let Some(lib) = &self.library {
-            let err = |e: codegen::Error| codegen_error(&self.file, &e);
-            let value = lib.call(entry, args).map_err(err)?.to_value();
-            let mut times = Vec::with_capacity(reps);
-            for _ in 0..reps {
-                let t = std::time::Instant::now();
-                let out = lib.call(entry, args).map_err(err)?;
-                times.push(t.elapsed());
-                drop(out);
-            }
-            return Ok((value, times));
+            let (value, times) = lib
+                .time(entry, args, reps)
+                .map_err(|e| codegen_error(&self.file, &e))?;
+            return Ok((value.to_value(), times));
         }
         let values: Vec<Value> = args.iter().map(Data::to_value).collect();
         let (v, times) = codegen::time(&self.built, entry, &values, reps)

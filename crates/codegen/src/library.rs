@@ -191,6 +191,31 @@ impl Library {
     /// against the parameters' types with the evaluator's messages; the
     /// result is dense wherever its type is arrays of a scalar.
     pub fn call(&self, entry: &str, args: &[Data<'_>]) -> Result<Data<'static>, Error> {
+        self.run(entry, args, 0).map(|(result, _)| result)
+    }
+
+    /// [`Library::call`], then `reps` more calls each timed around the
+    /// generated function alone: the arguments are checked and laid out
+    /// once, before the first call, and the result is copied out of the
+    /// arena after the clock stops. What GradBench means by timing "the
+    /// computation only". Returns the first call's result and the times.
+    pub fn time(
+        &self,
+        entry: &str,
+        args: &[Data<'_>],
+        reps: usize,
+    ) -> Result<(Data<'static>, Vec<std::time::Duration>), Error> {
+        self.run(entry, args, reps)
+    }
+
+    /// Checks `args`, calls entry `entry` once for its result and `reps`
+    /// more times for their durations.
+    fn run(
+        &self,
+        entry: &str,
+        args: &[Data<'_>],
+        reps: usize,
+    ) -> Result<(Data<'static>, Vec<std::time::Duration>), Error> {
         let e = crate::exec::find_entry(&self.program, Some(entry))?;
         let k = self
             .program
@@ -228,22 +253,28 @@ impl Library {
             },
         })?;
         let inputs = Inputs::of(e, args, &sizes)?;
-        let (dims, leaves) = self.invoke(k, e, &inputs)?;
+        let (dims, leaves) = self.invoke(k, e, &inputs, None)?;
         let result = assemble(&e.ret, &dims, leaves).ok_or_else(|| Error::Internal {
             span: e.span,
             message: format!("`{}` returned a result that does not fit its type", e.name),
         })?;
         crate::exec::check_result(e, |ty, sizes| result.check(ty, sizes, None), &mut sizes)?;
-        Ok(result)
+        let mut times = Vec::with_capacity(reps);
+        for _ in 0..reps {
+            self.invoke(k, e, &inputs, Some(&mut times))?;
+        }
+        Ok((result, times))
     }
 
     /// Runs the wrapper of entry `k` and copies the result out of the
     /// arena: its dims and its leaves.
+    /// With `clock`, the call alone is timed and its duration pushed.
     fn invoke(
         &self,
         k: usize,
         e: &Entry,
         inputs: &Inputs<'_>,
+        clock: Option<&mut Vec<std::time::Duration>>,
     ) -> Result<(Vec<usize>, Vec<Buffer<'static>>), Error> {
         let internal = |message: String| Error::Internal {
             span: e.span,
@@ -265,6 +296,7 @@ impl Library {
         // `out_dims` has one element per result dim and `out_ptrs` one
         // slot per result leaf, 8 bytes each, enough for a scalar or an
         // address. The callee keeps no pointer to any of them.
+        let start = std::time::Instant::now();
         let rc = unsafe {
             (self.calls[k])(
                 ctx.0,
@@ -274,6 +306,9 @@ impl Library {
                 out_ptrs.as_ptr(),
             )
         };
+        if let Some(times) = clock {
+            times.push(start.elapsed());
+        }
         if rc != 0 {
             let mut info = [0i64; 3];
             // SAFETY: `adrev_error_info` writes three int64_t.

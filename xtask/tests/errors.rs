@@ -1,4 +1,5 @@
-//! Negative fixtures: `fixtures/err/<stage>/<case>/` holds a bad input, the
+//! Negative fixtures: `fixtures/err/<stage>/<case>/` holds a bad input (a
+//! program, a RON file or a data file such as an `.npy` input), the
 //! command line that feeds it (`cmd`, with `{dir}` standing for the case's
 //! directory), and the rendered diagnostic it must produce (`expected.err`).
 //! Every case must exit with status 1 — never a panic, never success — and

@@ -182,3 +182,38 @@ fn codegen_names_the_header_after_its_output() {
             .is_file()
     );
 }
+
+/// The `json_value` fuzz target's find (`fuzz/regressions/json_value/
+/// float_one_ulp_off`) through the command line: serde_json without
+/// `float_roundtrip` read `1e-30` as 9.999999999999999e-31 (and
+/// `123456789.12345679` one ulp off too). The oracle is Rust's own
+/// correctly rounded parser and the shortest round-trip printer.
+#[test]
+fn json_inputs_reach_eval_correctly_rounded() {
+    let decimals = ["1", "2.5", "-0.0", "1e-30", "-1", "123456789.12345679"];
+    let reals: Vec<f64> = decimals
+        .iter()
+        .map(|d| d.parse().expect("a decimal"))
+        .collect();
+    let printed: Vec<String> = reals.iter().map(|&r| semantics::format_real(r)).collect();
+    let expected = format!("[{}]\n", printed.join(", "));
+    assert!(expected.contains(", 1e-30, "), "{expected}");
+    let dir = workspace().join("target/tmp/library-json-exact");
+    std::fs::create_dir_all(&dir).expect("a scratch directory");
+    let program = dir.join("identity.ad");
+    std::fs::write(&program, "def f (A : [n]R) : [n]R =\n  A\n").expect("written");
+    let array = format!("[{}]", decimals.join(", "));
+    let inputs = dir.join("in.json");
+    std::fs::write(&inputs, format!(r#"{{"A": {array}}}"#)).expect("written");
+    let value = dir.join("A.json");
+    std::fs::write(&value, &array).expect("written");
+    let program = program.to_str().expect("utf-8");
+    for args in [
+        ["--inputs".to_string(), inputs.display().to_string()],
+        ["--at".to_string(), format!("A=@{}", value.display())],
+    ] {
+        let run = xtask(&["eval", program, &args[0], &args[1]]);
+        assert_eq!(run.code, Some(0), "{args:?}: {}", run.stderr);
+        assert_eq!(run.stdout, expected, "{args:?}");
+    }
+}

@@ -87,9 +87,9 @@ fn a_pass_failing_its_verifier_exits_2_and_a_refused_program_exits_1() {
     let broken = command("fixtures/sin_exp/program.ad", true);
     assert_eq!(broken.code, Some(2), "{}{}", broken.stdout, broken.stderr);
     assert!(
-        broken
-            .stderr
-            .starts_with("internal error: after pass `reverse-direct`, the output fails the verifier"),
+        broken.stderr.starts_with(
+            "internal error: after pass `reverse-direct`, the output fails the verifier"
+        ),
         "{}",
         broken.stderr
     );
@@ -97,7 +97,13 @@ fn a_pass_failing_its_verifier_exits_2_and_a_refused_program_exits_1() {
     // The direct macro does not take `build` (docs/direct.md): refused
     // before anything is broken, the user's error.
     let refused = command("fixtures/fuzz_build_size/program.ad", true);
-    assert_eq!(refused.code, Some(1), "{}{}", refused.stdout, refused.stderr);
+    assert_eq!(
+        refused.code,
+        Some(1),
+        "{}{}",
+        refused.stdout,
+        refused.stderr
+    );
     assert!(
         !refused.stderr.contains("internal error") && refused.stderr.contains("program.ad:"),
         "{}",

@@ -268,6 +268,11 @@ enum Command {
         /// The parameters to differentiate with respect to (default: all).
         #[arg(long, value_name = "A,B,...")]
         wrt: Option<String>,
+        /// Test only: break the direct macro's output on purpose (drop one
+        /// entry of its type table) before it is verified, to show a pass's
+        /// verifier failure exiting with status 2 (xtask/tests/errors.rs).
+        #[arg(long, hide = true)]
+        break_output: bool,
     },
     /// Run every gradient route on one program at one point (and nearby
     /// points), print their gradients and largest relative differences, and
@@ -467,12 +472,14 @@ fn run(command: Command) -> Result<(), CliError> {
             output,
             entry,
             wrt,
+            break_output,
         } => source_stage(
             &input,
             &output,
             entry.as_deref(),
             wrt.as_deref(),
             &[adrev::passes::Pass::FirstOrder, adrev::passes::Pass::Direct],
+            break_output,
         ),
         Command::CheckGrad {
             program,
@@ -676,6 +683,7 @@ fn run(command: Command) -> Result<(), CliError> {
             entry.as_deref(),
             None,
             &[adrev::passes::Pass::Jvp],
+            false,
         ),
         Command::Inspect(command) => inspect::run(command),
     }
@@ -763,6 +771,7 @@ fn source_stage(
     entry: Option<&str>,
     wrt: Option<&str>,
     passes: &[adrev::passes::Pass],
+    break_output: bool,
 ) -> Result<(), CliError> {
     use adrev::passes::{self, Context, Flow, Pass};
     let program = adrev::Program::load(input)?;
@@ -783,11 +792,35 @@ fn source_stage(
     };
     let mut list = vec![Pass::Expand];
     list.extend_from_slice(passes);
-    let out = passes::run(&list, Flow::Source(m), &cx)?.into_module()?;
+    let out = if break_output {
+        broken_stage(&list, m, cx)?
+    } else {
+        passes::run(&list, Flow::Source(m), &cx)?.into_module()?
+    };
     load::write_text(
         output,
         &syntax::to_ron(syntax::TARGET_IR, syntax::FORMAT_VERSION, &out),
     )
+}
+
+/// Test only (`--break-output`): the passes run unverified, the last one's
+/// Target output loses an entry of its type table, and the library's
+/// verifier of pass outputs judges it, as [`adrev::passes::run`] would
+/// have: an internal error naming the pass.
+fn broken_stage(
+    list: &[adrev::passes::Pass],
+    m: syntax::Module,
+    cx: adrev::passes::Context,
+) -> Result<syntax::Module, CliError> {
+    use adrev::passes::{self, Context, Flow};
+    let last = list.last().map_or("(none)", |p| p.name());
+    let off = Context {
+        verify: adrev::Verify::Off,
+        ..cx
+    };
+    let mut out = passes::run(list, Flow::Source(m), &off)?.into_module()?;
+    out.types.pop();
+    passes::verified(last, out, false)
 }
 
 fn bless() -> Result<(), CliError> {

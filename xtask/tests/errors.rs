@@ -65,3 +65,50 @@ fn every_bad_input_gives_its_diagnostic_and_exit_status_1() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// A pass whose output fails its verifier is a bug of the compiler: exit
+/// status 2, `internal error:` and the pass's name, where a program the
+/// same command refuses is the user's error, status 1. The break is the
+/// hidden, test-only `reverse-direct --break-output` (the library's half
+/// is crates/adrev/src/passes/tests.rs).
+#[test]
+fn a_pass_failing_its_verifier_exits_2_and_a_refused_program_exits_1() {
+    let out = std::env::temp_dir().join(format!("adrev-{}-broken.ron", std::process::id()));
+    let out = out.to_str().expect("utf-8 path");
+    let command = |program: &str, broken: bool| {
+        let mut args = vec!["reverse-direct", program, "-o", out];
+        if broken {
+            args.push("--break-output");
+        }
+        xtask(&args)
+    };
+    let good = command("fixtures/sin_exp/program.ad", false);
+    assert_eq!(good.code, Some(0), "{}", good.stderr);
+
+    let broken = command("fixtures/sin_exp/program.ad", true);
+    assert_eq!(broken.code, Some(2), "{}{}", broken.stdout, broken.stderr);
+    assert!(
+        broken.stderr.starts_with(
+            "internal error: after pass `reverse-direct`, the output fails the verifier"
+        ),
+        "{}",
+        broken.stderr
+    );
+
+    // The direct macro does not take `build` (docs/direct.md): refused
+    // before anything is broken, the user's error.
+    let refused = command("fixtures/fuzz_build_size/program.ad", true);
+    assert_eq!(
+        refused.code,
+        Some(1),
+        "{}{}",
+        refused.stdout,
+        refused.stderr
+    );
+    assert!(
+        !refused.stderr.contains("internal error") && refused.stderr.contains("program.ad:"),
+        "{}",
+        refused.stderr
+    );
+    let _ = std::fs::remove_file(out);
+}

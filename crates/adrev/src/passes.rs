@@ -127,9 +127,21 @@ impl Context {
 /// Runs `passes` in order on `input`, verifying after each one by
 /// `cx.verify`.
 pub fn run(passes: &[Pass], input: Flow, cx: &Context) -> Result<Flow> {
+    run_with(passes, input, cx, run_one)
+}
+
+/// [`run`] with the step that runs one pass given: `run_one`, or in the
+/// unit tests a pass that breaks its output on purpose, to show the policy
+/// catching it (no such hook in the public API).
+fn run_with(
+    passes: &[Pass],
+    input: Flow,
+    cx: &Context,
+    mut step: impl FnMut(Pass, Flow, &Context) -> Result<Flow>,
+) -> Result<Flow> {
     let mut flow = input;
     for &pass in passes {
-        flow = run_one(pass, flow, cx)?;
+        flow = step(pass, flow, cx)?;
         let wanted = match cx.verify {
             Verify::EveryPass => true,
             Verify::Boundaries => pass.is_boundary(),
@@ -378,3 +390,6 @@ pub fn forward_error(file: &syntax::SourceFile, e: &forward::Error) -> Error {
     let internal = matches!(e, forward::Error::Internal { .. });
     diag::pass_error(file, e.span(), &e.to_string(), internal)
 }
+
+#[cfg(test)]
+mod tests;

@@ -390,7 +390,20 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    // A mistyped command or flag is the user's error: exit 1 like every
+    // other (clap's own default, 2, is this program's internal error);
+    // `--help` and `--version` print and exit 0.
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() {
+                ExitCode::from(1)
+            } else {
+                ExitCode::SUCCESS
+            };
+        }
+    };
     quiet_on_closed_stdout();
     // Programs nest deeply; every pass guards its recursion, but start on
     // a roomy stack anyway so shallow frames never hit the guard's limit.

@@ -112,3 +112,23 @@ fn a_pass_failing_its_verifier_exits_2_and_a_refused_program_exits_1() {
     );
     let _ = std::fs::remove_file(out);
 }
+
+/// A mistyped command, flag or value is the user's error (status 1, with
+/// clap's message), never status 2, which says the compiler has a bug;
+/// `--help` is no error at all.
+#[test]
+fn usage_errors_exit_1_and_help_exits_0() {
+    for args in [
+        &["grad", "--bogus", "fixtures/prod/program.ad"][..],
+        &["no-such-command"],
+        &["grad", "fixtures/prod/program.ad", "--via", "sideways"],
+        &["grad"],
+    ] {
+        let run = xtask(args);
+        assert_eq!(run.code, Some(1), "{args:?}: {}", run.stderr);
+        assert!(run.stderr.starts_with("error:"), "{args:?}: {}", run.stderr);
+    }
+    let help = xtask(&["grad", "--help"]);
+    assert_eq!(help.code, Some(0), "{}", help.stderr);
+    assert!(help.stdout.contains("Usage:"), "{}", help.stdout);
+}

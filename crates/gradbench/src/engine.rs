@@ -1,6 +1,7 @@
 //! What the tool asks of the compiler (`adrev`): one compiled program per
 //! function variant, built once by `define` with the C backend, then
-//! called on converted inputs and timed inside the C program.
+//! called on converted inputs and timed around the generated function
+//! alone (`adrev::Compiled::time`).
 
 use std::time::Duration;
 
@@ -135,8 +136,8 @@ pub fn compile(
 
 impl Compiled {
     /// Runs on `args` at least `runs.min_runs` times and `runs.min_seconds`
-    /// long, after one untimed call; each run's nanoseconds, measured in
-    /// the C program around the computation only.
+    /// long, after one untimed call; each run's nanoseconds, measured
+    /// around the generated function alone.
     pub fn run(
         &self,
         args: Vec<(String, Value)>,

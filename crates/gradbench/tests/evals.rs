@@ -392,3 +392,156 @@ fn saddle_and_particle_ff_match_gradbench() {
         .expect("a number");
     assert!(rel_close(w, 0.2071918746486116, 1e-12), "{w}");
 }
+
+/// A flat row-major matrix as GradBench sends it.
+fn det_input(a: &[Vec<f64>]) -> Json {
+    let flat: Vec<f64> = a.iter().flatten().copied().collect();
+    json!({"A": flat, "ell": a.len()})
+}
+
+/// `A G^T = det(A) I` for the gradient G = det(A) A^-T: the closed form
+/// checked without inverting A.
+fn assert_adjugate(what: &str, a: &[Vec<f64>], g: &[f64], det: f64) {
+    let n = a.len();
+    for i in 0..n {
+        for j in 0..n {
+            let s: f64 = (0..n).map(|k| a[i][k] * g[j * n + k]).sum();
+            let want = if i == j { det } else { 0.0 };
+            assert!(
+                close(s, want, 1e-12),
+                "{what}: (A G^T)[{i}][{j}] = {s}, not {want}"
+            );
+        }
+    }
+}
+
+/// The primal against expansion by minors (det.hpp's algorithm), the
+/// gradient against the cofactors, `A G^T = det I` and central
+/// differences of the primal, on random matrices, singular ones (rank
+/// n - 1 with a zero column, rank 1, all zero), ties and the empty matrix.
+#[test]
+fn det_primal_and_gradient_against_minors_and_cofactors() {
+    let mut t = Tool::start("det");
+    t.define("det");
+    let mut r = Lcg(13);
+    let mut cases: Vec<Vec<Vec<f64>>> = [1, 2, 5, 7]
+        .iter()
+        .map(|&n| (0..n).map(|_| r.reals(n)).collect())
+        .collect();
+    let m = |rows: &[&[f64]]| rows.iter().map(|r| r.to_vec()).collect::<Vec<_>>();
+    cases.push(m(&[&[0.0, 1.0, 2.0], &[0.0, 3.0, 4.0], &[0.0, 5.0, 7.0]]));
+    cases.push(m(&[&[1.0, 2.0, 3.0], &[4.0, 5.0, 6.0], &[7.0, 8.0, 9.0]]));
+    cases.push(m(&[&[1.0, 2.0, 3.0], &[2.0, 4.0, 6.0], &[3.0, 6.0, 9.0]]));
+    cases.push(m(&[&[0.0, 1.0], &[0.0, 2.0]]));
+    cases.push(vec![vec![0.0; 3]; 3]);
+    cases.push(m(&[&[1.0, 1.0], &[1.0, -1.0]]));
+    cases.push(
+        (0..4)
+            .map(|i| (0..4).map(|j| f64::from(u8::from(i == j))).collect())
+            .collect(),
+    );
+    cases.push(Vec::new());
+    for a in &cases {
+        let what = format!("det of {a:?}");
+        let v = t
+            .evaluate("det", "primal", det_input(a))
+            .as_f64()
+            .expect("a number");
+        assert!(
+            close(v, oracle::det(a), 1e-12),
+            "{what}: {v} vs {}",
+            oracle::det(a)
+        );
+        let g = oracle::reals(&t.evaluate("det", "gradient", det_input(a)));
+        let want: Vec<f64> = oracle::cofactors(a).into_iter().flatten().collect();
+        assert_all(&what, &g, &want, 1e-12, close);
+        assert_adjugate(&what, a, &g, v);
+        if a.len() == 5 {
+            let n = a.len();
+            let flat: Vec<f64> = a.iter().flatten().copied().collect();
+            let make = |x: &[f64]| json!({"A": x, "ell": n});
+            assert_all(
+                &what,
+                &g,
+                &fd(&mut t, "det", "primal", &flat, &make),
+                1e-7,
+                close,
+            );
+        }
+    }
+}
+
+/// GradBench's largest default, ell = 11 (expansion by minors is 40
+/// million products there): A = P L U with L unit lower triangular, U
+/// upper triangular and P the row reversal, so det A = sign(P) prod
+/// diag(U) exactly; the gradient against `A G^T = det I`.
+#[test]
+fn det_at_ell_11_against_a_known_factorisation() {
+    let n = 11;
+    let mut r = Lcg(17);
+    let l: Vec<Vec<f64>> = (0..n)
+        .map(|i| {
+            (0..n)
+                .map(|j| {
+                    if j < i {
+                        r.next() - 0.5
+                    } else {
+                        f64::from(u8::from(i == j))
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    let u: Vec<Vec<f64>> = (0..n)
+        .map(|i| {
+            (0..n)
+                .map(|j| if j >= i { 0.5 + r.next() } else { 0.0 })
+                .collect()
+        })
+        .collect();
+    let lu: Vec<Vec<f64>> = (0..n)
+        .map(|i| {
+            (0..n)
+                .map(|j| (0..n).map(|k| l[i][k] * u[k][j]).sum())
+                .collect()
+        })
+        .collect();
+    let a: Vec<Vec<f64>> = lu.into_iter().rev().collect();
+    // Reversing 11 rows is 5 swaps.
+    let want = -(0..n).map(|i| u[i][i]).product::<f64>();
+    let mut t = Tool::start("det");
+    t.define("det");
+    let v = t
+        .evaluate("det", "primal", det_input(&a))
+        .as_f64()
+        .expect("a number");
+    assert!(close(v, want, 1e-12), "{v} vs {want}");
+    let g = oracle::reals(&t.evaluate("det", "gradient", det_input(&a)));
+    assert_eq!(g.len(), n * n);
+    assert_adjugate("ell = 11", &a, &g, v);
+}
+
+#[test]
+fn det_refuses_a_matrix_of_the_wrong_size() {
+    let mut t = Tool::start("det");
+    t.define("det");
+    for (input, says) in [
+        (
+            json!({"A": [1, 2, 3], "ell": 2}),
+            "input.A has 3 elements, but an ell x ell matrix with ell = 2 has 4",
+        ),
+        (
+            json!({"A": [1], "ell": -1}),
+            "input.ell must be a non-negative integer, not -1",
+        ),
+        (json!({"ell": 1}), "input.A is missing"),
+    ] {
+        let r = t.evaluate_raw("det", "gradient", input.clone());
+        assert_eq!(r["success"], false, "{input}: {r}");
+        let error = r["error"].as_str().expect("an error message");
+        assert!(
+            error.contains(says),
+            "{input}: `{error}` does not say `{says}`"
+        );
+    }
+}

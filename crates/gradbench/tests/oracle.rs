@@ -179,3 +179,50 @@ pub fn kmeans(points: &[Vec<f64>], centroids: &[Vec<f64>]) -> (f64, Vec<Vec<f64>
         .collect();
     (cost, dir)
 }
+
+/// det.hpp's determinant: expansion by minors along the first row (the
+/// recursion det.hpp writes with its row and column lists).
+pub fn det(a: &[Vec<f64>]) -> f64 {
+    let n = a.len();
+    if n == 0 {
+        return 1.0;
+    }
+    (0..n)
+        .map(|j| {
+            let sign = if j % 2 == 0 { 1.0 } else { -1.0 };
+            sign * a[0][j] * det(&minor(a, 0, j))
+        })
+        .sum()
+}
+
+/// `a` without row `i` and column `j`.
+pub fn minor(a: &[Vec<f64>], i: usize, j: usize) -> Vec<Vec<f64>> {
+    a.iter()
+        .enumerate()
+        .filter(|&(r, _)| r != i)
+        .map(|(_, row)| {
+            row.iter()
+                .enumerate()
+                .filter(|&(c, _)| c != j)
+                .map(|(_, v)| *v)
+                .collect()
+        })
+        .collect()
+}
+
+/// The gradient of the determinant in closed form: the cofactor matrix,
+/// (-1)^(i+j) det(minor(i, j)), which is det(A) A^-T where A is invertible
+/// and is right at singular matrices too.
+pub fn cofactors(a: &[Vec<f64>]) -> Vec<Vec<f64>> {
+    let n = a.len();
+    (0..n)
+        .map(|i| {
+            (0..n)
+                .map(|j| {
+                    let sign = if (i + j) % 2 == 0 { 1.0 } else { -1.0 };
+                    sign * det(&minor(a, i, j))
+                })
+                .collect()
+        })
+        .collect()
+}

@@ -57,7 +57,7 @@ fn matrix(rows: usize, cols: usize, seed: f64) -> Value {
 }
 
 #[test]
-fn lse_llsq_ode_reverse_equals_forward() {
+fn lse_llsq_ode_det_reverse_equals_forward() {
     let x = Value::reals(&[0.3, -0.2, 0.9, 0.1]);
     both("lse.ad", "lse", &["x"], vec![("x", x.clone())]);
     both(
@@ -72,6 +72,7 @@ fn lse_llsq_ode_reverse_equals_forward() {
         &["x"],
         vec![("x", x), ("s", Value::Int(3))],
     );
+    both("det.ad", "det", &["A"], vec![("A", matrix(6, 6, 0.3))]);
 }
 
 #[test]

@@ -10,6 +10,7 @@ use crate::convert::{Input, Result};
 use crate::engine::{Ask, Outcome};
 
 mod ba;
+mod det;
 mod gmm;
 mod hello;
 mod ht;
@@ -93,7 +94,7 @@ pub fn eval(name: &str) -> Option<Eval> {
         "lse" => scalar::lse(),
         "llsq" => scalar::llsq(),
         "ode" => scalar::ode(),
-        "det" => scalar::det(),
+        "det" => det::eval(),
         "gmm" => gmm::eval(),
         "kmeans" => kmeans::eval(),
         "lstm" => lstm::eval(),

@@ -1,10 +1,10 @@
 //! The small cmpad-derived evals and `lse` (gradbench/gradbench
-//! evals/{lse,llsq,ode,det}): a primal and its gradient, reverse mode.
+//! evals/{lse,llsq,ode}): a primal and its gradient, reverse mode.
 
 use semantics::Value;
 
-use super::{Call, Eval, Function, call, gradient_of, value};
-use crate::convert::{Input, Result, reals, to_json};
+use super::{Call, Eval, call, gradient_of, value};
+use crate::convert::{Input, Result, reals};
 
 fn lse_input(i: &Input<'_>) -> Result<Call> {
     call(vec![("x", reals(&i.field("x")?.reals()?))])
@@ -64,29 +64,5 @@ pub fn ode() -> Eval {
             value("primal", "ode", ode_input),
             gradient_of("gradient", "ode_last", &["x"], ode_input),
         ],
-    }
-}
-
-const DET_MISSING: &str = "det is not implemented in adrev yet: expansion by minors is \
-     recursive, which the language is not; its non-recursive form sums over all ell! \
-     permutations (40 million at ell = 11), each reading ell entries of A, and reverse mode \
-     transposes each read into a scatter over all of A (docs/derivatives.md), so it needs \
-     another formulation first";
-
-/// `det`: not answered yet (the define succeeds, each evaluate says why).
-pub fn det() -> Eval {
-    Eval {
-        module: "det",
-        file: "",
-        program: "",
-        functions: ["primal", "gradient"]
-            .into_iter()
-            .map(|name| Function {
-                name,
-                variants: Err(DET_MISSING),
-                input: |_| call(vec![]),
-                output: |_, out| to_json(&out.value),
-            })
-            .collect(),
     }
 }

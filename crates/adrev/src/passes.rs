@@ -108,7 +108,8 @@ pub struct Context {
     pub wrt: Option<Vec<String>>,
     /// When to verify.
     pub verify: Verify,
-    /// The forward macro's options for [`Pass::ForwardGrad`].
+    /// The forward macro's options for [`Pass::ForwardGrad`] and for the
+    /// derivative constructs [`Pass::Expand`] expands.
     pub forward: forward::Config,
 }
 
@@ -240,8 +241,8 @@ fn run_one(pass: Pass, flow: Flow, cx: &Context) -> Result<Flow> {
     let wrt = cx.wrt.as_deref();
     match pass {
         Pass::Expand => match flow {
-            Flow::Target(m) => expand(&m).map(Flow::Target),
-            other => expand(&expect_source(pass, other)?).map(Flow::Source),
+            Flow::Target(m) => expand_with(&m, &cx.forward).map(Flow::Target),
+            other => expand_with(&expect_source(pass, other)?, &cx.forward).map(Flow::Source),
         },
         Pass::FirstOrder => {
             let m = expect_source(pass, flow)?;
@@ -326,10 +327,17 @@ fn run_one(pass: Pass, flow: Flow, cx: &Context) -> Result<Flow> {
 /// Expands the derivative constructs by forward mode when there are any
 /// (the module is returned as it is otherwise).
 pub fn expand(m: &Module) -> Result<Module> {
+    expand_with(m, &forward::Config::default())
+}
+
+/// [`expand`] with the forward macro's options: `cfg.mode` decides how
+/// `grad` and `jacob` push their seeds (one pass per input real, or all
+/// in one vectorised pass).
+pub fn expand_with(m: &Module, cfg: &forward::Config) -> Result<Module> {
     if !has_derivative_constructs(m) {
         return Ok(m.clone());
     }
-    forward::expand(m).map_err(|e| forward_error(&m.file, &e))
+    forward::expand_with(m, cfg).map_err(|e| forward_error(&m.file, &e))
 }
 
 /// Whether the module contains `diff`, `grad`, `jvp`, `vjp` or `jacob`.

@@ -203,6 +203,7 @@ impl Program {
         let m = self.module()?;
         let cx = Context {
             verify: req.verify,
+            forward: req.forward.clone(),
             ..Context::new("")
         };
         let flow = match &self.ir {

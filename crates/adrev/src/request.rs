@@ -243,9 +243,10 @@ pub struct Request {
     /// Where to run.
     pub backend: Backend,
     /// The forward macro's options where the request uses forward mode
-    /// (`Route::Forward` gradients: one pass per direction or vectorised
-    /// seeds; the mutant of Exercise 182.8 that the differential tests use
-    /// to show a disagreement being reported).
+    /// (`Route::Forward` gradients and the program's own `grad` and
+    /// `jacob`: one pass per direction or vectorised seeds; the mutant of
+    /// Exercise 182.8 that the differential tests use to show a
+    /// disagreement being reported).
     pub forward: forward::Config,
 }
 

@@ -179,3 +179,34 @@ fn programs_and_compiled_requests_may_move_between_threads() {
     send::<adrev::Compiled>();
     send::<adrev::Request>();
 }
+
+/// The request's forward options reach the program's own `jacob`: with
+/// `Mode::Vectorised` the value program is the vectorised expansion (what
+/// `forward::expand_with` writes in that mode, not the one-pass-per-seed
+/// default) and computes the same Jacobian.
+#[test]
+fn the_requests_forward_mode_expands_the_programs_jacob() {
+    let text = "def f (x : [3]R) : [2][3]R =\n  jacob (fun v -> [v[0] * sin v[1], v[2] / v[0]]) x";
+    let p = Program::from_text("jac.ad", text).expect("compiles");
+    let inputs = Inputs::new().with("x", Value::reals(&[1.5, -0.5, 2.0]));
+    let passes = p.compile(&Request::new(Kind::Value)).expect("compiles");
+    let mut request = Request::new(Kind::Value);
+    request.forward.mode = forward::Mode::Vectorised;
+    let vectorised = p.compile(&request).expect("compiles");
+    let source = p.module().expect("a module");
+    for (compiled, mode) in [
+        (&passes, forward::Mode::Passes),
+        (&vectorised, forward::Mode::Vectorised),
+    ] {
+        let cfg = forward::Config {
+            mode,
+            ..forward::Config::default()
+        };
+        let want = forward::expand_with(source, &cfg).expect("expands");
+        assert_eq!(compiled.module(), Some(&want), "{mode:?}");
+    }
+    assert_ne!(passes.module(), vectorised.module());
+    let a = passes.call(&inputs).expect("runs").value;
+    let b = vectorised.call(&inputs).expect("runs").value;
+    assert!(a.approx_eq_default(&b), "{a} vs {b}");
+}

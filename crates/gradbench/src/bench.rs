@@ -5,7 +5,7 @@
 //!
 //! Inputs follow the evals' generators (gradbench/gradbench
 //! python/gradbench/gradbench/evals/*/run.py): uniform reals for lse, llsq,
-//! ode and kmeans (kmeans' centroids the last k points), GMM's normal and
+//! ode, det and kmeans (kmeans' centroids the last k points), GMM's normal and
 //! uniform draws, LSTM's uniform parameters and sequence, and ADBench's
 //! files for ba and ht (data/, SOURCES.md). The draws are this module's
 //! own generator's, not NumPy's: the same distributions, other numbers.
@@ -212,6 +212,18 @@ pub fn workloads() -> Vec<Workload> {
             json!({"x": r.uniforms(n), "s": s}),
         );
     }
+    // det draws from its own generator: the other evals' inputs stay those
+    // of earlier runs.
+    let mut det_draws = Draws(0x2545_f491_4f6c_dd1d);
+    for ell in [5, 11] {
+        push(
+            "det",
+            format!("ell={ell}"),
+            "primal",
+            "gradient",
+            json!({"A": det_draws.uniforms(ell * ell), "ell": ell}),
+        );
+    }
     for (d, k) in [(10, 25), (64, 100)] {
         let n = 1000;
         let input = json!({"d": d, "k": k, "n": n, "m": 0, "gamma": 1.0,
@@ -406,15 +418,15 @@ pub fn markdown(
     s.push_str(&format!("- Machine: {machine}.\n"));
     s.push_str(
         "- Sizes: GradBench's default workloads, the largest of each eval that fits a shared 2-core machine \
-         in this benchmark's time, and one smaller (gmm misses d = 128 / k = 200 as GradBench's defaults do; \
-         kmeans runs k = 100 of k up to 1000; ba the first and fifth of ADBench's 20 files; ht the small hand \
+         in this benchmark's time, and one smaller (det the smallest and the largest ell; gmm misses \
+         d = 128 / k = 200 as GradBench's defaults do; kmeans runs k = 100 of k up to 1000; ba the first and fifth of ADBench's 20 files; ht the small hand \
          instances, c = 100).\n",
     );
     s.push_str(
         "- Published: GradBench's nightly derivative / primal ratios of 2026-03-14 (as quoted in issue 13): \
          the manual C++ tool, and the best tool where known.\n",
     );
-    s.push_str("- Not run: det (not implemented: see docs/gradbench.md), particle and saddle (no primal to compare with: each function is a whole nested descent; `ff` is the only variant answered), hello (not a benchmark).\n\n");
+    s.push_str("- Not run: particle and saddle (no primal to compare with: each function is a whole nested descent; `ff` is the only variant answered), hello (not a benchmark).\n\n");
     s.push_str("| eval | workload | primal ms | derivative ms | derivative / primal | manual C++ | best tool | runs |\n");
     s.push_str("|---|---|---:|---:|---:|---:|---|---:|\n");
     let ms = |r: &Result<f64, String>| match r {

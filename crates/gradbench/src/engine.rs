@@ -14,6 +14,12 @@ pub enum Ask {
     /// The entry's value (derivatives the program takes itself, by
     /// `jacob`, `jvp` or `diff`, are forward mode inside it).
     Value,
+    /// The entry's value, its `jacob` and `grad` expanded in forward mode's
+    /// vectorised form (`forward::Mode::Vectorised`: all seeds in one pass,
+    /// the primal and the partial derivatives computed once), where that
+    /// was measured to be cheaper than one pass per seed
+    /// (docs/performance.md, "GradBench evals").
+    ValueVectorised,
     /// The gradient with respect to these parameters, by reverse mode
     /// (UNF, D_rho, UNF^-1, then the optimizer).
     Grad(&'static [&'static str]),
@@ -102,6 +108,11 @@ pub fn compile(
     let c = Backend::C(cfg.clone());
     let compiled = match ask {
         Ask::Value => program.compile(&Request::new(Kind::Value).entry(entry).backend(c)),
+        Ask::ValueVectorised => {
+            let mut request = Request::new(Kind::Value).entry(entry).backend(c);
+            request.forward.mode = forward::Mode::Vectorised;
+            program.compile(&request)
+        }
         Ask::Grad(wrt) => program.compile(
             &Request::new(Kind::Grad)
                 .entry(entry)
@@ -166,7 +177,7 @@ impl Compiled {
         };
         let (out, times) = self.compiled.time(&inputs, timing).map_err(err)?;
         let outcome = match self.ask {
-            Ask::Value | Ask::Grad(_) => Outcome {
+            Ask::Value | Ask::ValueVectorised | Ask::Grad(_) => Outcome {
                 value: out.value,
                 gradients: out.gradients,
                 hessian_ones: None,

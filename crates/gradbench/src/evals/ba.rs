@@ -139,7 +139,10 @@ pub fn eval() -> Eval {
             },
             Function {
                 name: "jacobian",
-                variants: Ok(vec![("ba_jacobian", Ask::Value)]),
+                // Vectorised: 15 seeds in one pass per observation, the
+                // camera's trigonometry once instead of 15 times
+                // (docs/performance.md, "GradBench evals").
+                variants: Ok(vec![("ba_jacobian", Ask::ValueVectorised)]),
                 input,
                 output: jacobian,
             },

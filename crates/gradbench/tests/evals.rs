@@ -403,9 +403,9 @@ fn det_input(a: &[Vec<f64>]) -> Json {
 /// checked without inverting A.
 fn assert_adjugate(what: &str, a: &[Vec<f64>], g: &[f64], det: f64) {
     let n = a.len();
-    for i in 0..n {
+    for (i, row) in a.iter().enumerate() {
         for j in 0..n {
-            let s: f64 = (0..n).map(|k| a[i][k] * g[j * n + k]).sum();
+            let s: f64 = row.iter().zip(&g[j * n..]).map(|(a, g)| a * g).sum();
             let want = if i == j { det } else { 0.0 };
             assert!(
                 close(s, want, 1e-12),
@@ -418,7 +418,9 @@ fn assert_adjugate(what: &str, a: &[Vec<f64>], g: &[f64], det: f64) {
 /// The primal against expansion by minors (det.hpp's algorithm), the
 /// gradient against the cofactors, `A G^T = det I` and central
 /// differences of the primal, on random matrices, singular ones (rank
-/// n - 1 with a zero column, rank 1, all zero), ties and the empty matrix.
+/// n - 1 with a zero column, rank 1, all zero), ties and the empty matrix;
+/// GradBench's largest ell; and inputs of the wrong size (one define for
+/// all).
 #[test]
 fn det_primal_and_gradient_against_minors_and_cofactors() {
     let mut t = Tool::start("det");
@@ -441,6 +443,8 @@ fn det_primal_and_gradient_against_minors_and_cofactors() {
             .collect(),
     );
     cases.push(Vec::new());
+    det_refuses_a_matrix_of_the_wrong_size(&mut t);
+    det_at_ell_11_against_a_known_factorisation(&mut t);
     for a in &cases {
         let what = format!("det of {a:?}");
         let v = t
@@ -475,8 +479,7 @@ fn det_primal_and_gradient_against_minors_and_cofactors() {
 /// million products there): A = P L U with L unit lower triangular, U
 /// upper triangular and P the row reversal, so det A = sign(P) prod
 /// diag(U) exactly; the gradient against `A G^T = det I`.
-#[test]
-fn det_at_ell_11_against_a_known_factorisation() {
+fn det_at_ell_11_against_a_known_factorisation(t: &mut Tool) {
     let n = 11;
     let mut r = Lcg(17);
     let l: Vec<Vec<f64>> = (0..n)
@@ -509,8 +512,6 @@ fn det_at_ell_11_against_a_known_factorisation() {
     let a: Vec<Vec<f64>> = lu.into_iter().rev().collect();
     // Reversing 11 rows is 5 swaps.
     let want = -(0..n).map(|i| u[i][i]).product::<f64>();
-    let mut t = Tool::start("det");
-    t.define("det");
     let v = t
         .evaluate("det", "primal", det_input(&a))
         .as_f64()
@@ -521,10 +522,8 @@ fn det_at_ell_11_against_a_known_factorisation() {
     assert_adjugate("ell = 11", &a, &g, v);
 }
 
-#[test]
-fn det_refuses_a_matrix_of_the_wrong_size() {
-    let mut t = Tool::start("det");
-    t.define("det");
+/// Inputs that do not make a square matrix: an error naming the field.
+fn det_refuses_a_matrix_of_the_wrong_size(t: &mut Tool) {
     for (input, says) in [
         (
             json!({"A": [1, 2, 3], "ell": 2}),

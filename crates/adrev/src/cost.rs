@@ -15,7 +15,7 @@ pub fn report(program: &Program, req: &Request, inputs: &Inputs) -> Result<Strin
         backend: Backend::Eval,
         ..req.clone()
     };
-    let m = program.source(req.kind, req.verify)?;
+    let m = program.source(&req)?;
     let compiled = program.compile(&req)?;
     let g = compiled
         .module()

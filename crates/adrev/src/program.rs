@@ -99,20 +99,21 @@ impl Program {
     /// every route differentiates), verified at the boundary; `command`
     /// names the caller in the error for a program that is not Source.
     pub fn expanded(&self, command: &str) -> Result<Module> {
-        self.expand(command, Verify::Boundaries)
+        self.expand(command, Verify::Boundaries, &forward::Config::default())
     }
 
     /// The Source module of a derivative request, with its derivative
-    /// constructs expanded.
-    pub(crate) fn source(&self, kind: Kind, verify: Verify) -> Result<Module> {
-        self.expand(kind.name(), verify)
+    /// constructs expanded in the request's forward mode.
+    pub(crate) fn source(&self, req: &Request) -> Result<Module> {
+        self.expand(req.kind.name(), req.verify, &req.forward)
     }
 
-    fn expand(&self, command: &str, verify: Verify) -> Result<Module> {
+    fn expand(&self, command: &str, verify: Verify, forward: &forward::Config) -> Result<Module> {
         match &self.ir {
             Ir::Source(m) => {
                 let cx = Context {
                     verify,
+                    forward: forward.clone(),
                     ..Context::new("")
                 };
                 passes::run(&[Pass::Expand], Flow::Source(m.clone()), &cx)?.into_module()
@@ -135,7 +136,7 @@ impl Program {
         if req.kind == Kind::Value {
             return self.compile_value(req, c);
         }
-        let m = self.source(req.kind, req.verify)?;
+        let m = self.source(req)?;
         let def = entry(&m, req.entry.as_deref())?.clone();
         let wrt = req.wrt.resolve(&def)?;
         let cx = Context {
@@ -250,7 +251,11 @@ impl Program {
     /// optimized) for `entry` and `wrt`: Source, Source UNF, Target UNF,
     /// Target and optimized Target, each printed and as RON.
     pub fn stages(&self, entry_name: Option<&str>, wrt: &Wrt) -> Result<Vec<StageDump>> {
-        let m = self.source(Kind::Grad, Verify::Boundaries)?;
+        let m = self.expand(
+            Kind::Grad.name(),
+            Verify::Boundaries,
+            &forward::Config::default(),
+        )?;
         let Ir::Source(parsed) = &self.ir else {
             return Err(Error::internal("a Source request without a Source module"));
         };

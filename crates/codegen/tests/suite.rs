@@ -6,7 +6,6 @@
 mod common;
 
 mod bench_harness;
-mod fixtures;
 mod hoisting;
 mod library;
 mod programs;

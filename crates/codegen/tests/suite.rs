@@ -5,7 +5,6 @@
 
 mod common;
 
-mod bench_harness;
 mod hoisting;
 mod library;
 mod programs;

@@ -6,7 +6,7 @@
 
 pub mod generator;
 
-pub use testkit::c::{in_process, run_both, run_entry_both, short};
+pub use testkit::c::{run_both, short};
 
 use std::path::PathBuf;
 

@@ -18,7 +18,8 @@ fn parse_text(f: &Fixture, text: &str) -> syntax::Module {
 /// Print → parse gives the same module and printing is idempotent; the
 /// program is written in the printer's layout (its body prints back
 /// verbatim, comments aside); the RON envelope carries the parsed module
-/// unchanged. Elaboration keeps the signature written in the program (an
+/// unchanged. Elaboration is stable (the printed core form elaborates to
+/// itself), keeps the signature written in the program (an
 /// oracle independent of inference), leaves core form, and specialisation
 /// gives a verified program, first order unless a derivative construct
 /// remains; the entry is first order as written unless the options say not.
@@ -51,6 +52,19 @@ fn parse_check(f: &Fixture) {
 
     let core = f.compile();
     syntax::verify(&core).unwrap_or_else(|e| panic!("{name}: the compiled module fails: {e:?}"));
+    // Core form is also surface form: elaborating the printed program
+    // again gives the same program.
+    let printed = syntax::print::module(&core);
+    let again = syntax::compile(SourceFile {
+        name: f.file_name(),
+        text: printed.clone(),
+    })
+    .unwrap_or_else(|e| panic!("{name}: the printed core form does not compile: {e}"));
+    assert_eq!(
+        syntax::print::module(&again),
+        printed,
+        "{name}: elaboration is not stable"
+    );
     let (want, got) = (
         m.defs.last().expect("a definition"),
         core.defs.last().expect("a definition"),

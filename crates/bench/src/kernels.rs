@@ -1,6 +1,6 @@
-//! The benchmark harness behind `cargo xtask bench` (and `cargo bench -p
-//! codegen`): for each kernel and size, the primal and the gradient of the
-//! generated code, of the hand-written C baseline (`baseline/kernels.c`),
+//! The C backend's benchmark harness behind `cargo xtask bench codegen`:
+//! for each kernel and size, the primal and the gradient of the generated
+//! code, of the hand-written C baseline (`baseline/kernels.c`),
 //! of the generated code with parallel loops, and of JAX and PyTorch when
 //! a Python with them is available, all on the same input file in one run.
 //! Times are medians of at least five timed calls made inside each
@@ -16,16 +16,14 @@ use std::process::Command;
 
 use syntax::{Module, SourceFile, Span};
 
-use crate::error::Error;
-use crate::layout::{Kind, Layout};
-use crate::{Built, Config};
+use codegen::{Built, Config, Error, Kind, Layout};
 
 /// The hand-written baseline (primal and gradient of every kernel, with a
 /// timing `main`), compiled with the flags of the generated code.
 pub const BASELINE_C: &str = include_str!("../baseline/kernels.c");
 
 /// The script that times JAX and PyTorch on the same input files.
-pub const PEERS_PY: &str = include_str!("../benches/peers/bench_peers.py");
+pub const PEERS_PY: &str = include_str!("../peers/bench_peers.py");
 
 /// How a kernel's inputs are made for a size `n`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -76,35 +74,35 @@ pub fn kernels() -> Result<Vec<Kernel>, Error> {
     let programs: [(&str, &str, &str, &str, usize); 5] = [
         (
             "sum",
-            include_str!("../benches/programs/sum.ad"),
+            include_str!("../programs/sum.ad"),
             "sum_",
             "sum_grad",
             1,
         ),
         (
             "prod",
-            include_str!("../benches/programs/prod.ad"),
+            include_str!("../programs/prod.ad"),
             "prod_",
             "prod_grad",
             1,
         ),
         (
             "dot",
-            include_str!("../benches/programs/dot.ad"),
+            include_str!("../programs/dot.ad"),
             "dot_",
             "dot_grad",
             2,
         ),
         (
             "sinexp",
-            include_str!("../benches/programs/sinexp.ad"),
+            include_str!("../programs/sinexp.ad"),
             "sinexp",
             "sinexp_grad",
             1,
         ),
         (
             "logsumexp",
-            include_str!("../benches/programs/logsumexp.ad"),
+            include_str!("../programs/logsumexp.ad"),
             "logsumexp",
             "logsumexp_grad",
             1,
@@ -400,8 +398,8 @@ pub fn run(
             report
                 .origins
                 .push((format!("{} ({tool})", k.name), origin.clone()));
-            let built = crate::build(
-                &crate::emit(module, &cfg.codegen)?,
+            let built = codegen::build(
+                &codegen::emit(module, &cfg.codegen)?,
                 &dir.join(tool),
                 &cfg.codegen,
             )?;
@@ -415,8 +413,8 @@ pub fn run(
                     format!("{} ({fast_tool})", k.name),
                     format!("{origin}, built `fast` (and timed against the `fast` primal)"),
                 ));
-                let built = crate::build(
-                    &crate::emit(module, &fast_cfg)?,
+                let built = codegen::build(
+                    &codegen::emit(module, &fast_cfg)?,
                     &dir.join(&fast_tool),
                     &fast_cfg,
                 )?;
@@ -453,7 +451,7 @@ pub fn run(
                             span: Span::GENERATED,
                             name: Some(seq.primal_entry.clone()),
                         })?;
-                    let (bytes, _) = crate::exec::encode_args(entry, &gmm_inputs(d, kk, n))?;
+                    let (bytes, _) = codegen::encode_args(entry, &gmm_inputs(d, kk, n))?;
                     std::fs::write(&input, bytes).map_err(|e| Error::io("write", &input, e))?;
                 }
             }
@@ -534,8 +532,8 @@ struct Pair {
 }
 
 fn build_pair(k: &Kernel, dir: &Path, cfg: &Config) -> Result<Pair, Error> {
-    let primal = crate::build(&crate::emit(&k.primal, cfg)?, &dir.join("primal"), cfg)?;
-    let grad = crate::build(&crate::emit(&k.grad, cfg)?, &dir.join("grad"), cfg)?;
+    let primal = codegen::build(&codegen::emit(&k.primal, cfg)?, &dir.join("primal"), cfg)?;
+    let grad = codegen::build(&codegen::emit(&k.grad, cfg)?, &dir.join("grad"), cfg)?;
     Ok(Pair {
         primal,
         grad,
@@ -545,8 +543,8 @@ fn build_pair(k: &Kernel, dir: &Path, cfg: &Config) -> Result<Pair, Error> {
 }
 
 fn ours(p: &Pair, input: &Path, reps: usize, env: &[(&str, String)]) -> Result<Samples, Error> {
-    let (_, tp) = crate::exec::run_file(&p.primal, &p.primal_entry, input, reps, env)?;
-    let (bytes, tg) = crate::exec::run_file(&p.grad, &p.grad_entry, input, reps, env)?;
+    let (_, tp) = codegen::run_file(&p.primal, &p.primal_entry, input, reps, env)?;
+    let (bytes, tg) = codegen::run_file(&p.grad, &p.grad_entry, input, reps, env)?;
     let entry = p
         .grad
         .program
@@ -868,8 +866,3 @@ fn load_average() -> String {
         .and_then(|s| s.split_whitespace().next().map(str::to_string))
         .unwrap_or_else(|| "?".into())
 }
-
-#[path = "bench_report.rs"]
-mod report;
-
-pub use report::REFERENCE;

@@ -3,7 +3,7 @@
 Modelled on the peers' bench_jax.py / bench_torch.py (the project's
 shared peers directory), but reading the input file of the generated C
 driver (for each array: its length as int64, then its float64 values), so
-that every tool of one run sees the same bytes. Run by `codegen::bench`.
+that every tool of one run sees the same bytes. Run by `bench::kernels`, crates/bench.
 
     python bench_peers.py probe                      -> prints the tools importable here
     python bench_peers.py TOOL KERNEL INPUT REPS     -> primal_ns ..., grad_ns ..., primal_cpu_ns ...,

@@ -3,7 +3,7 @@
 //! (`codegen::run`: an input file, a process, an output file) and the
 //! in-process library (`codegen::Library::call`), each on values and, for
 //! the library, on a dense scalar. Run with
-//! `cargo run --release -p codegen --example call_overhead [CALLS]`;
+//! `cargo run --release -p bench --example call_overhead [CALLS]`;
 //! docs/codegen.md quotes a run.
 
 use std::time::Instant;

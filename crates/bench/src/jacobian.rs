@@ -2,8 +2,7 @@
 //! the seed-independent work is done once, against n independent forward
 //! passes.
 //!
-//! This crate does not evaluate programs, so the caller passes the
-//! evaluator (`cargo xtask bench` and the `jacobian_bench` example pass
+//! The caller passes the evaluator (`cargo xtask bench jacobian` passes
 //! `semantics::eval_entry`); the functions here build the two programs,
 //! time them and check that they agree.
 
@@ -11,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use syntax::Module;
 
-use crate::{Config, Mode};
+use forward::{Config, Mode};
 
 /// The benchmarked program: a vector-valued function of `x : [n]R` whose
 /// every output depends on every input through a shared, seed-independent
@@ -33,12 +32,12 @@ pub struct Programs {
 
 /// Builds both Jacobian programs from the typed module of [`PROGRAM`]
 /// (the caller compiles the text with the front end).
-pub fn programs(m: &Module) -> Result<Programs, crate::Error> {
-    let entry = m.defs.last().ok_or_else(|| crate::Error::NotFound {
+pub fn programs(m: &Module) -> Result<Programs, forward::Error> {
+    let entry = m.defs.last().ok_or_else(|| forward::Error::NotFound {
         span: syntax::Span::GENERATED,
         message: "the benchmark module has no definition".to_string(),
     })?;
-    let vectorised = crate::jacobian_program(
+    let vectorised = forward::jacobian_program(
         m,
         entry,
         None,
@@ -47,7 +46,7 @@ pub fn programs(m: &Module) -> Result<Programs, crate::Error> {
             ..Config::default()
         },
     )?;
-    let passes = crate::jacobian_program(m, entry, None, &Config::default())?;
+    let passes = forward::jacobian_program(m, entry, None, &Config::default())?;
     Ok(Programs { vectorised, passes })
 }
 

@@ -43,7 +43,7 @@ fn main() {
         std::fs::write(p, &prog.source).expect("dump");
     }
     let built = codegen::build(&prog, &std::env::temp_dir().join("gmmtime"), &c).expect("build");
-    let args = codegen::bench::gmm_inputs(10, 25, 10_000);
+    let args = bench::gmm_inputs(10, 25, 10_000);
     let reps = std::env::var("GMMTIME_REPS")
         .ok()
         .and_then(|r| r.parse().ok())

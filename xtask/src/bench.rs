@@ -14,11 +14,11 @@
 //! checked once, on reading, and the stage takes the check's result
 //! (`reverse_checked`, `raise_checked`).
 //!
-//! `codegen` runs the C backend's suite (`codegen::bench::suite`: the
+//! `codegen` runs the C backend's suite (`bench::suite`: the
 //! vector kernels and GMM, generated code against the hand-written C
 //! baseline and, given a Python with them, JAX and PyTorch) and writes
 //! docs/performance.md and its plot. `jacobian` times dF~'s vectorised
-//! Jacobian against n forward passes (`forward::bench`) with the
+//! Jacobian against n forward passes (`bench::jacobian`) with the
 //! reference evaluator.
 
 use crate::diag::CliError;
@@ -360,7 +360,7 @@ pub struct CodegenOpts {
 }
 
 /// Reverse mode's gradient program of `entry` and the same optimized,
-/// for `codegen::bench::suite`: the library's gradient requests (UNF route).
+/// for `bench::suite`: the library's gradient requests (UNF route).
 fn differentiate(
     m: &Module,
     entry: &str,
@@ -398,14 +398,14 @@ pub fn codegen(opts: &CodegenOpts) -> Result<(), CliError> {
         .map_err(|e| CliError::user(format!("{}: {e}", gmm_path.display())))?;
     let gmm_n = opts.gmm_n.unwrap_or(if opts.quick { 1000 } else { 10_000 });
     let (kernels, notes) =
-        codegen::bench::suite(&gmm, gmm_n, &differentiate).map_err(|e| internal("codegen", e))?;
+        bench::suite(&gmm, gmm_n, &differentiate).map_err(|e| internal("codegen", e))?;
     for n in notes {
         eprintln!("{n}");
     }
-    let mut cfg = codegen::bench::BenchConfig {
+    let mut cfg = bench::BenchConfig {
         dir: root.join("target/adrev-bench"),
         only: opts.kernels.clone(),
-        ..codegen::bench::BenchConfig::default()
+        ..bench::BenchConfig::default()
     };
     if opts.quick {
         cfg.sizes = vec![10_000];
@@ -425,14 +425,15 @@ pub fn codegen(opts: &CodegenOpts) -> Result<(), CliError> {
         cfg.python = opts.python.clone();
     }
     cfg.codegen.native = opts.native;
-    let report = codegen::bench::run(&kernels, &cfg, &mut |line| eprintln!("{line}"))
+    let report = bench::run(&kernels, &cfg, &mut |line| eprintln!("{line}"))
         .map_err(|e| internal("codegen", e))?;
     let md = report.markdown();
     println!("{md}");
     if opts.write_docs {
         // The GradBench section is `bench gradbench`'s: kept as it is.
         let md = md + &gradbench_section(&root.join("docs/performance.md"));
-        for (name, text) in [("performance.md", md), ("performance.svg", report.svg())] {
+        let svg = report.svg().map_err(|e| internal("codegen", e))?;
+        for (name, text) in [("performance.md", md), ("performance.svg", svg)] {
             let path = root.join("docs").join(name);
             std::fs::write(&path, text)
                 .map_err(|e| CliError::user(format!("cannot write {}: {e}", path.display())))?;
@@ -454,7 +455,7 @@ fn gradbench_section(path: &std::path::Path) -> String {
 }
 
 /// `cargo xtask bench gradbench`: GradBench's workloads through the tool's
-/// session (crates/gradbench/src/bench.rs); `only` limits the evals. The
+/// session (crates/bench/src/gradbench.rs); `only` limits the evals. The
 /// table replaces docs/performance.md's GradBench section.
 pub fn gradbench(quick: bool, only: &[String], write_docs: bool) -> Result<(), CliError> {
     let (min_runs, min_seconds) = if quick { (1, 0.0) } else { (5, 0.5) };
@@ -470,7 +471,7 @@ pub fn gradbench(quick: bool, only: &[String], write_docs: bool) -> Result<(), C
     };
     let started = load("started");
     let (rows, compiles) =
-        gradbench::bench::run(only, min_runs, min_seconds, &mut |l| eprintln!("{l}"));
+        bench::gradbench::run(only, min_runs, min_seconds, &mut |l| eprintln!("{l}"));
     let cpu = std::fs::read_to_string("/proc/cpuinfo")
         .ok()
         .and_then(|c| {
@@ -483,7 +484,7 @@ pub fn gradbench(quick: bool, only: &[String], write_docs: bool) -> Result<(), C
     let machine = format!("{cpu}, {cores} cores, {started}, {}", load("ended"));
     let md = format!(
         "{GRADBENCH_MARK}\n{}",
-        gradbench::bench::markdown(&rows, &compiles, &machine, min_seconds)
+        bench::gradbench::markdown(&rows, &compiles, &machine, min_seconds)
     );
     println!("{md}");
     if write_docs {
@@ -513,14 +514,14 @@ fn flatten(v: &semantics::Value, out: &mut Vec<f64>) {
 }
 
 /// `cargo xtask bench jacobian`: the vectorised Jacobian of
-/// `forward::bench::PROGRAM` against n forward passes, by the evaluator.
+/// `bench::jacobian::PROGRAM` against n forward passes, by the evaluator.
 pub fn jacobian(sizes: &[usize]) -> Result<(), CliError> {
     let m = syntax::compile(SourceFile {
         name: "jacobian_bench.ad".to_string(),
-        text: forward::bench::PROGRAM.to_string(),
+        text: bench::jacobian::PROGRAM.to_string(),
     })
     .map_err(|e| internal("parse", e))?;
-    let programs = forward::bench::programs(&m).map_err(|e| internal("forward", e))?;
+    let programs = bench::jacobian::programs(&m).map_err(|e| internal("forward", e))?;
     let eval = |m: &Module, x: &str| -> Result<Vec<f64>, String> {
         let def = m.defs.last().ok_or("no definition")?;
         let ty = def.params[0].ty.as_ref().ok_or("untyped parameter")?;
@@ -534,12 +535,12 @@ pub fn jacobian(sizes: &[usize]) -> Result<(), CliError> {
     println!("## Jacobian: vectorised (dF~) against n forward passes\n");
     println!(
         "Best of 3, reference evaluator, on\n\n```\n{}```\n",
-        forward::bench::PROGRAM
+        bench::jacobian::PROGRAM
     );
     println!("| n | vectorised | n passes | passes / vectorised | max abs diff |");
     println!("|---:|---:|---:|---:|---:|");
     for &n in sizes {
-        let r = forward::bench::jacobian_vs_passes(&programs, n, 3, eval)
+        let r = bench::jacobian::jacobian_vs_passes(&programs, n, 3, eval)
             .map_err(|e| CliError::Internal(format!("jacobian benchmark at n = {n}: {e}\n")))?;
         println!(
             "| {n} | {:.3} ms | {:.3} ms | {:.2} | {:.1e} |",

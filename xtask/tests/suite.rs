@@ -8,7 +8,7 @@ mod common;
 mod check_grad;
 mod deep;
 mod errors;
-mod fixtures;
+mod exact_output;
 mod higher_order;
 mod inspect;
 mod layout;

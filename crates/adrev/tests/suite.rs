@@ -3,4 +3,3 @@
 mod api;
 mod common;
 mod nonscalar;
-mod routes;

@@ -17,7 +17,7 @@ use syntax::{Def, Module, Name, Size, Span, Ty};
 use crate::Config;
 use crate::error::Error;
 use crate::layout::{Kind, Layout};
-use crate::lower::{Ctx, Site, SiteKind};
+use crate::lower::{Lowerer, Site, SiteKind};
 use crate::val::{Arr, Env, Leaves, Manifest, Val};
 use crate::writer::c_ident;
 
@@ -240,7 +240,7 @@ pub(crate) fn emit_def(
         body_span: m.span(def.body),
     };
 
-    let mut cx = Ctx::new(m, def, cfg, sites);
+    let mut cx = Lowerer::new(m, def, cfg, sites);
     cx.w.open(entry.prototype());
     cx.w.line("ad_begin(ctx);");
     let mut env = Env::new();
@@ -265,7 +265,7 @@ pub(crate) fn emit_def(
 /// `at` on; checks the array sizes against the type.
 #[allow(clippy::too_many_arguments)]
 fn param_val(
-    cx: &mut Ctx<'_>,
+    cx: &mut Lowerer<'_>,
     ty: &Ty,
     k: usize,
     at: &mut (usize, usize),
@@ -303,7 +303,7 @@ fn param_val(
 
 #[allow(clippy::too_many_arguments)]
 fn param_leaves(
-    cx: &mut Ctx<'_>,
+    cx: &mut Lowerer<'_>,
     ty: &Ty,
     k: usize,
     at: &mut (usize, usize),
@@ -345,7 +345,7 @@ fn param_leaves(
 /// that the type says are equal become the same variable, so that the
 /// loops over them fuse and their equality is not checked again.
 fn check_size(
-    cx: &mut Ctx<'_>,
+    cx: &mut Lowerer<'_>,
     size: &Size,
     len: &str,
     name: &str,
@@ -386,7 +386,7 @@ fn check_size(
 
 /// Copies every array of a result that is a view of an input into the
 /// arena, so that results never alias the caller's buffers.
-fn own(cx: &mut Ctx<'_>, v: Val, ty: &Ty, span: Span) -> Result<Val, Error> {
+fn own(cx: &mut Lowerer<'_>, v: Val, ty: &Ty, span: Span) -> Result<Val, Error> {
     match (v, ty) {
         (Val::Tuple(items), Ty::Tuple(tys)) => Ok(Val::Tuple(
             items
@@ -408,7 +408,7 @@ fn own(cx: &mut Ctx<'_>, v: Val, ty: &Ty, span: Span) -> Result<Val, Error> {
 }
 
 /// Writes a (materialized) result to the output parameters.
-fn write_outputs(cx: &mut Ctx<'_>, v: &Val, at: &mut (usize, usize)) {
+fn write_outputs(cx: &mut Lowerer<'_>, v: &Val, at: &mut (usize, usize)) {
     match v {
         Val::Scalar(_, c) => {
             cx.w.line(format!("*out_l{} = {c};", at.1));

@@ -23,7 +23,7 @@ use syntax::{ExprId, Prim, Span, Ty, stack};
 
 use crate::error::Error;
 use crate::layout::{Kind, has_array};
-use crate::lower::{Ctx, Flags, SiteKind, int_lit};
+use crate::lower::{Flags, Lowerer, SiteKind, int_lit};
 use crate::streams::{Order, order};
 use crate::val::{Arr, Delayed, Env, Func, Gen, Leaves, Manifest, Val};
 
@@ -41,7 +41,7 @@ pub(crate) const LANES: usize = 4;
 /// thread (`Config::parallel_min`).
 pub(crate) const PAR_MIN: u32 = 32768;
 
-impl Ctx<'_> {
+impl Lowerer<'_> {
     /// Compiles a builtin application.
     pub fn prim(&mut self, id: ExprId, op: Prim, args: &[ExprId], env: &Env) -> Result<Val, Error> {
         let span = self.span(id);
@@ -301,7 +301,7 @@ impl Ctx<'_> {
             // element (the stream's reading loop would run n + 1 times
             // and test each time whether an element is left to take in),
             // and leaves the last element in the accumulator
-            // (`Ctx::last_element`). `scanr` keeps the stream's loop: the
+            // (`Lowerer::last_element`). `scanr` keeps the stream's loop: the
             // same change there made GMM's gradient 10% slower, through
             // the C compiler's register allocation in its one large
             // function rather than through the loop itself.
@@ -688,7 +688,8 @@ impl Ctx<'_> {
 
 /// Writes one step of a fold: the context, the accumulator value, its
 /// variables, the index.
-pub(crate) type Step<'s> = dyn Fn(&mut Ctx<'_>, &Val, &[String], &str) -> Result<(), Error> + 's;
+pub(crate) type Step<'s> =
+    dyn Fn(&mut Lowerer<'_>, &Val, &[String], &str) -> Result<(), Error> + 's;
 
 /// The elements of `map f A` / `map2 f A B` over manifest arrays as leaves
 /// of the sources, when `f` only takes tuples apart and puts them together

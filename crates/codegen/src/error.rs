@@ -103,14 +103,16 @@ impl Error {
         }
     }
 
-    pub(crate) fn core(span: Span, message: impl Into<String>) -> Error {
+    /// The module is not in the core form the backend takes.
+    pub fn core(span: Span, message: impl Into<String>) -> Error {
         Error::NotCoreForm {
             span,
             message: message.into(),
         }
     }
 
-    pub(crate) fn io(action: &str, path: &std::path::Path, e: impl std::fmt::Display) -> Error {
+    /// An I/O error while doing `action` on `path`.
+    pub fn io(action: &str, path: &std::path::Path, e: impl std::fmt::Display) -> Error {
         Error::Io {
             span: Span::GENERATED,
             action: action.to_string(),

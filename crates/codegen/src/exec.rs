@@ -281,7 +281,7 @@ pub(crate) fn check_arity(e: &Entry, found: usize) -> Result<(), Error> {
 }
 
 /// Checks the arguments with the evaluator's rules and encodes them.
-pub(crate) fn encode_args(e: &Entry, args: &[Value]) -> Result<(Vec<u8>, SizeEnv), Error> {
+pub fn encode_args(e: &Entry, args: &[Value]) -> Result<(Vec<u8>, SizeEnv), Error> {
     check_arity(e, args.len())?;
     let mut sizes = SizeEnv::new();
     for (p, a) in e.params.iter().zip(args) {
@@ -308,7 +308,7 @@ pub(crate) fn encode_args(e: &Entry, args: &[Value]) -> Result<(Vec<u8>, SizeEnv
 /// benchmarks write large inputs directly); returns the result's bytes and
 /// the times of the `reps` timed calls. `env` is added to the driver's
 /// environment (`OMP_NUM_THREADS`).
-pub(crate) fn run_file(
+pub fn run_file(
     built: &Built,
     entry: &str,
     input: &Path,

@@ -9,11 +9,11 @@ use syntax::{Prim, Span, Ty};
 use crate::arrays::{Dir, LANES, Source, Step, dims_of, simple_op};
 use crate::error::Error;
 use crate::layout::{Kind, has_array, scalar_kinds};
-use crate::lower::{Ctx, SiteKind};
+use crate::lower::{Lowerer, SiteKind};
 use crate::streams::{Order, order, rebuild, scalars};
 use crate::val::{Arr, Func, Leaves, Manifest, Val};
 
-impl Ctx<'_> {
+impl Lowerer<'_> {
     /// One mutable C variable per scalar of a value shaped like `z`
     /// (`kinds`), named from `base` and set to `zs`: the variables, and the
     /// value made of them.
@@ -75,14 +75,15 @@ impl Ctx<'_> {
         }
         // The accumulator lives in mutable variables.
         let (accs, acc_val) = self.scalar_vars(&z, &kinds, &zs, "acc");
-        let step = |cx: &mut Ctx<'_>, acc: &Val, accs: &[String], i: &str| -> Result<(), Error> {
-            let x = match &src {
-                Source::Array(a) => cx.elem(a, i)?,
-                Source::Count(_) => Val::Scalar(Kind::Int, i.to_string()),
+        let step =
+            |cx: &mut Lowerer<'_>, acc: &Val, accs: &[String], i: &str| -> Result<(), Error> {
+                let x = match &src {
+                    Source::Array(a) => cx.elem(a, i)?,
+                    Source::Count(_) => Val::Scalar(Kind::Int, i.to_string()),
+                };
+                let v = cx.apply(f, vec![acc.clone(), x], span)?;
+                cx.update(accs, &kinds, &v, span)
             };
-            let v = cx.apply(f, vec![acc.clone(), x], span)?;
-            cx.update(accs, &kinds, &v, span)
-        };
         if let Source::Array(a) = &src {
             self.open_streams(a);
         }

@@ -24,7 +24,6 @@
 //!   library path), building and running;
 //! - `library.rs`: the shared library loaded and called in process (the
 //!   crate's only `unsafe`);
-//! - `bench.rs`: the benchmark harness behind `cargo xtask bench`.
 //!
 //! Invariants: the generated code computes what `semantics` computes, bit
 //! for bit in the default configuration (same libm, no reassociation, no
@@ -36,7 +35,6 @@
 
 mod abi;
 mod arrays;
-pub mod bench;
 mod driver;
 mod error;
 mod exec;
@@ -60,7 +58,7 @@ use syntax::{Module, Ty};
 
 pub use abi::{CALL_SIGNATURE, Entry, EntryParam};
 pub use error::Error;
-pub use exec::{Times, build, run, run_entry, time};
+pub use exec::{Times, build, encode_args, run, run_entry, run_file, time};
 pub use layout::{Kind, Layout, Leaf};
 pub use library::Library;
 pub use lower::{Site, SiteKind};

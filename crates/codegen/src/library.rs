@@ -52,7 +52,7 @@ pub struct Library {
     calls: Vec<CallFn>,
     ctx_free: CtxFreeFn,
     error_info: ErrorInfoFn,
-    ctx: Mutex<Ctx>,
+    ctx: Mutex<CallState>,
     // Last: the code must stay loaded while the pointers above live (the
     // context is freed in `Drop` before the fields are dropped). A program
     // with OpenMP loops is never unloaded: unloading it may unload libgomp
@@ -61,12 +61,12 @@ pub struct Library {
 }
 
 /// The call context (`ad_ctx *`), owned by one [`Library`].
-struct Ctx(*mut c_void);
+struct CallState(*mut c_void);
 
 // SAFETY: the context is plain heap memory of the generated runtime with
 // no thread affinity; it is only touched while its `Library`'s mutex is
 // held, so moving it between threads is sound.
-unsafe impl Send for Ctx {}
+unsafe impl Send for CallState {}
 
 /// One output slot: the callee stores a scalar result (a `double`, an
 /// `int64_t` or a `bool`) or the address of a result buffer in it.
@@ -152,7 +152,7 @@ impl Library {
             calls,
             ctx_free,
             error_info,
-            ctx: Mutex::new(Ctx(ctx)),
+            ctx: Mutex::new(CallState(ctx)),
             lib: std::mem::ManuallyDrop::new(lib),
         })
     }

@@ -76,7 +76,7 @@ pub(crate) struct Flags {
 }
 
 /// The state of compiling one definition.
-pub(crate) struct Ctx<'a> {
+pub(crate) struct Lowerer<'a> {
     pub m: &'a Module,
     pub cfg: &'a Config,
     pub w: Writer,
@@ -92,14 +92,14 @@ pub(crate) struct Ctx<'a> {
     /// The last element of each `scanl` written out with scalar
     /// accumulators, which its loop leaves in the accumulator variables:
     /// the first buffer pointer to the array's length, the element's index
-    /// and the accumulator (`streams.rs`, [`Ctx::last_element`]).
+    /// and the accumulator (`streams.rs`, [`Lowerer::last_element`]).
     pub lasts: std::collections::HashMap<String, (String, String, Val)>,
     fresh: usize,
 }
 
-impl<'a> Ctx<'a> {
-    pub fn new(m: &'a Module, def: &Def, cfg: &'a Config, sites: &'a mut Vec<Site>) -> Ctx<'a> {
-        Ctx {
+impl<'a> Lowerer<'a> {
+    pub fn new(m: &'a Module, def: &Def, cfg: &'a Config, sites: &'a mut Vec<Site>) -> Lowerer<'a> {
+        Lowerer {
             m,
             cfg,
             w: Writer::default(),
@@ -480,7 +480,7 @@ impl<'a> Ctx<'a> {
         })
     }
 
-    /// Assigns a value to variables made by [`Ctx::declare`]; returns
+    /// Assigns a value to variables made by [`Lowerer::declare`]; returns
     /// whether all its arrays belong to the arena.
     pub fn assign(&mut self, slot: &Val, v: Val, span: Span) -> Result<bool, Error> {
         stack::guard(|| match (slot, v) {

@@ -9,7 +9,7 @@
 //! A delayed array built on such a scan has an [`Order`]: it must be read
 //! upwards (`scanl`) or downwards (`scanr`), each element exactly once. The
 //! readers that walk arrays (materialization, folds, scans, stores) pick
-//! their direction from it and call [`Ctx::open_streams`] before their
+//! their direction from it and call [`Lowerer::open_streams`] before their
 //! loop; every other reader (indexing, shifts, a reader going the other
 //! way, two sources going opposite ways) materializes the array first. A
 //! delayed array is read by one reader only (`uses.rs`), so a stream is
@@ -22,7 +22,7 @@ use syntax::{Prim, Span, Ty};
 use crate::arrays::Dir;
 use crate::error::Error;
 use crate::layout::{has_array, scalar_kinds};
-use crate::lower::Ctx;
+use crate::lower::Lowerer;
 use crate::val::{Arr, Delayed, Func, Gen, Leaves, Manifest, Val};
 
 /// The order in which a delayed array's elements must be read.
@@ -77,7 +77,7 @@ pub(crate) fn order(a: &Arr) -> Order {
     }
 }
 
-impl Ctx<'_> {
+impl Lowerer<'_> {
     /// The array, materialized unless it may be read in any order.
     pub fn random_access(&mut self, a: Arr) -> Result<Arr, Error> {
         if order(&a) == Order::Any {
@@ -214,7 +214,7 @@ impl Ctx<'_> {
                 .zip(kinds)
                 .map(|(a, k)| Val::Scalar(*k, a.clone())),
         );
-        let take = |cx: &mut Ctx<'_>| -> Val {
+        let take = |cx: &mut Lowerer<'_>| -> Val {
             let vals: Vec<Val> = accs
                 .iter()
                 .zip(kinds)
@@ -222,7 +222,7 @@ impl Ctx<'_> {
                 .collect();
             rebuild(z, &mut vals.into_iter())
         };
-        let advance = |cx: &mut Ctx<'_>| -> Result<(), Error> {
+        let advance = |cx: &mut Lowerer<'_>| -> Result<(), Error> {
             cx.w.open(format!("if ({i} < {})", src.len()));
             let x = cx.elem(src, i)?;
             let args = if *op == Prim::Scanl {
@@ -246,7 +246,7 @@ impl Ctx<'_> {
     }
 }
 
-impl Ctx<'_> {
+impl Lowerer<'_> {
     /// Remembers that element `index` of the manifest array `m`, the last
     /// one of a `scanl` just written by a loop, is `acc` (the accumulator
     /// variables, which the loop leaves holding it and nothing writes

@@ -39,7 +39,7 @@ fn run(cfg: &Config, name: &str) {
         .and_then(|s| s.parse().ok())
         .unwrap_or(20_240_601);
     let mut g = Gen {
-        rng: Rng(seed),
+        rng: Rng::new(seed),
         fresh: 0,
     };
     let env = vec![

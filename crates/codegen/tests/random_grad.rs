@@ -31,7 +31,7 @@ fn run(cfg: &Config, name: &str) {
         .and_then(|s| s.parse().ok())
         .unwrap_or(7_240_601);
     let mut g = Gen {
-        rng: Rng(seed),
+        rng: Rng::new(seed),
         fresh: 0,
     };
     let env = vec![

@@ -5,8 +5,6 @@
 
 mod common;
 
-mod bench_harness;
-mod fixtures;
 mod hoisting;
 mod library;
 mod programs;

@@ -1,6 +1,6 @@
 //! A small typed builder over the shared expression arena.
 //!
-//! Every node a transformation adds goes through [`Ctx::add`], which records
+//! Every node a transformation adds goes through [`Builder::add`], which records
 //! its type and the current span (the span of the primal node being
 //! transformed, or `Span::GENERATED`). Invariants the helpers keep:
 //! - every node is used as the child of exactly one node: a value needed
@@ -40,7 +40,7 @@ impl Atom {
 
 /// The builder: the module under construction, its name supply and the
 /// span new nodes inherit.
-pub(crate) struct Ctx {
+pub(crate) struct Builder {
     /// The module; new nodes are appended to its arena.
     pub(crate) m: Module,
     /// Fresh names, clashing with no name of the input.
@@ -55,11 +55,11 @@ pub(crate) struct Ctx {
     pub(crate) source_only: bool,
 }
 
-impl Ctx {
+impl Builder {
     /// A builder appending to (a copy of) `m`.
-    pub(crate) fn new(m: Module) -> Ctx {
+    pub(crate) fn new(m: Module) -> Builder {
         let names = m.name_gen();
-        Ctx {
+        Builder {
             m,
             names,
             span: Span::GENERATED,
@@ -271,7 +271,7 @@ impl Ctx {
         &mut self,
         base: &str,
         value: ExprId,
-        scope: impl FnOnce(&mut Ctx, Atom) -> Res<ExprId>,
+        scope: impl FnOnce(&mut Builder, Atom) -> Res<ExprId>,
     ) -> Res<ExprId> {
         if let Some(atom) = self.as_atom(value) {
             return scope(self, atom);
@@ -288,7 +288,7 @@ impl Ctx {
         &mut self,
         base: &str,
         value: ExprId,
-        scope: impl FnOnce(&mut Ctx, Vec<Atom>) -> Res<ExprId>,
+        scope: impl FnOnce(&mut Builder, Vec<Atom>) -> Res<ExprId>,
     ) -> Res<ExprId> {
         if let Expr::Tuple(items) = self.m.expr(value) {
             let atoms: Option<Vec<Atom>> = items.iter().map(|&i| self.as_atom(i)).collect();
@@ -321,7 +321,7 @@ impl Ctx {
         &mut self,
         n: ExprId,
         size: Size,
-        body: impl FnOnce(&mut Ctx, Atom) -> Res<ExprId>,
+        body: impl FnOnce(&mut Builder, Atom) -> Res<ExprId>,
     ) -> Res<ExprId> {
         let i = self.fresh("i");
         let b = body(self, Atom::Var(i.clone(), Ty::Int))?;
@@ -335,7 +335,7 @@ impl Ctx {
         &mut self,
         array: ExprId,
         base: &str,
-        body: impl FnOnce(&mut Ctx, Atom) -> Res<ExprId>,
+        body: impl FnOnce(&mut Builder, Atom) -> Res<ExprId>,
     ) -> Res<ExprId> {
         let (size, elem) = match self.ty(array)? {
             Ty::Array(size, elem) => (size, *elem),
@@ -353,7 +353,7 @@ impl Ctx {
         &mut self,
         a: ExprId,
         b: ExprId,
-        body: impl FnOnce(&mut Ctx, Atom, Atom) -> Res<ExprId>,
+        body: impl FnOnce(&mut Builder, Atom, Atom) -> Res<ExprId>,
     ) -> Res<ExprId> {
         let (size, ea) = match self.ty(a)? {
             Ty::Array(size, elem) => (size, *elem),

@@ -34,7 +34,7 @@ use std::collections::HashMap;
 use syntax::{Expr, ExprId, Name, Param, Pat, Prim, Size, Ty, stack};
 
 use crate::Error;
-use crate::build::{Atom, Ctx, Res};
+use crate::build::{Atom, Builder, Res};
 use crate::shape;
 use crate::table::{self, Partial};
 use syntax::derivatives::{self, Sig};
@@ -77,7 +77,7 @@ impl Rep {
     }
 
     /// A new node holding the zero tangent of `R`.
-    pub(crate) fn zero(&self, cx: &mut Ctx) -> ExprId {
+    pub(crate) fn zero(&self, cx: &mut Builder) -> ExprId {
         match self {
             Rep::Scalar => cx.real(0.0),
             Rep::Vector { zeros } => cx.emit(zeros),
@@ -109,7 +109,7 @@ pub(crate) type Scope = HashMap<Name, Binding>;
 /// One application of D.
 pub(crate) struct Macro<'a> {
     /// The arena.
-    pub(crate) cx: &'a mut Ctx,
+    pub(crate) cx: &'a mut Builder,
     rep: Rep,
     scope: &'a Scope,
     /// Primal binder → its dual's name.
@@ -122,7 +122,7 @@ pub(crate) struct Macro<'a> {
 
 impl<'a> Macro<'a> {
     /// A macro over `cx` with the given tangent representation.
-    pub(crate) fn new(cx: &'a mut Ctx, rep: Rep, scope: &'a Scope, mutant: bool) -> Macro<'a> {
+    pub(crate) fn new(cx: &'a mut Builder, rep: Rep, scope: &'a Scope, mutant: bool) -> Macro<'a> {
         Macro {
             cx,
             rep,

@@ -18,7 +18,7 @@ use std::collections::HashSet;
 
 use syntax::{Def, Expr, ExprId, Module, Pat, Prim, Size, Span, Ty, stack};
 
-use crate::build::{Atom, Ctx, Res, show_ty};
+use crate::build::{Atom, Builder, Res, show_ty};
 use crate::dual::{Binding, Macro, Rep, Scope};
 use crate::shape::{self, let_atom};
 use crate::{Config, Error, Mode};
@@ -55,7 +55,7 @@ fn expand_once(m: &Module, cfg: &Config) -> Res<Module> {
         });
     }
     // A Source program stays one: reverse mode may differentiate it next.
-    let mut cx = Ctx::new(m.clone());
+    let mut cx = Builder::new(m.clone());
     cx.source_only = true;
     let mut ex = Expander {
         cx,
@@ -88,7 +88,7 @@ fn contains_construct(m: &Module, def: &Def) -> bool {
 }
 
 struct Expander<'a> {
-    cx: Ctx,
+    cx: Builder,
     scope: Scope,
     cfg: &'a Config,
 }
@@ -205,7 +205,7 @@ impl Expander<'_> {
         &mut self,
         f: ExprId,
         rep: Rep,
-        body: impl FnOnce(&mut Ctx, Atom) -> Res<ExprId>,
+        body: impl FnOnce(&mut Builder, Atom) -> Res<ExprId>,
     ) -> Res<ExprId> {
         let mut mac = Macro::new(
             &mut self.cx,
@@ -393,7 +393,7 @@ impl Expander<'_> {
 
 /// Binds the shared zero tangent of length `count(t, x)`.
 pub(crate) fn zeros_for(
-    cx: &mut Ctx,
+    cx: &mut Builder,
     t: &Ty,
     x: &Atom,
     outer: &mut Vec<(Pat, ExprId)>,
@@ -404,7 +404,7 @@ pub(crate) fn zeros_for(
 }
 
 /// Binds `build k (fun _ -> 0.0)`.
-pub(crate) fn zeros_of(cx: &mut Ctx, k: &Atom, outer: &mut Vec<(Pat, ExprId)>) -> Res<Atom> {
+pub(crate) fn zeros_of(cx: &mut Builder, k: &Atom, outer: &mut Vec<(Pat, ExprId)>) -> Res<Atom> {
     let n = cx.emit(k);
     let zeros = cx.build(n, Size::Dyn, |cx, _| Ok(cx.real(0.0)))?;
     let name = cx.fresh("zeros");
@@ -414,7 +414,7 @@ pub(crate) fn zeros_of(cx: &mut Ctx, k: &Atom, outer: &mut Vec<(Pat, ExprId)>) -
 
 /// `f arg` for a function of `arity` parameters; for more than one, `arg`
 /// is the tuple of the arguments.
-pub(crate) fn call(cx: &mut Ctx, f: &Atom, arg: ExprId, arity: usize) -> Res<ExprId> {
+pub(crate) fn call(cx: &mut Builder, f: &Atom, arg: ExprId, arity: usize) -> Res<ExprId> {
     if arity == 1 {
         let func = cx.emit(f);
         return cx.app(func, vec![arg]);

@@ -32,8 +32,6 @@ mod program;
 mod shape;
 mod table;
 
-pub mod bench;
-
 pub use error::Error;
 
 use syntax::{Def, Module, Ty};

@@ -8,7 +8,7 @@
 
 use syntax::{Def, Expr, ExprId, Module, Name, Param, Pat, Ty};
 
-use crate::build::{Atom, Ctx, Res, show_ty};
+use crate::build::{Atom, Builder, Res, show_ty};
 use crate::dual::{Macro, Rep, Scope};
 use crate::expand::{expand_module, used_names, zeros_of};
 use crate::shape::{self, let_atom};
@@ -16,7 +16,7 @@ use crate::{Config, Error, Mode};
 
 /// The entry after expansion, its parameter types and its result type.
 struct Entry {
-    cx: Ctx,
+    cx: Builder,
     def: Def,
     tys: Vec<Ty>,
     ret: Ty,
@@ -66,7 +66,7 @@ fn prepare(m: &Module, entry: &Def, cfg: &Config) -> Res<Entry> {
             ty: show_ty(&ret),
         });
     }
-    let mut cx = Ctx::new(expanded);
+    let mut cx = Builder::new(expanded);
     cx.span = def.name_span;
     Ok(Entry { cx, def, tys, ret })
 }
@@ -92,7 +92,7 @@ fn wrt_indices(def: &Def, wrt: Option<&[String]>) -> Res<Vec<usize>> {
 }
 
 /// The module holding the one new definition.
-fn finish(cx: Ctx, name: String, like: &Def, params: Vec<Param>, body: ExprId) -> Res<Module> {
+fn finish(cx: Builder, name: String, like: &Def, params: Vec<Param>, body: ExprId) -> Res<Module> {
     let ret = cx.ty(body)?;
     let mut m = cx.m;
     m.defs = vec![Def {
@@ -159,7 +159,7 @@ fn dual_entry(
 }
 
 /// `f_d` applied to the lifted parameters, parameter `j` replaced by `d`.
-fn pass(cx: &mut Ctx, fd: &Atom, lifted: &[Atom], j: usize, d: ExprId) -> Res<ExprId> {
+fn pass(cx: &mut Builder, fd: &Atom, lifted: &[Atom], j: usize, d: ExprId) -> Res<ExprId> {
     let args = lifted
         .iter()
         .enumerate()

@@ -18,11 +18,11 @@
 
 use syntax::{Pat, Prim, Size, Ty, stack};
 
-use crate::build::{Atom, Ctx, Res, show_ty};
+use crate::build::{Atom, Builder, Res, show_ty};
 use crate::dual::Rep;
 
 /// The value `e : ty` as a dual with zero tangent.
-pub(crate) fn lift(cx: &mut Ctx, rep: &Rep, ty: &Ty, e: syntax::ExprId) -> Res<syntax::ExprId> {
+pub(crate) fn lift(cx: &mut Builder, rep: &Rep, ty: &Ty, e: syntax::ExprId) -> Res<syntax::ExprId> {
     stack::guard(|| {
         if rep.dual_ty(ty) == *ty {
             return Ok(e);
@@ -50,7 +50,12 @@ pub(crate) fn lift(cx: &mut Ctx, rep: &Rep, ty: &Ty, e: syntax::ExprId) -> Res<s
 }
 
 /// The primal half of a dual `d : D ty`.
-pub(crate) fn primal(cx: &mut Ctx, rep: &Rep, ty: &Ty, d: syntax::ExprId) -> Res<syntax::ExprId> {
+pub(crate) fn primal(
+    cx: &mut Builder,
+    rep: &Rep,
+    ty: &Ty,
+    d: syntax::ExprId,
+) -> Res<syntax::ExprId> {
     stack::guard(|| {
         if rep.dual_ty(ty) == *ty {
             return Ok(d);
@@ -75,7 +80,7 @@ pub(crate) fn primal(cx: &mut Ctx, rep: &Rep, ty: &Ty, d: syntax::ExprId) -> Res
 }
 
 /// The tangent half of a dual `d : D ty` (under either representation).
-pub(crate) fn tangent(cx: &mut Ctx, ty: &Ty, d: syntax::ExprId) -> Res<syntax::ExprId> {
+pub(crate) fn tangent(cx: &mut Builder, ty: &Ty, d: syntax::ExprId) -> Res<syntax::ExprId> {
     stack::guard(|| match ty {
         Ty::Real => cx.proj(d, 2),
         Ty::Int => Ok(cx.int(0)),
@@ -98,7 +103,7 @@ pub(crate) fn tangent(cx: &mut Ctx, ty: &Ty, d: syntax::ExprId) -> Res<syntax::E
 
 /// The dual with primal `p : ty` and tangent `t : ty` (one direction).
 pub(crate) fn zip(
-    cx: &mut Ctx,
+    cx: &mut Builder,
     ty: &Ty,
     p: syntax::ExprId,
     t: syntax::ExprId,
@@ -133,7 +138,7 @@ pub(crate) fn zip(
 
 /// The inner product of two tangents of type `ty` (one direction).
 pub(crate) fn dot(
-    cx: &mut Ctx,
+    cx: &mut Builder,
     ty: &Ty,
     a: syntax::ExprId,
     b: syntax::ExprId,
@@ -167,13 +172,13 @@ pub(crate) fn dot(
 
 /// What to do with one seeded input: receives the dual input and returns
 /// the value to put in that scalar's slot.
-pub(crate) type Cont<'a> = &'a mut dyn FnMut(&mut Ctx, syntax::ExprId) -> Res<syntax::ExprId>;
+pub(crate) type Cont<'a> = &'a mut dyn FnMut(&mut Builder, syntax::ExprId) -> Res<syntax::ExprId>;
 
 /// One forward pass per scalar of `x : ty`: a value shaped like `ty`, with
 /// every real replaced by a result of `cont`, whose slot for each real of `x` holds
 /// `cont (x seeded with tangent 1 at that real, 0 elsewhere)`. Arrays are
 /// walked with `build` over the index, so the seed loop is in the program.
-pub(crate) fn assemble(cx: &mut Ctx, ty: &Ty, x: &Atom, cont: Cont<'_>) -> Res<syntax::ExprId> {
+pub(crate) fn assemble(cx: &mut Builder, ty: &Ty, x: &Atom, cont: Cont<'_>) -> Res<syntax::ExprId> {
     stack::guard(|| match ty {
         Ty::Real => {
             let p = cx.emit(x);
@@ -188,7 +193,7 @@ pub(crate) fn assemble(cx: &mut Ctx, ty: &Ty, x: &Atom, cont: Cont<'_>) -> Res<s
             cx.bind_tuple("x", whole, |cx, atoms| {
                 let mut out = Vec::with_capacity(items.len());
                 for (i, t) in items.iter().enumerate() {
-                    let mut inner = |cx: &mut Ctx, d: syntax::ExprId| {
+                    let mut inner = |cx: &mut Builder, d: syntax::ExprId| {
                         let mut comps = Vec::with_capacity(items.len());
                         for (j, (tj, aj)) in items.iter().zip(&atoms).enumerate() {
                             if j == i {
@@ -214,7 +219,7 @@ pub(crate) fn assemble(cx: &mut Ctx, ty: &Ty, x: &Atom, cont: Cont<'_>) -> Res<s
                 let ii = cx.emit(&i);
                 let xi = cx.index(arr, ii)?;
                 cx.bind("x", xi, |cx, xi| {
-                    let mut inner = |cx: &mut Ctx, d: syntax::ExprId| {
+                    let mut inner = |cx: &mut Builder, d: syntax::ExprId| {
                         // x with element i replaced by the seeded d.
                         let arr = cx.emit(x);
                         let n = cx.length(arr);
@@ -250,7 +255,7 @@ pub(crate) fn static_count(ty: &Ty) -> Option<i64> {
 
 /// Binds `value` unless it is an atom, recording the binding in `binds`.
 pub(crate) fn let_atom(
-    cx: &mut Ctx,
+    cx: &mut Builder,
     binds: &mut Vec<(Pat, syntax::ExprId)>,
     base: &str,
     value: syntax::ExprId,
@@ -267,7 +272,7 @@ pub(crate) fn let_atom(
 /// The number of reals in `x : ty`, as an `Int` expression. Arrays of
 /// arrays are taken to be rectangular, as their types `[n][m]T` say: the
 /// count of an array is its length times the count of its first element.
-pub(crate) fn count(cx: &mut Ctx, ty: &Ty, x: &Atom) -> Res<syntax::ExprId> {
+pub(crate) fn count(cx: &mut Builder, ty: &Ty, x: &Atom) -> Res<syntax::ExprId> {
     stack::guard(|| {
         if let Some(c) = static_count(ty) {
             return Ok(cx.int(c));
@@ -296,7 +301,7 @@ pub(crate) fn count(cx: &mut Ctx, ty: &Ty, x: &Atom) -> Res<syntax::ExprId> {
 }
 
 /// The number of reals in one element of the array `x : [n]elem`.
-fn elem_count(cx: &mut Ctx, elem: &Ty, x: &Atom) -> Res<syntax::ExprId> {
+fn elem_count(cx: &mut Builder, elem: &Ty, x: &Atom) -> Res<syntax::ExprId> {
     if let Some(c) = static_count(elem) {
         return Ok(cx.int(c));
     }
@@ -315,7 +320,7 @@ fn elem_count(cx: &mut Ctx, elem: &Ty, x: &Atom) -> Res<syntax::ExprId> {
 
 /// `build k (fun l -> if l == at then 1.0 else 0.0)`, k the length of
 /// `zeros`.
-fn onehot(cx: &mut Ctx, zeros: &Atom, at: &Atom) -> Res<syntax::ExprId> {
+fn onehot(cx: &mut Builder, zeros: &Atom, at: &Atom) -> Res<syntax::ExprId> {
     let z = cx.emit(zeros);
     let k = cx.length(z);
     cx.build(k, Size::Dyn, |cx, l| {
@@ -331,7 +336,7 @@ fn onehot(cx: &mut Ctx, zeros: &Atom, at: &Atom) -> Res<syntax::ExprId> {
 /// The vectorised dual of `x : ty` whose reals, numbered from `off`, carry
 /// the unit tangents `e_off, e_off+1, ...` of length k.
 pub(crate) fn seed(
-    cx: &mut Ctx,
+    cx: &mut Builder,
     ty: &Ty,
     x: &Atom,
     off: &Atom,
@@ -357,7 +362,13 @@ pub(crate) fn seed(
 /// The value of type `ty` (shaped like `x`) whose reals are read from the
 /// k-array `t`, numbered from `off` as in [`seed`]: the gradient with
 /// respect to `x` when `t` is the tangent of a real result.
-pub(crate) fn gather(cx: &mut Ctx, ty: &Ty, x: &Atom, t: &Atom, off: &Atom) -> Res<syntax::ExprId> {
+pub(crate) fn gather(
+    cx: &mut Builder,
+    ty: &Ty,
+    x: &Atom,
+    t: &Atom,
+    off: &Atom,
+) -> Res<syntax::ExprId> {
     numbered(
         cx,
         ty,
@@ -385,14 +396,14 @@ enum Leaf {
 
 /// What [`numbered`] puts at a leaf: given the leaf's kind, its value and
 /// the number of its (first) real.
-type LeafFn<'a> = &'a mut dyn FnMut(&mut Ctx, Leaf, &Atom, &Atom) -> Res<syntax::ExprId>;
+type LeafFn<'a> = &'a mut dyn FnMut(&mut Builder, Leaf, &Atom, &Atom) -> Res<syntax::ExprId>;
 
 /// A value shaped like `x : ty` with `leaf` applied at every ground leaf,
 /// the reals numbered from `off` in order (tuples left to right, arrays by
 /// index, `count` reals per element) — the flat numbering shared by
 /// [`seed`] and [`gather`]. `what` names the walk in internal errors.
 fn numbered(
-    cx: &mut Ctx,
+    cx: &mut Builder,
     ty: &Ty,
     x: &Atom,
     off: &Atom,
@@ -445,7 +456,7 @@ fn numbered(
 }
 
 /// `off + i * c`.
-fn elem_offset(cx: &mut Ctx, off: &Atom, i: &Atom, c: &Atom) -> syntax::ExprId {
+fn elem_offset(cx: &mut Builder, off: &Atom, i: &Atom, c: &Atom) -> syntax::ExprId {
     let ii = cx.emit(i);
     let cc = cx.emit(c);
     let prod = cx.mul_i(ii, cc);
@@ -454,7 +465,7 @@ fn elem_offset(cx: &mut Ctx, off: &Atom, i: &Atom, c: &Atom) -> syntax::ExprId {
 }
 
 /// A path from the root of a value to the part being built.
-pub(crate) type Access<'a> = &'a dyn Fn(&mut Ctx, syntax::ExprId) -> Res<syntax::ExprId>;
+pub(crate) type Access<'a> = &'a dyn Fn(&mut Builder, syntax::ExprId) -> Res<syntax::ExprId>;
 
 /// `cols` (shaped like `t_ty`, each real replaced by a `u_ty`) holds, for
 /// each real of the input, the output's tangent; the result (shaped like
@@ -463,7 +474,7 @@ pub(crate) type Access<'a> = &'a dyn Fn(&mut Ctx, syntax::ExprId) -> Res<syntax:
 /// is the output value (for the lengths of its arrays); `at` picks, from an
 /// output-shaped value, the part at the current position.
 pub(crate) fn transpose(
-    cx: &mut Ctx,
+    cx: &mut Builder,
     u_ty: &Ty,
     t_ty: &Ty,
     v: &Atom,
@@ -480,7 +491,7 @@ pub(crate) fn transpose(
             cx.bind_tuple("y", whole, |cx, atoms| {
                 let mut out = Vec::with_capacity(items.len());
                 for (i, (ui, vi)) in items.iter().zip(&atoms).enumerate() {
-                    let here = |cx: &mut Ctx, u: syntax::ExprId| {
+                    let here = |cx: &mut Builder, u: syntax::ExprId| {
                         let inner = at(cx, u)?;
                         cx.proj(inner, i as u32 + 1)
                     };
@@ -497,7 +508,7 @@ pub(crate) fn transpose(
                 let ii = cx.emit(&i);
                 let vi = cx.index(arr, ii)?;
                 cx.bind("y", vi, |cx, vi| {
-                    let here = |cx: &mut Ctx, u: syntax::ExprId| {
+                    let here = |cx: &mut Builder, u: syntax::ExprId| {
                         let inner = at(cx, u)?;
                         let ii = cx.emit(&i);
                         cx.index(inner, ii)
@@ -519,7 +530,7 @@ pub(crate) fn transpose(
 /// applying `leaf` at every `L` slot (the `Int` and `Bool` slots become
 /// `0` and `false`).
 pub(crate) fn rebuild(
-    cx: &mut Ctx,
+    cx: &mut Builder,
     t_ty: &Ty,
     c: syntax::ExprId,
     leaf: Access<'_>,

@@ -12,14 +12,14 @@
 //!
 //! Construct expansion (`diff`, `grad`, ... inside a Source program) must
 //! leave a Source program, which reverse mode may differentiate next; there
-//! (`Ctx::source_only`) a Target-only derivative primitive of a partial is
+//! (`Builder::source_only`) a Target-only derivative primitive of a partial is
 //! written as the Source expansion it stands for
 //! (`syntax::derivatives::source_form`), with the same values.
 
 use syntax::derivatives::{self, Instantiate};
 use syntax::{ExprId, Prim, Ty};
 
-use crate::build::{Atom, Ctx, Res};
+use crate::build::{Atom, Builder, Res};
 
 /// One partial derivative `∂_i op`, as a term of the program.
 pub(crate) type Partial = derivatives::Partial<ExprId>;
@@ -39,7 +39,7 @@ pub(crate) fn has_entry(op: Prim) -> bool {
 /// The partial derivatives of `op` at the primal arguments `x`, one per
 /// argument, in order. `r` is the primal result (only read when
 /// [`uses_result`] says so).
-pub(crate) fn partials(cx: &mut Ctx, op: Prim, x: &[Atom], r: &Atom) -> Res<Vec<Partial>> {
+pub(crate) fn partials(cx: &mut Builder, op: Prim, x: &[Atom], r: &Atom) -> Res<Vec<Partial>> {
     if x.len() != op.arity() {
         return Err(cx.internal(format!("`{op}` applied to {} arguments", x.len())));
     }
@@ -52,7 +52,7 @@ pub(crate) fn partials(cx: &mut Ctx, op: Prim, x: &[Atom], r: &Atom) -> Res<Vec<
 
 /// The table's terms written with the macro's builder.
 struct Terms<'a> {
-    cx: &'a mut Ctx,
+    cx: &'a mut Builder,
     x: &'a [Atom],
     r: &'a Atom,
 }

@@ -7,7 +7,6 @@ mod common;
 
 mod acceptance;
 mod constructs;
-mod fixtures;
 mod programs;
 mod properties;
 mod table;

@@ -6,7 +6,6 @@
 //! result ([`convert`]). docs/gradbench.md describes the protocol and every
 //! eval with their sources.
 
-pub mod bench;
 pub mod convert;
 pub mod engine;
 pub mod evals;

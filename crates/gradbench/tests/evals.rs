@@ -8,16 +8,15 @@ use serde_json::{Value as Json, json};
 use crate::oracle::{self, assert_all, close, rel_close};
 use crate::tool::Tool;
 
-/// A small deterministic generator (the tests need no crate for it).
-struct Lcg(u64);
+/// The tests' one random number generator, with `n` draws in [0, 1).
+struct Draws(testkit::Rng);
 
-impl Lcg {
+impl Draws {
+    fn new(seed: u64) -> Draws {
+        Draws(testkit::Rng::new(seed))
+    }
     fn next(&mut self) -> f64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        (self.0 >> 11) as f64 / (1u64 << 53) as f64
+        self.0.unit()
     }
     fn reals(&mut self, n: usize) -> Vec<f64> {
         (0..n).map(|_| self.next()).collect()
@@ -76,7 +75,7 @@ fn lse_primal_and_gradient() {
 fn llsq_primal_and_gradient() {
     let mut t = Tool::start("llsq");
     t.define("llsq");
-    let x = Lcg(7).reals(5);
+    let x = Draws::new(7).reals(5);
     // n odd puts a t at exactly 0, where s = 0.
     let make = |x: &[f64]| json!({"x": x, "n": 33});
     let v = t
@@ -102,7 +101,7 @@ fn llsq_primal_and_gradient() {
 fn ode_primal_and_gradient_of_the_last_element() {
     let mut t = Tool::start("ode");
     t.define("ode");
-    let x = Lcg(11).reals(6);
+    let x = Draws::new(11).reals(6);
     let s = 4;
     let y = oracle::reals(&t.evaluate("ode", "primal", json!({"x": x, "s": s})));
     assert_all("ode primal", &y, &oracle::ode(&x, s), 1e-13, close);
@@ -193,8 +192,8 @@ fn gmm_matches_adbench_converted_to_gradbench() {
 #[test]
 fn gmm_gradient_matches_finite_differences() {
     let (d, k, n) = (3, 4, 5);
-    let mut r = Lcg(3);
-    let rows = |r: &mut Lcg, a: usize, b: usize, s: f64| -> Vec<Vec<f64>> {
+    let mut r = Draws::new(3);
+    let rows = |r: &mut Draws, a: usize, b: usize, s: f64| -> Vec<Vec<f64>> {
         (0..a)
             .map(|_| r.reals(b).iter().map(|v| s * (v - 0.5)).collect())
             .collect()
@@ -233,7 +232,7 @@ fn gmm_gradient_matches_finite_differences() {
 
 #[test]
 fn kmeans_cost_and_direction_against_the_closed_form() {
-    let mut r = Lcg(5);
+    let mut r = Draws::new(5);
     let points: Vec<Vec<f64>> = (0..40).map(|_| r.reals(3)).collect();
     // GradBench's choice: the last k points are the centroids, so that
     // every centroid has a point.

@@ -12,17 +12,6 @@ pub fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-/// The fixtures with a Source snapshot, sorted.
-pub fn fixtures() -> Vec<PathBuf> {
-    let mut out: Vec<PathBuf> = std::fs::read_dir(workspace().join("fixtures"))
-        .expect("the fixtures directory exists")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.join("10.source.ron").is_file())
-        .collect();
-    out.sort();
-    out
-}
-
 /// The fixture's directory name.
 pub fn name(dir: &Path) -> String {
     dir.file_name()
@@ -34,45 +23,27 @@ pub fn read(path: &Path) -> String {
     std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
-/// A fixture's Source program, specialised to first order when it is
-/// higher-order only on the surface (as reverse mode and the commands
-/// see it).
+/// A fixture's Source program as reverse mode and the commands see it
+/// (derivative constructs expanded, specialised to first order where it
+/// can be), computed from its `program.ad`.
 pub fn source(dir: &Path) -> Module {
-    let m: Module = syntax::from_ron(
-        syntax::SOURCE_IR,
-        syntax::FORMAT_VERSION,
-        &read(&dir.join("10.source.ron")),
-    )
-    .expect("the Source snapshot reads");
-    first_order(m)
+    testkit::stages::differentiable(&fixture(dir).compile())
+}
+
+fn fixture(dir: &Path) -> testkit::Fixture {
+    testkit::Fixture::load(&name(dir)).unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// The program with its derivative constructs expanded (as the commands
 /// load it) and specialised to first order where it can be.
 fn first_order(m: Module) -> Module {
-    let derivatives = m
-        .exprs
-        .iter()
-        .any(|e| matches!(e, syntax::Expr::Prim { op, .. } if op.is_derivative_construct()));
-    let m = if derivatives {
-        forward::expand(&m).expect("the derivative constructs expand")
-    } else {
-        m
-    };
-    let entry = m.defs.last().expect("a definition").clone();
-    if syntax::check_first_order(&m, &entry).is_ok() {
-        return m;
-    }
-    syntax::specialize(&m).unwrap_or(m)
+    testkit::stages::differentiable(&m)
 }
 
-/// A fixture's optimized gradient program (`50.opt.ron`), if it has one.
+/// A fixture's optimized gradient program (what `50.opt.ron` holds), if
+/// reverse mode takes it, computed from its `program.ad`.
 pub fn optimized(dir: &Path) -> Option<Module> {
-    let path = dir.join("50.opt.ron");
-    path.is_file().then(|| {
-        syntax::from_ron(syntax::TARGET_IR, syntax::FORMAT_VERSION, &read(&path))
-            .expect("the optimized snapshot reads")
-    })
+    testkit::stages::boundaries(&fixture(dir)).map(|b| b.opt)
 }
 
 /// A program from text.
@@ -121,24 +92,4 @@ pub fn gradient(m: &Module, args: &[Value]) -> Vec<Value> {
     }
 }
 
-/// Every real in a value.
-pub fn reals(v: &Value) -> Vec<f64> {
-    match v {
-        Value::Real(x) => vec![*x],
-        Value::Tuple(items) | Value::Array(items) => items.iter().flat_map(reals).collect(),
-        _ => Vec::new(),
-    }
-}
-
-/// The reals of the leaf at `path` (components of tuples; arrays are
-/// walked through) of a value.
-pub fn leaf_reals(v: &Value, path: &[u32]) -> Vec<f64> {
-    match (v, path.split_first()) {
-        (Value::Array(items), _) => items.iter().flat_map(|i| leaf_reals(i, path)).collect(),
-        (Value::Tuple(items), Some((first, rest))) => items
-            .get(*first as usize - 1)
-            .map(|i| leaf_reals(i, rest))
-            .unwrap_or_default(),
-        _ => reals(v),
-    }
-}
+pub use testkit::values::{leaf_reals, reals};

@@ -47,7 +47,7 @@ impl Occ {
 
 /// The position of a node in its parent, as far as the census cares.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Ctx {
+enum Position {
     Call,
     ProjMap,
     Proj,
@@ -66,7 +66,7 @@ pub(crate) fn census(m: &Module, root: ExprId, capacity: usize) -> FxHashMap<Nam
         m,
         occ: FxHashMap::with_capacity_and_hasher(capacity, Default::default()),
     };
-    c.walk(root, 0, Ctx::Other);
+    c.walk(root, 0, Position::Other);
     c.occ
 }
 
@@ -86,7 +86,7 @@ impl Census<'_> {
         );
     }
 
-    fn record(&mut self, x: &Name, depth: u32, ctx: Ctx) {
+    fn record(&mut self, x: &Name, depth: u32, ctx: Position) {
         let o = match self.occ.get_mut(x) {
             Some(o) => o,
             None => {
@@ -107,10 +107,10 @@ impl Census<'_> {
         o.count = o.count.saturating_add(1);
         o.under_lambda |= depth > o.depth;
         match ctx {
-            Ctx::Call => o.calls += 1,
-            Ctx::ProjMap => o.proj_maps += 1,
-            Ctx::Proj => o.projections += 1,
-            Ctx::Other => {}
+            Position::Call => o.calls += 1,
+            Position::ProjMap => o.proj_maps += 1,
+            Position::Proj => o.projections += 1,
+            Position::Other => {}
         }
     }
 
@@ -133,7 +133,7 @@ impl Census<'_> {
     /// Visits the tree under `root` with an explicit stack (programs are
     /// deeper than the call stack); a binder is recorded when its node is
     /// visited, before any occurrence in its scope.
-    fn walk(&mut self, root: ExprId, depth: u32, ctx: Ctx) {
+    fn walk(&mut self, root: ExprId, depth: u32, ctx: Position) {
         let mut todo = vec![(root, depth, ctx)];
         while let Some((id, depth, ctx)) = todo.pop() {
             match self.m.expr(id) {
@@ -146,46 +146,46 @@ impl Census<'_> {
                         Pat::Var(x) => self.bind(x, depth),
                         Pat::Tuple(xs) => xs.iter().for_each(|x| self.bind(x, depth)),
                     }
-                    todo.push((*body, depth, Ctx::Other));
+                    todo.push((*body, depth, Position::Other));
                     match (pat, self.m.expr(*value)) {
                         // `let (a, b) = t` uses `t` like `t.1` and `t.2` do.
                         (Pat::Tuple(xs), Expr::Var(t)) => {
-                            self.record(t, depth, Ctx::Proj);
+                            self.record(t, depth, Position::Proj);
                             for i in 0..xs.len() {
-                                self.record(&component(t, i as u32 + 1), depth, Ctx::Other);
+                                self.record(&component(t, i as u32 + 1), depth, Position::Other);
                             }
                         }
-                        _ => todo.push((*value, depth, Ctx::Other)),
+                        _ => todo.push((*value, depth, Position::Other)),
                     }
                 }
                 Expr::Lambda { params, body } => {
                     for p in params {
                         self.bind(&p.name, depth + 1);
                     }
-                    todo.push((*body, depth + 1, Ctx::Other));
+                    todo.push((*body, depth + 1, Position::Other));
                 }
                 Expr::App { func, args } => {
                     for &a in args.iter().rev() {
-                        todo.push((a, depth, Ctx::Other));
+                        todo.push((a, depth, Position::Other));
                     }
-                    todo.push((*func, depth, Ctx::Call));
+                    todo.push((*func, depth, Position::Call));
                 }
                 Expr::Prim { op, args } => {
                     // `map (fun t -> t.i) x`: an unzipping projection of x.
                     if let Some(i) = self.proj_map(*op, args)
                         && let Expr::Var(x) = self.m.expr(args[1])
                     {
-                        self.record(x, depth, Ctx::ProjMap);
-                        self.record(&component(x, i), depth, Ctx::Other);
-                        todo.push((args[0], depth, Ctx::Call));
+                        self.record(x, depth, Position::ProjMap);
+                        self.record(&component(x, i), depth, Position::Other);
+                        todo.push((args[0], depth, Position::Call));
                         continue;
                     }
                     let fun_pos = op.function_arg();
                     for (i, &a) in args.iter().enumerate().rev() {
                         let ctx = if Some(i) == fun_pos {
-                            Ctx::Call
+                            Position::Call
                         } else {
-                            Ctx::Other
+                            Position::Other
                         };
                         todo.push((a, depth, ctx));
                     }
@@ -196,9 +196,9 @@ impl Census<'_> {
                     if let Expr::Var(x) = self.m.expr(*tuple) {
                         self.record(&component(x, *index), depth, ctx);
                     }
-                    todo.push((*tuple, depth, Ctx::Proj));
+                    todo.push((*tuple, depth, Position::Proj));
                 }
-                other => other.for_each_child(|c| todo.push((c, depth, Ctx::Other))),
+                other => other.for_each_child(|c| todo.push((c, depth, Position::Other))),
             }
         }
     }

@@ -23,12 +23,11 @@ use common::{compile, eval, expanded_results, expectations, program_text, same, 
 
 /// The pipeline's gradient program of a fixture.
 fn pipeline(fixture: &str) -> syntax::Module {
-    let path = format!(
-        "{}/../../fixtures/{fixture}/40.target.ron",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    syntax::from_ron(syntax::TARGET_IR, syntax::FORMAT_VERSION, &text).expect("the snapshot reads")
+    // What `40.target.ron` holds, computed from the program.
+    let f = testkit::Fixture::load(fixture).unwrap_or_else(|e| panic!("{e}"));
+    testkit::stages::boundaries(&f)
+        .expect("reverse mode takes the fixture")
+        .target
 }
 
 /// A transcribed reverse-mode output: its value checked against its

@@ -6,7 +6,6 @@
 mod common;
 
 mod cost;
-mod fixtures;
 mod forms;
 mod pipeline;
 mod reduce_from_scan;

@@ -7,18 +7,16 @@
 #[path = "../../unf/tests/common/mod.rs"]
 mod common;
 
-mod boundaries;
 mod cost;
 mod direct_errors;
-mod direct_fixtures;
 mod direct_scale;
 mod direct_sections;
 mod errors;
-mod fixtures;
 mod gmm;
 mod handbuilt;
 mod jacobian_rows;
 mod kinks;
+mod prod_zeros;
 mod random;
 mod scale;
 mod snapshots;

@@ -41,16 +41,9 @@ fn agree(construct: &str, unrolled: &str) {
         compile(&format!("def f {params} =\n  {construct}")),
         compile(&format!("def f {params} =\n  {unrolled}")),
     );
-    let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
+    let mut rng = testkit::Rng::new(0x2545_f491_4f6c_dd1d);
     for _ in 0..20 {
-        let at: Vec<f64> = (0..4)
-            .map(|_| {
-                seed = seed
-                    .wrapping_mul(6364136223846793005)
-                    .wrapping_add(1442695040888963407);
-                ((seed >> 11) as f64 / (1u64 << 53) as f64) * 3.0 - 1.5
-            })
-            .collect();
+        let at: Vec<f64> = (0..4).map(|_| rng.range(-1.5, 1.5)).collect();
         let (vc, gc) = gradient(&c, &at);
         let (vu, gu) = gradient(&u, &at);
         assert!(

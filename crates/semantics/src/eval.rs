@@ -79,7 +79,7 @@ pub fn eval_def_probed(
     cfg: &Config,
     probe: Option<&dyn Probe>,
 ) -> Result<Value, Error> {
-    let mut ctx = Ctx::new(m, def, cfg);
+    let mut ctx = Evaluator::new(m, def, cfg);
     ctx.probe = probe;
     if def.params.len() != args.len() {
         return Err(Error::Arity {
@@ -191,7 +191,7 @@ pub fn eval_entry_probed(
 
 /// The evaluator's state for one call: the module, its interned names and
 /// the current nesting depth.
-pub(crate) struct Ctx<'m> {
+pub(crate) struct Evaluator<'m> {
     m: &'m Module,
     syms: Symbols,
     depth: Cell<usize>,
@@ -204,14 +204,14 @@ pub(crate) struct Ctx<'m> {
     meter: crate::memory::Meter,
 }
 
-impl<'m> Ctx<'m> {
+impl<'m> Evaluator<'m> {
     /// The state for evaluating `def` (which need not be one of `m.defs`).
-    fn new(m: &'m Module, def: &Def, cfg: &Config) -> Ctx<'m> {
+    fn new(m: &'m Module, def: &Def, cfg: &Config) -> Evaluator<'m> {
         let mut syms = Symbols::new(m);
         for p in &def.params {
             syms.intern(p.name.as_str());
         }
-        Ctx {
+        Evaluator {
             m,
             syms,
             depth: Cell::new(0),

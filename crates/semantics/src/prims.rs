@@ -32,12 +32,12 @@ use syntax::derivatives::{self, Sig, Undefined};
 use syntax::{Prim, Span};
 
 use crate::error::Error;
-use crate::eval::Ctx;
+use crate::eval::Evaluator;
 use crate::value::Value;
 
 /// Applies builtin `op` to its evaluated operands.
 pub(crate) fn apply_prim(
-    ctx: &Ctx<'_>,
+    ctx: &Evaluator<'_>,
     op: Prim,
     args: &[Value],
     span: Span,

@@ -7,7 +7,6 @@ mod common;
 
 mod cost;
 mod eval;
-mod fixtures;
 mod guarantee;
 mod prims;
 mod programs;

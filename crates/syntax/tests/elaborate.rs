@@ -2,13 +2,9 @@
 //! inlining of definitions and of the prelude, and the errors of each.
 
 use std::collections::HashSet;
-use std::path::PathBuf;
 
 use expect_test::{Expect, expect};
-use syntax::{
-    Error, Expr, Module, Pat, Prim, SourceFile, check_first_order, compile, parse, print,
-    specialize, verify,
-};
+use syntax::{Error, Expr, Module, Pat, Prim, SourceFile, compile, print, verify};
 
 fn file(text: &str) -> SourceFile {
     SourceFile {
@@ -50,95 +46,6 @@ fn scope_err(text: &str) -> (String, String) {
         "{text:?} should fail with a scope error"
     );
     err(text)
-}
-
-fn fixtures() -> Vec<PathBuf> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fixtures");
-    let mut out: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .expect("the fixtures folder")
-        .filter_map(|e| {
-            let p = e.ok()?.path().join("program.ad");
-            p.exists().then_some(p)
-        })
-        .collect();
-    out.sort();
-    assert!(out.len() >= 14, "found only {} fixtures", out.len());
-    out
-}
-
-/// Every fixture elaborates, verifies, and its entry has the signature
-/// written in the program (an oracle independent of inference: the
-/// annotations as parsed); the specialised program verifies too, and is
-/// first-order unless it uses a derivative construct.
-#[test]
-fn every_fixture_elaborates_to_its_declared_type() {
-    for path in fixtures() {
-        let text = std::fs::read_to_string(&path).expect("readable");
-        let name = path.display().to_string();
-        let surface = parse(file(&text)).unwrap_or_else(|e| panic!("{name}: {e:?}"));
-        let m = ok(&text);
-        let (want, got) = (
-            surface.defs.last().expect("a definition"),
-            m.defs.last().expect("a definition"),
-        );
-        assert_eq!(got.name, want.name, "{name}");
-        assert_eq!(got.params.len(), want.params.len(), "{name}");
-        for (g, w) in got.params.iter().zip(&want.params) {
-            assert_eq!(g.name, w.name, "{name}");
-            assert_eq!(g.ty, w.ty, "{name}: parameter {}", w.name);
-        }
-        assert_eq!(got.ret, want.ret, "{name}: result");
-        // Core form: no surface-only node, no reference to a definition.
-        for e in &m.exprs {
-            assert!(!matches!(e, Expr::Section(_)), "{name}");
-            if let Expr::Var(x) = e {
-                assert!(Prim::from_name(x.as_str()).is_none(), "{name}: {x}");
-                assert!(m.def(x.as_str()).is_none(), "{name}: {x}");
-            }
-        }
-        let uses_derivatives = m
-            .exprs
-            .iter()
-            .any(|e| matches!(e, Expr::Prim { op, .. } if op.is_derivative_construct()));
-        let s = specialize(&m).unwrap_or_else(|e| panic!("{name}: {e:?}"));
-        if let Err(es) = verify(&s) {
-            panic!("{name}: the specialised program does not verify: {es:?}");
-        }
-        let entry = s.defs.last().expect("a definition");
-        assert_eq!(
-            check_first_order(&s, entry).is_ok(),
-            !uses_derivatives,
-            "{name}"
-        );
-    }
-}
-
-/// The first-order fixtures are first-order as written; the higher-order
-/// one and those with derivative constructs are not.
-#[test]
-fn first_order_fixtures() {
-    for path in fixtures() {
-        let text = std::fs::read_to_string(&path).expect("readable");
-        let m = ok(&text);
-        let case = path
-            .parent()
-            .and_then(|p| p.file_name())
-            .and_then(|n| n.to_str())
-            .unwrap_or_default()
-            .to_string();
-        let higher = matches!(
-            case.as_str(),
-            "higher_order_182_9"
-                | "nested_diff_182_15"
-                | "second_derivative"
-                | "ho_twice"
-                | "ho_diff_helper"
-                | "ho_unused_helper"
-                | "diff_pow_abs"
-        );
-        let entry = m.defs.last().expect("a definition");
-        assert_eq!(check_first_order(&m, entry).is_err(), higher, "{case}");
-    }
 }
 
 #[test]
@@ -360,17 +267,4 @@ fn arity_errors() {
         err("def g (x : R) (y : R) : R = x + y\ndef f (x : R) : R = g x"),
         ("g x".into(), "`g` takes 2 arguments, 1 given".into())
     );
-}
-
-#[test]
-fn elaboration_is_stable() {
-    // Elaborating the printed output again gives the same program (core
-    // form is also surface form).
-    for path in fixtures() {
-        let text = std::fs::read_to_string(&path).expect("readable");
-        let m = ok(&text);
-        let printed = print::module(&m);
-        let again = ok(&printed);
-        assert_eq!(print::module(&again), printed, "{}", path.display());
-    }
 }

@@ -10,65 +10,6 @@ use syntax::{
     Def, Expr, ExprId, Module, Name, Param, Pat, Prim, Size, SourceFile, Span, Ty, print,
 };
 
-fn fixture_programs() -> Vec<(String, String)> {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures");
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir(&dir).expect("the fixtures directory exists") {
-        let path = entry
-            .expect("a readable directory entry")
-            .path()
-            .join("program.ad");
-        if path.exists() {
-            let text = std::fs::read_to_string(&path).expect("a readable program");
-            out.push((path.display().to_string(), text));
-        }
-    }
-    out.sort();
-    out
-}
-
-#[test]
-fn every_fixture_round_trips() {
-    let programs = fixture_programs();
-    assert!(
-        programs.len() >= 10,
-        "found only {} fixtures",
-        programs.len()
-    );
-    for (path, text) in programs {
-        let m = parse(&text).unwrap_or_else(|e| panic!("{path}: {e:?}"));
-        assert!(!m.defs.is_empty(), "{path}");
-        let printed = print::module(&m);
-        let back = parse(&printed).unwrap_or_else(|e| panic!("{path} printed:\n{printed}\n{e:?}"));
-        assert_eq!(same_module(&m, &back), Ok(()), "{path} printed:\n{printed}");
-        assert_eq!(
-            print::module(&back),
-            printed,
-            "{path}: printing is idempotent"
-        );
-        // The RON envelope carries the parsed module unchanged.
-        let ron = syntax::to_ron(syntax::SOURCE_IR, syntax::FORMAT_VERSION, &m);
-        let read: Module = syntax::from_ron(syntax::SOURCE_IR, syntax::FORMAT_VERSION, &ron)
-            .unwrap_or_else(|e| panic!("{path}: {e}"));
-        assert_eq!(read, m, "{path}");
-    }
-}
-
-#[test]
-fn fixture_bodies_print_as_written() {
-    // The fixtures are written in the printer's layout, so their bodies
-    // print back verbatim (comments aside).
-    for (path, text) in fixture_programs() {
-        let m = parse(&text).unwrap_or_else(|e| panic!("{path}: {e:?}"));
-        let code: String = text
-            .lines()
-            .filter(|l| !l.trim_start().starts_with("--"))
-            .map(|l| format!("{l}\n"))
-            .collect();
-        assert_eq!(print::module(&m), code, "{path}");
-    }
-}
-
 #[test]
 fn types_at_the_depth_limit_survive_the_ron_envelope() {
     let d = syntax::parser::MAX_TYPE_DEPTH;

@@ -11,7 +11,6 @@ mod deep_types;
 mod derivatives;
 mod elaborate;
 mod envelope;
-mod fixtures;
 mod no_panic;
 mod parse;
 mod print;

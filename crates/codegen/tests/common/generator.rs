@@ -8,22 +8,8 @@ pub fn clamp(i: &str, hi: &str) -> String {
     format!("(if ({i}) < 0 then 0 else if ({i}) > ({hi}) then ({hi}) else ({i}))")
 }
 
-/// A deterministic generator (splitmix64).
-pub struct Rng(pub u64);
-
-impl Rng {
-    pub fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    pub fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
+/// The tests' one random number generator (SplitMix64).
+pub use testkit::Rng;
 
 /// The static size of an array expression: a base (`n`, or a unique
 /// dynamic size) and an offset, so that `map2` and `if` only combine

@@ -8,9 +8,10 @@
 //! `*`) over a real and two arrays of 1 to 4 elements. (No `if`: reverse
 //! mode does not take it yet.)
 
-/// A deterministic generator from a seed (splitmix64).
+/// A deterministic generator from a seed (the tests' one random number
+/// generator, `testkit::Rng`).
 pub struct SourceGen {
-    state: u64,
+    rng: testkit::Rng,
     fresh: usize,
     arrays: bool,
 }
@@ -19,22 +20,14 @@ impl SourceGen {
     /// A generator for `seed`; `arrays` allows array operations.
     pub fn new(seed: u64, arrays: bool) -> SourceGen {
         SourceGen {
-            state: seed,
+            rng: testkit::Rng::new(seed),
             fresh: 0,
             arrays,
         }
     }
 
-    fn next(&mut self) -> u64 {
-        self.state = self.state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
     fn pick(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
+        self.rng.below(n)
     }
 
     fn name(&mut self) -> String {

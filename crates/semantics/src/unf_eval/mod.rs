@@ -50,7 +50,7 @@ enum Slot {
     Cont(usize),
 }
 
-type Ctx = Vector<Slot>;
+type Slots = Vector<Slot>;
 
 /// A continuation: `Initial` returns its argument, `Compose` applies `jt`
 /// (at the primal point `primal`) and then `prev`; `jt` is a linear map,
@@ -60,7 +60,7 @@ enum Cont {
     Compose {
         prev: usize,
         jt: TermId,
-        primal: Ctx,
+        primal: Slots,
     },
     /// A fused real-valued `if` (`Term::Fused`): the cotangent z of its
     /// result (position `n + 1`) adds `g * z` at each position.
@@ -190,13 +190,13 @@ fn room(count: usize, copies: u64, span: Span, what: &str) -> Result<(), Error> 
     })
 }
 
-fn slot(s: &Ctx, i: usize) -> Result<Slot, Error> {
+fn slot(s: &Slots, i: usize) -> Result<Slot, Error> {
     s.get(i)
         .cloned()
         .ok_or_else(|| internal("a position outside its context"))
 }
 
-fn truncate(s: &Ctx, n: usize) -> Ctx {
+fn truncate(s: &Slots, n: usize) -> Slots {
     if n * 2 < s.len() {
         s.iter().take(n).cloned().collect()
     } else {
@@ -213,27 +213,27 @@ impl Eval<'_> {
         self.lens[c.index()]
     }
 
-    fn value(&self, s: &Ctx, i: usize) -> Result<Value, Error> {
+    fn value(&self, s: &Slots, i: usize) -> Result<Value, Error> {
         match slot(s, i)? {
             Slot::Val(v) => Ok(v),
             Slot::Cont(_) => Err(internal("a continuation where a value is expected")),
         }
     }
 
-    fn real(&self, s: &Ctx, i: usize, span: Span) -> Result<f64, Error> {
+    fn real(&self, s: &Slots, i: usize, span: Span) -> Result<f64, Error> {
         let v = self.value(s, i)?;
         v.as_real()
             .ok_or_else(|| type_error(span, format!("a real was expected, found {}", v.kind())))
     }
 
-    fn last_value(&self, s: &Ctx) -> Result<Value, Error> {
+    fn last_value(&self, s: &Slots) -> Result<Value, Error> {
         if s.is_empty() {
             return Err(internal("an empty context has no result"));
         }
         self.value(s, s.len() - 1)
     }
 
-    fn eval(&mut self, t: TermId, s: Ctx, primal: Option<&Ctx>) -> Result<Ctx, Error> {
+    fn eval(&mut self, t: TermId, s: Slots, primal: Option<&Slots>) -> Result<Slots, Error> {
         self.meter.tick().map_err(|shortfall| Error::OutOfMemory {
             span: self.m.span(t),
             what: "this term".to_string(),
@@ -242,7 +242,7 @@ impl Eval<'_> {
         guard(|| self.eval_inner(t, s, primal))
     }
 
-    fn eval_inner(&mut self, t: TermId, s: Ctx, primal: Option<&Ctx>) -> Result<Ctx, Error> {
+    fn eval_inner(&mut self, t: TermId, s: Slots, primal: Option<&Slots>) -> Result<Slots, Error> {
         let span = self.m.span(t);
         match self.m.term(t) {
             Term::Prim(p) => self.prim(p, s, span),
@@ -291,7 +291,7 @@ impl Eval<'_> {
         seed: Value,
     ) -> Result<(Value, Vec<Value>), Error> {
         self.conts.push(Cont::Initial);
-        let mut s: Ctx = inputs.into_iter().collect();
+        let mut s: Slots = inputs.into_iter().collect();
         s.push_back_mut(Slot::Cont(self.conts.len() - 1));
         let out = self.eval(t, s, None)?;
         let n = out.len();
@@ -302,7 +302,7 @@ impl Eval<'_> {
             return Err(internal("a derivative without a result"));
         }
         let value = self.value(&out, n - 2)?;
-        let mut cot = Ctx::new();
+        let mut cot = Slots::new();
         for i in 0..n - 2 {
             cot.push_back_mut(Slot::Val(zeros_like(&self.value(&out, i)?)));
         }
@@ -350,7 +350,7 @@ impl Eval<'_> {
     /// The value of a reverse derivative, without its backward pass.
     fn run_derivative(&mut self, t: TermId, inputs: Vec<Value>) -> Result<Value, Error> {
         self.conts.push(Cont::Initial);
-        let mut s: Ctx = inputs.into_iter().map(Slot::Val).collect();
+        let mut s: Slots = inputs.into_iter().map(Slot::Val).collect();
         s.push_back_mut(Slot::Cont(self.conts.len() - 1));
         let out = self.eval(t, s, None)?;
         if out.len() < 2 {
@@ -359,7 +359,7 @@ impl Eval<'_> {
         self.value(&out, out.len() - 2)
     }
 
-    fn prim(&mut self, p: &Prim, s: Ctx, span: Span) -> Result<Ctx, Error> {
+    fn prim(&mut self, p: &Prim, s: Slots, span: Span) -> Result<Slots, Error> {
         match p {
             Prim::Var(_, i) => {
                 let x = slot(&s, *i as usize - 1)?;
@@ -485,7 +485,13 @@ impl Eval<'_> {
     /// `F(p, J^T p)` of a first-order primitive (`t`, a `Term::Fused`) on
     /// `s = T_in · K`: p on T_in, the continuation K precomposed with
     /// `J^T p` read at the primal point s.
-    fn fused_first_order(&mut self, t: TermId, p: &Prim, s: Ctx, span: Span) -> Result<Ctx, Error> {
+    fn fused_first_order(
+        &mut self,
+        t: TermId,
+        p: &Prim,
+        s: Slots,
+        span: Span,
+    ) -> Result<Slots, Error> {
         let Some(Slot::Cont(prev)) = s.last().cloned() else {
             return Err(internal("a derivative without a continuation"));
         };
@@ -504,7 +510,7 @@ impl Eval<'_> {
     /// `F(if, J^T if)` of a real-valued `if` in one piece: the value and
     /// the gradient of the branch taken, the continuation precomposed with
     /// `z ↦ g * z`. `s` is `T_in · K`.
-    fn fused(&mut self, p: &Prim, s: Ctx, span: Span) -> Result<Ctx, Error> {
+    fn fused(&mut self, p: &Prim, s: Slots, span: Span) -> Result<Slots, Error> {
         let Prim::If {
             ctx,
             then_fun,
@@ -548,7 +554,7 @@ impl Eval<'_> {
     }
 
     /// The values of a function's free variables in the context `s`.
-    fn free_values(&self, s: &Ctx, fun: &unf::Fun) -> Result<Vec<Value>, Error> {
+    fn free_values(&self, s: &Slots, fun: &unf::Fun) -> Result<Vec<Value>, Error> {
         fun.free
             .iter()
             .map(|&f| self.value(s, f as usize - 1))
@@ -556,7 +562,7 @@ impl Eval<'_> {
     }
 
     /// The `k` arrays at positions `n..n+k`, of equal lengths.
-    fn arrays(&self, s: &Ctx, n: usize, k: usize, span: Span) -> Result<Vec<Vec<Value>>, Error> {
+    fn arrays(&self, s: &Slots, n: usize, k: usize, span: Span) -> Result<Vec<Vec<Value>>, Error> {
         let mut out: Vec<Vec<Value>> = Vec::with_capacity(k);
         for i in 0..k {
             let v = self.value(s, n + i)?;
@@ -576,14 +582,14 @@ impl Eval<'_> {
         Ok(out)
     }
 
-    fn add_at(&self, s: &mut Ctx, i: usize, v: &Value) -> Result<(), Error> {
+    fn add_at(&self, s: &mut Slots, i: usize, v: &Value) -> Result<(), Error> {
         let old = self.value(s, i)?;
         s.set_mut(i, Slot::Val(add(&old, v)?));
         Ok(())
     }
 
     /// `J^T p` on cotangents `s` at the primal point `pr`.
-    fn jt(&mut self, p: &Prim, s: Ctx, pr: &Ctx, span: Span) -> Result<Ctx, Error> {
+    fn jt(&mut self, p: &Prim, s: Slots, pr: &Slots, span: Span) -> Result<Slots, Error> {
         match p {
             Prim::Var(_, i) => {
                 let z = self.last_value(&s)?;

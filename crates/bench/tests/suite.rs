@@ -1,0 +1,3 @@
+//! The benchmark harness's tests, one binary.
+
+mod kernels;

@@ -84,6 +84,10 @@ enum Command {
         /// optimizations of Fig. 12.
         #[arg(long)]
         no_opt: bool,
+        /// How the UNF route writes a loop's backward pass: `sqrt` keeps
+        /// √n checkpoints instead of every state (docs/derivatives.md).
+        #[arg(long, value_enum, default_value = "off")]
+        checkpoint: derive::CheckpointVia,
     },
     /// Print the value and the vector-Jacobian product of an entry of any
     /// result type (reverse mode): `value = ...`, then `vjp PARAM = ...`.
@@ -632,6 +636,7 @@ fn run(command: Command) -> Result<(), CliError> {
             via,
             backend,
             no_opt,
+            checkpoint,
         } => derive::grad(
             &derive::Common {
                 program: &program,
@@ -640,6 +645,7 @@ fn run(command: Command) -> Result<(), CliError> {
             },
             via,
             no_opt,
+            checkpoint,
         ),
         Command::Vjp {
             program,

@@ -110,6 +110,8 @@ pub struct Context {
     pub verify: Verify,
     /// The forward macro's options for [`Pass::ForwardGrad`].
     pub forward: forward::Config,
+    /// How [`Pass::Raise`] writes the loops' transposed Jacobians.
+    pub checkpoint: unf::Checkpoint,
 }
 
 impl Context {
@@ -120,6 +122,7 @@ impl Context {
             wrt: None,
             verify: Verify::EveryPass,
             forward: forward::Config::default(),
+            checkpoint: unf::Checkpoint::Off,
         }
     }
 }
@@ -274,7 +277,7 @@ fn run_one(pass: Pass, flow: Flow, cx: &Context) -> Result<Flow> {
                 .map_err(|e| reverse_error(&m.source.file, &e))
         }
         Pass::Raise => match flow {
-            Flow::TargetUnf(m) => unf::raise(&m)
+            Flow::TargetUnf(m) => unf::raise_with(&m, cx.checkpoint)
                 .map(Flow::Target)
                 .map_err(|e| unf_error(&m.source.file, &e)),
             other => Err(Error::internal(format!(

@@ -17,7 +17,7 @@ const DIRECT_REFUSES: [&str; 4] = [
     "int_rounding",
 ];
 
-fn fixtures() -> Vec<(String, Program, String)> {
+pub(crate) fn fixtures() -> Vec<(String, Program, String)> {
     let mut out = Vec::new();
     for e in std::fs::read_dir(workspace().join("fixtures")).expect("fixtures") {
         let dir = e.expect("an entry").path();
@@ -44,7 +44,7 @@ fn grad(p: &Program, route: Route, backend: Backend) -> adrev::Result<Outputs> {
 
 /// The C build of the tests: -O0, which computes the same bits as -O3 and
 /// builds several times faster.
-fn c() -> Backend {
+pub(crate) fn c() -> Backend {
     Backend::C(codegen::Config {
         opt_level: codegen::OptLevel::O0,
         ..codegen::Config::default()

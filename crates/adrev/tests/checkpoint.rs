@@ -110,10 +110,16 @@ fn loops_of_every_kind_and_length_have_the_same_gradient_checkpointed() {
         // The option takes effect: the checkpointed program is another one.
         let printed = |scheme| {
             let req = Request::new(Kind::ValueAndGrad).checkpoint(scheme);
-            let compiled = p.compile(&req).unwrap_or_else(|e| panic!("{}", e.message()));
+            let compiled = p
+                .compile(&req)
+                .unwrap_or_else(|e| panic!("{}", e.message()));
             syntax::print::module(compiled.module().expect("a program"))
         };
-        assert_ne!(printed(Checkpoint::Off), printed(Checkpoint::Sqrt), "{label}");
+        assert_ne!(
+            printed(Checkpoint::Off),
+            printed(Checkpoint::Sqrt),
+            "{label}"
+        );
         // 0 and 1 steps, a square, uneven last blocks, one step past a square.
         for n in [0, 1, 2, 3, 9, 10, 17] {
             let inputs = Inputs::from_literals([
@@ -133,7 +139,9 @@ fn the_c_backend_computes_the_checkpointed_gradient_to_the_bit() {
         let req = Request::new(Kind::ValueAndGrad)
             .checkpoint(Checkpoint::Sqrt)
             .backend(c());
-        let compiled = p.compile(&req).unwrap_or_else(|e| panic!("{}", e.message()));
+        let compiled = p
+            .compile(&req)
+            .unwrap_or_else(|e| panic!("{}", e.message()));
         for n in [0, 1, 10, 17] {
             let inputs = Inputs::from_literals([
                 ("x", "0.7".to_string()),

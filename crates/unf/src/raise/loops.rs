@@ -140,7 +140,11 @@ impl Raise<'_> {
 
     /// The positions of the cotangents among `candidates` that are not
     /// known to be zero.
-    pub(super) fn nonzero(&self, cot: &[Abs], candidates: impl Iterator<Item = usize>) -> Vec<usize> {
+    pub(super) fn nonzero(
+        &self,
+        cot: &[Abs],
+        candidates: impl Iterator<Item = usize>,
+    ) -> Vec<usize> {
         candidates
             .filter(|&j| match cot[j] {
                 Abs::Zero(_) => false,
@@ -187,7 +191,11 @@ impl Raise<'_> {
 
     /// The cotangent on top of `s` (after `keep` entries), removed; None
     /// when it is zero.
-    pub(super) fn take_cot(&mut self, s: &State, keep: usize) -> Result<(State, Option<ValId>), Error> {
+    pub(super) fn take_cot(
+        &mut self,
+        s: &State,
+        keep: usize,
+    ) -> Result<(State, Option<ValId>), Error> {
         let z = at(s, keep);
         let s = truncate(s.clone(), keep);
         match z {

@@ -7,6 +7,7 @@
 //! stderr), 2 for an internal error (a stage's output failed its verifier).
 
 mod bench;
+mod checkpoint_bench;
 mod derive;
 mod diag;
 mod inspect;
@@ -215,14 +216,18 @@ enum Command {
         /// JAX and PyTorch; writes docs/performance.md and .svg unless
         /// `--quick` or `--no-docs`), `jacobian` (dF~'s vectorised Jacobian
         /// against n forward passes), `scale` (every stage on long `let`
-        /// chains, then `shapes`) or `shapes` (the front end on nested and
-        /// flat array literals, chains of definitions and many definitions).
+        /// chains, then `shapes`), `shapes` (the front end on nested and
+        /// flat array literals, chains of definitions and many definitions)
+        /// or `checkpoint` (a long loop's gradient with every state stored
+        /// and with √n checkpoints: memory and time, evaluator and C).
         #[arg(default_value = "all")]
         which: String,
         /// Small sizes, one round, few repetitions; docs are not written.
         #[arg(long)]
         quick: bool,
-        /// Chain lengths for `scale` (default 2500,5000,10000,20000; quick 1000,2000).
+        /// Chain lengths for `scale` (default 2500,5000,10000,20000; quick
+        /// 1000,2000), loop lengths for `checkpoint` (default
+        /// 1000000,10000000; quick 10000,100000).
         #[arg(long, value_delimiter = ',')]
         sizes: Option<Vec<usize>>,
         /// Runs of each size for `scale`; the least time of each step is
@@ -554,6 +559,13 @@ fn run(command: Command) -> Result<(), CliError> {
             no_docs,
             jacobian_sizes,
         } => {
+            let checkpoint_sizes = sizes.clone().unwrap_or_else(|| {
+                if quick {
+                    vec![10_000, 100_000]
+                } else {
+                    vec![1_000_000, 10_000_000]
+                }
+            });
             let scale_sizes = sizes.unwrap_or_else(|| {
                 if quick {
                     vec![1000, 2000]
@@ -587,9 +599,10 @@ fn run(command: Command) -> Result<(), CliError> {
                 "jacobian" => bench::jacobian(&jac),
                 "scale" => bench::scale(&scale_sizes, repeat).and_then(|()| shapes::shapes(quick)),
                 "shapes" => shapes::shapes(quick),
+                "checkpoint" => checkpoint_bench::checkpoint(&checkpoint_sizes),
                 "gradbench" => bench::gradbench(quick, &kernels, !quick && !no_docs),
                 other => Err(CliError::user(format!(
-                    "no benchmark named `{other}` (try `all`, `codegen`, `jacobian`, `scale`, `shapes` or `gradbench`)"
+                    "no benchmark named `{other}` (try `all`, `codegen`, `jacobian`, `scale`, `shapes`, `checkpoint` or `gradbench`)"
                 ))),
             }
         }

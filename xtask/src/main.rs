@@ -169,6 +169,10 @@ enum Command {
         /// Where to write the Target RON file.
         #[arg(short, long)]
         output: PathBuf,
+        /// How a loop's backward pass is written: `sqrt` keeps √n
+        /// checkpoints instead of every state (docs/derivatives.md).
+        #[arg(long, value_enum, default_value = "off")]
+        checkpoint: derive::CheckpointVia,
     },
     /// Run parse → unf → reverse → unf-inverse → optimize, writing every boundary
     /// file into DIR.
@@ -622,19 +626,32 @@ fn run(command: Command) -> Result<(), CliError> {
             pipeline::Stage::Unf,
             &input,
             &output,
-            &pipeline::Options { entry, wrt: None },
+            &pipeline::Options {
+                entry,
+                ..pipeline::Options::default()
+            },
         ),
         Command::Reverse { input, output, wrt } => pipeline::run_stage(
             pipeline::Stage::Reverse,
             &input,
             &output,
-            &pipeline::Options { entry: None, wrt },
+            &pipeline::Options {
+                wrt,
+                ..pipeline::Options::default()
+            },
         ),
-        Command::UnfInverse { input, output } => pipeline::run_stage(
+        Command::UnfInverse {
+            input,
+            output,
+            checkpoint,
+        } => pipeline::run_stage(
             pipeline::Stage::UnfInverse,
             &input,
             &output,
-            &pipeline::Options::default(),
+            &pipeline::Options {
+                checkpoint: checkpoint.scheme(),
+                ..pipeline::Options::default()
+            },
         ),
         Command::Pipeline {
             file,
@@ -642,7 +659,16 @@ fn run(command: Command) -> Result<(), CliError> {
             replace,
             entry,
             wrt,
-        } => pipeline::pipeline(&file, &dump, &replace, &pipeline::Options { entry, wrt }),
+        } => pipeline::pipeline(
+            &file,
+            &dump,
+            &replace,
+            &pipeline::Options {
+                entry,
+                wrt,
+                ..pipeline::Options::default()
+            },
+        ),
         Command::Grad {
             program,
             wrt,

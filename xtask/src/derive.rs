@@ -253,9 +253,13 @@ pub fn check_grad(c: &Common<'_>, cfg: difftest::CheckConfig) -> Result<(), CliE
 /// `cargo xtask cost`: the cost of the program and of its optimized
 /// gradient (Fig. 11), statically and counted in an evaluation, with
 /// Theorem 5.4's bound.
-pub fn cost(c: &Common<'_>, no_opt: bool) -> Result<(), CliError> {
+pub fn cost(c: &Common<'_>, no_opt: bool, checkpoint: CheckpointVia) -> Result<(), CliError> {
     let (program, req) = c.request(Kind::ValueAndGrad)?;
-    let report = adrev::cost::report(&program, &req.optimize(!no_opt), &c.inputs(&program)?)?;
+    let report = adrev::cost::report(
+        &program,
+        &req.optimize(!no_opt).checkpoint(checkpoint.scheme()),
+        &c.inputs(&program)?,
+    )?;
     print!("{report}");
     Ok(())
 }

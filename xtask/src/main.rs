@@ -381,6 +381,10 @@ enum Command {
         /// Cost the unoptimized gradient instead.
         #[arg(long)]
         no_opt: bool,
+        /// Cost the gradient with loops checkpointed (`sqrt`): what the
+        /// recomputation adds (docs/cost.md).
+        #[arg(long, value_enum, default_value = "off")]
+        checkpoint: derive::CheckpointVia,
     },
     /// Rewrite every snapshot (fixtures' stage boundaries, diagnostics) from
     /// what the code produces now; review the result with `git diff`.
@@ -465,13 +469,18 @@ fn run(command: Command) -> Result<(), CliError> {
             }
             Ok(())
         }
-        Command::Cost { program, no_opt } => derive::cost(
+        Command::Cost {
+            program,
+            no_opt,
+            checkpoint,
+        } => derive::cost(
             &derive::Common {
                 program: &program,
                 wrt: None,
                 backend: native::BackendArgs::default(),
             },
             no_opt,
+            checkpoint,
         ),
         Command::Codegen {
             input,

@@ -203,9 +203,6 @@ impl Raise<'_> {
                 else_fun,
                 ..
             } => self.jt_if(*ctx, then_fun, else_fun, s, self.full(primal)?),
-            Prim::Loop { kind, ctx, fun, .. } if self.checkpoint.applies(*kind) => {
-                self.jt_fold_checkpointed(*kind, *ctx, fun, s, self.full(primal)?)
-            }
             Prim::Loop { kind, ctx, fun, .. } => {
                 self.jt_loop(*kind, *ctx, fun, s, self.full(primal)?)
             }

@@ -34,9 +34,9 @@
 
 use super::emit::ValId;
 use super::loops::{array_of, elem_of};
-use super::{Abs, Raise, State, at, truncate};
+use super::{Abs, Raise, State, at};
 use crate::error::Error;
-use crate::ir::{CtxId, Fun, LoopKind};
+use crate::ir::{Fun, LoopKind};
 use syntax::{Expr, Prim as P, Ty};
 
 /// How UNF^-1 writes the transposed Jacobian of a loop: a choice of
@@ -119,18 +119,10 @@ impl Raise<'_> {
         let floor = self.b.prim(P::Floor, vec![root], Ty::Int);
         let r = self.b.bind(floor, "r");
         let sq = self.int_op(P::Mul, r, r);
-        let (a, b) = (self.b.use_val(sq), self.b.use_val(steps));
-        let short = self.b.cmp(P::Lt, a, b);
         let one = self.b.int(1);
         let up = self.int_op(P::Add, r, one);
-        let (u, d) = (self.b.use_val(up), self.b.use_val(r));
-        let e = self.b.ite(short, u, d);
-        let ceil = self.b.bind(e, "b");
-        let (c, o) = (self.b.use_val(ceil), self.b.use_val(one));
-        let small = self.b.cmp(P::Lt, c, o);
-        let (o, c) = (self.b.use_val(one), self.b.use_val(ceil));
-        let e = self.b.ite(small, o, c);
-        let size = self.b.bind(e, "b");
+        let ceil = self.if_lt((sq, steps), up, r);
+        let size = self.if_lt((ceil, one), one, ceil);
         // nb = (n + B - 1) / B.
         let t = self.int_op(P::Add, steps, size);
         let t = self.int_op(P::Sub, t, one);
@@ -159,11 +151,16 @@ impl Raise<'_> {
     fn bounds(&mut self, st: &Strip, b: ValId) -> (ValId, ValId) {
         let lo = self.int_op(P::Mul, b, st.size);
         let rest = self.int_op(P::Sub, st.steps, lo);
-        let (r, s) = (self.b.use_val(rest), self.b.use_val(st.size));
-        let last = self.b.cmp(P::Lt, r, s);
-        let (r, s) = (self.b.use_val(rest), self.b.use_val(st.size));
-        let e = self.b.ite(last, r, s);
-        (lo, self.b.bind(e, "l"))
+        (lo, self.if_lt((rest, st.size), rest, st.size))
+    }
+
+    /// `if a < b then yes else no` on integer values, bound.
+    fn if_lt(&mut self, (a, b): (ValId, ValId), yes: ValId, no: ValId) -> ValId {
+        let (ae, be) = (self.b.use_val(a), self.b.use_val(b));
+        let test = self.b.cmp(P::Lt, ae, be);
+        let (ye, ne) = (self.b.use_val(yes), self.b.use_val(no));
+        let e = self.b.ite(test, ye, ne);
+        self.b.bind(e, "k")
     }
 
     /// The body's inputs for the accumulator `acc` and the element of
@@ -218,26 +215,21 @@ impl Raise<'_> {
         Ok((lo, len, states))
     }
 
-    /// `J^T` of a left fold, checkpointed (module documentation). `s` and
-    /// `primal` as for [`Raise::jt_loop`].
+    /// `J^T` of a left fold, checkpointed (module documentation), from
+    /// [`Raise::jt_loop`]: `s` the cotangents without the result's `z`,
+    /// `n` the length of the loop's context, `free` its body's free
+    /// variables at the primal point `primal`.
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn jt_fold_checkpointed(
         &mut self,
         kind: LoopKind,
-        ctx: CtxId,
         fun: &Fun,
-        s: State,
+        free: Vec<Abs>,
+        z: ValId,
+        mut s: State,
+        n: usize,
         primal: &State,
     ) -> Result<State, Error> {
-        self.b.retype = true;
-        let n = self.ctx_len(ctx);
-        let (mut s, Some(z)) = self.take_cot(&s, n + 2)? else {
-            return Ok(truncate(s, n + 2));
-        };
-        let free: Vec<Abs> = fun
-            .free
-            .iter()
-            .map(|&f| at(primal, f as usize - 1))
-            .collect();
         let nf = free.len();
         let s0 = self.materialize(at(primal, n))?;
         let x = self.materialize(at(primal, n + 1))?;
@@ -331,11 +323,7 @@ impl Raise<'_> {
                 // B zeros (none when n = 0: then there is no block). The C
                 // backend keeps a scan's arrays at one length, so every
                 // block's element cotangents are padded to B.
-                let (ne, be) = (self.b.use_val(st.steps), self.b.use_val(st.size));
-                let empty = self.b.cmp(P::Lt, ne, be);
-                let (ne, be) = (self.b.use_val(st.steps), self.b.use_val(st.size));
-                let e = self.b.ite(empty, ne, be);
-                let len = self.b.bind(e, "l");
+                let len = self.if_lt((st.steps, st.size), st.steps, st.size);
                 let lam = self.lam(&[(Ty::Int, "j")], |r, p| {
                     let je = r.b.use_val(p[0]);
                     let w = r.index_at(st.x, je);

@@ -37,6 +37,14 @@ pub(super) fn array_of(ty: Ty) -> Ty {
     Ty::Array(Size::Dyn, Box::new(ty))
 }
 
+/// The values of a function's free variables at the primal point.
+pub(super) fn free_at(fun: &Fun, primal: &State) -> Vec<Abs> {
+    fun.free
+        .iter()
+        .map(|&f| at(primal, f as usize - 1))
+        .collect()
+}
+
 /// Whether cotangents of this type are always zero (no reals in it).
 fn discrete(ty: &Ty) -> bool {
     match ty {
@@ -289,14 +297,13 @@ impl Raise<'_> {
         let (mut s, Some(z)) = self.take_cot(&s, n + k)? else {
             return Ok(truncate(s, n + k));
         };
-        let free: Vec<Abs> = fun
-            .free
-            .iter()
-            .map(|&f| at(primal, f as usize - 1))
-            .collect();
+        let free = free_at(fun, primal);
         if kind == LoopKind::Build {
             self.jt_build(&mut s, fun, &free, z)?;
             return Ok(s);
+        }
+        if self.checkpoint.applies(kind) {
+            return self.jt_fold_checkpointed(kind, fun, free, z, s, n, primal);
         }
         let s0 = self.materialize(at(primal, n))?;
         let x = self.materialize(at(primal, n + 1))?;

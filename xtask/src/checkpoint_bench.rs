@@ -5,7 +5,7 @@
 //! measurement runs in a process of its own, so that its peak resident
 //! memory (`VmHWM`) is its own; the program is compiled before the clock
 //! starts, and the call is timed in CPU seconds of the thread. Nothing is
-//! asserted (docs/performance.md, "Checkpointing").
+//! asserted (docs/scale.md, "Checkpointing").
 
 use crate::diag::CliError;
 use adrev::{Backend, Checkpoint, Inputs, Kind, Program, Request};

@@ -3,7 +3,7 @@
 //! every state. At 2·10^5 steps the stored states need about 40 MB (about
 //! 200 bytes a step) and the budget below leaves about 27 MB over the
 //! process itself: without checkpoints the gradient is refused, with them it
-//! is computed in a few MB (docs/performance.md, "Checkpointing", has 10^8).
+//! is computed in a few MB (docs/scale.md, "Checkpointing", has the measurements).
 
 use crate::common;
 use crate::memory::{LOOP, assert_out_of_memory, limited, write};

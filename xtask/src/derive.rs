@@ -31,6 +31,26 @@ impl Via {
     }
 }
 
+/// How reverse mode writes the backward pass of a loop (`--checkpoint`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum CheckpointVia {
+    /// Every state of a loop stored for the backward pass: O(n) memory.
+    Off,
+    /// √n checkpoints of every `foldl`, `ifold` and general `reduce`: O(√n)
+    /// memory, the loop body recomputed (the same gradient to the bit).
+    Sqrt,
+}
+
+impl CheckpointVia {
+    /// The library's scheme.
+    pub fn scheme(self) -> adrev::Checkpoint {
+        match self {
+            CheckpointVia::Off => adrev::Checkpoint::Off,
+            CheckpointVia::Sqrt => adrev::Checkpoint::Sqrt,
+        }
+    }
+}
+
 /// How `jacobian` computes the Jacobian.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum JacobianVia {
@@ -136,9 +156,18 @@ pub fn eval(c: &Common<'_>) -> Result<(), CliError> {
 }
 
 /// `cargo xtask grad`.
-pub fn grad(c: &Common<'_>, via: Via, no_opt: bool) -> Result<(), CliError> {
+pub fn grad(
+    c: &Common<'_>,
+    via: Via,
+    no_opt: bool,
+    checkpoint: CheckpointVia,
+) -> Result<(), CliError> {
     let (program, req) = c.request(Kind::ValueAndGrad)?;
-    let compiled = program.compile(&req.route(via.route()).optimize(!no_opt))?;
+    let req = req
+        .route(via.route())
+        .optimize(!no_opt)
+        .checkpoint(checkpoint.scheme());
+    let compiled = program.compile(&req)?;
     let out = compiled.call(&c.inputs(&program)?)?;
     c.emit(&compiled, &out)
 }
@@ -224,9 +253,13 @@ pub fn check_grad(c: &Common<'_>, cfg: difftest::CheckConfig) -> Result<(), CliE
 /// `cargo xtask cost`: the cost of the program and of its optimized
 /// gradient (Fig. 11), statically and counted in an evaluation, with
 /// Theorem 5.4's bound.
-pub fn cost(c: &Common<'_>, no_opt: bool) -> Result<(), CliError> {
+pub fn cost(c: &Common<'_>, no_opt: bool, checkpoint: CheckpointVia) -> Result<(), CliError> {
     let (program, req) = c.request(Kind::ValueAndGrad)?;
-    let report = adrev::cost::report(&program, &req.optimize(!no_opt), &c.inputs(&program)?)?;
+    let report = adrev::cost::report(
+        &program,
+        &req.optimize(!no_opt).checkpoint(checkpoint.scheme()),
+        &c.inputs(&program)?,
+    )?;
     print!("{report}");
     Ok(())
 }

@@ -7,6 +7,7 @@
 //! stderr), 2 for an internal error (a stage's output failed its verifier).
 
 mod bench;
+mod checkpoint_bench;
 mod derive;
 mod diag;
 mod inspect;
@@ -84,6 +85,10 @@ enum Command {
         /// optimizations of Fig. 12.
         #[arg(long)]
         no_opt: bool,
+        /// How the UNF route writes a loop's backward pass: `sqrt` keeps
+        /// √n checkpoints instead of every state (docs/derivatives.md).
+        #[arg(long, value_enum, default_value = "off")]
+        checkpoint: derive::CheckpointVia,
     },
     /// Print the value and the vector-Jacobian product of an entry of any
     /// result type (reverse mode): `value = ...`, then `vjp PARAM = ...`.
@@ -164,6 +169,10 @@ enum Command {
         /// Where to write the Target RON file.
         #[arg(short, long)]
         output: PathBuf,
+        /// How a loop's backward pass is written: `sqrt` keeps √n
+        /// checkpoints instead of every state (docs/derivatives.md).
+        #[arg(long, value_enum, default_value = "off")]
+        checkpoint: derive::CheckpointVia,
     },
     /// Run parse → unf → reverse → unf-inverse → optimize, writing every boundary
     /// file into DIR.
@@ -211,14 +220,18 @@ enum Command {
         /// JAX and PyTorch; writes docs/performance.md and .svg unless
         /// `--quick` or `--no-docs`), `jacobian` (dF~'s vectorised Jacobian
         /// against n forward passes), `scale` (every stage on long `let`
-        /// chains, then `shapes`) or `shapes` (the front end on nested and
-        /// flat array literals, chains of definitions and many definitions).
+        /// chains, then `shapes`), `shapes` (the front end on nested and
+        /// flat array literals, chains of definitions and many definitions)
+        /// or `checkpoint` (a long loop's gradient with every state stored
+        /// and with √n checkpoints: memory and time, evaluator and C).
         #[arg(default_value = "all")]
         which: String,
         /// Small sizes, one round, few repetitions; docs are not written.
         #[arg(long)]
         quick: bool,
-        /// Chain lengths for `scale` (default 2500,5000,10000,20000; quick 1000,2000).
+        /// Chain lengths for `scale` (default 2500,5000,10000,20000; quick
+        /// 1000,2000), loop lengths for `checkpoint` (default
+        /// 1000000,10000000; quick 10000,100000).
         #[arg(long, value_delimiter = ',')]
         sizes: Option<Vec<usize>>,
         /// Runs of each size for `scale`; the least time of each step is
@@ -368,6 +381,10 @@ enum Command {
         /// Cost the unoptimized gradient instead.
         #[arg(long)]
         no_opt: bool,
+        /// Cost the gradient with loops checkpointed (`sqrt`): what the
+        /// recomputation adds (docs/cost.md).
+        #[arg(long, value_enum, default_value = "off")]
+        checkpoint: derive::CheckpointVia,
     },
     /// Rewrite every snapshot (fixtures' stage boundaries, diagnostics) from
     /// what the code produces now; review the result with `git diff`.
@@ -452,13 +469,18 @@ fn run(command: Command) -> Result<(), CliError> {
             }
             Ok(())
         }
-        Command::Cost { program, no_opt } => derive::cost(
+        Command::Cost {
+            program,
+            no_opt,
+            checkpoint,
+        } => derive::cost(
             &derive::Common {
                 program: &program,
                 wrt: None,
                 backend: native::BackendArgs::default(),
             },
             no_opt,
+            checkpoint,
         ),
         Command::Codegen {
             input,
@@ -550,6 +572,13 @@ fn run(command: Command) -> Result<(), CliError> {
             no_docs,
             jacobian_sizes,
         } => {
+            let checkpoint_sizes = sizes.clone().unwrap_or_else(|| {
+                if quick {
+                    vec![10_000, 100_000]
+                } else {
+                    vec![1_000_000, 10_000_000]
+                }
+            });
             let scale_sizes = sizes.unwrap_or_else(|| {
                 if quick {
                     vec![1000, 2000]
@@ -583,9 +612,10 @@ fn run(command: Command) -> Result<(), CliError> {
                 "jacobian" => bench::jacobian(&jac),
                 "scale" => bench::scale(&scale_sizes, repeat).and_then(|()| shapes::shapes(quick)),
                 "shapes" => shapes::shapes(quick),
+                "checkpoint" => checkpoint_bench::checkpoint(&checkpoint_sizes),
                 "gradbench" => bench::gradbench(quick, &kernels, !quick && !no_docs),
                 other => Err(CliError::user(format!(
-                    "no benchmark named `{other}` (try `all`, `codegen`, `jacobian`, `scale`, `shapes` or `gradbench`)"
+                    "no benchmark named `{other}` (try `all`, `codegen`, `jacobian`, `scale`, `shapes`, `checkpoint` or `gradbench`)"
                 ))),
             }
         }
@@ -605,19 +635,32 @@ fn run(command: Command) -> Result<(), CliError> {
             pipeline::Stage::Unf,
             &input,
             &output,
-            &pipeline::Options { entry, wrt: None },
+            &pipeline::Options {
+                entry,
+                ..pipeline::Options::default()
+            },
         ),
         Command::Reverse { input, output, wrt } => pipeline::run_stage(
             pipeline::Stage::Reverse,
             &input,
             &output,
-            &pipeline::Options { entry: None, wrt },
+            &pipeline::Options {
+                wrt,
+                ..pipeline::Options::default()
+            },
         ),
-        Command::UnfInverse { input, output } => pipeline::run_stage(
+        Command::UnfInverse {
+            input,
+            output,
+            checkpoint,
+        } => pipeline::run_stage(
             pipeline::Stage::UnfInverse,
             &input,
             &output,
-            &pipeline::Options::default(),
+            &pipeline::Options {
+                checkpoint: checkpoint.scheme(),
+                ..pipeline::Options::default()
+            },
         ),
         Command::Pipeline {
             file,
@@ -625,13 +668,23 @@ fn run(command: Command) -> Result<(), CliError> {
             replace,
             entry,
             wrt,
-        } => pipeline::pipeline(&file, &dump, &replace, &pipeline::Options { entry, wrt }),
+        } => pipeline::pipeline(
+            &file,
+            &dump,
+            &replace,
+            &pipeline::Options {
+                entry,
+                wrt,
+                ..pipeline::Options::default()
+            },
+        ),
         Command::Grad {
             program,
             wrt,
             via,
             backend,
             no_opt,
+            checkpoint,
         } => derive::grad(
             &derive::Common {
                 program: &program,
@@ -640,6 +693,7 @@ fn run(command: Command) -> Result<(), CliError> {
             },
             via,
             no_opt,
+            checkpoint,
         ),
         Command::Vjp {
             program,

@@ -68,12 +68,15 @@ pub struct Options {
     pub entry: Option<String>,
     /// `--wrt a,b` for the reverse stage.
     pub wrt: Option<String>,
+    /// `--checkpoint sqrt` for the unf-inverse stage.
+    pub checkpoint: adrev::Checkpoint,
 }
 
 /// The passes' context for `opts` on a module whose entry is `def`.
 fn context(def: &syntax::Def, opts: &Options) -> Result<Context, CliError> {
     Ok(Context {
         wrt: Wrt::parse(opts.wrt.as_deref())?.for_crates(def)?,
+        checkpoint: opts.checkpoint,
         ..Context::new(def.name.as_str())
     })
 }
@@ -161,7 +164,10 @@ pub fn run_stage(
         }
         Stage::UnfInverse => {
             let (m, _) = unf_of(input, stage, unf::Kind::Target)?;
-            let cx = Context::new(m.entry.as_str());
+            let cx = Context {
+                checkpoint: opts.checkpoint,
+                ..Context::new(m.entry.as_str())
+            };
             let out = run_to_module(&[Pass::Raise], Flow::TargetUnf(m), &cx)?;
             syntax::to_ron(syntax::TARGET_IR, syntax::FORMAT_VERSION, &out)
         }

@@ -103,7 +103,7 @@ fn sizes(shape: &str, quick: bool) -> Vec<usize> {
 
 /// The peak resident set of this process in KB (`VmHWM`); `None` where
 /// /proc does not say.
-fn peak_kb() -> Option<u64> {
+pub(crate) fn peak_kb() -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
     status
         .lines()

@@ -8,9 +8,10 @@ use std::process::Command;
 use crate::common::{self, Run};
 
 /// The loop of issue 19: a gradient whose stored values are 10^8 reals.
-const LOOP: &str = "def f (x : R) (n : Int) : R =\n  ifold (fun (a, i) -> sin a * x + 0.5) x n\n";
+pub(crate) const LOOP: &str =
+    "def f (x : R) (n : Int) : R =\n  ifold (fun (a, i) -> sin a * x + 0.5) x n\n";
 
-fn write(name: &str, text: &str) -> String {
+pub(crate) fn write(name: &str, text: &str) -> String {
     let path = std::env::temp_dir().join(format!("adrev-memory-{}-{name}", std::process::id()));
     std::fs::write(&path, text).expect("the temporary directory is writable");
     path.to_str().expect("utf-8 path").to_string()
@@ -18,7 +19,7 @@ fn write(name: &str, text: &str) -> String {
 
 /// Runs `xtask ARGS` through `bash -c` with `ulimit -v KIB` (when given)
 /// and the environment variables `env`.
-fn limited(kib: Option<u64>, env: &[(&str, &str)], args: &[&str]) -> Run {
+pub(crate) fn limited(kib: Option<u64>, env: &[(&str, &str)], args: &[&str]) -> Run {
     let limit = kib.map_or(String::new(), |k| format!("ulimit -v {k}; "));
     let script = format!("{limit}exec \"$0\" \"$@\"");
     let out = Command::new("bash")
@@ -35,7 +36,7 @@ fn limited(kib: Option<u64>, env: &[(&str, &str)], args: &[&str]) -> Run {
 
 /// Exit 1 with an out-of-memory diagnostic at `line:col` that names
 /// `what`, and no sign of an abort.
-fn assert_out_of_memory(run: &Run, position: &str, what: &str) {
+pub(crate) fn assert_out_of_memory(run: &Run, position: &str, what: &str) {
     assert_eq!(run.code, Some(1), "exit status; stderr: {}", run.stderr);
     assert!(
         run.stderr.contains("error: out of memory evaluating"),

@@ -6,6 +6,7 @@
 mod common;
 
 mod check_grad;
+mod checkpoint;
 mod deep;
 mod errors;
 mod exact_output;

@@ -70,3 +70,4 @@ pub use load::Ir;
 pub use outputs::Outputs;
 pub use program::{Program, StageDump};
 pub use request::{Backend, JacobianMode, Kind, Request, Route, Verify, Wrt};
+pub use unf::Checkpoint;

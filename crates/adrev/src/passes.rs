@@ -111,6 +111,8 @@ pub struct Context {
     /// The forward macro's options for [`Pass::ForwardGrad`] and for the
     /// derivative constructs [`Pass::Expand`] expands.
     pub forward: forward::Config,
+    /// How [`Pass::Raise`] writes the loops' transposed Jacobians.
+    pub checkpoint: unf::Checkpoint,
 }
 
 impl Context {
@@ -121,6 +123,7 @@ impl Context {
             wrt: None,
             verify: Verify::EveryPass,
             forward: forward::Config::default(),
+            checkpoint: unf::Checkpoint::Off,
         }
     }
 }
@@ -275,7 +278,7 @@ fn run_one(pass: Pass, flow: Flow, cx: &Context) -> Result<Flow> {
                 .map_err(|e| reverse_error(&m.source.file, &e))
         }
         Pass::Raise => match flow {
-            Flow::TargetUnf(m) => unf::raise(&m)
+            Flow::TargetUnf(m) => unf::raise_with(&m, cx.checkpoint)
                 .map(Flow::Target)
                 .map_err(|e| unf_error(&m.source.file, &e)),
             other => Err(Error::internal(format!(

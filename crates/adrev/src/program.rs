@@ -144,6 +144,7 @@ impl Program {
             wrt: req.wrt.for_crates(&def)?,
             verify: req.verify,
             forward: req.forward.clone(),
+            checkpoint: req.checkpoint,
         };
         let opt = |mut list: Vec<Pass>| {
             if req.optimize {
@@ -237,6 +238,7 @@ impl Program {
             wrt: Some(req.wrt.resolve(def)?),
             verify: req.verify,
             forward: req.forward.clone(),
+            checkpoint: req.checkpoint,
         };
         let mut list = vec![Pass::Expand];
         list.extend(passes::gradient_passes(req.route, req.optimize));

@@ -248,6 +248,10 @@ pub struct Request {
     /// Exercise 182.8 that the differential tests use to show a
     /// disagreement being reported).
     pub forward: forward::Config,
+    /// How reverse mode (the UNF route) writes the backward pass of a loop:
+    /// every state stored, or √n checkpoints (the same gradient in O(√n)
+    /// memory; docs/derivatives.md, "Checkpointing").
+    pub checkpoint: unf::Checkpoint,
 }
 
 impl Request {
@@ -263,6 +267,7 @@ impl Request {
             verify: Verify::Boundaries,
             backend: Backend::Eval,
             forward: forward::Config::default(),
+            checkpoint: unf::Checkpoint::Off,
         }
     }
 
@@ -299,6 +304,12 @@ impl Request {
     /// The same request on another backend.
     pub fn backend(mut self, backend: Backend) -> Request {
         self.backend = backend;
+        self
+    }
+
+    /// The same request with loops checkpointed by `scheme`.
+    pub fn checkpoint(mut self, scheme: unf::Checkpoint) -> Request {
+        self.checkpoint = scheme;
         self
     }
 }

@@ -1,5 +1,6 @@
 //! The integration tests of `adrev`, one binary (docs/testing.md).
 
 mod api;
+mod checkpoint;
 mod common;
 mod nonscalar;

@@ -19,7 +19,7 @@
 use crate::ast::{GExpr, GTy, GVal, Loop, Program};
 use crate::generate::value_at;
 use crate::paths::{
-    Gradient, ad_agree, as_gradient, direct_program, fd_agree, finite_differences, flat,
+    Gradient, ad_agree, as_gradient, direct_program, fd_agree, finite_differences, flat, flatten,
     forward_program, forward_program_with, inconclusive, optimized, run_c, run_gradient,
     source_value, unf_program, unf_stages,
 };
@@ -170,6 +170,36 @@ pub fn check_case(p: &Program, inputs: &[GVal], subset: bool) -> Result<CaseInfo
     close_value("optimized unf value vs source", go.value, v)?;
     if let Err(e) = ad_agree(&go.grads, &gu.grads) {
         let mut d = fail("optimized vs unoptimized (unf)", e);
+        d.expected = Some(gu.grads.clone());
+        return Err(d);
+    }
+
+    // Checkpointed loops (docs/derivatives.md, "Checkpointing"): the same
+    // gradient to the bit as the stored loops; optimized, the same up to
+    // the optimizer's rules that are unsound in IEEE arithmetic (`0 * e ~>
+    // 0` sees through one program's loops and not the other's, so a zero
+    // may differ in sign; docs/optimize.md).
+    let ck = unf::raise_with(&st.target_unf, unf::Checkpoint::Sqrt)
+        .map_err(|e| fail("unf-inverse (checkpointed)", e.to_string()))?;
+    let gc = run_gradient(&ck, &named).map_err(|e| fail("checkpointed unf evaluation", e))?;
+    let bits = |g: &Gradient| {
+        let mut xs = vec![g.value];
+        g.grads.iter().for_each(|v| flatten(v, &mut xs));
+        xs.into_iter().map(f64::to_bits).collect::<Vec<_>>()
+    };
+    if bits(&gc) != bits(&gu) {
+        let mut d = fail(
+            "checkpointed vs stored loops (unf)",
+            format!("{:?} vs {:?}", gc.grads, gu.grads),
+        );
+        d.expected = Some(gu.grads.clone());
+        return Err(d);
+    }
+    let ck_opt = optimized(&ck).map_err(|e| fail("optimize (checkpointed)", e))?;
+    let gco = run_gradient(&ck_opt, &named)
+        .map_err(|e| fail("optimized checkpointed unf evaluation", e))?;
+    if let Err(e) = ad_agree(&gco.grads, &go.grads) {
+        let mut d = fail("optimized checkpointed vs stored loops (unf)", e);
         d.expected = Some(gu.grads.clone());
         return Err(d);
     }

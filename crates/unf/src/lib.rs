@@ -31,7 +31,7 @@ pub use ir::{
 };
 pub use lower::lower;
 pub use print::print;
-pub use raise::{raise, raise_checked};
+pub use raise::{Checkpoint, raise, raise_checked, raise_checked_with, raise_with};
 pub use tables::Tables;
 pub use verify::{Checked, check, verify};
 

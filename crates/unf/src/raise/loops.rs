@@ -37,6 +37,14 @@ pub(super) fn array_of(ty: Ty) -> Ty {
     Ty::Array(Size::Dyn, Box::new(ty))
 }
 
+/// The values of a function's free variables at the primal point.
+pub(super) fn free_at(fun: &Fun, primal: &State) -> Vec<Abs> {
+    fun.free
+        .iter()
+        .map(|&f| at(primal, f as usize - 1))
+        .collect()
+}
+
 /// Whether cotangents of this type are always zero (no reals in it).
 fn discrete(ty: &Ty) -> bool {
     match ty {
@@ -86,7 +94,7 @@ impl Raise<'_> {
     }
 
     /// `map (fun t -> t.j) g` (j 1-based).
-    fn proj_map(&mut self, g: ValId, j: u32) -> Result<ValId, Error> {
+    pub(super) fn proj_map(&mut self, g: ValId, j: u32) -> Result<ValId, Error> {
         let tt = elem_of(self.b.ty(g));
         let Ty::Tuple(items) = tt.clone() else {
             return Err(internal(self.b.span, "a projection of a non-tuple array"));
@@ -124,7 +132,7 @@ impl Raise<'_> {
 
     /// The components `which` of a cotangent list as one value: the
     /// component itself when there is one, their tuple otherwise.
-    fn pack(&mut self, cot: &[Abs], which: &[usize]) -> Result<ValId, Error> {
+    pub(super) fn pack(&mut self, cot: &[Abs], which: &[usize]) -> Result<ValId, Error> {
         let mut vals = Vec::with_capacity(which.len());
         for &j in which {
             vals.push(self.materialize(cot[j])?);
@@ -140,7 +148,11 @@ impl Raise<'_> {
 
     /// The positions of the cotangents among `candidates` that are not
     /// known to be zero.
-    fn nonzero(&self, cot: &[Abs], candidates: impl Iterator<Item = usize>) -> Vec<usize> {
+    pub(super) fn nonzero(
+        &self,
+        cot: &[Abs],
+        candidates: impl Iterator<Item = usize>,
+    ) -> Vec<usize> {
         candidates
             .filter(|&j| match cot[j] {
                 Abs::Zero(_) => false,
@@ -187,7 +199,11 @@ impl Raise<'_> {
 
     /// The cotangent on top of `s` (after `keep` entries), removed; None
     /// when it is zero.
-    fn take_cot(&mut self, s: &State, keep: usize) -> Result<(State, Option<ValId>), Error> {
+    pub(super) fn take_cot(
+        &mut self,
+        s: &State,
+        keep: usize,
+    ) -> Result<(State, Option<ValId>), Error> {
         let z = at(s, keep);
         let s = truncate(s.clone(), keep);
         match z {
@@ -281,14 +297,13 @@ impl Raise<'_> {
         let (mut s, Some(z)) = self.take_cot(&s, n + k)? else {
             return Ok(truncate(s, n + k));
         };
-        let free: Vec<Abs> = fun
-            .free
-            .iter()
-            .map(|&f| at(primal, f as usize - 1))
-            .collect();
+        let free = free_at(fun, primal);
         if kind == LoopKind::Build {
             self.jt_build(&mut s, fun, &free, z)?;
             return Ok(s);
+        }
+        if self.checkpoint.applies(kind) {
+            return self.jt_fold_checkpointed(kind, fun, free, z, s, n, primal);
         }
         let s0 = self.materialize(at(primal, n))?;
         let x = self.materialize(at(primal, n + 1))?;
@@ -704,7 +719,7 @@ impl Raise<'_> {
 }
 
 /// The body of a lambda node.
-fn lam_ret(r: &Raise<'_>, lam: ExprId) -> ExprId {
+pub(super) fn lam_ret(r: &Raise<'_>, lam: ExprId) -> ExprId {
     match &r.b.out.exprs[lam.index()] {
         Expr::Lambda { body, .. } => *body,
         _ => lam,

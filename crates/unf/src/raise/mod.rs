@@ -30,8 +30,11 @@
 
 mod arrays;
 mod calculus;
+mod checkpoint;
 mod emit;
 mod loops;
+
+pub use checkpoint::Checkpoint;
 
 use crate::error::Error;
 use crate::ir::{Kind, Module, Prim, Term, TermId, UTy};
@@ -126,18 +129,33 @@ enum Cont {
 /// The arrow UNF^-1: the Target program of a UNF module (see the module
 /// documentation for the definition it contains).
 pub fn raise(m: &Module) -> Result<syntax::Module, Error> {
-    let checked = check(m).map_err(|errors| Error::Invalid {
-        span: errors.first().map(|e| e.span).unwrap_or(Span::GENERATED),
-        ir: m.kind.ir_name(),
-        errors,
-    })?;
-    raise_checked(m, checked)
+    raise_with(m, Checkpoint::Off)
 }
 
 /// [`raise`] of a module its caller has already checked: `checked` is what
 /// [`check`]`(m)` returned (a caller that verifies its input anyway, as the
 /// CLI does on reading a file, saves checking it twice).
 pub fn raise_checked(m: &Module, checked: Checked) -> Result<syntax::Module, Error> {
+    raise_checked_with(m, checked, Checkpoint::Off)
+}
+
+/// [`raise`] with the loops' transposed Jacobians written by `checkpoint`
+/// (the same gradient, another trade of memory for time: `checkpoint.rs`).
+pub fn raise_with(m: &Module, checkpoint: Checkpoint) -> Result<syntax::Module, Error> {
+    let checked = check(m).map_err(|errors| Error::Invalid {
+        span: errors.first().map(|e| e.span).unwrap_or(Span::GENERATED),
+        ir: m.kind.ir_name(),
+        errors,
+    })?;
+    raise_checked_with(m, checked, checkpoint)
+}
+
+/// [`raise_checked`] with the loops written by `checkpoint`.
+pub fn raise_checked_with(
+    m: &Module,
+    checked: Checked,
+    checkpoint: Checkpoint,
+) -> Result<syntax::Module, Error> {
     if checked.io.len() != m.terms.len() {
         return Err(internal(
             Span::GENERATED,
@@ -153,6 +171,7 @@ pub fn raise_checked(m: &Module, checked: Checked) -> Result<syntax::Module, Err
         t: checked.tables,
         b: Builder::new(m.source.file.clone(), &reserved),
         conts: Vec::new(),
+        checkpoint,
     };
     let inputs: Vec<Abs> = def
         .params
@@ -236,6 +255,8 @@ struct Raise<'a> {
     t: Tables,
     b: Builder,
     conts: Vec<Cont>,
+    /// How the loops' transposed Jacobians are written.
+    checkpoint: Checkpoint,
 }
 
 fn at(s: &State, i: usize) -> Abs {

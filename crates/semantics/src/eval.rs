@@ -56,6 +56,10 @@ pub trait Probe {
     fn node(&self, id: ExprId);
     /// Builtin node `id` (`op`) is applied to these evaluated operands.
     fn builtin(&self, id: ExprId, op: Prim, args: &[Value]);
+    /// A `while` or `trips` loop (`op`) applies its body once more: the
+    /// loop's own per-iteration moves, which its operands cannot tell in
+    /// advance (docs/cost.md).
+    fn trip(&self, _op: Prim) {}
 }
 
 /// Evaluates definition `def` of `m` applied to `args` (in parameter
@@ -250,6 +254,13 @@ impl<'m> Ctx<'m> {
             span: self.span(id),
             what,
             shortfall,
+        }
+    }
+
+    /// Tells the probe, if any, that a `while` loop iterates once more.
+    pub(crate) fn observe_trip(&self, op: Prim) {
+        if let Some(p) = self.probe {
+            p.trip(op);
         }
     }
 

@@ -17,7 +17,7 @@ impl Ctx<'_> {
     /// One mutable C variable per scalar of a value shaped like `z`
     /// (`kinds`), named from `base` and set to `zs`: the variables, and the
     /// value made of them.
-    fn scalar_vars(
+    pub(crate) fn scalar_vars(
         &mut self,
         z: &Val,
         kinds: &[Kind],
@@ -337,7 +337,7 @@ impl Ctx<'_> {
     }
 
     /// Copies the pointers of freshly allocated leaves into mutable variables.
-    fn pointer_vars(&mut self, leaves: &Leaves) -> Leaves {
+    pub(crate) fn pointer_vars(&mut self, leaves: &Leaves) -> Leaves {
         match leaves {
             Leaves::Scalar { kind, ptr } => {
                 let p = self.fresh("cur");

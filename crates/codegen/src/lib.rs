@@ -52,6 +52,7 @@ mod streams;
 mod transfer;
 mod uses;
 mod val;
+mod whiles;
 mod writer;
 
 use std::path::PathBuf;

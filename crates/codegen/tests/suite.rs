@@ -13,3 +13,4 @@ mod programs;
 mod random;
 mod random_grad;
 mod sanitize;
+mod whiles;

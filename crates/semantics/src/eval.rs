@@ -41,9 +41,10 @@ pub const MAX_NESTING: usize = 4 * stack::MAX_DEPTH;
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Config {
     /// Stop with [`Error::StepLimit`] after this many evaluation steps
-    /// (nodes visited). `None`: no limit. Well-typed programs always
-    /// terminate; the limit is for budgets and for modules that are not
-    /// well typed, which can loop (`(fun f -> f f) (fun f -> f f)`).
+    /// (nodes visited). `None`: no limit. Well-typed programs without
+    /// `while` always terminate; the limit is for budgets, for `while`
+    /// loops that do not end, and for modules that are not well typed,
+    /// which can loop (`(fun f -> f f) (fun f -> f f)`).
     pub max_steps: Option<u64>,
 }
 

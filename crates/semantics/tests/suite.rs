@@ -12,3 +12,4 @@ mod guarantee;
 mod prims;
 mod programs;
 mod values;
+mod whiles;

@@ -23,14 +23,26 @@ use syntax::{Prim, Span, Ty};
 use crate::arrays::dims_of;
 use crate::error::Error;
 use crate::layout::{Kind, has_array, scalar_kinds};
-use crate::lower::{Ctx, Flags, SiteKind};
+use crate::lower::{Ctx, Flags};
 use crate::streams::scalars;
 use crate::val::{Func, Val};
+
+/// What a `while` loop is compiled from.
+#[derive(Clone, Copy)]
+struct WhileLoop<'a> {
+    op: Prim,
+    cond: &'a Func,
+    body: &'a Func,
+    /// The state's type.
+    ty: &'a Ty,
+    /// The C variable counting the trips.
+    trips: &'a str,
+    span: Span,
+}
 
 impl Ctx<'_> {
     /// `while` (the final state) or `trips` (the number of iterations),
     /// with a state of type `ty`.
-    #[allow(clippy::too_many_arguments)]
     pub(crate) fn while_loop(
         &mut self,
         op: Prim,
@@ -42,10 +54,18 @@ impl Ctx<'_> {
     ) -> Result<Val, Error> {
         let trips = self.fresh("trips");
         self.w.line(format!("int64_t {trips} = 0;"));
+        let l = WhileLoop {
+            op,
+            cond,
+            body,
+            ty,
+            trips: &trips,
+            span,
+        };
         let state = if has_array(ty) {
-            self.while_arrays(op, cond, body, z, ty, &trips, span)?
+            self.while_arrays(&l, z)?
         } else {
-            self.while_scalars(op, cond, body, z, ty, &trips, span)?
+            self.while_scalars(&l, z)?
         };
         Ok(if op == Prim::Trips {
             Val::Scalar(Kind::Int, trips)
@@ -113,17 +133,15 @@ impl Ctx<'_> {
     }
 
     /// A state of scalars, in mutable variables.
-    #[allow(clippy::too_many_arguments)]
-    fn while_scalars(
-        &mut self,
-        op: Prim,
-        cond: &Func,
-        body: &Func,
-        z: Val,
-        ty: &Ty,
-        trips: &str,
-        span: Span,
-    ) -> Result<Val, Error> {
+    fn while_scalars(&mut self, l: &WhileLoop<'_>, z: Val) -> Result<Val, Error> {
+        let WhileLoop {
+            op,
+            cond,
+            body,
+            ty,
+            trips,
+            span,
+        } = *l;
         let kinds = scalar_kinds(ty);
         let mut zs = Vec::new();
         scalars(&z, &mut zs);
@@ -144,17 +162,15 @@ impl Ctx<'_> {
     }
 
     /// A state holding arrays: two buffer sets swapped after each step.
-    #[allow(clippy::too_many_arguments)]
-    fn while_arrays(
-        &mut self,
-        op: Prim,
-        cond: &Func,
-        body: &Func,
-        z: Val,
-        ty: &Ty,
-        trips: &str,
-        span: Span,
-    ) -> Result<Val, Error> {
+    fn while_arrays(&mut self, l: &WhileLoop<'_>, z: Val) -> Result<Val, Error> {
+        let WhileLoop {
+            op,
+            cond,
+            body,
+            ty,
+            trips,
+            span,
+        } = *l;
         let z = self.materialize_val(z)?;
         let mut dims = Vec::new();
         dims_of(&z, &mut dims);
@@ -171,22 +187,7 @@ impl Ctx<'_> {
             self.condition(cond, |cx| cx.element(&cur, "0", true), span)?;
         let (body_lines, body_flags) = self.capture(|cx| {
             let v = cx.apply(body, vec![s], span)?;
-            let v = cx.settle(v)?;
-            let mut have = Vec::new();
-            dims_of(&v, &mut have);
-            cx.check_dims(&dims, &have, span, SiteKind::AccumulatorSize(op));
-            cx.store(&v, &next, "0")?;
-            let (mut pc, mut pn) = (Vec::new(), Vec::new());
-            cur.ptrs(&mut pc);
-            next.ptrs(&mut pn);
-            for ((k, c), (_, nx)) in pc.iter().zip(&pn) {
-                let t = cx.fresh("swap");
-                cx.w.line(format!(
-                    "{} *{t} = {c}; {c} = {nx}; {nx} = {t};",
-                    k.c_type()
-                ));
-            }
-            Ok(())
+            cx.step_buffers(v, &dims, &cur, &next, op, span)
         })?;
         self.write_while(cond_lines, cond_flags, &go, body_lines, body_flags, trips);
         Ok(self.element(&cur, "0", true))

@@ -20,3 +20,4 @@ mod specialize;
 mod target_prims;
 mod types;
 mod verify;
+mod whiles;

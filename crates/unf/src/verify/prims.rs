@@ -292,7 +292,6 @@ impl Checker<'_> {
                 if !ok {
                     return None;
                 }
-                let _ = jt;
                 let int = self.t.ground(&Ty::Int);
                 let input = self.t.snoc(*ctx, *state);
                 Some((input, self.t.snoc(input, int)))

@@ -222,6 +222,10 @@ const CHECKED: &[&str] = &[
     "special_functions",
     "sum",
     "untaken_branch",
+    "while_array",
+    "while_halving",
+    "while_newton",
+    "while_zero_trips",
 ];
 
 #[test]
@@ -396,6 +400,22 @@ fn fuzz_fd_kink() {
 #[test]
 fn fuzz_tan_pole() {
     check("fuzz_tan_pole", false);
+}
+#[test]
+fn while_newton() {
+    check("while_newton", false);
+}
+#[test]
+fn while_halving() {
+    check("while_halving", false);
+}
+#[test]
+fn while_zero_trips() {
+    check("while_zero_trips", false);
+}
+#[test]
+fn while_array() {
+    check("while_array", false);
 }
 #[test]
 fn gmm() {

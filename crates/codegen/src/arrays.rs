@@ -156,6 +156,12 @@ impl Lowerer<'_> {
                 );
                 self.fold(op, &f, vals[1].clone(), Source::Count(n), &ty, span)
             }
+            Prim::While | Prim::Trips => {
+                let c = func(&vals[0], span)?;
+                let b = func(&vals[1], span)?;
+                let state_ty = self.ty(args[2])?.clone();
+                self.while_loop(op, &c, &b, vals[2].clone(), &state_ty, span)
+            }
             Prim::Scanl | Prim::Scanr => {
                 let f = func(&vals[0], span)?;
                 let a = array(&vals[2], span)?;

@@ -17,7 +17,7 @@ impl Lowerer<'_> {
     /// One mutable C variable per scalar of a value shaped like `z`
     /// (`kinds`), named from `base` and set to `zs`: the variables, and the
     /// value made of them.
-    fn scalar_vars(
+    pub(crate) fn scalar_vars(
         &mut self,
         z: &Val,
         kinds: &[Kind],
@@ -317,28 +317,44 @@ impl Lowerer<'_> {
                 Source::Count(_) => Val::Scalar(Kind::Int, i.to_string()),
             };
             let v = cx.apply(f, vec![acc, x], span)?;
-            let v = cx.settle(v)?;
-            let mut have = Vec::new();
-            dims_of(&v, &mut have);
-            cx.check_dims(&dims, &have, span, SiteKind::AccumulatorSize(op));
-            cx.store(&v, &next, "0")?;
-            let (mut pc, mut pn) = (Vec::new(), Vec::new());
-            cur.ptrs(&mut pc);
-            next.ptrs(&mut pn);
-            for ((k, c), (_, nx)) in pc.iter().zip(&pn) {
-                let t = cx.fresh("swap");
-                cx.w.line(format!(
-                    "{} *{t} = {c}; {c} = {nx}; {nx} = {t};",
-                    k.c_type()
-                ));
-            }
-            Ok(())
+            cx.step_buffers(v, &dims, &cur, &next, op, span)
         })?;
         Ok(self.element(&cur, "0", true))
     }
 
+    /// One step of a loop whose state holds arrays (a fold's accumulator,
+    /// a `while` loop's state): the new state `v`, its sizes checked to be
+    /// `dims`, stored into `next`, whose pointers are then swapped with
+    /// `cur`'s.
+    pub(crate) fn step_buffers(
+        &mut self,
+        v: Val,
+        dims: &[String],
+        cur: &Leaves,
+        next: &Leaves,
+        op: Prim,
+        span: Span,
+    ) -> Result<(), Error> {
+        let v = self.settle(v)?;
+        let mut have = Vec::new();
+        dims_of(&v, &mut have);
+        self.check_dims(dims, &have, span, SiteKind::AccumulatorSize(op));
+        self.store(&v, next, "0")?;
+        let (mut pc, mut pn) = (Vec::new(), Vec::new());
+        cur.ptrs(&mut pc);
+        next.ptrs(&mut pn);
+        for ((k, c), (_, nx)) in pc.iter().zip(&pn) {
+            let t = self.fresh("swap");
+            self.w.line(format!(
+                "{} *{t} = {c}; {c} = {nx}; {nx} = {t};",
+                k.c_type()
+            ));
+        }
+        Ok(())
+    }
+
     /// Copies the pointers of freshly allocated leaves into mutable variables.
-    fn pointer_vars(&mut self, leaves: &Leaves) -> Leaves {
+    pub(crate) fn pointer_vars(&mut self, leaves: &Leaves) -> Leaves {
         match leaves {
             Leaves::Scalar { kind, ptr } => {
                 let p = self.fresh("cur");

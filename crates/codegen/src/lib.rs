@@ -50,6 +50,7 @@ mod streams;
 mod transfer;
 mod uses;
 mod val;
+mod whiles;
 mod writer;
 
 use std::path::PathBuf;

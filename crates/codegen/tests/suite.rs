@@ -11,3 +11,4 @@ mod programs;
 mod random;
 mod random_grad;
 mod sanitize;
+mod whiles;

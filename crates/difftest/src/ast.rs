@@ -405,6 +405,7 @@ impl GExpr {
                 i.write(out);
                 out.push_str("])");
             }
+            GExpr::Loop(l) if l.op == Prim::While => write_while(l, out),
             GExpr::Loop(l) => {
                 let _ = write!(out, "({} ", l.op.symbol());
                 if l.op == Prim::Build {
@@ -613,6 +614,29 @@ fn collect_types_node(e: &GExpr, env: &mut Vec<(String, GTy)>, out: &mut Vec<GTy
     env.truncate(k);
 }
 
+/// A generated `while` loop ([`Loop`] with `params = [acc, k]`, `args =
+/// [init, length A]` and, for a real state, a constant `c`):
+/// `(while (fun accs -> let (acc, k) = accs in k < length A && acc < c)
+/// (fun acct -> let (acc, k) = acct in (body, k + 1)) (init, 0)).1`.
+/// The counter bounds the trip count by the length; the lambdas' own
+/// parameters are named after `acc` with a suffix no generated name has.
+fn write_while(l: &Loop, out: &mut String) {
+    let (a, k) = (&l.params[0], &l.params[1]);
+    let _ = write!(out, "((while (fun {a}s -> let ({a}, {k}) = {a}s in ({k} < ");
+    l.args[1].write(out);
+    out.push(')');
+    if let Some(c) = l.args.get(2) {
+        let _ = write!(out, " && ({a} < ");
+        c.write(out);
+        out.push(')');
+    }
+    let _ = write!(out, ") (fun {a}t -> let ({a}, {k}) = {a}t in (");
+    l.body.write(out);
+    let _ = write!(out, ", {k} + 1)) (");
+    l.args[0].write(out);
+    out.push_str(", 0))).1)");
+}
+
 fn in_direct(e: &GExpr, env: &mut Vec<(String, GTy)>) -> bool {
     syntax::stack::guard(|| in_direct_node(e, env))
 }
@@ -686,7 +710,7 @@ pub fn loop_params(l: &Loop, env: &mut Vec<(String, GTy)>) -> Option<Vec<GTy>> {
             GTy::Length(s) => vec![GTy::Index(s)],
             _ => return None,
         },
-        Prim::Ifold => match arg(1, env)? {
+        Prim::Ifold | Prim::While => match arg(1, env)? {
             GTy::Length(s) => vec![arg(0, env)?, GTy::Index(s)],
             _ => return None,
         },

@@ -285,6 +285,30 @@ fn eval_node(
                     }
                     acc
                 }
+                // `args`: the initial state, the bound of the counter and,
+                // for a real state, the constant it stays below
+                // (`ast::write_while`). Both operands of `&&` are
+                // evaluated, as in the language, so a state near the
+                // constant is a singular point even at the last check.
+                Prim::While => {
+                    let bound = int(args[1].clone())?;
+                    let below = args.get(2).cloned();
+                    let mut acc = args[0].clone();
+                    let mut k = 0;
+                    loop {
+                        let more = k < bound;
+                        let under = match &below {
+                            Some(c) => compare(Prim::Lt, acc.clone(), c.clone())?,
+                            None => true,
+                        };
+                        if !(more && under) {
+                            break;
+                        }
+                        acc = f(vec![acc, GVal::Int(k)], env)?;
+                        k += 1;
+                    }
+                    acc
+                }
                 other => return Err(Singular(format!("not a loop: {other}"))),
             }
         }

@@ -477,14 +477,23 @@ impl Gen<'_> {
                 args: vec![init, arr],
             })
         } else {
-            let i = self.fresh("i");
+            // `ifold` over the indices, or a `while` loop whose state
+            // carries a counter below the same length (so it ends), and
+            // for a real state a condition on the state too (so its trip
+            // count depends on the inputs).
+            let looping = self.rng.chance(0.4);
+            let i = self.fresh(if looping { "k" } else { "i" });
             body_env.push((i.clone(), GTy::Index(s)));
             let body = self.expr(ty, body_size, &body_env, nao + 1);
+            let mut args = vec![init, GExpr::Op1(Prim::Length, b(arr))];
+            if looping && *ty == GTy::Real && self.rng.chance(0.7) {
+                args.push(self.constant());
+            }
             GExpr::Loop(Loop {
-                op: Prim::Ifold,
+                op: if looping { Prim::While } else { Prim::Ifold },
                 params: vec![a, i],
                 body: b(body),
-                args: vec![init, GExpr::Op1(Prim::Length, b(arr))],
+                args,
             })
         }
     }

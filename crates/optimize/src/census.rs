@@ -180,9 +180,9 @@ impl Census<'_> {
                         todo.push((args[0], depth, Position::Call));
                         continue;
                     }
-                    let fun_pos = op.function_arg();
+                    let fun_pos = op.function_args();
                     for (i, &a) in args.iter().enumerate().rev() {
-                        let ctx = if Some(i) == fun_pos {
+                        let ctx = if fun_pos.contains(&i) {
                             Position::Call
                         } else {
                             Position::Other

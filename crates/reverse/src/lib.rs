@@ -365,7 +365,24 @@ impl D<'_> {
                 ret: *ret,
                 fun: self.copy_fun(fun),
             },
+            Prim::Trips {
+                ctx,
+                state,
+                cond,
+                body,
+            } => self.copy_trips(*ctx, *state, cond, body),
             other => other.clone(),
+        }
+    }
+
+    /// `trips` with its functions copied: in `J^T trips` too, since the
+    /// count has no cotangent and its functions stay primal.
+    fn copy_trips(&mut self, ctx: CtxId, state: TyId, cond: &Fun, body: &Fun) -> Prim {
+        Prim::Trips {
+            ctx,
+            state,
+            cond: self.copy_fun(cond),
+            body: self.copy_fun(body),
         }
     }
 
@@ -429,6 +446,12 @@ impl D<'_> {
                 ret: *ret,
                 fun: self.diff_fun(fun),
             },
+            Prim::Trips {
+                ctx,
+                state,
+                cond,
+                body,
+            } => self.copy_trips(*ctx, *state, cond, body),
             other => other.clone(),
         }
     }

@@ -72,6 +72,20 @@ fn ifold_and_build() {
     holds("sum (build (length A) (fun i -> x * x + sin x)) + sum A");
 }
 
+/// A `while` loop is differentiated as its trip count (a second primal
+/// loop) and an `ifold` of that many steps (docs/derivatives.md, "`while`
+/// loops"): its gradient must stay within the bound of a loop, p = 1.
+#[test]
+fn while_loops() {
+    holds(
+        "(while (fun s -> let (acc, k) = s in k < length A) (fun s -> let (acc, k) = s in (acc * x + sin acc, k + 1)) (x, 0)).1",
+    );
+    // A trip count that depends on the state as well.
+    holds(
+        "(while (fun s -> let (acc, k) = s in k < length A && acc < 100) (fun s -> let (acc, k) = s in (acc * x + sin acc + 1, k + 1)) (x, 0)).1",
+    );
+}
+
 #[test]
 fn conditionals() {
     holds("sum (map (fun y -> if y > x then y * y else x * y) A)");

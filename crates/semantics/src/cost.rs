@@ -316,6 +316,12 @@ impl StaticCost<'_> {
                 let rest: Vec<ExprId> = args.iter().copied().filter(|&a| a != f).collect();
                 (self.cost(body)? + Cost::moves(2)).times(n) + self.sum(&rest)?
             }
+            Prim::While | Prim::Trips => {
+                return Err(Error::NotRestricted {
+                    span: self.m.span(id),
+                    message: format!("`{op}` has no static cost: its trip count is known only when it runs"),
+                });
+            }
             _ => return Err(self.not_restricted(id, "a differentiation construct")),
         })
     }
@@ -327,10 +333,10 @@ impl StaticCost<'_> {
 pub fn nao(m: &Module, id: ExprId) -> u32 {
     stack::guard(|| match m.expr(id) {
         Expr::Prim { op, args } if op.function_arg().is_some() => {
-            let f = args[op.function_arg().expect("invariant: checked above")];
+            let funs: Vec<ExprId> = op.function_args().iter().map(|&i| args[i]).collect();
             let mut res = 0;
             for &a in args {
-                let n = if a == f {
+                let n = if funs.contains(&a) {
                     match m.expr(a) {
                         Expr::Lambda { body, .. } => 1 + nao(m, *body),
                         _ => 1 + nao(m, a),
@@ -430,10 +436,10 @@ pub fn check_lemma_5_3(m: &Module, def: &Def) -> Result<(), Vec<Violation>> {
         };
         match e {
             Expr::Prim { op, args } => {
-                if let Some(i) = op.function_arg()
-                    && matches!(m.expr(args[i]), Expr::Lambda { .. })
-                {
-                    allowed_lambdas.insert(args[i]);
+                for &i in op.function_args() {
+                    if matches!(m.expr(args[i]), Expr::Lambda { .. }) {
+                        allowed_lambdas.insert(args[i]);
+                    }
                 }
             }
             Expr::Lambda { params, .. } => {
@@ -554,12 +560,20 @@ impl Probe for Counter<'_> {
             Prim::Shift1L | Prim::Shift1R => Cost::moves(len_of(args.first())),
             Prim::Build => Cost::moves(2 * count_of(args.first())),
             Prim::Ifold => Cost::moves(2 * count_of(args.get(2))),
+            // Per iteration: `Probe::trip`.
+            Prim::While | Prim::Trips => Cost::ZERO,
             _ => match per_element_moves(op) {
                 Some(k) => Cost::moves(k * len_of(args.last())),
                 None => Cost::ZERO,
             },
         };
         self.add(c);
+    }
+
+    /// A `while` iteration moves its state in and out, as `ifold` does
+    /// per index.
+    fn trip(&self, _op: Prim) {
+        self.add(Cost::moves(2));
     }
 }
 

@@ -41,9 +41,10 @@ pub const MAX_NESTING: usize = 4 * stack::MAX_DEPTH;
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Config {
     /// Stop with [`Error::StepLimit`] after this many evaluation steps
-    /// (nodes visited). `None`: no limit. Well-typed programs always
-    /// terminate; the limit is for budgets and for modules that are not
-    /// well typed, which can loop (`(fun f -> f f) (fun f -> f f)`).
+    /// (nodes visited). `None`: no limit. Well-typed programs without
+    /// `while` always terminate; the limit is for budgets, for `while`
+    /// loops that do not end, and for modules that are not well typed,
+    /// which can loop (`(fun f -> f f) (fun f -> f f)`).
     pub max_steps: Option<u64>,
 }
 
@@ -56,6 +57,10 @@ pub trait Probe {
     fn node(&self, id: ExprId);
     /// Builtin node `id` (`op`) is applied to these evaluated operands.
     fn builtin(&self, id: ExprId, op: Prim, args: &[Value]);
+    /// A `while` or `trips` loop (`op`) applies its body once more: the
+    /// loop's own per-iteration moves, which its operands cannot tell in
+    /// advance (docs/cost.md).
+    fn trip(&self, _op: Prim) {}
 }
 
 /// Evaluates definition `def` of `m` applied to `args` (in parameter
@@ -250,6 +255,13 @@ impl<'m> Evaluator<'m> {
             span: self.span(id),
             what,
             shortfall,
+        }
+    }
+
+    /// Tells the probe, if any, that a `while` loop iterates once more.
+    pub(crate) fn observe_trip(&self, op: Prim) {
+        if let Some(p) = self.probe {
+            p.trip(op);
         }
     }
 

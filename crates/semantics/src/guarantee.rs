@@ -65,9 +65,9 @@ pub fn caveats(m: &Module, id: ExprId) -> Vec<Caveat> {
 fn walk(m: &Module, id: ExprId, loops: u32, ifs: u32, out: &mut Vec<Caveat>) {
     stack::guard(|| match m.expr(id) {
         Expr::Prim { op, args } if op.function_arg().is_some() => {
-            let f = args[op.function_arg().expect("invariant: checked above")];
+            let funs: Vec<ExprId> = op.function_args().iter().map(|&i| args[i]).collect();
             for &a in args {
-                let inner = if a == f { loops + 1 } else { loops };
+                let inner = if funs.contains(&a) { loops + 1 } else { loops };
                 walk(m, a, inner, ifs, out);
             }
         }

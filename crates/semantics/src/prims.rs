@@ -44,8 +44,11 @@ pub(crate) fn apply_prim(
 ) -> Result<Value, Error> {
     // The function operand must be a function even when it is never
     // applied (an empty array, a zero count).
-    if let Some(f) = op.function_arg().and_then(|i| args.get(i))
-        && !matches!(f, Value::Closure(_))
+    if let Some(f) = op
+        .function_args()
+        .iter()
+        .filter_map(|&i| args.get(i))
+        .find(|f| !matches!(f, Value::Closure(_)))
         && !op.is_derivative_construct()
     {
         return Err(wrong(op, "a function", f, span));
@@ -142,6 +145,13 @@ pub(crate) fn apply_prim(
                 acc = ctx.apply(f, &[acc, Value::Int(i as i64)], span)?;
             }
             Ok(acc)
+        }
+        (Prim::While, [c, b, z]) => while_loop(ctx, op, c, b, z, span).map(|(s, _)| s),
+        (Prim::Trips, [c, b, z]) => {
+            let (_, n) = while_loop(ctx, op, c, b, z, span)?;
+            i64::try_from(n)
+                .map(Value::Int)
+                .map_err(|_| Error::Overflow { span, op })
         }
         (Prim::Diff | Prim::Grad | Prim::Jvp | Prim::Vjp | Prim::Jacob, _) => {
             Err(Error::NotExpanded { span, op })
@@ -258,6 +268,33 @@ fn boolean(op: Prim, a: &Value, span: Span) -> Result<bool, Error> {
 
 fn array(op: Prim, a: &Value, span: Span) -> Result<&[Value], Error> {
     a.as_array().ok_or_else(|| wrong(op, "an array", a, span))
+}
+
+/// `while c b z` (and `trips`): the final state and the number of times
+/// the body was applied. A loop, not a recursion, so a long loop does not
+/// grow the stack; each application of `c` and `b` counts its steps
+/// against the step limit and the memory checks (`Ctx::apply`). A loop
+/// that never ends runs until `Config::max_steps` (when set) or the
+/// memory check stops it.
+fn while_loop(
+    ctx: &Ctx<'_>,
+    op: Prim,
+    c: &Value,
+    b: &Value,
+    z: &Value,
+    span: Span,
+) -> Result<(Value, u64), Error> {
+    let mut state = z.clone();
+    let mut trips: u64 = 0;
+    loop {
+        let go = ctx.apply(c, std::slice::from_ref(&state), span)?;
+        if !boolean(op, &go, span)? {
+            return Ok((state, trips));
+        }
+        state = ctx.apply(b, std::slice::from_ref(&state), span)?;
+        ctx.observe_trip(op);
+        trips += 1;
+    }
 }
 
 /// A non-negative count (`build n f`, `ifold f z n`).

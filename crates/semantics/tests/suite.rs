@@ -11,3 +11,4 @@ mod guarantee;
 mod prims;
 mod programs;
 mod values;
+mod whiles;

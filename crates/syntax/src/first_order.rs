@@ -9,7 +9,8 @@
 //! - the definition's parameters and result are of ground type;
 //! - there is no application `f a`;
 //! - every lambda is the function argument of `map`, `map2`, `reduce`,
-//!   `foldl`, `scanl`, `scanr`, `build` or `ifold`, and its parameters and
+//!   `foldl`, `scanl`, `scanr`, `build`, `ifold`, `while` or `trips` (the
+//!   last two take two: a condition and a body), and its parameters and
 //!   body are of ground type;
 //! - there is no derivative construct (`diff`, `grad`, ...; forward mode
 //!   expands them);
@@ -23,7 +24,7 @@ use crate::infer::show_ty;
 use crate::ir::{Def, Expr, ExprId, Module, Prim, Span, Ty};
 
 /// The array builtins whose function argument may be a lambda in Source.
-const ARRAY_BUILTINS: &str = "map, map2, reduce, foldl, scanl, scanr, build or ifold";
+const ARRAY_BUILTINS: &str = "map, map2, reduce, foldl, scanl, scanr, build, ifold, while or trips";
 
 /// Checks that `def` (a definition of `m`) is first-order (module doc).
 pub fn check_first_order(m: &Module, def: &Def) -> Result<(), Error> {
@@ -64,16 +65,15 @@ pub fn check_first_order(m: &Module, def: &Def) -> Result<(), Error> {
     }
     // The nodes of the definition, and which lambdas sit where Source allows.
     let mut nodes = Vec::new();
-    let mut allowed = std::collections::HashSet::new();
+    let mut allowed: std::collections::HashSet<ExprId> = std::collections::HashSet::new();
     let mut stack = vec![def.body];
     while let Some(id) = stack.pop() {
         nodes.push(id);
         let e = m.expr(id);
         if let Expr::Prim { op, args } = e
             && is_array_builtin(*op)
-            && let Some(f) = op.function_arg().and_then(|i| args.get(i))
         {
-            allowed.insert(*f);
+            allowed.extend(op.function_args().iter().filter_map(|&i| args.get(i).copied()));
         }
         e.for_each_child(|c| stack.push(c));
     }
@@ -165,6 +165,8 @@ fn is_array_builtin(op: Prim) -> bool {
             | Prim::Scanr
             | Prim::Build
             | Prim::Ifold
+            | Prim::While
+            | Prim::Trips
     )
 }
 

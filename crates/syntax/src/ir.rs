@@ -273,6 +273,12 @@ pub enum Prim {
     Build,
     /// `ifold f z n`
     Ifold,
+    /// `while cond body z`: `body` applied while `cond` holds
+    /// (docs/semantics.md, "Builtins")
+    While,
+    /// `trips cond body z`: the number of times `while cond body z`
+    /// applies `body`
+    Trips,
     // Differentiation constructs, expanded at compile time by `forward`.
     /// `diff f x`
     Diff,
@@ -373,6 +379,8 @@ impl Prim {
         Prim::Length,
         Prim::Build,
         Prim::Ifold,
+        Prim::While,
+        Prim::Trips,
         Prim::Diff,
         Prim::Grad,
         Prim::Jvp,
@@ -445,6 +453,8 @@ impl Prim {
             Prim::Length => "length",
             Prim::Build => "build",
             Prim::Ifold => "ifold",
+            Prim::While => "while",
+            Prim::Trips => "trips",
             Prim::Diff => "diff",
             Prim::Grad => "grad",
             Prim::Jvp => "jvp",
@@ -559,6 +569,8 @@ impl Prim {
             | Prim::Scanl
             | Prim::Scanr
             | Prim::Ifold
+            | Prim::While
+            | Prim::Trips
             | Prim::Jvp
             | Prim::Vjp => 3,
         }
@@ -587,9 +599,12 @@ impl Prim {
         )
     }
 
-    /// The position of the function argument of a second-order builtin.
+    /// The position of the function argument of a second-order builtin
+    /// (of the first one for `while` and `trips`, whose condition comes
+    /// before their body: [`Prim::function_args`]).
     pub fn function_arg(self) -> Option<usize> {
         match self {
+            Prim::While | Prim::Trips => Some(0),
             Prim::Map
             | Prim::Map2
             | Prim::Reduce
@@ -604,6 +619,18 @@ impl Prim {
             | Prim::Jacob => Some(0),
             Prim::Build => Some(1),
             _ => None,
+        }
+    }
+
+    /// The positions of every function argument: the one of
+    /// [`Prim::function_arg`], and for `while` and `trips` both the
+    /// condition (0) and the body (1).
+    pub fn function_args(self) -> &'static [usize] {
+        match self {
+            Prim::While | Prim::Trips => &[0, 1],
+            Prim::Build => &[1],
+            p if p.function_arg().is_some() => &[0],
+            _ => &[],
         }
     }
 }

@@ -13,6 +13,7 @@
 //! - `types[i]` is the type of `exprs[i]` under the typing rules of
 //!   language.md.
 
+pub mod bound;
 pub mod derivatives;
 pub mod elaborate;
 pub mod envelope;
@@ -28,6 +29,7 @@ pub mod specialize;
 pub mod stack;
 pub mod verify;
 
+pub use bound::{bound_whiles, has_while};
 pub use elaborate::{elaborate, elaborate_target};
 pub use envelope::{EnvelopeError, from_ron, read_header, to_ron};
 pub use first_order::check_first_order;

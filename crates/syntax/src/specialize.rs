@@ -560,11 +560,11 @@ impl Specializer<'_> {
                 })
             }
             Expr::Prim { op, args } => {
-                let fun = op.function_arg();
+                let funs = op.function_args();
                 let mut floats = Vec::new();
                 let mut new_args = Vec::new();
                 for (i, &a) in args.iter().enumerate() {
-                    if Some(i) == fun {
+                    if funs.contains(&i) {
                         let o = self.expr(a, env)?;
                         floats.extend(o.floats);
                         let f = match o.sv {

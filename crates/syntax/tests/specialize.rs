@@ -249,7 +249,7 @@ fn first_order_errors() {
         fo_err("def f (A : [n]R) : [n]R = let g = fun (x : R) -> x in map g A"),
         (
             "fun (x : R) -> x".into(),
-            "a function value is not first-order: reverse mode needs lambdas only as the function argument of map, map2, reduce, foldl, scanl, scanr, build or ifold".into()
+            "a function value is not first-order: reverse mode needs lambdas only as the function argument of map, map2, reduce, foldl, scanl, scanr, build, ifold, while or trips".into()
         )
     );
     assert_eq!(

@@ -19,3 +19,4 @@ mod specialize;
 mod target_prims;
 mod types;
 mod verify;
+mod whiles;

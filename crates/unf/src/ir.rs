@@ -352,6 +352,23 @@ pub enum Prim {
         /// The function.
         fun: Fun,
     },
+    /// `trips c b z`, the number of iterations of `while c b z`
+    /// (docs/derivatives.md, "`while` loops"): `T·S ⊢ trips : T·S·Int`,
+    /// the condition `F·S ⊢ cond : F·S·Bool`, the body `F·S ⊢ body :
+    /// F·S·S`. Reverse mode rewrites every `while` into this count and an
+    /// `ifold` of that many steps before lowering (`syntax::bound_whiles`);
+    /// an `Int` has no cotangent, so its transposed Jacobian is zero and
+    /// its functions stay primal in `J^T` too.
+    Trips {
+        /// T.
+        ctx: CtxId,
+        /// The state type S.
+        state: TyId,
+        /// The condition.
+        cond: Fun,
+        /// The body.
+        body: Fun,
+    },
 }
 
 /// A term of Source UNF or Target UNF.
@@ -472,6 +489,7 @@ impl Prim {
             Prim::Array { .. } => "array",
             Prim::If { .. } => "if",
             Prim::Loop { kind, .. } => kind.prim().symbol(),
+            Prim::Trips { .. } => "trips",
         }
     }
 
@@ -493,6 +511,7 @@ impl Prim {
             Prim::If {
                 then_fun, else_fun, ..
             } => vec![then_fun, else_fun],
+            Prim::Trips { cond, body, .. } => vec![cond, body],
             _ => Vec::new(),
         }
     }

@@ -45,6 +45,20 @@ type Env = HashTrieMap<Name, u32>;
 /// [`Error::Unsupported`] naming it and its span.
 pub fn lower(m: &syntax::Module, entry: &Def) -> Result<Module, Error> {
     syntax::check_first_order(m, entry)?;
+    // A `while` loop is differentiated as its trip count and an `ifold` of
+    // that many steps (docs/derivatives.md, "`while` loops"); the Source
+    // module the UNF embeds is the rewritten one.
+    if syntax::has_while(m) {
+        let bounded = syntax::bound_whiles(m)?;
+        let entry = bounded
+            .def(entry.name.as_str())
+            .cloned()
+            .ok_or_else(|| Error::Shape {
+                span: entry.name_span,
+                message: "the entry was lost bounding its while loops".to_string(),
+            })?;
+        return lower(&bounded, &entry);
+    }
     if !m.is_typed() {
         return Err(Error::Shape {
             span: entry.name_span,
@@ -534,6 +548,7 @@ impl Lower<'_> {
             P::Scanr => self.loop_(e, LoopKind::Scanr, args, gamma, env),
             P::Ifold => self.loop_(e, LoopKind::Ifold, args, gamma, env),
             P::Build => self.loop_(e, LoopKind::Build, args, gamma, env),
+            P::Trips => self.trips(e, args, gamma, env),
             P::Reduce => {
                 // The paper's reduce (Section 3.1): a closed function of two
                 // reals, a closed initial value, an array of reals.
@@ -602,6 +617,35 @@ impl Lower<'_> {
         );
         let s = self.seq(ops, p, false, span);
         let h = self.hide(gamma, &tys, ret, span);
+        Ok(self.seq(s, h, false, span))
+    }
+
+    /// `trips c b z`: `UNF(z) ; trips ; proj`, the condition and the body
+    /// lowered as functions of the state.
+    fn trips(
+        &mut self,
+        e: ExprId,
+        args: &[ExprId],
+        gamma: CtxId,
+        env: &Env,
+    ) -> Result<TermId, Error> {
+        let span = self.m.spans[e.index()];
+        let op = syntax::Prim::Trips;
+        let cond = self.fun(op, args[0], 1, env, gamma, false)?;
+        let body = self.fun(op, args[1], 1, env, gamma, false)?;
+        let (ops, tys) = self.operands(&args[2..], gamma, env, span)?;
+        let int = self.t.ground(&Ty::Int);
+        let p = self.prim(
+            Prim::Trips {
+                ctx: gamma,
+                state: tys[0],
+                cond,
+                body,
+            },
+            span,
+        );
+        let s = self.seq(ops, p, false, span);
+        let h = self.hide(gamma, &tys, int, span);
         Ok(self.seq(s, h, false, span))
     }
 

@@ -308,6 +308,16 @@ impl Printer<'_> {
                 self.fun(out, fun);
                 out.push('}');
             }
+            Prim::Trips {
+                ctx, cond, body, ..
+            } => {
+                let c = self.ctx(*ctx);
+                let _ = write!(out, "trips_{{{c}; ");
+                self.fun(out, cond);
+                out.push_str("; ");
+                self.fun(out, body);
+                out.push('}');
+            }
         }
     }
 

@@ -360,6 +360,11 @@ fn operands(t: &Tables, p: &Prim) -> Vec<usize> {
             out.extend(last(ctx, kind.operands()));
             out
         }
+        Prim::Trips { ctx, .. } => {
+            let mut out = free(p.funs());
+            out.extend(last(ctx, 1));
+            out
+        }
     }
 }
 

@@ -479,6 +479,38 @@ impl Eval<'_> {
                 let v = self.run_loop(*kind, fun.body, &free, &ops, false, span)?;
                 Ok(s.push_back(Slot::Val(v)))
             }
+            Prim::Trips {
+                ctx, cond, body, ..
+            } => {
+                let n = self.len(*ctx);
+                let mut state = self.value(&s, n)?;
+                let free_c = self.free_values(&s, cond)?;
+                let free_b = self.free_values(&s, body)?;
+                let mut trips: i64 = 0;
+                loop {
+                    let mut inputs = free_c.clone();
+                    inputs.push(state.clone());
+                    let go = self.run(cond.body, inputs)?;
+                    match go.as_bool() {
+                        Some(true) => {}
+                        Some(false) => break,
+                        None => {
+                            return Err(type_error(
+                                span,
+                                format!("a condition that is {}", go.kind()),
+                            ));
+                        }
+                    }
+                    let mut inputs = free_b.clone();
+                    inputs.push(state);
+                    state = self.run(body.body, inputs)?;
+                    trips = trips.checked_add(1).ok_or(Error::Overflow {
+                        span,
+                        op: syntax::Prim::Trips,
+                    })?;
+                }
+                Ok(s.push_back(Slot::Val(Value::Int(trips))))
+            }
         }
     }
 
@@ -804,6 +836,8 @@ impl Eval<'_> {
                 }
                 Ok(s)
             }
+            // An `Int` result: nothing flows back (locally constant).
+            Prim::Trips { ctx, .. } => Ok(truncate(&s, self.len(*ctx) + 1)),
         }
     }
 }

@@ -142,6 +142,27 @@ impl Cx<'_> {
                 self.expect(s, r, sp(0))?;
                 Ok(s)
             }
+            Prim::While | Prim::Trips => {
+                // `(S -> Bool) (S -> S) S`: the state first, then the
+                // condition against it, then the body, which must keep the
+                // state's type (sizes included).
+                // A mismatch points at what the lambda returns.
+                let result_span = |i: usize| match self.m.expr(args[i]) {
+                    Expr::Lambda { body, .. } => self.m.span(*body),
+                    _ => self.m.span(args[i]),
+                };
+                let (sc, sb) = (result_span(0), result_span(1));
+                let s = self.expr(args[2])?;
+                let c = self.fun_arg(op, args[0], &[s])?;
+                self.want(Ctor::Bool, c, sc)?;
+                let r = self.fun_arg(op, args[1], &[s])?;
+                self.expect(s, r, sb)?;
+                Ok(if op == Prim::While {
+                    s
+                } else {
+                    self.t.known(Ctor::Int)
+                })
+            }
             Prim::Diff => {
                 let tx = self.expr(args[1])?;
                 self.want(Ctor::Real, tx, sp(1))?;

@@ -206,6 +206,12 @@ impl Raise<'_> {
             Prim::Loop { kind, ctx, fun, .. } => {
                 self.jt_loop(*kind, *ctx, fun, s, self.full(primal)?)
             }
+            // An `Int` result: its cotangent is dropped, the state's is
+            // unchanged (the trip count is locally constant).
+            Prim::Trips { ctx, .. } => {
+                let n = self.ctx_len(*ctx);
+                Ok(truncate(s, n + 1))
+            }
         }
     }
 

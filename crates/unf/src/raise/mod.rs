@@ -722,6 +722,23 @@ impl Raise<'_> {
                 let v = self.b.bind(e, "l");
                 Ok(pushed(s, Abs::Val(v)))
             }
+            Prim::Trips {
+                ctx, cond, body, ..
+            } => {
+                self.b.retype = true;
+                let n = self.ctx_len(*ctx);
+                let mut operands = Vec::with_capacity(3);
+                for fun in [cond, body] {
+                    let free: Vec<Abs> =
+                        fun.free.iter().map(|&f| at(&s, f as usize - 1)).collect();
+                    operands.push(self.fun_lambda(fun, &free)?);
+                }
+                let z = self.materialize(at(&s, n))?;
+                operands.push(self.b.use_val(z));
+                let e = self.b.prim(syntax::Prim::Trips, operands, Ty::Int);
+                let v = self.b.bind(e, "n");
+                Ok(pushed(s, Abs::Val(v)))
+            }
         }
     }
 

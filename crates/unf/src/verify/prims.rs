@@ -276,6 +276,26 @@ impl Checker<'_> {
                 let input = args.iter().fold(*ctx, |c, &a| self.t.snoc(c, a));
                 Some((input, self.t.snoc(input, *ret)))
             }
+            Prim::Trips {
+                ctx,
+                state,
+                cond,
+                body,
+            } => {
+                if !self.ctx_ok(at, span, *ctx) {
+                    return None;
+                }
+                let s = self.ground(at, span, *state)?;
+                // The count's functions stay primal in its J^T (zero).
+                let ok = self.fun(at, span, *ctx, cond, std::slice::from_ref(&s), &Ty::Bool, false)
+                    & self.fun(at, span, *ctx, body, std::slice::from_ref(&s), &s, false);
+                if !ok {
+                    return None;
+                }
+                let int = self.t.ground(&Ty::Int);
+                let input = self.t.snoc(*ctx, *state);
+                Some((input, self.t.snoc(input, int)))
+            }
         }
     }
 

@@ -72,6 +72,51 @@ pub(crate) fn apply(op: Prim, args: &[Value], span: Span) -> Option<Result<Value
     Some(r)
 }
 
+/// The transposed Jacobian of scatter or a histogram of reals, applied
+/// numerically: the cotangents of `dest` and `vs` at the cotangent `z` of
+/// the result (`None` for a histogram of integers, whose cotangent is
+/// trivial). The same partials as the Target terms `unf::raise` writes.
+pub(crate) fn transpose(
+    op: Prim,
+    d: &Value,
+    is: &Value,
+    v: &Value,
+    z: &Value,
+    span: Span,
+) -> Result<Option<(Value, Value)>, Error> {
+    let real = |a: &Value| matches!(a.as_array().and_then(|a| a.first()), Some(Value::Real(_)));
+    if !real(d) && !real(v) {
+        return Ok(None);
+    }
+    let zr = reals(op, z, span)?;
+    let is = ints(op, is, span)?;
+    let (dd, dv) = match op {
+        Prim::Scatter => {
+            let n = is.len();
+            let dd = hist::scatter(&zr, &is, &vec![0.0; n]);
+            let w = hist::winner_scatter(zr.len(), &is);
+            (dd, hist::gather_won(&zr, &is, &w))
+        }
+        Prim::HistAdd => (zr.clone(), hist::gather(&zr, &is)),
+        Prim::HistMul => {
+            let (dr, vr) = (reals(op, d, span)?, reals(op, v, span)?);
+            let pd = hist::dhist_mul_dest(&dr, &is, &vr);
+            let pv = hist::dhist_mul_vals(&dr, &is, &vr);
+            let g = hist::gather(&zr, &is);
+            (
+                zr.iter().zip(&pd).map(|(a, b)| a * b).collect(),
+                g.iter().zip(&pv).map(|(a, b)| a * b).collect(),
+            )
+        }
+        _ => {
+            let (dr, vr) = (reals(op, d, span)?, reals(op, v, span)?);
+            let w = hist::winner_select(&dr, &is, &vr, op == Prim::HistMax);
+            (hist::pick_dest(&zr, &w), hist::gather_won(&zr, &is, &w))
+        }
+    };
+    Ok(Some((real_array(dd), real_array(dv))))
+}
+
 fn values<'a>(op: Prim, a: &'a Value, span: Span) -> Result<&'a [Value], Error> {
     a.as_array().ok_or_else(|| wrong(op, "an array", a, span))
 }

@@ -50,6 +50,15 @@ pub fn scatter<T: Clone>(dest: &[T], is: &[i64], vs: &[T]) -> Vec<T> {
     out
 }
 
+/// Whether `op` is scatter or a histogram: a primitive of `dest`, `is`
+/// and `vs` whose derivative the reverse routes know.
+pub fn differentiable(op: Prim) -> bool {
+    matches!(
+        op,
+        Prim::Scatter | Prim::HistAdd | Prim::HistMul | Prim::HistMin | Prim::HistMax
+    )
+}
+
 /// The scalar operator a histogram folds with.
 pub fn operator(op: Prim) -> Option<Prim> {
     match op {

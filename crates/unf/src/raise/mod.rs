@@ -31,6 +31,7 @@
 mod arrays;
 mod calculus;
 mod emit;
+mod hist;
 mod loops;
 
 use crate::error::Error;

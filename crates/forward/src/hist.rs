@@ -11,11 +11,10 @@
 //! is the tangent of the one element the derivative chooses (the winner,
 //! `hist_winner_min`), for `hist_add` the histogram of the tangents, for
 //! `hist_mul` the histogram of the tangents weighted by `dhist_mul_dest` and
-//! `dhist_mul_vals`. O(n + m) like the primal.
+//! `dhist_mul_vals`. O(n + m) like the primal (per tangent direction).
 
 use syntax::{ExprId, Prim, Size, Ty};
 
-use crate::Error;
 use crate::build::{Atom, Ctx, Res};
 use crate::dual::{Macro, Rep};
 use crate::shape;
@@ -33,15 +32,6 @@ impl Macro<'_> {
             return Ok(None);
         }
         let selects = matches!(op, Prim::HistMin | Prim::HistMax);
-        if !selects && self.rep != Rep::Scalar {
-            return Err(Error::Construct {
-                span: self.cx.span,
-                message: format!(
-                    "forward mode of `{op}` with several tangent directions at once (`grad`, `jacob`, \
-                     the forward route of a gradient) is not supported yet; use reverse mode"
-                ),
-            });
-        }
         let rep = self.rep.clone();
         let (m, ty) = (m.clone(), ty.clone());
         let vty = self.cx.ty(args[2])?;
@@ -73,7 +63,7 @@ impl Macro<'_> {
                                     let w = cx.prim(w, args, wty);
                                     cx.bind("w", w, |cx, w| chosen(cx, &m, &trio[0], &r, &w, &dd, &dv))
                                 } else {
-                                    summed(cx, op, &ty, &vty, &trio, &r, &dd, &dv)
+                                    summed(cx, &rep, op, (&m, &ty, &vty), &trio, &r, &dd, &dv)
                                 }
                             })
                         })
@@ -118,49 +108,108 @@ fn chosen(
 }
 
 /// The tangents of `dest` and of `vs` weighted by their partials and
-/// summed per bin with `hist_add`, zipped with the primal result `r`.
+/// summed per bin with `hist_add`, zipped with the primal result `r`. With
+/// k directions at once (`Rep::Vector`) one histogram per direction,
+/// O(k (n + m)), transposed into the duals.
 #[allow(clippy::too_many_arguments)]
 fn summed(
     cx: &mut Ctx,
+    rep: &Rep,
     op: Prim,
-    ty: &Ty,
-    vty: &Ty,
+    (m, ty, vty): (&Size, &Ty, &Ty),
     ops: &[Atom; 3],
     r: &Atom,
     dd: &Atom,
     dv: &Atom,
 ) -> Res<ExprId> {
-    let weighted = |cx: &mut Ctx, partial: Option<(Prim, &Ty)>, duals: &Atom| -> Res<ExprId> {
-        let de = cx.emit(duals);
-        match partial {
-            None => cx.map(de, "x", |cx, x| {
-                let xe = cx.emit(&x);
-                cx.proj(xe, 2)
-            }),
-            Some((p, pty)) => {
-                let args = ops.iter().map(|a| cx.emit(a)).collect();
-                let pe = cx.prim(p, args, pty.clone());
-                cx.map2(pe, de, |cx, p, x| {
-                    let xe = cx.emit(&x);
-                    let t = cx.proj(xe, 2)?;
-                    let pe = cx.emit(&p);
-                    Ok(cx.mul_r(pe, t))
-                })
-            }
+    let partial = |cx: &mut Ctx, p: Prim, pty: &Ty| {
+        let args = ops.iter().map(|a| cx.emit(a)).collect();
+        cx.prim(p, args, pty.clone())
+    };
+    if op == Prim::HistMul {
+        let pd = partial(cx, Prim::DHistMulDest, ty);
+        return cx.bind("pd", pd, |cx, pd| {
+            let pv = partial(cx, Prim::DHistMulVals, vty);
+            cx.bind("pv", pv, |cx, pv| {
+                tangents(cx, rep, m, ty, &ops[1], r, [(dd, Some(&pd)), (dv, Some(&pv))])
+            })
+        });
+    }
+    tangents(cx, rep, m, ty, &ops[1], r, [(dd, None), (dv, None)])
+}
+
+/// The duals `(r[b], Σ weight · tangent)` for the two weighted operands.
+fn tangents(
+    cx: &mut Ctx,
+    rep: &Rep,
+    m: &Size,
+    ty: &Ty,
+    is: &Atom,
+    r: &Atom,
+    parts: [(&Atom, Option<&Atom>); 2],
+) -> Res<ExprId> {
+    // `hist_add td is tv`, the tangents of direction `c` (or the only one).
+    let hist = |cx: &mut Ctx, c: Option<&Atom>| -> Res<ExprId> {
+        let mut sides = Vec::with_capacity(2);
+        for (duals, weight) in parts {
+            let de = cx.emit(duals);
+            let pick = |cx: &mut Ctx, x: &Atom| -> Res<ExprId> {
+                let xe = cx.emit(x);
+                let t = cx.proj(xe, 2)?;
+                match c {
+                    None => Ok(t),
+                    Some(c) => {
+                        let ce = cx.emit(c);
+                        cx.index(t, ce)
+                    }
+                }
+            };
+            sides.push(match weight {
+                None => cx.map(de, "x", |cx, x| pick(cx, &x))?,
+                Some(w) => {
+                    let we = cx.emit(w);
+                    cx.map2(we, de, |cx, w, x| {
+                        let t = pick(cx, &x)?;
+                        let we = cx.emit(&w);
+                        Ok(cx.mul_r(we, t))
+                    })?
+                }
+            });
         }
+        let ie = cx.emit(is);
+        sides.insert(1, ie);
+        Ok(cx.prim(Prim::HistAdd, sides, ty.clone()))
     };
-    let (pd, pv) = if op == Prim::HistMul {
-        (Some((Prim::DHistMulDest, ty)), Some((Prim::DHistMulVals, vty)))
-    } else {
-        (None, None)
-    };
-    let td = weighted(cx, pd, dd)?;
-    let tv = weighted(cx, pv, dv)?;
-    let is = cx.emit(&ops[1]);
-    let t = cx.prim(Prim::HistAdd, vec![td, is, tv], ty.clone());
-    let re = cx.emit(r);
-    cx.map2(re, t, |cx, a, b| {
-        let (ae, be) = (cx.emit(&a), cx.emit(&b));
-        cx.tuple(vec![ae, be])
-    })
+    match rep {
+        Rep::Scalar => {
+            let t = hist(cx, None)?;
+            let re = cx.emit(r);
+            cx.map2(re, t, |cx, a, b| {
+                let (ae, be) = (cx.emit(&a), cx.emit(&b));
+                cx.tuple(vec![ae, be])
+            })
+        }
+        Rep::Vector { zeros } => {
+            let ze = cx.emit(zeros);
+            let k = cx.length(ze);
+            let per = cx.build(k, Size::Dyn, |cx, c| hist(cx, Some(&c)))?;
+            cx.bind("th", per, |cx, per| {
+                let re = cx.emit(r);
+                let n = cx.length(re);
+                cx.build(n, m.clone(), |cx, b| {
+                    let (re, be) = (cx.emit(r), cx.emit(&b));
+                    let rb = cx.index(re, be)?;
+                    let ze = cx.emit(zeros);
+                    let k = cx.length(ze);
+                    let t = cx.build(k, Size::Dyn, |cx, c| {
+                        let (pe, ce) = (cx.emit(&per), cx.emit(&c));
+                        let row = cx.index(pe, ce)?;
+                        let be = cx.emit(&b);
+                        cx.index(row, be)
+                    })?;
+                    cx.tuple(vec![rb, t])
+                })
+            })
+        }
+    }
 }

@@ -9,6 +9,7 @@
 mod bench;
 mod derive;
 mod diag;
+mod hist_bench;
 mod inspect;
 mod load;
 mod native;
@@ -211,8 +212,10 @@ enum Command {
         /// JAX and PyTorch; writes docs/performance.md and .svg unless
         /// `--quick` or `--no-docs`), `jacobian` (dF~'s vectorised Jacobian
         /// against n forward passes), `scale` (every stage on long `let`
-        /// chains, then `shapes`) or `shapes` (the front end on nested and
-        /// flat array literals, chains of definitions and many definitions).
+        /// chains, then `shapes`), `shapes` (the front end on nested and
+        /// flat array literals, chains of definitions and many definitions)
+        /// or `hist` (the gradient of scatter and the histograms at doubling
+        /// sizes: counted cost and C time).
         #[arg(default_value = "all")]
         which: String,
         /// Small sizes, one round, few repetitions; docs are not written.
@@ -583,9 +586,10 @@ fn run(command: Command) -> Result<(), CliError> {
                 "jacobian" => bench::jacobian(&jac),
                 "scale" => bench::scale(&scale_sizes, repeat).and_then(|()| shapes::shapes(quick)),
                 "shapes" => shapes::shapes(quick),
+                "hist" => hist_bench::hist(quick),
                 "gradbench" => bench::gradbench(quick, &kernels, !quick && !no_docs),
                 other => Err(CliError::user(format!(
-                    "no benchmark named `{other}` (try `all`, `codegen`, `jacobian`, `scale`, `shapes` or `gradbench`)"
+                    "no benchmark named `{other}` (try `all`, `codegen`, `jacobian`, `scale`, `shapes`, `hist` or `gradbench`)"
                 ))),
             }
         }

@@ -22,6 +22,9 @@ struct Buf {
 impl Ctx<'_> {
     /// Compiles `op` (scatter, a histogram or one of their partials).
     pub(crate) fn hist(&mut self, op: Prim, vals: &[Val], ty: &Ty, span: Span) -> Result<Val, Error> {
+        if op == Prim::Scatter {
+            return self.scatter(vals, ty, span);
+        }
         let bufs = vals
             .iter()
             .map(|v| self.buf(op, v, span))
@@ -77,13 +80,6 @@ impl Ctx<'_> {
             })
         };
         match op {
-            Prim::Scatter => {
-                fill(self, &|b| format!("{dp}[{b}]"))?;
-                each(self, &mut |cx, j, b| {
-                    cx.w.line(format!("{out}[{b}] = {vp}[{j}];"));
-                    Ok(())
-                })?;
-            }
             Prim::HistAdd | Prim::HistMul | Prim::HistMin | Prim::HistMax => {
                 let scalar = hist::operator(op).unwrap_or(op);
                 fill(self, &|b| format!("{dp}[{b}]"))?;
@@ -191,6 +187,61 @@ impl Ctx<'_> {
         })))
     }
 
+    /// `scatter dest is vs` of any elements made of scalars and tuples
+    /// (the duals of forward mode are pairs): leaf by leaf, the copy of
+    /// `dest`, then the writes in order.
+    fn scatter(&mut self, vals: &[Val], ty: &Ty, span: Span) -> Result<Val, Error> {
+        let op = Prim::Scatter;
+        let Ty::Array(_, elem) = ty else {
+            return Err(Error::core(span, "`scatter` whose type is not an array"));
+        };
+        let manifest = |cx: &mut Self, v: &Val| match cx.materialize_val(v.clone())? {
+            Val::Array(Arr::Manifest(m)) => Ok(m),
+            _ => Err(Error::core(span, "`scatter` of a value that is not an array")),
+        };
+        let d = manifest(self, &vals[0])?;
+        let is = self.buf(op, &vals[1], span)?;
+        let v = manifest(self, &vals[2])?;
+        self.fail_if(
+            &format!("{} != {}", is.len, v.len),
+            span,
+            SiteKind::SizeMismatch(op),
+            &is.len,
+            &v.len,
+        );
+        let out = self.alloc_leaves(elem, &d.len, span, Some(op))?;
+        let (mut dl, mut vl, mut ol) = (Vec::new(), Vec::new(), Vec::new());
+        if !(scalar_leaves(&d.elem, &mut dl)
+            && scalar_leaves(&v.elem, &mut vl)
+            && scalar_leaves(&out, &mut ol))
+        {
+            return Err(Error::unsupported(span, "`scatter` of arrays of arrays"));
+        }
+        let m = d.len.clone();
+        self.for_loop(&m, crate::arrays::Dir::Up, false, None, |cx, b| {
+            for (o, x) in ol.iter().zip(&dl) {
+                cx.w.line(format!("{o}[{b}] = {x}[{b}];"));
+            }
+            Ok(())
+        })?;
+        let isp = is.ptr.clone();
+        self.for_loop(&is.len, crate::arrays::Dir::Up, false, None, |cx, j| {
+            let b = cx.fresh("b");
+            cx.w.line(format!("const int64_t {b} = {isp}[{j}];"));
+            cx.w.open(format!("if ({b} >= 0 && {b} < {m})"));
+            for (o, x) in ol.iter().zip(&vl) {
+                cx.w.line(format!("{o}[{b}] = {x}[{j}];"));
+            }
+            cx.w.close();
+            Ok(())
+        })?;
+        Ok(Val::Array(Arr::Manifest(Manifest {
+            len: d.len,
+            elem: out,
+            owned: true,
+        })))
+    }
+
     /// The operand `v` as a buffer of scalars in memory.
     fn buf(&mut self, op: Prim, v: &Val, span: Span) -> Result<Buf, Error> {
         match self.materialize_val(v.clone())? {
@@ -204,5 +255,18 @@ impl Ctx<'_> {
                 format!("`{op}` of arrays that are not of scalars"),
             )),
         }
+    }
+}
+
+/// The pointers of leaves made of scalars and tuples, in order; false when
+/// an element is an array.
+fn scalar_leaves(l: &Leaves, out: &mut Vec<String>) -> bool {
+    match l {
+        Leaves::Scalar { ptr, .. } => {
+            out.push(ptr.clone());
+            true
+        }
+        Leaves::Tuple(items) => items.iter().all(|i| scalar_leaves(i, out)),
+        Leaves::Array { .. } => false,
     }
 }

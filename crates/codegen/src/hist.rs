@@ -46,13 +46,7 @@ impl Ctx<'_> {
             _ => Some((&bufs[1], &bufs[2])),
         };
         if let Some((a, b)) = same {
-            self.fail_if(
-                &format!("{} != {}", a.len, b.len),
-                span,
-                SiteKind::SizeMismatch(op),
-                &a.len,
-                &b.len,
-            );
+            self.same_len(op, &a.len, &b.len, span);
         }
         let out_len = match op {
             Prim::Gather | Prim::GatherWon | Prim::DHistMulVals => bufs[1].len.clone(),
@@ -202,13 +196,7 @@ impl Ctx<'_> {
         let d = manifest(self, &vals[0])?;
         let is = self.buf(op, &vals[1], span)?;
         let v = manifest(self, &vals[2])?;
-        self.fail_if(
-            &format!("{} != {}", is.len, v.len),
-            span,
-            SiteKind::SizeMismatch(op),
-            &is.len,
-            &v.len,
-        );
+        self.same_len(op, &is.len, &v.len, span);
         let out = self.alloc_leaves(elem, &d.len, span, Some(op))?;
         let (mut dl, mut vl, mut ol) = (Vec::new(), Vec::new(), Vec::new());
         if !(scalar_leaves(&d.elem, &mut dl)
@@ -240,6 +228,12 @@ impl Ctx<'_> {
             elem: out,
             owned: true,
         })))
+    }
+
+    /// The run-time check that two lengths agree, the evaluator's
+    /// `SizeMismatch` otherwise.
+    fn same_len(&mut self, op: Prim, a: &str, b: &str, span: Span) {
+        self.fail_if(&format!("{a} != {b}"), span, SiteKind::SizeMismatch(op), a, b);
     }
 
     /// The operand `v` as a buffer of scalars in memory.

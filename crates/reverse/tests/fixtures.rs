@@ -203,6 +203,9 @@ const CHECKED: &[&str] = &[
     "fwd_182_8",
     "gmm",
     "higher_order_182_9",
+    "hist_min_max_ties",
+    "hist_mul_zeros",
+    "hist_ops",
     "ho_diff_helper",
     "ho_twice",
     "ho_unused_helper",
@@ -218,6 +221,7 @@ const CHECKED: &[&str] = &[
     "relu_at_zero",
     "relu_max",
     "relu_sum",
+    "scatter_last_write",
     "sin_exp",
     "special_functions",
     "sum",
@@ -408,4 +412,24 @@ fn special_functions() {
 #[test]
 fn int_rounding() {
     check("int_rounding", false);
+}
+
+#[test]
+fn hist_ops() {
+    check("hist_ops", false);
+}
+
+#[test]
+fn hist_mul_zeros() {
+    check("hist_mul_zeros", false);
+}
+
+#[test]
+fn hist_min_max_ties() {
+    check("hist_min_max_ties", false);
+}
+
+#[test]
+fn scatter_last_write() {
+    check("scatter_last_write", false);
 }

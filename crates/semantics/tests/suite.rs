@@ -9,6 +9,7 @@ mod cost;
 mod eval;
 mod fixtures;
 mod guarantee;
+mod hist;
 mod prims;
 mod programs;
 mod values;

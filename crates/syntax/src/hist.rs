@@ -59,6 +59,23 @@ pub fn differentiable(op: Prim) -> bool {
     )
 }
 
+/// Whether `op` is one of the Target-only partials of scatter and the
+/// histograms (`gather`, ..., `dhist_mul_vals`): array primitives, unlike
+/// the scalar derivative primitives of `crate::derivatives`.
+pub fn is_partial(op: Prim) -> bool {
+    matches!(
+        op,
+        Prim::Gather
+            | Prim::WinnerScatter
+            | Prim::WinnerMin
+            | Prim::WinnerMax
+            | Prim::GatherWon
+            | Prim::PickDest
+            | Prim::DHistMulDest
+            | Prim::DHistMulVals
+    )
+}
+
 /// The scalar operator a histogram folds with.
 pub fn operator(op: Prim) -> Option<Prim> {
     match op {

@@ -21,7 +21,9 @@ const PROGRAM: &str = "def h (d : [m]R) (is : [n]Int) (v : [n]R) : R =
 /// range), values near 1 so the products stay finite.
 fn inputs(n: usize) -> Inputs<'static> {
     let m = (n / 4).max(1);
-    let d = (0..m).map(|b| Value::Real(1.0 + (b % 7) as f64 / 64.0)).collect();
+    let d = (0..m)
+        .map(|b| Value::Real(1.0 + (b % 7) as f64 / 64.0))
+        .collect();
     let is = (0..n)
         .map(|j| Value::Int(((j * 7919) % (m + 2)) as i64 - 1))
         .collect();

@@ -21,7 +21,13 @@ struct Buf {
 
 impl Ctx<'_> {
     /// Compiles `op` (scatter, a histogram or one of their partials).
-    pub(crate) fn hist(&mut self, op: Prim, vals: &[Val], ty: &Ty, span: Span) -> Result<Val, Error> {
+    pub(crate) fn hist(
+        &mut self,
+        op: Prim,
+        vals: &[Val],
+        ty: &Ty,
+        span: Span,
+    ) -> Result<Val, Error> {
         if op == Prim::Scatter {
             return self.scatter(vals, ty, span);
         }
@@ -30,10 +36,16 @@ impl Ctx<'_> {
             .map(|v| self.buf(op, v, span))
             .collect::<Result<Vec<_>, _>>()?;
         let Ty::Array(_, elem) = ty else {
-            return Err(Error::core(span, format!("`{op}` whose type is not an array")));
+            return Err(Error::core(
+                span,
+                format!("`{op}` whose type is not an array"),
+            ));
         };
         let Some(kind) = Kind::of(elem) else {
-            return Err(Error::unsupported(span, format!("`{op}` of arrays that are not of scalars")));
+            return Err(Error::unsupported(
+                span,
+                format!("`{op}` of arrays that are not of scalars"),
+            ));
         };
         let d = &bufs[0];
         let m = d.len.clone();
@@ -63,16 +75,17 @@ impl Ctx<'_> {
                 Ok(())
             })
         };
-        let each = |cx: &mut Self, step: &mut dyn FnMut(&mut Self, &str, &str) -> Result<(), Error>| {
-            cx.for_loop(&n, crate::arrays::Dir::Up, false, None, |cx, j| {
-                let b = cx.fresh("b");
-                cx.w.line(format!("const int64_t {b} = {isp}[{j}];"));
-                cx.w.open(format!("if ({b} >= 0 && {b} < {m})"));
-                step(cx, j, &b)?;
-                cx.w.close();
-                Ok(())
-            })
-        };
+        let each =
+            |cx: &mut Self, step: &mut dyn FnMut(&mut Self, &str, &str) -> Result<(), Error>| {
+                cx.for_loop(&n, crate::arrays::Dir::Up, false, None, |cx, j| {
+                    let b = cx.fresh("b");
+                    cx.w.line(format!("const int64_t {b} = {isp}[{j}];"));
+                    cx.w.open(format!("if ({b} >= 0 && {b} < {m})"));
+                    step(cx, j, &b)?;
+                    cx.w.close();
+                    Ok(())
+                })
+            };
         match op {
             Prim::HistAdd | Prim::HistMul | Prim::HistMin | Prim::HistMax => {
                 let scalar = hist::operator(op).unwrap_or(op);
@@ -100,14 +113,20 @@ impl Ctx<'_> {
             Prim::WinnerMin | Prim::WinnerMax => {
                 // The running extremum beside the winners (`hist::winner_select`).
                 let cur = self.alloc(Kind::Real, &m, span, Some(op));
-                let (cmp, f) = if op == Prim::WinnerMax { (">", "fmax") } else { ("<", "fmin") };
+                let (cmp, f) = if op == Prim::WinnerMax {
+                    (">", "fmax")
+                } else {
+                    ("<", "fmin")
+                };
                 self.for_loop(&m, crate::arrays::Dir::Up, false, None, |cx, b| {
                     cx.w.line(format!("{cur}[{b}] = {dp}[{b}];"));
                     cx.w.line(format!("{out}[{b}] = -1;"));
                     Ok(())
                 })?;
                 each(self, &mut |cx, j, b| {
-                    cx.w.line(format!("if (!({cur}[{b}] {cmp} {vp}[{j}])) {out}[{b}] = {j};"));
+                    cx.w.line(format!(
+                        "if (!({cur}[{b}] {cmp} {vp}[{j}])) {out}[{b}] = {j};"
+                    ));
                     cx.w.line(format!("{cur}[{b}] = {f}({cur}[{b}], {vp}[{j}]);"));
                     Ok(())
                 })?;
@@ -150,7 +169,9 @@ impl Ctx<'_> {
                 let nonzero = self.alloc(Kind::Real, &m, span, Some(op));
                 self.for_loop(&m, crate::arrays::Dir::Up, false, None, |cx, b| {
                     cx.w.line(format!("{zeros}[{b}] = {dp}[{b}] == 0.0;"));
-                    cx.w.line(format!("{nonzero}[{b}] = {dp}[{b}] == 0.0 ? 1.0 : {dp}[{b}];"));
+                    cx.w.line(format!(
+                        "{nonzero}[{b}] = {dp}[{b}] == 0.0 ? 1.0 : {dp}[{b}];"
+                    ));
                     Ok(())
                 })?;
                 each(self, &mut |cx, j, b| {
@@ -191,7 +212,10 @@ impl Ctx<'_> {
         };
         let manifest = |cx: &mut Self, v: &Val| match cx.materialize_val(v.clone())? {
             Val::Array(Arr::Manifest(m)) => Ok(m),
-            _ => Err(Error::core(span, "`scatter` of a value that is not an array")),
+            _ => Err(Error::core(
+                span,
+                "`scatter` of a value that is not an array",
+            )),
         };
         let d = manifest(self, &vals[0])?;
         let is = self.buf(op, &vals[1], span)?;
@@ -233,7 +257,13 @@ impl Ctx<'_> {
     /// The run-time check that two lengths agree, the evaluator's
     /// `SizeMismatch` otherwise.
     fn same_len(&mut self, op: Prim, a: &str, b: &str, span: Span) {
-        self.fail_if(&format!("{a} != {b}"), span, SiteKind::SizeMismatch(op), a, b);
+        self.fail_if(
+            &format!("{a} != {b}"),
+            span,
+            SiteKind::SizeMismatch(op),
+            a,
+            b,
+        );
     }
 
     /// The operand `v` as a buffer of scalars in memory.

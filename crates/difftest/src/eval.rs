@@ -235,7 +235,7 @@ fn eval_node(
                     _ => x,
                 };
             }
-            if out.iter().any(|x| !(x.abs() <= BOUND)) {
+            if out.iter().any(|x| x.is_nan() || x.abs() > BOUND) {
                 return Err(Singular(format!("{} beyond the bound", op.symbol())));
             }
             GVal::Array(out.into_iter().map(GVal::Real).collect())

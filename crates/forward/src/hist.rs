@@ -26,8 +26,10 @@ impl Macro<'_> {
         let Ty::Array(m, elem) = ty else {
             return Ok(None);
         };
-        if !matches!(op, Prim::HistAdd | Prim::HistMul | Prim::HistMin | Prim::HistMax)
-            || **elem != Ty::Real
+        if !matches!(
+            op,
+            Prim::HistAdd | Prim::HistMul | Prim::HistMin | Prim::HistMax
+        ) || **elem != Ty::Real
         {
             return Ok(None);
         }
@@ -48,7 +50,9 @@ impl Macro<'_> {
                         let v0 = shape::primal(cx, &rep, &vty, e)?;
                         cx.bind("h", v0, |cx, v0| {
                             let trio = [d0, is, v0];
-                            let ops = |cx: &mut Ctx, t: &[Atom; 3]| t.iter().map(|a| cx.emit(a)).collect();
+                            let ops = |cx: &mut Ctx, t: &[Atom; 3]| {
+                                t.iter().map(|a| cx.emit(a)).collect()
+                            };
                             let args = ops(cx, &trio);
                             let r = cx.prim(op, args, ty.clone());
                             cx.bind("r", r, |cx, r| {
@@ -61,7 +65,9 @@ impl Macro<'_> {
                                     let args = ops(cx, &trio);
                                     let wty = Ty::Array(m.clone(), Box::new(Ty::Int));
                                     let w = cx.prim(w, args, wty);
-                                    cx.bind("w", w, |cx, w| chosen(cx, &m, &trio[0], &r, &w, &dd, &dv))
+                                    cx.bind("w", w, |cx, w| {
+                                        chosen(cx, &m, &trio[0], &r, &w, &dd, &dv)
+                                    })
                                 } else {
                                     summed(cx, &rep, op, (&m, &ty, &vty), &trio, &r, &dd, &dv)
                                 }
@@ -131,7 +137,15 @@ fn summed(
         return cx.bind("pd", pd, |cx, pd| {
             let pv = partial(cx, Prim::DHistMulVals, vty);
             cx.bind("pv", pv, |cx, pv| {
-                tangents(cx, rep, m, ty, &ops[1], r, [(dd, Some(&pd)), (dv, Some(&pv))])
+                tangents(
+                    cx,
+                    rep,
+                    m,
+                    ty,
+                    &ops[1],
+                    r,
+                    [(dd, Some(&pd)), (dv, Some(&pv))],
+                )
             })
         });
     }

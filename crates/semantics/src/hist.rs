@@ -40,7 +40,12 @@ pub(crate) fn apply(op: Prim, args: &[Value], span: Span) -> Option<Result<Value
             let is = ints(op, is, span)?;
             let vs = reals(op, vs, span)?;
             same(op, is.len(), vs.len(), span)?;
-            Ok(int_array(hist::winner_select(&d, &is, &vs, op == Prim::WinnerMax)))
+            Ok(int_array(hist::winner_select(
+                &d,
+                &is,
+                &vs,
+                op == Prim::WinnerMax,
+            )))
         }),
         (Prim::Gather, [a, is]) => reals(op, a, span).and_then(|a| {
             let is = ints(op, is, span)?;
@@ -57,16 +62,18 @@ pub(crate) fn apply(op: Prim, args: &[Value], span: Span) -> Option<Result<Value
             same(op, a.len(), w.len(), span)?;
             Ok(real_array(hist::pick_dest(&a, &w)))
         }),
-        (Prim::DHistMulDest | Prim::DHistMulVals, [d, is, vs]) => reals(op, d, span).and_then(|d| {
-            let is = ints(op, is, span)?;
-            let vs = reals(op, vs, span)?;
-            same(op, is.len(), vs.len(), span)?;
-            Ok(real_array(if op == Prim::DHistMulDest {
-                hist::dhist_mul_dest(&d, &is, &vs)
-            } else {
-                hist::dhist_mul_vals(&d, &is, &vs)
-            }))
-        }),
+        (Prim::DHistMulDest | Prim::DHistMulVals, [d, is, vs]) => {
+            reals(op, d, span).and_then(|d| {
+                let is = ints(op, is, span)?;
+                let vs = reals(op, vs, span)?;
+                same(op, is.len(), vs.len(), span)?;
+                Ok(real_array(if op == Prim::DHistMulDest {
+                    hist::dhist_mul_dest(&d, &is, &vs)
+                } else {
+                    hist::dhist_mul_vals(&d, &is, &vs)
+                }))
+            })
+        }
         _ => return None,
     };
     Some(r)
@@ -117,7 +124,7 @@ pub(crate) fn transpose(
     Ok(Some((real_array(dd), real_array(dv))))
 }
 
-fn values<'a>(op: Prim, a: &'a Value, span: Span) -> Result<&'a [Value], Error> {
+fn values(op: Prim, a: &Value, span: Span) -> Result<&[Value], Error> {
     a.as_array().ok_or_else(|| wrong(op, "an array", a, span))
 }
 
@@ -150,14 +157,20 @@ fn indexed<'a>(
 fn ints(op: Prim, a: &Value, span: Span) -> Result<Vec<i64>, Error> {
     values(op, a, span)?
         .iter()
-        .map(|v| v.as_int().ok_or_else(|| wrong(op, "an array of integers", a, span)))
+        .map(|v| {
+            v.as_int()
+                .ok_or_else(|| wrong(op, "an array of integers", a, span))
+        })
         .collect()
 }
 
 fn reals(op: Prim, a: &Value, span: Span) -> Result<Vec<f64>, Error> {
     values(op, a, span)?
         .iter()
-        .map(|v| v.as_real().ok_or_else(|| wrong(op, "an array of reals", a, span)))
+        .map(|v| {
+            v.as_real()
+                .ok_or_else(|| wrong(op, "an array of reals", a, span))
+        })
         .collect()
 }
 

@@ -17,9 +17,16 @@ fn run(text: &str, inputs: &[(&str, &str)]) -> Result<Value, semantics::Error> {
     let args = inputs
         .iter()
         .map(|(name, v)| {
-            let p = def.params.iter().find(|p| p.name.as_str() == *name).expect("a parameter");
+            let p = def
+                .params
+                .iter()
+                .find(|p| p.name.as_str() == *name)
+                .expect("a parameter");
             let ty = p.ty.as_ref().expect("typed");
-            (name.to_string(), semantics::parse_value(v, ty).expect("a value"))
+            (
+                name.to_string(),
+                semantics::parse_value(v, ty).expect("a value"),
+            )
         })
         .collect::<Vec<_>>();
     eval_entry(&m, None, &args)
@@ -34,7 +41,11 @@ const OPS: &str = "def f (d : [m]R) (is : [n]Int) (v : [n]R) : ([m]R, [m]R, [m]R
 
 #[test]
 fn duplicates_fold_in_order_and_out_of_range_is_skipped() {
-    let at = [("d", "[1, 2, 3]"), ("is", "[2, 0, 2, 3, -1]"), ("v", "[4, 5, 0.5, 9, 9]")];
+    let at = [
+        ("d", "[1, 2, 3]"),
+        ("is", "[2, 0, 2, 3, -1]"),
+        ("v", "[4, 5, 0.5, 9, 9]"),
+    ];
     assert_eq!(
         shown(OPS, &at),
         "([5, 2, 0.5], [6, 2, 7.5], [5, 2, 6], [1, 2, 0.5], [5, 2, 4])"
@@ -43,7 +54,10 @@ fn duplicates_fold_in_order_and_out_of_range_is_skipped() {
 
 #[test]
 fn empty_arrays_and_nan() {
-    assert_eq!(shown(OPS, &[("d", "[]"), ("is", "[0, 1]"), ("v", "[1, 2]")]), "([], [], [], [], [])");
+    assert_eq!(
+        shown(OPS, &[("d", "[]"), ("is", "[0, 1]"), ("v", "[1, 2]")]),
+        "([], [], [], [], [])"
+    );
     assert_eq!(
         shown(OPS, &[("d", "[1]"), ("is", "[]"), ("v", "[]")]),
         "([1], [1], [1], [1], [1])"
@@ -57,7 +71,10 @@ fn empty_arrays_and_nan() {
 fn integer_histograms_overflow_with_an_error() {
     let text = "def f (d : [m]Int) (is : [n]Int) (v : [n]Int) : [m]Int = hist_add d is v";
     assert_eq!(
-        shown(text, &[("d", "[1, 2]"), ("is", "[1, 1]"), ("v", "[10, 20]")]),
+        shown(
+            text,
+            &[("d", "[1, 2]"), ("is", "[1, 1]"), ("v", "[10, 20]")]
+        ),
         "[1, 32]"
     );
     let err = run(
@@ -83,7 +100,11 @@ fn the_partials() {
   (gather d is, hist_winner_scatter d is, w, hist_winner_max d is v, pick_dest d w, gather_won d is w)";
     // Bin 0: dest 1, then 1 (a tie goes to the later), then 3; bin 1:
     // nothing; bin 2: dest 0 and 5 (dest stays the minimum, 5 the maximum).
-    let at = [("d", "[1, 7, 0]"), ("is", "[0, 0, 2, 0, 4]"), ("v", "[1, 3, 5, 1, 9]")];
+    let at = [
+        ("d", "[1, 7, 0]"),
+        ("is", "[0, 0, 2, 0, 4]"),
+        ("v", "[1, 3, 5, 1, 9]"),
+    ];
     assert_eq!(
         shown(text, &at),
         "([1, 1, 0, 1, 0], [3, -1, 2], [3, -1, -1], [1, -1, 2], [0, 7, 0], [0, 0, 0, 1, 0])"
@@ -95,6 +116,10 @@ fn the_product_partials_count_zeros() {
     let text = "def f (d : [m]R) (is : [n]Int) (v : [n]R) : ([m]R, [n]R) =
   (dhist_mul_dest d is v, dhist_mul_vals d is v)";
     // Bin 0: 2 · 0 · 5 (one zero), bin 1: 3 · 0 · 0 (two), bin 2: 2 · 4 (none).
-    let at = [("d", "[2, 3, 2]"), ("is", "[0, 0, 1, 1, 2, 7]"), ("v", "[0, 5, 0, 0, 4, 1]")];
+    let at = [
+        ("d", "[2, 3, 2]"),
+        ("is", "[0, 0, 1, 1, 2, 7]"),
+        ("v", "[0, 5, 0, 0, 4, 1]"),
+    ];
     assert_eq!(shown(text, &at), "([0, 0, 4], [10, 0, 0, 0, 2, 0])");
 }

@@ -159,7 +159,10 @@ pub fn dhist_mul_dest(dest: &[f64], is: &[i64], vs: &[f64]) -> Vec<f64> {
 pub fn dhist_mul_vals(dest: &[f64], is: &[i64], vs: &[f64]) -> Vec<f64> {
     let m = dest.len();
     let mut zeros: Vec<u64> = dest.iter().map(|&d| u64::from(d == 0.0)).collect();
-    let mut nonzero: Vec<f64> = dest.iter().map(|&d| if d == 0.0 { 1.0 } else { d }).collect();
+    let mut nonzero: Vec<f64> = dest
+        .iter()
+        .map(|&d| if d == 0.0 { 1.0 } else { d })
+        .collect();
     for (j, b) in bins(is, m) {
         if vs[j] == 0.0 {
             zeros[b] += 1;

@@ -58,10 +58,10 @@ pub fn hist(quick: bool) -> Result<(), CliError> {
     let g = eval.module().ok_or_else(|| fail("no gradient program"))?;
     let gdef = g.def("h_grad").ok_or_else(|| fail("no `h_grad`"))?;
     println!(
-        "The gradient of {} at n elements into n/4 bins: the cost counted by the evaluator \
+        "The gradient of `sum (reduce_by_index d (+) is v) + sum (... (*) ...) + sum (... min ...) \
+         + sum (scatter d is v)` at n elements into n/4 bins: the cost counted by the evaluator \
          (Fig. 11) and the least time of one call of the generated C. Ratios are to the \
-         previous size (linear: 2).\n",
-        "`sum (reduce_by_index d (+) is v) + sum (... (*) ...) + sum (... min ...) + sum (scatter d is v)`"
+         previous size (linear: 2).\n"
     );
     println!("| n | cost of the gradient | cost × | C ms | C × |");
     println!("|---:|---:|---:|---:|---:|");

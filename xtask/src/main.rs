@@ -10,6 +10,7 @@ mod bench;
 mod checkpoint_bench;
 mod derive;
 mod diag;
+mod hist_bench;
 mod inspect;
 mod load;
 mod native;
@@ -223,7 +224,9 @@ enum Command {
         /// chains, then `shapes`), `shapes` (the front end on nested and
         /// flat array literals, chains of definitions and many definitions)
         /// or `checkpoint` (a long loop's gradient with every state stored
-        /// and with √n checkpoints: memory and time, evaluator and C).
+        /// and with √n checkpoints: memory and time, evaluator and C),
+        /// or `hist` (the gradient of scatter and the histograms at doubling
+        /// sizes: counted cost and C time).
         #[arg(default_value = "all")]
         which: String,
         /// Small sizes, one round, few repetitions; docs are not written.
@@ -613,9 +616,10 @@ fn run(command: Command) -> Result<(), CliError> {
                 "scale" => bench::scale(&scale_sizes, repeat).and_then(|()| shapes::shapes(quick)),
                 "shapes" => shapes::shapes(quick),
                 "checkpoint" => checkpoint_bench::checkpoint(&checkpoint_sizes),
+                "hist" => hist_bench::hist(quick),
                 "gradbench" => bench::gradbench(quick, &kernels, !quick && !no_docs),
                 other => Err(CliError::user(format!(
-                    "no benchmark named `{other}` (try `all`, `codegen`, `jacobian`, `scale`, `shapes`, `checkpoint` or `gradbench`)"
+                    "no benchmark named `{other}` (try `all`, `codegen`, `jacobian`, `scale`, `shapes`, `checkpoint`, `hist` or `gradbench`)"
                 ))),
             }
         }

@@ -177,6 +177,19 @@ impl Lowerer<'_> {
                 self.scan(op, &f, vals[1].clone(), a, acc_ty, span)
                     .map(|m| Val::Array(Arr::Manifest(m)))
             }
+            Prim::Scatter
+            | Prim::HistAdd
+            | Prim::HistMul
+            | Prim::HistMin
+            | Prim::HistMax
+            | Prim::Gather
+            | Prim::WinnerScatter
+            | Prim::WinnerMin
+            | Prim::WinnerMax
+            | Prim::GatherWon
+            | Prim::PickDest
+            | Prim::DHistMulDest
+            | Prim::DHistMulVals => self.hist(op, &vals, &ty, span),
             _ => self.scalar_prim(op, &vals, span),
         }
     }

@@ -40,6 +40,7 @@ mod error;
 mod exec;
 mod folds;
 mod fuse;
+mod hist;
 mod hoist;
 mod inplace;
 mod layout;

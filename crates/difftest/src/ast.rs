@@ -142,6 +142,12 @@ pub enum GExpr {
     Index(Box<GExpr>, Box<GExpr>),
     /// An array builtin with a function argument.
     Loop(Loop),
+    /// `scatter dest is vs` or a histogram (`reduce_by_index dest op is
+    /// vs`, op of `hist_add`, `hist_mul`, `hist_min`, `hist_max`) of the
+    /// reals `vs` into `dest`, with the indices `is = build (length vs)
+    /// (fun i -> i / k)`: repeated indices for k > 1, out of range where
+    /// `vs` is longer than k times `dest`.
+    Hist(Prim, Box<GExpr>, Box<GExpr>, i64),
 }
 
 /// `map`, `map2`, `reduce`, `foldl`, `scanl`, `scanr`, `build`, `ifold`:
@@ -244,6 +250,7 @@ impl GExpr {
             GExpr::Proj(a, _) | GExpr::Op1(_, a) => vec![a],
             GExpr::If(c, a, b) => vec![c, a, b],
             GExpr::Loop(l) => l.args.iter().chain([&*l.body]).collect(),
+            GExpr::Hist(_, d, v, _) => vec![d, v],
         }
     }
 
@@ -259,6 +266,7 @@ impl GExpr {
             GExpr::Proj(a, _) | GExpr::Op1(_, a) => vec![a],
             GExpr::If(c, a, b) => vec![c, a, b],
             GExpr::Loop(l) => l.args.iter_mut().chain([&mut *l.body]).collect(),
+            GExpr::Hist(_, d, v, _) => vec![d, v],
         }
     }
 
@@ -406,6 +414,25 @@ impl GExpr {
                 out.push_str("])");
             }
             GExpr::Loop(l) if l.op == Prim::While => write_while(l, out),
+            GExpr::Hist(op, d, v, k) => {
+                match op {
+                    Prim::Scatter => out.push_str("(scatter "),
+                    _ => out.push_str("(reduce_by_index "),
+                }
+                d.write(out);
+                match op {
+                    Prim::HistAdd => out.push_str(" (+)"),
+                    Prim::HistMul => out.push_str(" (*)"),
+                    Prim::HistMin => out.push_str(" min"),
+                    Prim::HistMax => out.push_str(" max"),
+                    _ => {}
+                }
+                out.push_str(" (build (length ");
+                v.write(out);
+                let _ = write!(out, ") (fun hist_i -> hist_i / {k})) ");
+                v.write(out);
+                out.push(')');
+            }
             GExpr::Loop(l) => {
                 let _ = write!(out, "({} ", l.op.symbol());
                 if l.op == Prim::Build {
@@ -451,6 +478,7 @@ impl GExpr {
             GExpr::If(..) => "if".to_string(),
             GExpr::Index(..) => "index".to_string(),
             GExpr::Loop(l) => l.op.symbol().to_string(),
+            GExpr::Hist(op, ..) => op.symbol().to_string(),
         }
     }
 
@@ -644,7 +672,8 @@ fn in_direct(e: &GExpr, env: &mut Vec<(String, GTy)>) -> bool {
 fn in_direct_node(e: &GExpr, env: &mut Vec<(String, GTy)>) -> bool {
     let k = env.len();
     let ok = match e {
-        GExpr::Index(..) => false,
+        // Indices are `Int` arrays, which the direct macro does not have.
+        GExpr::Index(..) | GExpr::Hist(..) => false,
         // The direct macro has no Int values: no `length`, no conversions.
         GExpr::Op1(op, a) => {
             !matches!(op, Prim::Shift1L | Prim::Shift1R | Prim::Length)
@@ -780,6 +809,7 @@ fn type_in(e: &GExpr, env: &mut Vec<(String, GTy)>) -> Option<GTy> {
         }),
         GExpr::If(_, a, _) => type_of(a, env),
         GExpr::Index(a, _) => elem(&type_of(a, env)?).map(|(t, _)| t),
+        GExpr::Hist(_, d, _, _) => type_of(d, env),
         GExpr::Loop(l) => {
             let ps = loop_params(l, env)?;
             let arg = |i: usize, env: &mut Vec<(String, GTy)>| type_of(&l.args[i], env);

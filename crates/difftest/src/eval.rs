@@ -214,6 +214,32 @@ fn eval_node(
                 .and_then(|i| xs.get(i).cloned())
                 .ok_or_else(|| Singular(format!("index {i} out of bounds of {}", xs.len())))?
         }
+        GExpr::Hist(op, d, v, k) => {
+            // Written out again here, a second opinion on `syntax::hist`:
+            // element j goes to bin j / k when that is in range, in order.
+            let mut out = reals(eval_in(d, env, probe)?)?;
+            let v = reals(eval_in(v, env, probe)?)?;
+            for (j, &x) in v.iter().enumerate() {
+                let Some(cur) = out.get_mut(j / *k as usize) else {
+                    continue;
+                };
+                // A tie of min or max is a kink: keep a bin's elements apart.
+                if matches!(op, Prim::HistMin | Prim::HistMax) && (*cur - x).abs() < MARGIN {
+                    return Err(Singular(format!("{} near a tie", op.symbol())));
+                }
+                *cur = match op {
+                    Prim::HistAdd => *cur + x,
+                    Prim::HistMul => *cur * x,
+                    Prim::HistMin => cur.min(x),
+                    Prim::HistMax => cur.max(x),
+                    _ => x,
+                };
+            }
+            if out.iter().any(|x| x.is_nan() || x.abs() > BOUND) {
+                return Err(Singular(format!("{} beyond the bound", op.symbol())));
+            }
+            GVal::Array(out.into_iter().map(GVal::Real).collect())
+        }
         GExpr::Loop(l) => {
             let mut args = Vec::with_capacity(l.args.len());
             for a in &l.args {
@@ -419,4 +445,9 @@ fn op2(op: Prim, x: f64, y: f64) -> Result<f64, Singular> {
         other => return Err(Singular(format!("not a binary operator: {other}"))),
     };
     bounded(r, op.symbol())
+}
+
+/// The reals of an array of reals.
+fn reals(v: GVal) -> Result<Vec<f64>, Singular> {
+    array(v)?.into_iter().map(real).collect()
 }

@@ -620,6 +620,15 @@ impl Gen<'_> {
         let above = leaves(&acc, &GTy::Array(Box::new(el.clone()), s.plus(1)));
         let shift_ok =
             ext && (!above.is_empty() || (can_loop && scalarish(el) && !same.is_empty()));
+        // Scatter and the histograms take reals of any size in scope.
+        let real_sizes: Vec<Size> = acc
+            .iter()
+            .filter_map(|(_, t)| match t {
+                GTy::Array(e, z) if **e == GTy::Real => Some(*z),
+                _ => None,
+            })
+            .collect();
+        let hist_ok = ext && *el == GTy::Real && !real_sizes.is_empty();
         if !ls.is_empty() && (size <= 2 || !(map_ok || scan_ok || shift_ok)) {
             return self.pick(&ls);
         }
@@ -632,6 +641,7 @@ impl Gen<'_> {
             if size >= 6 { 4 } else { 0 },
             if size >= 4 { 15 } else { 0 },
             if ext && can_loop && size >= 5 { 6 } else { 0 },
+            if hist_ok && size >= 4 { 8 } else { 0 },
         ];
         if w.iter().all(|&x| x == 0) {
             return match ls.first() {
@@ -723,6 +733,20 @@ impl Gen<'_> {
             }
             5 => self.if_(&ty, size, env, nao),
             6 => self.let_in(&ty, size, env, nao),
+            8 => {
+                let op = self.pick(&[
+                    Prim::Scatter,
+                    Prim::HistAdd,
+                    Prim::HistMul,
+                    Prim::HistMin,
+                    Prim::HistMax,
+                ]);
+                let z = self.pick(&real_sizes);
+                let dest = self.expr(&ty, size / 3, env, nao);
+                let vals = self.expr(&GTy::reals(z), size / 3, env, nao);
+                let k = 1 + self.rng.below(3) as i64;
+                GExpr::Hist(op, b(dest), b(vals), k)
+            }
             // An array accumulated by `foldl` or `ifold` (the state of a
             // recurrence).
             _ => self.fold(&ty, size, env, nao),

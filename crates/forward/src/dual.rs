@@ -110,7 +110,7 @@ pub(crate) type Scope = HashMap<Name, Binding>;
 pub(crate) struct Macro<'a> {
     /// The arena.
     pub(crate) cx: &'a mut Builder,
-    rep: Rep,
+    pub(crate) rep: Rep,
     scope: &'a Scope,
     /// Primal binder → its dual's name.
     env: HashMap<Name, Name>,
@@ -305,6 +305,9 @@ impl<'a> Macro<'a> {
                 out.push(shape::primal(self.cx, &self.rep, &aty, da)?);
             }
             return Ok(self.cx.prim(op, out, dty));
+        }
+        if let Some(e) = self.hist(op, args, ty)? {
+            return Ok(e);
         }
         // Everything else commutes with D: Int arithmetic, logic, and the
         // array builtins, whose function arguments become dual functions.

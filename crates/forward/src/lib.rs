@@ -28,6 +28,7 @@ mod build;
 mod dual;
 mod error;
 mod expand;
+mod hist;
 mod program;
 mod shape;
 mod table;

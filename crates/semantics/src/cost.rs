@@ -162,6 +162,33 @@ pub fn prim_cost(op: Prim) -> Option<Cost> {
     })
 }
 
+/// The cost of scatter, a histogram or one of their partials
+/// (`syntax::hist`) of n elements into m bins: 2 moves per bin (read and
+/// write `dest`), 3 per element (its index, its value, the write) plus the
+/// operator's cost, and for the partials the extra passes they make (the
+/// winners keep a running extremum, `dhist_mul_vals` counts zeros and
+/// divides). Linear in n + m, as the primal is: docs/cost.md, "Scatter and
+/// histograms".
+pub fn hist_cost(op: Prim, m: u64, n: u64) -> Option<Cost> {
+    let scalar = syntax::hist::operator(op).and_then(prim_cost);
+    Some(match op {
+        Prim::Scatter => Cost::moves(2 * m + 3 * n),
+        Prim::HistAdd | Prim::HistMul | Prim::HistMin | Prim::HistMax => {
+            Cost::moves(2 * m + 3 * n) + scalar.unwrap_or(Cost::ZERO).times(n)
+        }
+        Prim::Gather => Cost::moves(3 * n),
+        Prim::GatherWon => Cost::moves(4 * n),
+        Prim::PickDest => Cost::moves(3 * m),
+        Prim::WinnerScatter => Cost::moves(m + 2 * n),
+        Prim::WinnerMin | Prim::WinnerMax => {
+            Cost::moves(3 * m + 4 * n) + scalar.unwrap_or(Cost::ZERO).times(n)
+        }
+        Prim::DHistMulDest => Cost::moves(m + 3 * n) + Cost::new(0, 0, n, 0),
+        Prim::DHistMulVals => Cost::moves(3 * m + 6 * n) + Cost::new(0, 0, 2 * n, 0),
+        _ => return None,
+    })
+}
+
 /// The moves per element a second-order builtin adds to its function's
 /// cost (Fig. 11: 2 for `map2` and `reduce`, 3 for the scans).
 pub fn per_element_moves(op: Prim) -> Option<u64> {
@@ -291,6 +318,10 @@ impl StaticCost<'_> {
         }
         Ok(match op {
             Prim::Shift1L | Prim::Shift1R => self.cost(args[0])? + Cost::moves(self.len(args[0])?),
+            op if hist_cost(op, 0, 0).is_some() => {
+                let (m, n) = (self.len(args[0])?, self.len(args[1])?);
+                hist_cost(op, m, n).unwrap_or(Cost::ZERO) + self.sum(args)?
+            }
             Prim::Map | Prim::Map2 | Prim::Reduce | Prim::Foldl | Prim::Scanl | Prim::Scanr => {
                 let body = self.function_body(args[0])?;
                 let per = self.cost(body)? + Cost::moves(per_element_moves(op).unwrap_or(2));
@@ -562,6 +593,10 @@ impl Probe for Counter<'_> {
             Prim::Ifold => Cost::moves(2 * count_of(args.get(2))),
             // Per iteration: `Probe::trip`.
             Prim::While | Prim::Trips => Cost::ZERO,
+            op if hist_cost(op, 0, 0).is_some() => {
+                let (m, n) = (len_of(args.first()), len_of(args.get(1)));
+                hist_cost(op, m, n).unwrap_or(Cost::ZERO)
+            }
             _ => match per_element_moves(op) {
                 Some(k) => Cost::moves(k * len_of(args.last())),
                 None => Cost::ZERO,

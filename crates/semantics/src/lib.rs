@@ -33,6 +33,7 @@ pub mod value;
 
 mod env;
 mod error;
+mod hist;
 mod prims;
 mod shape;
 

@@ -56,6 +56,9 @@ pub(crate) fn apply_prim(
     if let Some(r) = discrete(op, args, span) {
         return r;
     }
+    if let Some(r) = crate::hist::apply(op, args, span) {
+        return r;
+    }
     match (op, args) {
         (Prim::Neg | Prim::Abs, [a]) => int_or_real_unary(op, a, span),
         (_, [a]) if derivatives::sig(op) == Some(Sig::Real) => {
@@ -216,7 +219,7 @@ fn int_or_real_unary(op: Prim, a: &Value, span: Span) -> Result<Value, Error> {
     }
 }
 
-fn arith(op: Prim, a: &Value, b: &Value, span: Span) -> Result<Value, Error> {
+pub(crate) fn arith(op: Prim, a: &Value, b: &Value, span: Span) -> Result<Value, Error> {
     match (a, b) {
         (Value::Real(x), Value::Real(y)) => Ok(Value::Real(real_op(op, &[*x, *y]))),
         (Value::Int(x), Value::Int(y)) => {
@@ -372,7 +375,7 @@ fn finish(op: Prim, out: Vec<Value>, span: Span) -> Result<Value, Error> {
     Ok(Value::array(out))
 }
 
-fn wrong(op: Prim, expected: &str, found: &Value, span: Span) -> Error {
+pub(crate) fn wrong(op: Prim, expected: &str, found: &Value, span: Span) -> Error {
     Error::Type {
         span,
         message: format!("`{op}` expects {expected}, found {}", found.kind()),

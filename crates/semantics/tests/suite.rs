@@ -8,6 +8,7 @@ mod common;
 mod cost;
 mod eval;
 mod guarantee;
+mod hist;
 mod prims;
 mod programs;
 mod values;

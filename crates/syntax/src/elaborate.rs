@@ -507,6 +507,9 @@ impl Elab {
                     let t = self.expr(src, args[0])?;
                     return Ok(self.add(Expr::Proj { tuple: t, index }, span));
                 }
+                if x.as_str() == "reduce_by_index" {
+                    return self.reduce_by_index(src, args, span);
+                }
                 if let Some(op) = self.builtin(x) {
                     if args.len() != op.arity() {
                         return Err(Error::Type {
@@ -542,6 +545,36 @@ impl Elab {
                 Ok(self.add(Expr::App { func: f, args }, span))
             }
         }
+    }
+
+    /// `reduce_by_index dest op is vs` is the histogram of `op`
+    /// (`hist_add dest is vs`, ...): the operator must be written as one of
+    /// `(+)`, `(*)`, `min`, `max`, whose derivatives reverse mode knows in
+    /// O(n + m) (docs/derivatives.md, "Scatter and histograms").
+    fn reduce_by_index(&mut self, src: &Src, args: &[ExprId], span: Span) -> Result<ExprId, Error> {
+        if args.len() != 4 {
+            return Err(Error::Type {
+                span,
+                message: args_message("reduce_by_index", 4, args.len()),
+            });
+        }
+        let op = match src.m.expr(args[1]) {
+            Expr::Section(Prim::Add) => Some(Prim::HistAdd),
+            Expr::Section(Prim::Mul) => Some(Prim::HistMul),
+            Expr::Var(x) if self.env.get(x).is_none() && x.as_str() == "min" => Some(Prim::HistMin),
+            Expr::Var(x) if self.env.get(x).is_none() && x.as_str() == "max" => Some(Prim::HistMax),
+            _ => None,
+        };
+        let Some(op) = op else {
+            return Err(Error::Type {
+                span: src.m.span(args[1]),
+                message: "the operator of `reduce_by_index` must be one of (+), (*), min and max \
+                          (a general operator is not supported)"
+                    .to_string(),
+            });
+        };
+        let args = self.exprs(src, &[args[0], args[2], args[3]])?;
+        Ok(self.add(Expr::Prim { op, args }, span))
     }
 
     /// `(op)` as a lambda.

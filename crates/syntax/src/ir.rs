@@ -311,6 +311,36 @@ pub enum Prim {
     Digamma,
     /// `trigamma x`, ∂digamma: ψ′(x)
     Trigamma,
+    // Scatter and histograms (docs/semantics.md, "Scatter and histograms";
+    // `crate::hist` owns their meaning).
+    /// `scatter dest is vs`: dest with `dest[is[j]] = vs[j]`, the last write winning
+    Scatter,
+    /// `hist_add dest is vs`, `reduce_by_index dest (+) is vs`
+    HistAdd,
+    /// `hist_mul dest is vs`, `reduce_by_index dest (*) is vs`
+    HistMul,
+    /// `hist_min dest is vs`, `reduce_by_index dest min is vs`
+    HistMin,
+    /// `hist_max dest is vs`, `reduce_by_index dest max is vs`
+    HistMax,
+    // Their partial derivatives, Target only (docs/derivatives.md,
+    // "Scatter and histograms").
+    /// `gather a is`: `a[is[j]]`, 0 where `is[j]` is out of range
+    Gather,
+    /// `hist_winner_scatter dest is`: per bin, the last j writing it, -1 if none
+    WinnerScatter,
+    /// `hist_winner_min dest is vs`: per bin, the element the derivative of `min` chooses (-1: dest)
+    WinnerMin,
+    /// `hist_winner_max dest is vs`: as `hist_winner_min` for `max`
+    WinnerMax,
+    /// `gather_won a is w`: `a[is[j]]` where `w[is[j]] == j`, else 0
+    GatherWon,
+    /// `pick_dest a w`: `a[b]` where `w[b] == -1`, else 0
+    PickDest,
+    /// `dhist_mul_dest dest is vs`: per bin, the product of its elements
+    DHistMulDest,
+    /// `dhist_mul_vals dest is vs`: per element, the product of the other factors of its bin
+    DHistMulVals,
 }
 
 /// How a primitive is written.
@@ -394,6 +424,19 @@ impl Prim {
         Prim::D2Div,
         Prim::Digamma,
         Prim::Trigamma,
+        Prim::Scatter,
+        Prim::HistAdd,
+        Prim::HistMul,
+        Prim::HistMin,
+        Prim::HistMax,
+        Prim::Gather,
+        Prim::WinnerScatter,
+        Prim::WinnerMin,
+        Prim::WinnerMax,
+        Prim::GatherWon,
+        Prim::PickDest,
+        Prim::DHistMulDest,
+        Prim::DHistMulVals,
     ];
 
     /// The name or operator symbol as written in programs.
@@ -466,6 +509,19 @@ impl Prim {
             Prim::DTanh => "dtanh",
             Prim::DAbs => "dabs",
             Prim::D2Div => "d2div",
+            Prim::Scatter => "scatter",
+            Prim::HistAdd => "hist_add",
+            Prim::HistMul => "hist_mul",
+            Prim::HistMin => "hist_min",
+            Prim::HistMax => "hist_max",
+            Prim::Gather => "gather",
+            Prim::WinnerScatter => "hist_winner_scatter",
+            Prim::WinnerMin => "hist_winner_min",
+            Prim::WinnerMax => "hist_winner_max",
+            Prim::GatherWon => "gather_won",
+            Prim::PickDest => "pick_dest",
+            Prim::DHistMulDest => "dhist_mul_dest",
+            Prim::DHistMulVals => "dhist_mul_vals",
         }
     }
 
@@ -500,6 +556,14 @@ impl Prim {
                 | Prim::D2Div
                 | Prim::Digamma
                 | Prim::Trigamma
+                | Prim::Gather
+                | Prim::WinnerScatter
+                | Prim::WinnerMin
+                | Prim::WinnerMax
+                | Prim::GatherWon
+                | Prim::PickDest
+                | Prim::DHistMulDest
+                | Prim::DHistMulVals
         )
     }
 
@@ -562,7 +626,10 @@ impl Prim {
             | Prim::Build
             | Prim::Diff
             | Prim::Grad
-            | Prim::Jacob => 2,
+            | Prim::Jacob
+            | Prim::Gather
+            | Prim::WinnerScatter
+            | Prim::PickDest => 2,
             Prim::Map2
             | Prim::Reduce
             | Prim::Foldl
@@ -572,7 +639,17 @@ impl Prim {
             | Prim::While
             | Prim::Trips
             | Prim::Jvp
-            | Prim::Vjp => 3,
+            | Prim::Vjp
+            | Prim::Scatter
+            | Prim::HistAdd
+            | Prim::HistMul
+            | Prim::HistMin
+            | Prim::HistMax
+            | Prim::WinnerMin
+            | Prim::WinnerMax
+            | Prim::GatherWon
+            | Prim::DHistMulDest
+            | Prim::DHistMulVals => 3,
         }
     }
 

@@ -19,6 +19,7 @@ pub mod elaborate;
 pub mod envelope;
 pub mod first_order;
 pub mod fxhash;
+pub mod hist;
 pub mod infer;
 pub mod ir;
 pub mod lexer;

@@ -31,7 +31,22 @@ fn the_target_only_primitives_are_the_derivative_ones() {
     assert_eq!(
         names,
         [
-            "d1pow", "d2pow", "dtan", "dtanh", "dabs", "d2div", "digamma", "trigamma"
+            "d1pow",
+            "d2pow",
+            "dtan",
+            "dtanh",
+            "dabs",
+            "d2div",
+            "digamma",
+            "trigamma",
+            "gather",
+            "hist_winner_scatter",
+            "hist_winner_min",
+            "hist_winner_max",
+            "gather_won",
+            "pick_dest",
+            "dhist_mul_dest",
+            "dhist_mul_vals"
         ]
     );
     for p in target_only() {

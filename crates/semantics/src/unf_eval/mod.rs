@@ -641,6 +641,19 @@ impl Eval<'_> {
                             let d = loops::jt_shift(*op, &a, &z)?;
                             self.add_at(&mut s, n, &d)?;
                         }
+                        if syntax::hist::differentiable(*op) {
+                            let (d, is, v) = (
+                                self.value(pr, n)?,
+                                self.value(pr, n + 1)?,
+                                self.value(pr, n + 2)?,
+                            );
+                            if let Some((dd, dv)) =
+                                crate::hist::transpose(*op, &d, &is, &v, &z, span)?
+                            {
+                                self.add_at(&mut s, n, &dd)?;
+                                self.add_at(&mut s, n + 2, &dv)?;
+                            }
+                        }
                     }
                     Op::Index { .. } => {
                         let (a, i) = (self.value(pr, n)?, self.value(pr, n + 1)?);

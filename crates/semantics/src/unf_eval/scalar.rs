@@ -108,6 +108,9 @@ pub(super) fn builtin(op: P, args: &[Value], span: Span) -> Result<Value, Error>
     if let Some(r) = crate::prims::discrete(op, args, span) {
         return r;
     }
+    if let Some(r) = crate::hist::apply(op, args, span) {
+        return r;
+    }
     Ok(match (op, args) {
         (P::Lt | P::Le | P::Gt | P::Ge | P::Eq | P::Ne, [a, b]) => {
             let ord = match (a, b) {

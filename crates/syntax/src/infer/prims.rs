@@ -202,11 +202,70 @@ impl Cx<'_> {
                 let row = self.t.known(Ctor::Array(n, r));
                 Ok(self.t.known(Ctor::Array(m, row)))
             }
+            Prim::Scatter
+            | Prim::HistAdd
+            | Prim::HistMul
+            | Prim::HistMin
+            | Prim::HistMax
+            | Prim::WinnerScatter
+            | Prim::WinnerMin
+            | Prim::WinnerMax
+            | Prim::Gather
+            | Prim::GatherWon
+            | Prim::PickDest
+            | Prim::DHistMulDest
+            | Prim::DHistMulVals => self.hist(op, args),
             // The arithmetic primitives were typed above by their class.
             _ => Err(Error::Type {
                 span,
                 message: format!("`{op}` has no typing class in the table of primitives"),
             }),
+        }
+    }
+
+    /// Scatter, the histograms and their partials (docs/types.md,
+    /// "Builtins"): a destination `[m]T`, indices `[n]Int`, values `[n]T`.
+    fn hist(&mut self, op: Prim, args: &[ExprId]) -> Result<TyVar, Error> {
+        let sp = |i: usize| self.m.span(args[i]);
+        let td = self.expr(args[0])?;
+        let (m, t) = self.array_of(td, sp(0))?;
+        match op {
+            Prim::Scatter | Prim::WinnerScatter => {}
+            Prim::HistAdd | Prim::HistMul | Prim::HistMin | Prim::HistMax => {
+                self.numeric(t, sp(0))?
+            }
+            _ => self.want(Ctor::Real, t, sp(0))?,
+        }
+        if op == Prim::PickDest {
+            let tw = self.expr(args[1])?;
+            let int = self.t.known(Ctor::Int);
+            let want = self.t.known(Ctor::Array(m, int));
+            self.expect(want, tw, sp(1))?;
+            return Ok(td);
+        }
+        let ti = self.expr(args[1])?;
+        let (n, i) = self.array_of(ti, sp(1))?;
+        self.want(Ctor::Int, i, sp(1))?;
+        let int = self.t.known(Ctor::Int);
+        match op {
+            Prim::Gather => Ok(self.t.known(Ctor::Array(n, t))),
+            Prim::WinnerScatter => Ok(self.t.known(Ctor::Array(m, int))),
+            Prim::GatherWon => {
+                let tw = self.expr(args[2])?;
+                let want = self.t.known(Ctor::Array(m, int));
+                self.expect(want, tw, sp(2))?;
+                Ok(self.t.known(Ctor::Array(n, t)))
+            }
+            _ => {
+                let tv = self.expr(args[2])?;
+                let want = self.t.known(Ctor::Array(n, t));
+                self.expect(want, tv, sp(2))?;
+                Ok(match op {
+                    Prim::WinnerMin | Prim::WinnerMax => self.t.known(Ctor::Array(m, int)),
+                    Prim::DHistMulVals => self.t.known(Ctor::Array(n, t)),
+                    _ => td,
+                })
+            }
         }
     }
 

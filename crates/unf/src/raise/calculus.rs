@@ -69,6 +69,18 @@ impl Raise<'_> {
                             let acc = self.add(at(&s, n), Abs::Val(d))?;
                             s.set_mut(n, acc);
                         }
+                        if syntax::hist::differentiable(*op)
+                            && matches!(self.b.ty(z), Ty::Array(_, e) if **e == Ty::Real)
+                        {
+                            let d = self.materialize(primal.at(n))?;
+                            let is = self.materialize(primal.at(n + 1))?;
+                            let v = self.materialize(primal.at(n + 2))?;
+                            let (dd, dv) = self.jt_hist(*op, d, is, v, z)?;
+                            let acc = self.add(at(&s, n), Abs::Val(dd))?;
+                            s.set_mut(n, acc);
+                            let acc = self.add(at(&s, n + 2), Abs::Val(dv))?;
+                            s.set_mut(n + 2, acc);
+                        }
                     }
                     Op::Index { .. } => {
                         let a = self.materialize(primal.at(n))?;
@@ -277,7 +289,7 @@ impl Raise<'_> {
     }
 
     /// `fun (u, v) -> u * v` (times `z` when given).
-    fn mul_lambda(&mut self, z: Option<ValId>) -> ExprId {
+    pub(super) fn mul_lambda(&mut self, z: Option<ValId>) -> ExprId {
         let params = self.b.params(&[(Ty::Real, "u"), (Ty::Real, "v")]);
         self.b.begin();
         let mut e = self.b.bin_vals(P::Mul, params[0], params[1]);

@@ -32,6 +32,7 @@ mod arrays;
 mod calculus;
 mod checkpoint;
 mod emit;
+mod hist;
 mod loops;
 
 pub use checkpoint::Checkpoint;

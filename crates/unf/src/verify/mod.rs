@@ -615,6 +615,18 @@ pub fn builtin_fits(op: syntax::Prim, args: &[Ty], ret: &Ty) -> bool {
             *a == Ty::Real && *ret == Ty::Int
         }
         (P::Shift1L | P::Shift1R, [a @ Ty::Array(..)]) => same_shape(a, ret),
+        // Scatter and the histograms of scalars (`syntax::hist`).
+        (
+            P::Scatter | P::HistAdd | P::HistMul | P::HistMin | P::HistMax,
+            [Ty::Array(_, d), Ty::Array(_, i), Ty::Array(_, v)],
+        ) => {
+            let elem_ok = if op == P::Scatter {
+                matches!(**d, Ty::Real | Ty::Int | Ty::Bool)
+            } else {
+                scalar(d)
+            };
+            elem_ok && **i == Ty::Int && d == v && same_shape(&args[0], ret)
+        }
         _ => false,
     }
 }

@@ -1,0 +1,183 @@
+//! Scatter, the histograms and their Target-only partials on values: the
+//! operands unpacked and handed to `syntax::hist`, the one definition of
+//! what each computes (docs/semantics.md, "Scatter and histograms").
+//!
+//! Invariants: never panics; index and value arrays of different lengths
+//! are `Error::SizeMismatch` at the builtin; an `Int` histogram that
+//! overflows is `Error::Overflow`.
+
+use syntax::{Prim, Span, hist};
+
+use crate::error::Error;
+use crate::prims::{arith, wrong};
+use crate::value::Value;
+
+/// `op` applied to its operands, or `None` when `op` is not one of these.
+pub(crate) fn apply(op: Prim, args: &[Value], span: Span) -> Option<Result<Value, Error>> {
+    let r = match (op, args) {
+        (Prim::Scatter, [d, is, vs]) => values(op, d, span).and_then(|d| {
+            let (is, vs) = indexed(op, is, vs, span)?;
+            Ok(Value::array(hist::scatter(d, &is, vs)))
+        }),
+        (Prim::HistAdd | Prim::HistMul | Prim::HistMin | Prim::HistMax, [d, is, vs]) => {
+            values(op, d, span).and_then(|d| {
+                let (is, vs) = indexed(op, is, vs, span)?;
+                let scalar = hist::operator(op).unwrap_or(op);
+                let out = hist::fold(d, &is, vs, |a, b| {
+                    arith(scalar, a, b, span).map_err(|e| match e {
+                        Error::Overflow { span, .. } => Error::Overflow { span, op },
+                        e => e,
+                    })
+                })?;
+                Ok(Value::array(out))
+            })
+        }
+        (Prim::WinnerScatter, [d, is]) => values(op, d, span).and_then(|d| {
+            let is = ints(op, is, span)?;
+            Ok(int_array(hist::winner_scatter(d.len(), &is)))
+        }),
+        (Prim::WinnerMin | Prim::WinnerMax, [d, is, vs]) => reals(op, d, span).and_then(|d| {
+            let is = ints(op, is, span)?;
+            let vs = reals(op, vs, span)?;
+            same(op, is.len(), vs.len(), span)?;
+            Ok(int_array(hist::winner_select(
+                &d,
+                &is,
+                &vs,
+                op == Prim::WinnerMax,
+            )))
+        }),
+        (Prim::Gather, [a, is]) => reals(op, a, span).and_then(|a| {
+            let is = ints(op, is, span)?;
+            Ok(real_array(hist::gather(&a, &is)))
+        }),
+        (Prim::GatherWon, [a, is, w]) => reals(op, a, span).and_then(|a| {
+            let is = ints(op, is, span)?;
+            let w = ints(op, w, span)?;
+            same(op, a.len(), w.len(), span)?;
+            Ok(real_array(hist::gather_won(&a, &is, &w)))
+        }),
+        (Prim::PickDest, [a, w]) => reals(op, a, span).and_then(|a| {
+            let w = ints(op, w, span)?;
+            same(op, a.len(), w.len(), span)?;
+            Ok(real_array(hist::pick_dest(&a, &w)))
+        }),
+        (Prim::DHistMulDest | Prim::DHistMulVals, [d, is, vs]) => {
+            reals(op, d, span).and_then(|d| {
+                let is = ints(op, is, span)?;
+                let vs = reals(op, vs, span)?;
+                same(op, is.len(), vs.len(), span)?;
+                Ok(real_array(if op == Prim::DHistMulDest {
+                    hist::dhist_mul_dest(&d, &is, &vs)
+                } else {
+                    hist::dhist_mul_vals(&d, &is, &vs)
+                }))
+            })
+        }
+        _ => return None,
+    };
+    Some(r)
+}
+
+/// The transposed Jacobian of scatter or a histogram of reals, applied
+/// numerically: the cotangents of `dest` and `vs` at the cotangent `z` of
+/// the result (`None` for a histogram of integers, whose cotangent is
+/// trivial). The same partials as the Target terms `unf::raise` writes.
+pub(crate) fn transpose(
+    op: Prim,
+    d: &Value,
+    is: &Value,
+    v: &Value,
+    z: &Value,
+    span: Span,
+) -> Result<Option<(Value, Value)>, Error> {
+    let real = |a: &Value| matches!(a.as_array().and_then(|a| a.first()), Some(Value::Real(_)));
+    if !real(d) && !real(v) {
+        return Ok(None);
+    }
+    let zr = reals(op, z, span)?;
+    let is = ints(op, is, span)?;
+    let (dd, dv) = match op {
+        Prim::Scatter => {
+            let n = is.len();
+            let dd = hist::scatter(&zr, &is, &vec![0.0; n]);
+            let w = hist::winner_scatter(zr.len(), &is);
+            (dd, hist::gather_won(&zr, &is, &w))
+        }
+        Prim::HistAdd => (zr.clone(), hist::gather(&zr, &is)),
+        Prim::HistMul => {
+            let (dr, vr) = (reals(op, d, span)?, reals(op, v, span)?);
+            let pd = hist::dhist_mul_dest(&dr, &is, &vr);
+            let pv = hist::dhist_mul_vals(&dr, &is, &vr);
+            let g = hist::gather(&zr, &is);
+            (
+                zr.iter().zip(&pd).map(|(a, b)| a * b).collect(),
+                g.iter().zip(&pv).map(|(a, b)| a * b).collect(),
+            )
+        }
+        _ => {
+            let (dr, vr) = (reals(op, d, span)?, reals(op, v, span)?);
+            let w = hist::winner_select(&dr, &is, &vr, op == Prim::HistMax);
+            (hist::pick_dest(&zr, &w), hist::gather_won(&zr, &is, &w))
+        }
+    };
+    Ok(Some((real_array(dd), real_array(dv))))
+}
+
+fn values(op: Prim, a: &Value, span: Span) -> Result<&[Value], Error> {
+    a.as_array().ok_or_else(|| wrong(op, "an array", a, span))
+}
+
+fn same(op: Prim, left: usize, right: usize, span: Span) -> Result<(), Error> {
+    if left == right {
+        Ok(())
+    } else {
+        Err(Error::SizeMismatch {
+            span,
+            op,
+            left,
+            right,
+        })
+    }
+}
+
+/// The index array and the value array of the same length.
+fn indexed<'a>(
+    op: Prim,
+    is: &Value,
+    vs: &'a Value,
+    span: Span,
+) -> Result<(Vec<i64>, &'a [Value]), Error> {
+    let is = ints(op, is, span)?;
+    let vs = values(op, vs, span)?;
+    same(op, is.len(), vs.len(), span)?;
+    Ok((is, vs))
+}
+
+fn ints(op: Prim, a: &Value, span: Span) -> Result<Vec<i64>, Error> {
+    values(op, a, span)?
+        .iter()
+        .map(|v| {
+            v.as_int()
+                .ok_or_else(|| wrong(op, "an array of integers", a, span))
+        })
+        .collect()
+}
+
+fn reals(op: Prim, a: &Value, span: Span) -> Result<Vec<f64>, Error> {
+    values(op, a, span)?
+        .iter()
+        .map(|v| {
+            v.as_real()
+                .ok_or_else(|| wrong(op, "an array of reals", a, span))
+        })
+        .collect()
+}
+
+fn int_array(items: Vec<i64>) -> Value {
+    Value::array(items.into_iter().map(Value::Int).collect())
+}
+
+fn real_array(items: Vec<f64>) -> Value {
+    Value::array(items.into_iter().map(Value::Real).collect())
+}

@@ -1,0 +1,73 @@
+//! The transposed Jacobians of `scatter` and the histograms, written as
+//! Target terms over their partial-derivative primitives (`gather`,
+//! `gather_won`, `pick_dest`, the winners, `dhist_mul_*`; their meaning is
+//! `syntax::hist`). Each costs O(n + m) for n elements into m bins: the
+//! Jacobian of a histogram is a diagonal on `dest` plus one entry per
+//! element (element j reaches one bin), so its transpose is an elementwise
+//! product on `dest` and a gather on the elements, never a dense one-hot
+//! array per element (docs/derivatives.md, "Scatter and histograms").
+
+use super::Raise;
+use super::emit::ValId;
+use crate::error::Error;
+use syntax::{Prim as P, Ty};
+
+impl Raise<'_> {
+    /// The cotangents of `dest` and of `vs` of `op dest is vs` at the
+    /// cotangent `z` of its result.
+    pub(super) fn jt_hist(
+        &mut self,
+        op: P,
+        d: ValId,
+        is: ValId,
+        v: ValId,
+        z: ValId,
+    ) -> Result<(ValId, ValId), Error> {
+        self.b.retype = true;
+        let (dty, vty) = (self.b.ty(d).clone(), self.b.ty(v).clone());
+        let winners = match &dty {
+            Ty::Array(m, _) => Ty::Array(m.clone(), Box::new(Ty::Int)),
+            _ => Ty::Array(syntax::Size::Dyn, Box::new(Ty::Int)),
+        };
+        Ok(match op {
+            P::Scatter => {
+                let zeros = self.zero_of(v);
+                let dd = self.hist_call(P::Scatter, &[z, is, zeros], &dty);
+                let w = self.hist_call(P::WinnerScatter, &[z, is], &winners);
+                (dd, self.hist_call(P::GatherWon, &[z, is, w], &vty))
+            }
+            P::HistAdd => (z, self.hist_call(P::Gather, &[z, is], &vty)),
+            P::HistMul => {
+                let pd = self.hist_call(P::DHistMulDest, &[d, is, v], &dty);
+                let dd = self.times(z, pd, &dty);
+                let pv = self.hist_call(P::DHistMulVals, &[d, is, v], &vty);
+                let g = self.hist_call(P::Gather, &[z, is], &vty);
+                (dd, self.times(g, pv, &vty))
+            }
+            _ => {
+                let which = if op == P::HistMax {
+                    P::WinnerMax
+                } else {
+                    P::WinnerMin
+                };
+                let w = self.hist_call(which, &[d, is, v], &winners);
+                let dd = self.hist_call(P::PickDest, &[z, w], &dty);
+                (dd, self.hist_call(P::GatherWon, &[z, is, w], &vty))
+            }
+        })
+    }
+
+    /// `op args`, bound to a fresh name.
+    fn hist_call(&mut self, op: P, args: &[ValId], ty: &Ty) -> ValId {
+        let operands: Vec<_> = args.iter().map(|&a| self.b.use_val(a)).collect();
+        self.call(op, &operands, ty.clone(), "d")
+    }
+
+    /// `map2 (*) a b`.
+    fn times(&mut self, a: ValId, b: ValId, ty: &Ty) -> ValId {
+        let lam = self.mul_lambda(None);
+        let operands = vec![lam, self.b.use_val(a), self.b.use_val(b)];
+        let e = self.b.prim(P::Map2, operands, ty.clone());
+        self.b.bind(e, "d")
+    }
+}

@@ -1,0 +1,96 @@
+//! `cargo xtask bench hist`: the gradient of scatter and the histograms
+//! (`reduce_by_index` with `+`, `*`, `min`) of n elements into m = n/4
+//! bins, at doubling n: the cost the evaluator counts (Fig. 11,
+//! `semantics::cost`) and the time of one call of the generated C. Both
+//! grow linearly, O(n + m), as the primal's do: each transposed Jacobian
+//! is a gather or an elementwise product, never a dense one-hot array per
+//! element. Nothing is asserted (docs/cost.md, "Scatter and histograms").
+
+use std::time::Duration;
+
+use crate::diag::CliError;
+use adrev::{Backend, Inputs, Kind, Program, Request, Timing};
+use semantics::Value;
+
+const PROGRAM: &str = "def h (d : [m]R) (is : [n]Int) (v : [n]R) : R =
+  sum (reduce_by_index d (+) is v) + sum (reduce_by_index d (*) is v)
+    + sum (reduce_by_index d min is v) + sum (scatter d is v)
+";
+
+/// The inputs at size n: indices spread over the bins (some out of
+/// range), values near 1 so the products stay finite.
+fn inputs(n: usize) -> Inputs<'static> {
+    let m = (n / 4).max(1);
+    let d = (0..m)
+        .map(|b| Value::Real(1.0 + (b % 7) as f64 / 64.0))
+        .collect();
+    let is = (0..n)
+        .map(|j| Value::Int(((j * 7919) % (m + 2)) as i64 - 1))
+        .collect();
+    let v = (0..n)
+        .map(|j| Value::Real(1.0 + ((j * 37) % 100) as f64 / 1e4))
+        .collect();
+    Inputs::from_values([
+        ("d", Value::array(d)),
+        ("is", Value::array(is)),
+        ("v", Value::array(v)),
+    ])
+}
+
+fn fail(e: impl std::fmt::Display) -> CliError {
+    CliError::Internal(format!("bench hist: {e}\n"))
+}
+
+/// `cargo xtask bench hist`.
+pub fn hist(quick: bool) -> Result<(), CliError> {
+    let sizes: &[usize] = if quick {
+        &[1000, 2000]
+    } else {
+        &[25_000, 50_000, 100_000, 200_000]
+    };
+    let program = Program::from_text("hist.ad", PROGRAM).map_err(fail)?;
+    let eval = program
+        .compile(&Request::new(Kind::ValueAndGrad))
+        .map_err(fail)?;
+    let c = program
+        .compile(&Request::new(Kind::ValueAndGrad).backend(Backend::C(Default::default())))
+        .map_err(fail)?;
+    let g = eval.module().ok_or_else(|| fail("no gradient program"))?;
+    let gdef = g.def("h_grad").ok_or_else(|| fail("no `h_grad`"))?;
+    println!(
+        "The gradient of `sum (reduce_by_index d (+) is v) + sum (... (*) ...) + sum (... min ...) \
+         + sum (scatter d is v)` at n elements into n/4 bins: the cost counted by the evaluator \
+         (Fig. 11) and the least time of one call of the generated C. Ratios are to the \
+         previous size (linear: 2).\n"
+    );
+    println!("| n | cost of the gradient | cost × | C ms | C × |");
+    println!("|---:|---:|---:|---:|---:|");
+    let mut prev: Option<(u64, f64)> = None;
+    for &n in sizes {
+        let ins = inputs(n);
+        let args: Vec<Value> = ins
+            .resolve(eval.entry())
+            .map_err(fail)?
+            .into_iter()
+            .map(|(_, v)| v)
+            .collect();
+        let (_, cost) = semantics::cost::dynamic_cost(g, gdef, &args).map_err(fail)?;
+        let timing = Timing {
+            runs: if quick { 3 } else { 10 },
+            min_time: Duration::ZERO,
+        };
+        let (_, times) = c.time(&ins, timing).map_err(fail)?;
+        let ms = times.iter().min().map_or(0.0, |t| t.as_secs_f64() * 1e3);
+        let total = cost.total();
+        let (rc, rt) = match prev {
+            Some((pc, pt)) => (
+                format!("{:.2}", total as f64 / pc as f64),
+                crate::bench::time_ratio(ms, pt),
+            ),
+            None => (String::new(), String::new()),
+        };
+        println!("| {n} | {total} | {rc} | {ms:.3} | {rt} |");
+        prev = Some((total, ms));
+    }
+    Ok(())
+}

@@ -11,6 +11,7 @@
 //! - every lambda is the function argument of `map`, `map2`, `reduce`,
 //!   `foldl`, `scanl`, `scanr`, `build` or `ifold`, and its parameters and
 //!   body are of ground type;
+//!   (or the body or a rule of `with_rules`, `crate::rules`)
 //! - there is no derivative construct (`diff`, `grad`, ...; forward mode
 //!   expands them);
 //! - there is no Target-only primitive (`d1pow`, ...: `Prim::is_target_only`).
@@ -74,6 +75,10 @@ pub fn check_first_order(m: &Module, def: &Def) -> Result<(), Error> {
             && let Some(f) = op.function_arg().and_then(|i| args.get(i))
         {
             allowed.insert(*f);
+        }
+        // The body and rules of `with_rules` (crate::rules).
+        if let Some(r) = crate::rules::Rules::of(m, id) {
+            allowed.extend([Some(r.body), r.jvp, r.vjp].into_iter().flatten());
         }
         e.for_each_child(|c| stack.push(c));
     }

@@ -305,6 +305,13 @@ pub enum Prim {
     Digamma,
     /// `trigamma x`, ∂digamma: ψ′(x)
     Trigamma,
+    // Custom derivative rules (docs/derivatives.md, "Custom derivative
+    // rules"; `crate::rules`).
+    /// `with_rules body jvp vjp point`: `body` applied to the components of
+    /// `point`, differentiated by the rules instead of through `body`; a
+    /// rule not given is `()`. What `def f .. = e with jvp .. with vjp ..`
+    /// elaborates to.
+    WithRules,
 }
 
 /// How a primitive is written.
@@ -386,6 +393,7 @@ impl Prim {
         Prim::D2Div,
         Prim::Digamma,
         Prim::Trigamma,
+        Prim::WithRules,
     ];
 
     /// The name or operator symbol as written in programs.
@@ -456,6 +464,7 @@ impl Prim {
             Prim::DTanh => "dtanh",
             Prim::DAbs => "dabs",
             Prim::D2Div => "d2div",
+            Prim::WithRules => "with_rules",
         }
     }
 
@@ -561,6 +570,7 @@ impl Prim {
             | Prim::Ifold
             | Prim::Jvp
             | Prim::Vjp => 3,
+            Prim::WithRules => 4,
         }
     }
 

@@ -29,6 +29,7 @@ mod dual;
 mod error;
 mod expand;
 mod program;
+mod rules;
 mod shape;
 mod table;
 

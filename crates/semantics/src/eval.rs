@@ -192,7 +192,7 @@ pub fn eval_entry_probed(
 /// The evaluator's state for one call: the module, its interned names and
 /// the current nesting depth.
 pub(crate) struct Ctx<'m> {
-    m: &'m Module,
+    pub(crate) m: &'m Module,
     syms: Symbols,
     depth: Cell<usize>,
     /// Steps left before `Error::StepLimit`.

@@ -89,7 +89,7 @@ impl Macro<'_> {
 
 /// A fresh copy of a closed function of the node (binders renamed).
 fn copy(cx: &mut Ctx, f: ExprId) -> ExprId {
-    detach(&cx.m, f, &mut cx.names, &FxHashMap::default()).paste(&mut cx.m)
+    detach(&cx.m, f, &mut cx.names, &FxHashMap::default()).paste(&mut cx.m, true)
 }
 
 /// `fun (y1, ..., yk) -> b` applied to `args`, inlined: `let y1' = a1 in
@@ -109,7 +109,7 @@ fn inline(cx: &mut Ctx, f: ExprId, args: Vec<ExprId>) -> Res<ExprId> {
         subst.insert(p.name.clone(), y.clone());
         binds.push((Pat::Var(y), a));
     }
-    let b = detach(&cx.m, body, &mut cx.names, &subst).paste(&mut cx.m);
+    let b = detach(&cx.m, body, &mut cx.names, &subst).paste(&mut cx.m, true);
     cx.wrap(binds, b)
 }
 

@@ -330,10 +330,9 @@ pub fn detach(
 }
 
 impl Detached {
-    /// Appends the copy to `dst` (its types too when `dst` is typed) and
-    /// returns the copy of the root.
-    pub fn paste(self, dst: &mut Module) -> ExprId {
-        let typed = dst.types.len() == dst.exprs.len();
+    /// Appends the copy to `dst` (its types too when `typed`: `dst` keeps
+    /// a type per node as it is built) and returns the copy of the root.
+    pub fn paste(self, dst: &mut Module, typed: bool) -> ExprId {
         let base = dst.exprs.len() as u32;
         let mut last = ExprId(base);
         for (e, span, ty) in self.nodes {

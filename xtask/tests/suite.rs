@@ -17,3 +17,4 @@ mod memory;
 mod mutations;
 mod native;
 mod pipeline;
+mod rules;

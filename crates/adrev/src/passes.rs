@@ -361,11 +361,8 @@ pub fn first_order(m: Module, entry: &str) -> Result<Module> {
 
 /// Target → Target by partial evaluation and the rules of Fig. 12, with
 /// the optimizer's own verifier off: [`run`] verifies by the policy.
-pub fn optimize(mut m: Module) -> Result<Module> {
+pub fn optimize(m: Module) -> Result<Module> {
     let file = m.file.clone();
-    // Nothing differentiates an optimized program again: the derivative
-    // rules have done their work, and the body gives the value.
-    syntax::rules::erase(&mut m);
     let cfg = optimize::Config {
         verify: false,
         ..optimize::Config::default()

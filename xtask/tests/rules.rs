@@ -33,7 +33,12 @@ fn check_grad_names_a_rule_that_is_not_the_bodys_derivative() {
     // The straight-through estimator's rules say 1 where rounding's
     // derivative is 0: every AD path agrees with the others (they all use
     // the rules) and finite differences of the body disagree.
-    let run = xtask(&["check-grad", "fixtures/rules_ste/program.ad", "--nearby", "0"]);
+    let run = xtask(&[
+        "check-grad",
+        "fixtures/rules_ste/program.ad",
+        "--nearby",
+        "0",
+    ]);
     assert_eq!(run.code, Some(1), "{}{}", run.stdout, run.stderr);
     assert!(
         run.stdout.contains(difftest::check::WRONG_RULE),
@@ -49,8 +54,16 @@ fn check_grad_names_a_rule_that_is_not_the_bodys_derivative() {
     );
     let run = xtask(&["check-grad", &wrong, "--at", "y=2", "--nearby", "0"]);
     assert_eq!(run.code, Some(1), "{}{}", run.stdout, run.stderr);
-    assert!(run.stdout.contains(difftest::check::WRONG_RULE), "{}", run.stdout);
-    assert!(run.stdout.contains("DISAGREE: forward vs unf"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains(difftest::check::WRONG_RULE),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("DISAGREE: forward vs unf"),
+        "{}",
+        run.stdout
+    );
 }
 
 #[test]
@@ -97,7 +110,8 @@ fn a_rule_capturing_a_variable_is_an_error_at_the_variable() {
     let run = xtask(&["grad", &captures, "--at", "x=1"]);
     assert_eq!(run.code, Some(1), "{}{}", run.stdout, run.stderr);
     assert!(
-        run.stderr.contains("may read only its own parameters, not `x`"),
+        run.stderr
+            .contains("may read only its own parameters, not `x`"),
         "{}",
         run.stderr
     );

@@ -63,6 +63,7 @@ pub const CONSTRUCTS: &[&str] = &[
     "scanr",
     "build",
     "ifold",
+    "with_rules",
     "section",
     "map (free vars)",
     "map2 (free vars)",

@@ -26,7 +26,8 @@ use crate::shape;
 impl Macro<'_> {
     /// `D e` for a `with_rules` node `e`.
     pub(crate) fn with_rules(&mut self, e: ExprId, rep: Rep) -> Res<ExprId> {
-        let r = Rules::of(&self.cx.m, e).ok_or_else(|| self.cx.internal("not a with_rules node"))?;
+        let r =
+            Rules::of(&self.cx.m, e).ok_or_else(|| self.cx.internal("not a with_rules node"))?;
         let jvp = r
             .rule(&self.cx.m, e, Rule::Jvp)
             .map_err(|err| Error::Construct {

@@ -429,5 +429,5 @@ fn rules_logsumexp() {
 }
 #[test]
 fn rules_second_derivative() {
-    check("rules_second_derivative", false);
+    check("rules_second_derivative", true);
 }

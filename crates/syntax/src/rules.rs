@@ -339,7 +339,8 @@ impl Detached {
             let e = e.map_children(|c| ExprId(base + c.0));
             last = dst.add(e, span);
             if typed {
-                dst.types.push(ty.unwrap_or(crate::ir::Ty::Tuple(Vec::new())));
+                dst.types
+                    .push(ty.unwrap_or(crate::ir::Ty::Tuple(Vec::new())));
             }
         }
         last

@@ -19,7 +19,8 @@ impl Direct<'_> {
     /// What `check` requires of a `with_rules` node: a vjp rule, and a
     /// point and result built from reals (the macro's values).
     pub(super) fn check_with_rules(&self, e: ExprId) -> Result<ExprId, Error> {
-        let r = Rules::of(self.m, e).ok_or_else(|| unsupported(self.m.span(e), "with_rules", ""))?;
+        let r =
+            Rules::of(self.m, e).ok_or_else(|| unsupported(self.m.span(e), "with_rules", ""))?;
         r.rule(self.m, e, Rule::Vjp).map_err(|source| Error::Unf {
             source: unf::Error::Source { source },
         })?;

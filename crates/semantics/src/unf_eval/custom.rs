@@ -26,12 +26,17 @@ pub(super) fn run(
     let def = src
         .def(entry.as_str())
         .ok_or_else(|| internal("the UNF entry is not a Source definition"))?;
-    let r = Rules::of(src, node).ok_or_else(|| internal("`custom` of a node that is not with_rules"))?;
+    let r = Rules::of(src, node)
+        .ok_or_else(|| internal("`custom` of a node that is not with_rules"))?;
     let k = r.params(src).len();
     let mut args: Vec<Value> = match p {
         _ if k == 1 => vec![p.clone()],
         Value::Tuple(items) if items.len() == k => items.to_vec(),
-        _ => return Err(internal("the point of `custom` is not a tuple of its parameters")),
+        _ => {
+            return Err(internal(
+                "the point of `custom` is not a tuple of its parameters",
+            ));
+        }
     };
     let f = match z {
         None => r.body,

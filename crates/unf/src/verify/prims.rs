@@ -243,7 +243,11 @@ impl Checker<'_> {
                     .then(|| syntax::rules::Rules::of(src, *node))
                     .flatten()
                 else {
-                    self.err(at, span, format!("`custom` names {node}, not a with_rules node"));
+                    self.err(
+                        at,
+                        span,
+                        format!("`custom` names {node}, not a with_rules node"),
+                    );
                     return None;
                 };
                 let (stored_p, stored_u) = (src.ty(rules.point), src.ty(*node));

@@ -18,3 +18,4 @@ mod memory;
 mod mutations;
 mod native;
 mod pipeline;
+mod rules;

@@ -265,6 +265,13 @@ pub fn emit(m: &Module, cfg: &Config) -> Result<CProgram, Error> {
 /// [`emit`], the files named `name.c` and `name.h` (the source includes
 /// `name.h`): `cargo xtask codegen -o OUT.c` names them after `OUT`.
 pub fn emit_named(m: &Module, cfg: &Config, name: &str) -> Result<CProgram, Error> {
+    // Derivative rules are for the routes that differentiate; the C code
+    // computes the value, the body's (`syntax::rules::erase`).
+    if syntax::rules::any(m) {
+        let mut erased = m.clone();
+        syntax::rules::erase(&mut erased);
+        return emit_named(&erased, cfg, name);
+    }
     if !m.is_typed() {
         return Err(Error::core(
             syntax::Span::GENERATED,

@@ -112,6 +112,12 @@ impl GTy {
     }
 }
 
+/// The function with derivative rules that `Op1(Prim::WithRules, e)`
+/// applies to `e` (docs/derivatives.md, section 8): `x sin x` with its
+/// exact derivative as both rules, so every route must agree with finite
+/// differences of the body. `eval::op1` computes the same value.
+pub const RULES: &str = "(fun rx -> rx * sin rx) (fun (rx, rdx) -> (sin rx + rx * cos rx) * rdx) (fun (rx, rct) -> (sin rx + rx * cos rx) * rct)";
+
 /// An expression of a generated program.
 #[derive(Debug, Clone, PartialEq)]
 pub enum GExpr {
@@ -130,7 +136,7 @@ pub enum GExpr {
     Proj(Box<GExpr>, usize),
     /// A primitive of one operand: `-`, `not`, a unary real function,
     /// `shift1L`, `shift1R`, `length`, `real`, `floor`, `ceil`, `round`,
-    /// `trunc`.
+    /// `trunc`, and `with_rules`, standing for the function of [`RULES`].
     Op1(Prim, Box<GExpr>),
     /// A primitive of two operands: `+ - * /`, `pow`, `max`, `min`,
     /// `atan2`, a comparison, `&&`, `||`, and `/`, `mod` of an `Int` by a
@@ -370,6 +376,11 @@ impl GExpr {
                 out.push('(');
                 e.write(out);
                 let _ = write!(out, ").{i}");
+            }
+            GExpr::Op1(Prim::WithRules, e) => {
+                let _ = write!(out, "(with_rules {RULES} ");
+                e.write(out);
+                out.push(')');
             }
             GExpr::Op1(op, e) => {
                 let name = if *op == Prim::Neg { "-" } else { op.symbol() };

@@ -342,6 +342,10 @@ pub fn check_grad(
     })
 }
 
+/// What a disagreement with finite differences means in a program with
+/// derivative rules (docs/derivatives.md, "Custom derivative rules").
+pub const WRONG_RULE: &str = "a derivative rule is wrong: the AD paths use the `with jvp` / `with vjp` rules, finite differences differentiate the body of the function, and they disagree";
+
 fn check_points(
     m: &Module,
     def: &Def,
@@ -383,7 +387,11 @@ fn check_points(
             })
             .collect();
         let fd = finite_differences(m, def, &inputs, wrt);
-        let (diffs, notes, problems) = compare_paths(value, &paths, fd.as_ref().ok());
+        let (diffs, notes, mut problems) = compare_paths(value, &paths, fd.as_ref().ok());
+        if syntax::rules::any(m) && problems.iter().any(|p| p.contains("finite differences")) {
+            // The AD paths read the rules, finite differences the body.
+            problems.insert(0, WRONG_RULE.to_string());
+        }
         paths.push(PathResult {
             path: "fd".to_string(),
             outcome: fd.map(|fd| Gradient {

@@ -399,6 +399,8 @@ fn op1(op: Prim, x: f64) -> Result<f64, Singular> {
     };
     let r = match op {
         Prim::Neg => -x,
+        // The body of `ast::RULES`.
+        Prim::WithRules => x * x.sin(),
         Prim::Sin => x.sin(),
         Prim::Cos => x.cos(),
         Prim::Tan if x.cos().abs() < MARGIN => return near("a pole"),

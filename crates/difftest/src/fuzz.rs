@@ -64,6 +64,7 @@ pub const CONSTRUCTS: &[&str] = &[
     "build",
     "ifold",
     "while",
+    "with_rules",
     "section",
     "map (free vars)",
     "map2 (free vars)",

@@ -351,7 +351,13 @@ impl Gen<'_> {
                 GExpr::Op2(op, b(a), b(bb))
             }
             1 => {
-                let op = self.pick(&real_ops(1));
+                // Now and then the function with derivative rules of
+                // `ast::RULES` (docs/derivatives.md, section 8).
+                let op = if self.feat.extended && self.rng.chance(0.08) {
+                    Prim::WithRules
+                } else {
+                    self.pick(&real_ops(1))
+                };
                 let a = self.expr(&GTy::Real, size - 1, env, nao);
                 let partial = matches!(op, Prim::Log | Prim::Sqrt | Prim::Log1p | Prim::Lgamma);
                 let a = if partial && self.rng.chance(0.7) {

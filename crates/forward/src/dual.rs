@@ -255,6 +255,10 @@ impl<'a> Macro<'a> {
                 let args = self.apply_all(&args)?;
                 Ok(self.cx.add(Expr::App { func, args }, dty))
             }
+            Expr::Prim {
+                op: Prim::WithRules,
+                ..
+            } => self.with_rules(e, self.rep.clone()),
             Expr::Prim { op, args } => self.apply_prim(op, &args, &ty, dty),
             Expr::Section(op) => Err(Error::NotCore {
                 span: self.cx.span,

@@ -30,6 +30,7 @@ mod error;
 mod expand;
 mod hist;
 mod program;
+mod rules;
 mod shape;
 mod table;
 

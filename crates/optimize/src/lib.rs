@@ -131,7 +131,10 @@ pub fn optimize_report(m: &Module, cfg: &Config) -> Result<(Module, Report), Err
 }
 
 /// The rounds, the compaction and the verification, on a checked input.
-fn run(m: Module, cfg: &Config) -> Result<(Module, Report), Error> {
+fn run(mut m: Module, cfg: &Config) -> Result<(Module, Report), Error> {
+    // Nothing differentiates an optimized program again: a function with
+    // derivative rules is its body from here on (`syntax::rules::erase`).
+    syntax::rules::erase(&mut m);
     let mut cur = m;
     let mut names = None;
     let mut report = Report::default();

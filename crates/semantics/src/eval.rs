@@ -129,6 +129,23 @@ pub fn eval_def_probed(
     Ok(result)
 }
 
+/// Applies `lambda`, a closed lambda of definition `def` of `m` (the body
+/// or a rule of a `with_rules` node, `syntax::rules`), to `args`: what the
+/// UNF evaluator runs for `custom` and its transposed Jacobian.
+pub(crate) fn apply_closed(
+    m: &Module,
+    def: &Def,
+    lambda: ExprId,
+    args: &[Value],
+) -> Result<Value, Error> {
+    let ctx = Ctx::new(m, def, &Config::default());
+    let f = Value::Closure(Rc::new(Closure {
+        lambda,
+        env: empty_env(),
+    }));
+    ctx.apply(&f, args, m.span(lambda))
+}
+
 /// Evaluates the entry definition (`entry`, or the last definition) at
 /// inputs given by parameter name. Every parameter must be given exactly
 /// once and no other name; the values are checked as in [`eval_def`].
@@ -197,7 +214,7 @@ pub fn eval_entry_probed(
 /// The evaluator's state for one call: the module, its interned names and
 /// the current nesting depth.
 pub(crate) struct Evaluator<'m> {
-    m: &'m Module,
+    pub(crate) m: &'m Module,
     syms: Symbols,
     depth: Cell<usize>,
     /// Steps left before `Error::StepLimit`.

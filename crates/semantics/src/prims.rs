@@ -72,6 +72,22 @@ pub(crate) fn apply_prim(
         }
         (Prim::And, [a, b]) => Ok(Value::Bool(boolean(op, a, span)? && boolean(op, b, span)?)),
         (Prim::Or, [a, b]) => Ok(Value::Bool(boolean(op, a, span)? || boolean(op, b, span)?)),
+        // The value of a function with derivative rules is its body's
+        // (the rules are for the routes that differentiate).
+        (Prim::WithRules, [f, _, _, point]) => {
+            let n = match f {
+                Value::Closure(c) => match ctx.m.expr(c.lambda()) {
+                    syntax::Expr::Lambda { params, .. } => params.len(),
+                    _ => 0,
+                },
+                _ => 0,
+            };
+            match point {
+                _ if n == 1 => ctx.apply(f, std::slice::from_ref(point), span),
+                Value::Tuple(items) if items.len() == n => ctx.apply(f, items, span),
+                _ => Err(wrong(op, "a function and its point", point, span)),
+            }
+        }
         (Prim::Map, [f, a]) => {
             let a = array(op, a, span)?;
             generate(op, a.len(), span, |i| {

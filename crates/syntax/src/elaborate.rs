@@ -303,6 +303,7 @@ impl Elab {
                 e
             }
         })?;
+        crate::rules::check(&self.out, Some(&[out.body]))?;
         Ok(out)
     }
 

@@ -12,6 +12,7 @@
 //!   `foldl`, `scanl`, `scanr`, `build`, `ifold`, `while` or `trips` (the
 //!   last two take two: a condition and a body), and its parameters and
 //!   body are of ground type;
+//!   (or the body or a rule of `with_rules`, `crate::rules`)
 //! - there is no derivative construct (`diff`, `grad`, ...; forward mode
 //!   expands them);
 //! - there is no Target-only primitive (`d1pow`, ...: `Prim::is_target_only`).
@@ -74,6 +75,10 @@ pub fn check_first_order(m: &Module, def: &Def) -> Result<(), Error> {
             && is_array_builtin(*op)
         {
             allowed.extend(op.function_args().iter().filter_map(|&i| args.get(i).copied()));
+        }
+        // The body and rules of `with_rules` (crate::rules).
+        if let Some(r) = crate::rules::Rules::of(m, id) {
+            allowed.extend([Some(r.body), r.jvp, r.vjp].into_iter().flatten());
         }
         e.for_each_child(|c| stack.push(c));
     }

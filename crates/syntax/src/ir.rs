@@ -341,6 +341,13 @@ pub enum Prim {
     DHistMulDest,
     /// `dhist_mul_vals dest is vs`: per element, the product of the other factors of its bin
     DHistMulVals,
+    // Custom derivative rules (docs/derivatives.md, "Custom derivative
+    // rules"; `crate::rules`).
+    /// `with_rules body jvp vjp point`: `body` applied to the components of
+    /// `point`, differentiated by the rules instead of through `body`; a
+    /// rule not given is `()`. What `def f .. = e with jvp .. with vjp ..`
+    /// elaborates to.
+    WithRules,
 }
 
 /// How a primitive is written.
@@ -437,6 +444,7 @@ impl Prim {
         Prim::PickDest,
         Prim::DHistMulDest,
         Prim::DHistMulVals,
+        Prim::WithRules,
     ];
 
     /// The name or operator symbol as written in programs.
@@ -522,6 +530,7 @@ impl Prim {
             Prim::PickDest => "pick_dest",
             Prim::DHistMulDest => "dhist_mul_dest",
             Prim::DHistMulVals => "dhist_mul_vals",
+            Prim::WithRules => "with_rules",
         }
     }
 
@@ -650,6 +659,7 @@ impl Prim {
             | Prim::GatherWon
             | Prim::DHistMulDest
             | Prim::DHistMulVals => 3,
+            Prim::WithRules => 4,
         }
     }
 

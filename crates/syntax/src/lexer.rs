@@ -3,7 +3,7 @@
 //! Lexical rules (language.md, "Lexical"; docs/language.md, "Syntax
 //! decisions"): `--` starts a comment to the end of the line; identifiers
 //! are `[A-Za-z_][A-Za-z0-9_']*`; the keywords are `def let in if then else
-//! fun true false`; numbers are `digits ('.' digits)? ([eE] [+-]? digits)?`,
+//! fun true false with`; numbers are `digits ('.' digits)? ([eE] [+-]? digits)?`,
 //! and a number without point or exponent is an integer.
 //!
 //! Invariants of the output:
@@ -45,6 +45,8 @@ pub enum Tok {
     True,
     /// `false`
     False,
+    /// `with`, which attaches a derivative rule to a definition
+    With,
     /// `(`
     LParen,
     /// `)`
@@ -104,6 +106,7 @@ impl Tok {
             Tok::Fun => "fun",
             Tok::True => "true",
             Tok::False => "false",
+            Tok::With => "with",
             Tok::LParen => "(",
             Tok::RParen => ")",
             Tok::LBracket => "[",
@@ -153,6 +156,7 @@ fn keyword(word: &str) -> Option<Tok> {
         "fun" => Tok::Fun,
         "true" => Tok::True,
         "false" => Tok::False,
+        "with" => Tok::With,
         _ => return None,
     })
 }

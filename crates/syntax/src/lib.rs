@@ -25,6 +25,7 @@ pub mod ir;
 pub mod lexer;
 pub mod parser;
 pub mod print;
+pub mod rules;
 pub mod special;
 pub mod specialize;
 pub mod stack;

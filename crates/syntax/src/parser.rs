@@ -260,7 +260,10 @@ impl<'t> Parser<'t> {
             None => None,
         };
         self.expect(&Tok::Eq, "after the header of the definition")?;
-        let body = self.expr()?;
+        let mut body = self.expr()?;
+        if self.at(&Tok::With) {
+            body = self.with_rules(&params, body)?;
+        }
         self.module.defs.push(Def {
             name,
             name_span,
@@ -269,6 +272,92 @@ impl<'t> Parser<'t> {
             body,
         });
         Ok(())
+    }
+
+    /// `e with jvp (x.., dx..) -> e1 with vjp (x.., ct) -> e2` (either
+    /// rule or both, in either order) after the body `e` of a definition
+    /// with `params`: `with_rules (fun params -> e) jvp vjp point`, the
+    /// point the tuple of the parameters (the parameter itself when there
+    /// is one), a rule not given `()` (docs/language.md, "Derivative
+    /// rules").
+    fn with_rules(&mut self, params: &[Param], body: ExprId) -> Res<ExprId> {
+        let start = self.peek().span;
+        if params.is_empty() {
+            return Err(Error::Syntax {
+                span: start,
+                message: "derivative rules need a definition with parameters".into(),
+            });
+        }
+        let body_span = self.span_of(body);
+        let mut rules: [Option<ExprId>; 2] = [None, None];
+        let mut end = body_span;
+        while let Some(with) = self.eat(&Tok::With) {
+            let (kind, kind_span) = self.ident("`jvp` or `vjp` after `with`")?;
+            let slot = match kind.as_str() {
+                "jvp" => 0,
+                "vjp" => 1,
+                _ => {
+                    return Err(Error::Syntax {
+                        span: kind_span,
+                        message: format!("expected `jvp` or `vjp` after `with`, found `{kind}`"),
+                    });
+                }
+            };
+            if rules[slot].is_some() {
+                return Err(Error::Syntax {
+                    span: kind_span,
+                    message: format!("a second `{kind}` rule for this definition"),
+                });
+            }
+            let mut ps = Vec::new();
+            if !matches!(self.peek().tok, Tok::Ident(_) | Tok::LParen) {
+                return Err(self.unexpected(&format!("the parameters of the `{kind}` rule")));
+            }
+            while matches!(self.peek().tok, Tok::Ident(_) | Tok::LParen) {
+                self.param_group(&mut ps)?;
+            }
+            self.expect(&Tok::Arrow, "after the parameters of the rule")?;
+            let rule_body = self.expr()?;
+            end = self.span_of(rule_body);
+            let span = with.to(end);
+            rules[slot] = Some(self.add(
+                Expr::Lambda {
+                    params: ps,
+                    body: rule_body,
+                },
+                span,
+            )?);
+        }
+        let lambda = self.add(
+            Expr::Lambda {
+                params: params.to_vec(),
+                body,
+            },
+            body_span,
+        )?;
+        let mut args = vec![lambda];
+        for rule in rules {
+            args.push(match rule {
+                Some(r) => r,
+                None => self.add(Expr::Tuple(Vec::new()), start)?,
+            });
+        }
+        let mut vars = Vec::new();
+        for p in params {
+            vars.push(self.add(Expr::Var(p.name.clone()), p.span)?);
+        }
+        let point = match vars.as_slice() {
+            [one] => *one,
+            _ => self.add(Expr::Tuple(vars), body_span)?,
+        };
+        args.push(point);
+        self.add(
+            Expr::Prim {
+                op: Prim::WithRules,
+                args,
+            },
+            body_span.to(end),
+        )
     }
 
     /// One group of parameters: `x`, `(x)`, `(x : T)` or

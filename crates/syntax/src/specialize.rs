@@ -564,7 +564,11 @@ impl Specializer<'_> {
                 let mut floats = Vec::new();
                 let mut new_args = Vec::new();
                 for (i, &a) in args.iter().enumerate() {
-                    if funs.contains(&i) {
+                    // The body and rules of `with_rules` are functions too.
+                    let rule = *op == crate::ir::Prim::WithRules
+                        && i < 3
+                        && matches!(self.m.expr(a), Expr::Lambda { .. });
+                    if funs.contains(&i) || rule {
                         let o = self.expr(a, env)?;
                         floats.extend(o.floats);
                         let f = match o.sv {

@@ -26,6 +26,9 @@
 //!    the same stored type for every node, the same parameter and result
 //!    types, the same literals (an `Int` literal of type `R` would have been
 //!    rewritten to `Real`).
+//! 7. Derivative rules (`crate::rules::check`): every `with_rules` node has
+//!    a function body, rules that are functions or `()`, at least one rule,
+//!    ground types, and reads no variable bound outside its functions.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -117,6 +120,15 @@ impl<'m> Verifier<'m> {
         }
         if self.errors.is_empty() {
             self.types();
+        }
+        if self.errors.is_empty()
+            && let Err(e) = crate::rules::check(self.m, None)
+        {
+            self.errors.push(VerifyError {
+                at: None,
+                span: e.span(),
+                message: e.to_string(),
+            });
         }
     }
 

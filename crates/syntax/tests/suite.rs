@@ -15,6 +15,7 @@ mod no_panic;
 mod parse;
 mod print;
 mod roundtrip;
+mod rules;
 mod specialize;
 mod target_prims;
 mod types;

@@ -369,6 +369,23 @@ pub enum Prim {
         /// The body.
         body: Fun,
     },
+    /// `with_rules f jvp vjp p` (a function with derivative rules,
+    /// `syntax::rules`): `T·P ⊢ custom : T·P·U`, the value of the body `f`
+    /// at the point P; its transposed Jacobian is the vjp rule,
+    /// `z ↦ vjp p z` added into P's cotangent. `node` is the Source node in
+    /// [`Module::source`], whose functions are closed: nothing else of T
+    /// is read, so, like `op`, it counts as first-order (it carries no
+    /// function in UNF).
+    Custom {
+        /// T.
+        ctx: CtxId,
+        /// The point's type P.
+        arg: TyId,
+        /// The result type U.
+        ret: TyId,
+        /// The `with_rules` node of the Source module.
+        node: ExprId,
+    },
 }
 
 /// A term of Source UNF or Target UNF.
@@ -487,6 +504,7 @@ impl Prim {
             Prim::Map { .. } => "map2",
             Prim::Reduce { .. } => "reduce",
             Prim::Array { .. } => "array",
+            Prim::Custom { .. } => "custom",
             Prim::If { .. } => "if",
             Prim::Loop { kind, .. } => kind.prim().symbol(),
             Prim::Trips { .. } => "trips",
@@ -498,7 +516,12 @@ impl Prim {
     pub fn is_first_order(&self) -> bool {
         matches!(
             self,
-            Prim::Var(..) | Prim::Op(..) | Prim::Pair(..) | Prim::Proj(..) | Prim::Array { .. }
+            Prim::Var(..)
+                | Prim::Op(..)
+                | Prim::Pair(..)
+                | Prim::Proj(..)
+                | Prim::Array { .. }
+                | Prim::Custom { .. }
         )
     }
 

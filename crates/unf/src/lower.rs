@@ -504,6 +504,29 @@ impl Lower<'_> {
         let span = self.m.spans[e.index()];
         let all_real =
             args.iter().all(|&a| *self.src_ty(a) == Ty::Real) && *self.src_ty(e) == Ty::Real;
+        if op == P::WithRules {
+            // UNF(p) ; custom ; proj: the point is the only operand,
+            // the functions stay Source (closed, `syntax::rules`).
+            if let Some(r) = syntax::rules::Rules::of(self.m, e) {
+                r.rule(self.m, e, syntax::rules::Rule::Vjp)?;
+            }
+            let point = args[3];
+            let t = self.expr(point, gamma, env)?;
+            let arg = self.ty_of(point);
+            let ret = self.ty_of(e);
+            let p = self.prim(
+                Prim::Custom {
+                    ctx: gamma,
+                    arg,
+                    ret,
+                    node: e,
+                },
+                span,
+            );
+            let s = self.seq(t, p, false, span);
+            let h = self.hide(gamma, &[arg], ret, span);
+            return Ok(self.seq(s, h, false, span));
+        }
         if op.function_arg().is_none() && !((is_unary(op) || is_binary(op)) && all_real) {
             return self.builtin(e, op, args, gamma, env);
         }

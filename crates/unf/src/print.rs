@@ -289,6 +289,11 @@ impl Printer<'_> {
                 let tt = self.ty(*ty);
                 let _ = write!(out, "array_{{{c};{tt}}}");
             }
+            Prim::Custom { ctx, arg, .. } => {
+                let c = self.ctx(*ctx);
+                let tt = self.ty(*arg);
+                let _ = write!(out, "custom_{{{c};{tt}}}");
+            }
             Prim::If {
                 ctx,
                 then_fun,

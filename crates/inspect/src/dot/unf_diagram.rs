@@ -349,7 +349,7 @@ fn operands(t: &Tables, p: &Prim) -> Vec<usize> {
             out.extend(last(ctx, args.len()));
             out
         }
-        Prim::Reduce { ctx, .. } => last(ctx, 1),
+        Prim::Reduce { ctx, .. } | Prim::Custom { ctx, .. } => last(ctx, 1),
         Prim::If { ctx, .. } => {
             let mut out = free(p.funs());
             out.extend(last(ctx, 1));

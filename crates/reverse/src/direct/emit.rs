@@ -69,6 +69,18 @@ impl Emit {
         self.out.add(e, self.span)
     }
 
+    /// A detached copy of `root` of `src` with fresh binders and `subst`
+    /// applied to its free variables (a rule of `with_rules`), to paste
+    /// into the output later with `Detached::paste(&mut b.out, false)`.
+    pub fn detach(
+        &mut self,
+        src: &syntax::Module,
+        root: ExprId,
+        subst: &syntax::fxhash::FxHashMap<Name, Name>,
+    ) -> syntax::rules::Detached {
+        syntax::rules::detach(src, root, &mut self.names, subst)
+    }
+
     /// A new node reading an atom.
     pub fn atom(&mut self, a: &Atom) -> ExprId {
         match a {

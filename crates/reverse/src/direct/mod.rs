@@ -42,6 +42,7 @@ mod array;
 mod cond;
 mod emit;
 mod ground;
+mod rules;
 
 use crate::{Config, Error};
 use emit::{Atom, Emit};
@@ -290,6 +291,20 @@ impl Direct<'_> {
                         }
                     }
                 }
+                Expr::Prim {
+                    op: Prim::WithRules,
+                    ..
+                } => {
+                    let point = self.check_with_rules(e)?;
+                    if !real_ground(&ty) || !real_ground(&self.ty(point)) {
+                        return Err(unsupported(
+                            span,
+                            "with_rules",
+                            " of values not built from reals",
+                        ));
+                    }
+                    return self.check(point);
+                }
                 Expr::If {
                     cond,
                     then_branch,
@@ -398,6 +413,10 @@ impl Direct<'_> {
                     then_branch,
                     else_branch,
                 } => self.d_if(b, e, *cond, *then_branch, *else_branch, env, y, hint),
+                Expr::Prim {
+                    op: Prim::WithRules,
+                    ..
+                } => self.d_with_rules(b, e, env, y, hint),
                 Expr::Prim { op, args } => match op {
                     Prim::Map => self.d_map(b, e, args, env, y, hint),
                     Prim::Map2 => self.d_map2(b, e, args, env, y, hint),

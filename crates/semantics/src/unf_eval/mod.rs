@@ -38,6 +38,7 @@ use crate::error::Error;
 use crate::shape::SizeEnv;
 use crate::value::Value;
 
+mod custom;
 mod loops;
 mod scalar;
 
@@ -441,6 +442,12 @@ impl Eval<'_> {
                 }
                 Ok(s.push_back(Slot::Val(acc)))
             }
+            Prim::Custom { ctx, node, .. } => {
+                let n = self.len(*ctx);
+                let p = self.value(&s, n)?;
+                let v = custom::run(&self.m.source, &self.m.entry, *node, &p, None)?;
+                Ok(s.push_back(Slot::Val(v)))
+            }
             Prim::Array { ctx, .. } => {
                 let n = self.len(*ctx);
                 let items = (n..s.len())
@@ -788,6 +795,15 @@ impl Eval<'_> {
                     suffix *= dx[i];
                 }
                 self.add_at(&mut s, n, &Value::reals(&out))?;
+                Ok(s)
+            }
+            Prim::Custom { ctx, node, .. } => {
+                let n = self.len(*ctx);
+                let z = self.last_value(&s)?;
+                let mut s = truncate(&s, n + 1);
+                let p = self.value(pr, n)?;
+                let d = custom::run(&self.m.source, &self.m.entry, *node, &p, Some(z))?;
+                self.add_at(&mut s, n, &d)?;
                 Ok(s)
             }
             Prim::Array { ctx, len, .. } => {

@@ -25,6 +25,7 @@
 //! error stops inference and leaves the module unchanged.
 
 mod prims;
+mod rules;
 mod table;
 
 use crate::fxhash::FxHashMap;

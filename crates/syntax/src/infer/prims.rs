@@ -215,6 +215,7 @@ impl Cx<'_> {
             | Prim::PickDest
             | Prim::DHistMulDest
             | Prim::DHistMulVals => self.hist(op, args),
+            Prim::WithRules => self.with_rules(args),
             // The arithmetic primitives were typed above by their class.
             _ => Err(Error::Type {
                 span,
@@ -271,7 +272,12 @@ impl Cx<'_> {
 
     /// Infers the function argument of a builtin against the parameter
     /// types the other arguments determine; returns its result type.
-    fn fun_arg(&mut self, op: Prim, f: ExprId, params: &[TyVar]) -> Result<TyVar, Error> {
+    pub(super) fn fun_arg(
+        &mut self,
+        op: Prim,
+        f: ExprId,
+        params: &[TyVar],
+    ) -> Result<TyVar, Error> {
         if let Expr::Lambda { params: ps, .. } = self.m.expr(f)
             && ps.len() != params.len()
         {

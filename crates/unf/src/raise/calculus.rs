@@ -209,6 +209,7 @@ impl Raise<'_> {
                 }
                 Ok(s)
             }
+            Prim::Custom { ctx, node, .. } => self.jt_custom(*ctx, *node, s, primal),
             Prim::If {
                 ctx,
                 then_fun,

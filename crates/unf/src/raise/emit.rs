@@ -180,6 +180,35 @@ impl Builder {
         self.push_val(ValKind::Var(name), ty)
     }
 
+    /// Binds a node to a fresh variable named after `base` even when it is
+    /// a variable or a constant, and returns the name: what a copy of code
+    /// that refers to a parameter by name needs.
+    pub fn bind_name(&mut self, value: ExprId, base: &str) -> Name {
+        let name = self.fresh(base);
+        let span = self.span;
+        self.blocks
+            .last_mut()
+            .expect("invariant: there is always an open block")
+            .push(Binding {
+                pat: Pat::Var(name.clone()),
+                value,
+                span,
+            });
+        name
+    }
+
+    /// A copy of the subtree `root` of `src` (a rule or the body of a
+    /// function with derivative rules, `syntax::rules`) with fresh binders
+    /// and the free variables renamed by `subst`.
+    pub fn paste(
+        &mut self,
+        src: &syntax::Module,
+        root: ExprId,
+        subst: &FxHashMap<Name, Name>,
+    ) -> ExprId {
+        syntax::rules::detach(src, root, &mut self.names, subst).paste(&mut self.out, true)
+    }
+
     /// Binds the components of a tuple value: `let (x1, ..., xk) = v`.
     pub fn unpack(&mut self, v: ValId, base: &str) -> Vec<ValId> {
         let Ty::Tuple(items) = self.ty(v).clone() else {

@@ -31,6 +31,7 @@
 mod arrays;
 mod calculus;
 mod checkpoint;
+mod custom;
 mod emit;
 mod hist;
 mod loops;
@@ -392,7 +393,10 @@ impl Raise<'_> {
         // the first operand up (from T2 on for a `proj`).
         let lo = match p {
             Prim::Var(..) => base.len(),
-            Prim::Op(ctx, _) | Prim::Pair(ctx, _) | Prim::Array { ctx, .. } => self.ctx_len(*ctx),
+            Prim::Op(ctx, _)
+            | Prim::Pair(ctx, _)
+            | Prim::Array { ctx, .. }
+            | Prim::Custom { ctx, .. } => self.ctx_len(*ctx),
             Prim::Proj(keep, ..) => self.ctx_len(*keep),
             _ => return Err(internal(self.b.span, "a fused primitive with a function")),
         };
@@ -670,6 +674,7 @@ impl Raise<'_> {
                 let v = self.b.bind(e, "a");
                 Ok(pushed(truncate(s, n), Abs::Val(v)))
             }
+            Prim::Custom { ctx, ret, node, .. } => self.custom(*ctx, *ret, *node, s),
             Prim::If {
                 ctx,
                 ret,

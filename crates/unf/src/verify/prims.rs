@@ -227,6 +227,45 @@ impl Checker<'_> {
                 let input = (0..*len).fold(*ctx, |c, _| self.t.snoc(c, e));
                 Some((input, self.t.snoc(*ctx, *ty)))
             }
+            Prim::Custom {
+                ctx,
+                arg,
+                ret,
+                node,
+            } => {
+                if !self.ctx_ok(at, span, *ctx) {
+                    return None;
+                }
+                let a = self.ground(at, span, *arg)?;
+                let r = self.ground(at, span, *ret)?;
+                let src = &self.m.source;
+                let Some(rules) = (node.index() < src.exprs.len())
+                    .then(|| syntax::rules::Rules::of(src, *node))
+                    .flatten()
+                else {
+                    self.err(
+                        at,
+                        span,
+                        format!("`custom` names {node}, not a with_rules node"),
+                    );
+                    return None;
+                };
+                let (stored_p, stored_u) = (src.ty(rules.point), src.ty(*node));
+                if stored_p != Some(&a) || stored_u != Some(&r) {
+                    self.err(
+                        at,
+                        span,
+                        format!("`custom` is typed {a:?} to {r:?}, its Source node otherwise"),
+                    );
+                    return None;
+                }
+                if rules.vjp.is_none() {
+                    self.err(at, span, "`custom` of a function with no vjp rule");
+                    return None;
+                }
+                let input = self.t.snoc(*ctx, *arg);
+                Some((input, self.t.snoc(input, *ret)))
+            }
             Prim::If {
                 ctx,
                 ret,

@@ -143,7 +143,7 @@ pub(crate) fn apply_prim(
             }
             Ok(acc)
         }
-        (Prim::Diff | Prim::Grad | Prim::Jvp | Prim::Vjp | Prim::Jacob, _) => {
+        (op, _) if op.is_derivative_construct() => {
             Err(Error::NotExpanded { span, op })
         }
         _ => Err(Error::Internal {

@@ -284,6 +284,12 @@ pub enum Prim {
     Vjp,
     /// `jacob f x`
     Jacob,
+    /// `grad_rev f x`: `grad` by reverse mode (UNF), expanded at compile
+    /// time by `forward::expand_with_reverse` with the driver's pipeline
+    /// (docs/forward.md, "Reverse mode inside the language").
+    GradRev,
+    /// `vjp_rev f x dy`: `vjp` by reverse mode (UNF).
+    VjpRev,
     // The partial derivatives of the scalar operators whose derivative is
     // not one cheap operation (seeds/000 Section 2: "we assume given
     // operators ∂₁op2, ∂₂op2"). Target only: reverse mode writes them, a
@@ -378,6 +384,8 @@ impl Prim {
         Prim::Jvp,
         Prim::Vjp,
         Prim::Jacob,
+        Prim::GradRev,
+        Prim::VjpRev,
         Prim::D1Pow,
         Prim::D2Pow,
         Prim::DTan,
@@ -450,6 +458,8 @@ impl Prim {
             Prim::Jvp => "jvp",
             Prim::Vjp => "vjp",
             Prim::Jacob => "jacob",
+            Prim::GradRev => "grad_rev",
+            Prim::VjpRev => "vjp_rev",
             Prim::D1Pow => "d1pow",
             Prim::D2Pow => "d2pow",
             Prim::DTan => "dtan",
@@ -552,6 +562,7 @@ impl Prim {
             | Prim::Build
             | Prim::Diff
             | Prim::Grad
+            | Prim::GradRev
             | Prim::Jacob => 2,
             Prim::Map2
             | Prim::Reduce
@@ -560,7 +571,8 @@ impl Prim {
             | Prim::Scanr
             | Prim::Ifold
             | Prim::Jvp
-            | Prim::Vjp => 3,
+            | Prim::Vjp
+            | Prim::VjpRev => 3,
         }
     }
 
@@ -583,7 +595,13 @@ impl Prim {
     pub fn is_derivative_construct(self) -> bool {
         matches!(
             self,
-            Prim::Diff | Prim::Grad | Prim::Jvp | Prim::Vjp | Prim::Jacob
+            Prim::Diff
+                | Prim::Grad
+                | Prim::Jvp
+                | Prim::Vjp
+                | Prim::Jacob
+                | Prim::GradRev
+                | Prim::VjpRev
         )
     }
 
@@ -601,7 +619,9 @@ impl Prim {
             | Prim::Grad
             | Prim::Jvp
             | Prim::Vjp
-            | Prim::Jacob => Some(0),
+            | Prim::Jacob
+            | Prim::GradRev
+            | Prim::VjpRev => Some(0),
             Prim::Build => Some(1),
             _ => None,
         }

@@ -17,6 +17,7 @@ pub mod derivatives;
 pub mod elaborate;
 pub mod envelope;
 pub mod first_order;
+pub mod free;
 pub mod fxhash;
 pub mod infer;
 pub mod ir;
@@ -31,6 +32,7 @@ pub mod verify;
 pub use elaborate::{elaborate, elaborate_target};
 pub use envelope::{EnvelopeError, from_ron, read_header, to_ron};
 pub use first_order::check_first_order;
+pub use free::free_vars;
 pub use infer::infer;
 pub use ir::{
     Def, Expr, ExprId, Fixity, Module, Name, Param, Pat, Prim, Size, SourceFile, Span, Ty,

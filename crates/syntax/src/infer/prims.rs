@@ -149,7 +149,7 @@ impl Cx<'_> {
                 self.want(Ctor::Real, r, sp(0))?;
                 Ok(tx)
             }
-            Prim::Grad => {
+            Prim::Grad | Prim::GradRev => {
                 let tx = self.expr(args[1])?;
                 let r = self.fun_arg(op, args[0], &[tx])?;
                 self.want(Ctor::Real, r, sp(0))?;
@@ -164,7 +164,7 @@ impl Cx<'_> {
                 let u = self.fun_arg(op, args[0], &[tx])?;
                 Ok(self.t.known(Ctor::Tuple(vec![u, u])))
             }
-            Prim::Vjp => {
+            Prim::Vjp | Prim::VjpRev => {
                 let tx = self.expr(args[1])?;
                 let tdy = self.expr(args[2])?;
                 let u = self.fun_arg(op, args[0], &[tx])?;

@@ -38,9 +38,11 @@ pub trait Reverse {
     /// The gradient program of definition `entry` of `m` (a module holding
     /// that definition alone, real-valued, possibly higher order on the
     /// surface) with respect to the parameters `wrt`: a module with a
-    /// definition `<entry>_grad` with the entry's parameters returning
-    /// `(value, g_1, ..., g_k)`, first order (the calling convention of
-    /// every gradient route). Its errors carry the span in `m`'s text.
+    /// definition `<entry>_grad` with the entry's parameters returning the
+    /// gradients alone, `g_1` for one parameter and `(g_1, ..., g_k)` for
+    /// more (the value dropped, so that partial evaluation removed what
+    /// only it needed), first order. Its errors carry the span in `m`'s
+    /// text.
     fn gradient(&self, m: &Module, entry: &str, wrt: &[String]) -> Result<Module, Error>;
 }
 
@@ -87,6 +89,7 @@ pub(crate) fn expand(site: Site<'_>, op: Prim, args: &[ExprId], params: &[Ty], u
         .iter()
         .map(|p| p.name.to_string())
         .collect();
+    let n_params = closed.def.params.len();
     let module = closed_module(cx, closed.def)?;
     let g = rev.gradient(&module, &name, &wrt)?;
     let gdef = g
@@ -94,23 +97,19 @@ pub(crate) fn expand(site: Site<'_>, op: Prim, args: &[ExprId], params: &[Ty], u
         .or(g.defs.last())
         .ok_or_else(|| cx.internal("reverse mode gave no gradient definition"))?
         .clone();
-    if gdef.params.len() != closed.args.len() + arity {
+    if gdef.params.len() != n_params {
         return Err(cx.internal(format!(
-            "the gradient of `{name}` has {} parameters, not {}",
-            gdef.params.len(),
-            closed.args.len() + arity
+            "the gradient of `{name}` has {} parameters, not {n_params}",
+            gdef.params.len()
         )));
     }
     let res = bind_args(cx, &x, arity, |cx, xs| {
         let mut actual: Vec<Atom> = xs.to_vec();
         actual.extend(dy.iter().cloned());
         actual.extend(closed.args.iter().cloned());
-        let body = splice(cx, &g, &gdef, &actual)?;
+        let grads = splice(cx, &g, &gdef, &actual)?;
         cx.span = span;
-        cx.bind_tuple("g", body, |cx, parts| {
-            let grads: Vec<ExprId> = parts[1..].iter().map(|a| cx.emit(a)).collect();
-            cx.tuple(grads)
-        })
+        Ok(grads)
     })?;
     let res = match value {
         Some(v) => cx.tuple(vec![v, res])?,

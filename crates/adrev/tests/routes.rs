@@ -9,12 +9,16 @@ use crate::common::{close, workspace};
 use adrev::{Backend, Kind, Outputs, Program, Request, Route};
 use semantics::Expectations;
 
-/// The fixtures the direct macro does not take.
-const DIRECT_REFUSES: [&str; 4] = [
+/// The fixtures the direct macro does not take (hvp_rev: the shifts of the
+/// J^T reduce that reverse mode inside the language spliced in;
+/// vjp_rev_map: indexing).
+const DIRECT_REFUSES: [&str; 6] = [
     "gmm",
     "fuzz_build_size",
     "fuzz_fold_in_init",
     "int_rounding",
+    "hvp_rev",
+    "vjp_rev_map",
 ];
 
 fn fixtures() -> Vec<(String, Program, String)> {

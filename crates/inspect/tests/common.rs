@@ -48,14 +48,15 @@ pub fn source(dir: &Path) -> Module {
 }
 
 /// The program with its derivative constructs expanded (as the commands
-/// load it) and specialised to first order where it can be.
+/// load it, by the driver: `grad_rev` needs its reverse mode) and
+/// specialised to first order where it can be.
 fn first_order(m: Module) -> Module {
     let derivatives = m
         .exprs
         .iter()
         .any(|e| matches!(e, syntax::Expr::Prim { op, .. } if op.is_derivative_construct()));
     let m = if derivatives {
-        forward::expand(&m).expect("the derivative constructs expand")
+        adrev::passes::expand(&m).expect("the derivative constructs expand")
     } else {
         m
     };

@@ -2,5 +2,6 @@
 
 mod api;
 mod common;
+mod inlang;
 mod nonscalar;
 mod routes;

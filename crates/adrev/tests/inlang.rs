@@ -303,3 +303,38 @@ fn forward_alone_refuses_grad_rev_by_name() {
     let e = forward::expand(&m).expect_err("forward has no reverse mode of its own");
     assert!(e.to_string().contains("expand_with_reverse"), "{e}");
 }
+
+/// The cost (Fig. 11, counted by the evaluator) of `c (fun y -> F y) x`
+/// over the cost of `F x`, at `n` reals.
+fn cost_ratio(construct: &str, n: usize) -> f64 {
+    let body = "reduce (+) 0 (map (fun a -> sin a * a) y)";
+    let x = Value::reals(&(0..n).map(|i| 0.1 * i as f64).collect::<Vec<_>>());
+    let cost = |text: String| {
+        let p = program(&text);
+        let m = p.expanded("cost").unwrap_or_else(|e| panic!("{}", e.message()));
+        let def = m.defs.last().expect("a definition").clone();
+        let (_, c) = semantics::cost::dynamic_cost(&m, &def, std::slice::from_ref(&x))
+            .unwrap_or_else(|e| panic!("{e}"));
+        c.total() as f64
+    };
+    let f = cost(format!("def f (y : [n]R) : R = {body}"));
+    let g = cost(format!(
+        "def g (x : [n]R) : [n]R = {construct} (fun (y : [n]R) -> {body}) x"
+    ));
+    g / f
+}
+
+#[test]
+fn grad_rev_costs_a_constant_multiple_of_the_function_and_grad_a_multiple_of_n() {
+    // Theorem 5.4 for the spliced gradient: its cost over the function's
+    // stays under the bound 4 * 3^p (p = 1 here, the `map`), whatever n;
+    // forward mode's `grad` makes n passes.
+    let bound = semantics::cost::cheap_gradient_bound(1);
+    for n in [8, 64] {
+        let r = cost_ratio("grad_rev", n);
+        assert!(r <= bound, "grad_rev at n = {n}: {r} > {bound}");
+    }
+    let (small, large) = (cost_ratio("grad", 8), cost_ratio("grad", 64));
+    assert!(large > 6.0 * small, "grad: {small} at n = 8, {large} at n = 64");
+    assert!(cost_ratio("grad_rev", 64) < 1.2 * cost_ratio("grad_rev", 8));
+}

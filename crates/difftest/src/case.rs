@@ -174,6 +174,11 @@ pub fn check_case(p: &Program, inputs: &[GVal], subset: bool) -> Result<CaseInfo
         return Err(d);
     }
 
+    // Reverse mode inside the language: `grad_rev` of f, and forward over
+    // reverse along a direction of the shape of the inputs (the gradient).
+    crate::inlang::check_in_language(p, &named, &gu.grads, &gu.grads)
+        .map_err(|e| fail("reverse mode inside the language", e))?;
+
     // The direct macro, on its fragment.
     let direct = match direct_program(&m, &def, &all) {
         Err(e) if p.fragment().direct => {

@@ -30,17 +30,33 @@ fn refused(span: Span, message: impl ToString, internal: bool) -> forward::Error
 /// (the primal `reduce` whose J^T is scans, say), which an outer
 /// derivative would otherwise differentiate for nothing.
 fn gradients_only(m: &mut Module, k: usize) -> Result<(), String> {
-    let last = m.defs.len().checked_sub(1).ok_or("no gradient definition")?;
+    let last = m
+        .defs
+        .len()
+        .checked_sub(1)
+        .ok_or("no gradient definition")?;
     let body = m.defs[last].body;
     let Some(Ty::Tuple(tys)) = m.ty(body).cloned() else {
         return Err("the gradient is not a tuple".to_string());
     };
     if tys.len() != k + 1 {
-        return Err(format!("the gradient has {} components, not {}", tys.len(), k + 1));
+        return Err(format!(
+            "the gradient has {} components, not {}",
+            tys.len(),
+            k + 1
+        ));
     }
     let span = m.span(body);
     let out = if k == 1 {
-        push(m, Expr::Proj { tuple: body, index: 2 }, span, tys[1].clone())
+        push(
+            m,
+            Expr::Proj {
+                tuple: body,
+                index: 2,
+            },
+            span,
+            tys[1].clone(),
+        )
     } else {
         // Each projection reads the tuple: bind it once.
         let name = m.name_gen().fresh("g");
@@ -48,7 +64,12 @@ fn gradients_only(m: &mut Module, k: usize) -> Result<(), String> {
         for i in 1..=k {
             let v = push(m, Expr::Var(name.clone()), span, Ty::Tuple(tys.clone()));
             let index = u32::try_from(i + 1).map_err(|e| e.to_string())?;
-            items.push(push(m, Expr::Proj { tuple: v, index }, span, tys[i].clone()));
+            items.push(push(
+                m,
+                Expr::Proj { tuple: v, index },
+                span,
+                tys[i].clone(),
+            ));
         }
         let grads = Ty::Tuple(tys[1..].to_vec());
         let tuple = push(m, Expr::Tuple(items), span, grads.clone());
@@ -96,10 +117,7 @@ impl forward::Reverse for InLanguage {
             refused(e.span(), &e, internal)
         })?;
         syntax::verify(&opt).map_err(|errors| {
-            let first = errors
-                .first()
-                .map(ToString::to_string)
-                .unwrap_or_default();
+            let first = errors.first().map(ToString::to_string).unwrap_or_default();
             refused(
                 Span::GENERATED,
                 format!("the gradient of `{entry}` fails the verifier: {first}"),

@@ -38,9 +38,8 @@ fn example_182_15_is_1_in_every_combination() {
     // diff/grad_rev as the outer (o) and inner (i) derivative: ff, fr, rf, rr.
     for outer in ["diff", "grad_rev"] {
         for inner in ["diff", "grad_rev"] {
-            let text = format!(
-                "def confusion : R = {outer} (fun x -> x * {inner} (fun y -> x + y) 1) 1"
-            );
+            let text =
+                format!("def confusion : R = {outer} (fun x -> x * {inner} (fun y -> x + y) 1) 1");
             assert_eq!(value(&text), Value::Real(1.0), "{outer} over {inner}");
         }
     }
@@ -134,7 +133,13 @@ fn zero(v: &Value) -> Value {
 /// Columns of the Hessian of a fixture's entry: `jvp` of `grad` (ff) or of
 /// `grad_rev` (fr) along every one-hot direction, the directions being
 /// parameters of one compiled program.
-fn hessian_columns(text: &str, entry: &str, params: &[String], at: &[(String, Value)], g: &str) -> Vec<Value> {
+fn hessian_columns(
+    text: &str,
+    entry: &str,
+    params: &[String],
+    at: &[(String, Value)],
+    g: &str,
+) -> Vec<Value> {
     let n = params.len();
     let p: Vec<String> = (1..=n).map(|i| format!("p__{i}")).collect();
     let v: Vec<String> = (1..=n).map(|i| format!("v__{i}")).collect();
@@ -197,7 +202,10 @@ fn hessians_by_forward_over_reverse_equal_forward_over_forward_on_every_fixture(
         if exp.grads.is_empty() {
             continue;
         }
-        let name = dir.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        let name = dir
+            .file_name()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
         let p = program(&text);
         let def = p.entry(None).expect("an entry").clone();
         if matches!(name.as_str(), "hvp_rev" | "vjp_rev_map") {
@@ -226,9 +234,16 @@ fn vjp_rev_agrees_with_vjp_and_its_value() {
     let f = "fun (z : [n]R) -> (map (fun a -> sin a * z[1]) z, reduce (*) 1 z)";
     let inputs = Inputs::new()
         .with("x", Value::reals(&[0.3, -1.2, 2.0, 0.7]))
-        .with("dy", Value::tuple(vec![Value::reals(&[1.0, -2.0, 0.5, 3.0]), Value::Real(0.25)]));
+        .with(
+            "dy",
+            Value::tuple(vec![
+                Value::reals(&[1.0, -2.0, 0.5, 3.0]),
+                Value::Real(0.25),
+            ]),
+        );
     let run = |c: &str| {
-        let text = format!("def f (x : [n]R) (dy : ([n]R, R)) : (([n]R, R), [n]R) = {c} ({f}) x dy");
+        let text =
+            format!("def f (x : [n]R) (dy : ([n]R, R)) : (([n]R, R), [n]R) = {c} ({f}) x dy");
         value_at(&program(&text), &inputs).unwrap_or_else(|e| panic!("{c}: {}", e.message()))
     };
     let (fwd, rev) = (run("vjp"), run("vjp_rev"));
@@ -259,7 +274,8 @@ fn grad_rev_agrees_with_central_differences_through_loops_and_conditionals() {
         };
         fd.push((at(&up) - at(&down)) / (2.0 * h));
     }
-    close(&got, &Value::reals(&fd), 1e-6).unwrap_or_else(|e| panic!("grad_rev vs differences: {e}"));
+    close(&got, &Value::reals(&fd), 1e-6)
+        .unwrap_or_else(|e| panic!("grad_rev vs differences: {e}"));
 }
 
 #[test]
@@ -271,7 +287,10 @@ fn refusals_are_positioned_user_errors() {
             "cannot differentiate",
         ),
         // Of a function that is not real-valued.
-        ("def f (x : [n]R) : [n]R = grad_rev (fun y -> y) x", "real-valued"),
+        (
+            "def f (x : [n]R) : [n]R = grad_rev (fun y -> y) x",
+            "real-valued",
+        ),
         // A function chosen at run time and passed as an argument.
         (
             "def f (x : R) : R =
@@ -289,7 +308,11 @@ fn refusals_are_positioned_user_errors() {
         let e = error(text);
         assert!(!e.is_internal(), "{text}: {}", e.message());
         assert!(e.message().contains(want), "{text}: {}", e.message());
-        assert!(e.message().contains("inlang.ad:"), "{text}: no position in {}", e.message());
+        assert!(
+            e.message().contains("inlang.ad:"),
+            "{text}: no position in {}",
+            e.message()
+        );
     }
 }
 
@@ -311,7 +334,9 @@ fn cost_ratio(construct: &str, n: usize) -> f64 {
     let x = Value::reals(&(0..n).map(|i| 0.1 * i as f64).collect::<Vec<_>>());
     let cost = |text: String| {
         let p = program(&text);
-        let m = p.expanded("cost").unwrap_or_else(|e| panic!("{}", e.message()));
+        let m = p
+            .expanded("cost")
+            .unwrap_or_else(|e| panic!("{}", e.message()));
         let def = m.defs.last().expect("a definition").clone();
         let (_, c) = semantics::cost::dynamic_cost(&m, &def, std::slice::from_ref(&x))
             .unwrap_or_else(|e| panic!("{e}"));
@@ -335,6 +360,9 @@ fn grad_rev_costs_a_constant_multiple_of_the_function_and_grad_a_multiple_of_n()
         assert!(r <= bound, "grad_rev at n = {n}: {r} > {bound}");
     }
     let (small, large) = (cost_ratio("grad", 8), cost_ratio("grad", 64));
-    assert!(large > 6.0 * small, "grad: {small} at n = 8, {large} at n = 64");
+    assert!(
+        large > 6.0 * small,
+        "grad: {small} at n = 8, {large} at n = 64"
+    );
     assert!(cost_ratio("grad_rev", 64) < 1.2 * cost_ratio("grad_rev", 8));
 }

@@ -31,8 +31,12 @@ fn components(v: &Value, k: usize) -> Vec<Value> {
 
 fn run(text: &str, inputs: Inputs<'_>) -> Result<Value, String> {
     let p = Compiled::from_text("generated.ad", text).map_err(|e| e.message().to_string())?;
-    let c = p.compile(&Request::new(Kind::Value)).map_err(|e| e.message().to_string())?;
-    c.call(&inputs).map(|o| o.value).map_err(|e| e.message().to_string())
+    let c = p
+        .compile(&Request::new(Kind::Value))
+        .map_err(|e| e.message().to_string())?;
+    c.call(&inputs)
+        .map(|o| o.value)
+        .map_err(|e| e.message().to_string())
 }
 
 /// `grad_rev` of `f` against `want`, the whole-program gradient with

@@ -20,8 +20,8 @@ use syntax::{Def, Expr, ExprId, Module, Pat, Prim, Size, Span, Ty, stack};
 
 use crate::build::{Atom, Ctx, Res, show_ty};
 use crate::dual::{Binding, Macro, Rep, Scope};
-use crate::shape::{self, let_atom};
 use crate::rev::{self, Reverse};
+use crate::shape::{self, let_atom};
 use crate::{Config, Error, Mode};
 
 /// Expands every construct of `m`. When a construct's function uses a
@@ -385,7 +385,13 @@ impl Expander<'_> {
     }
 
     /// `grad_rev` and `vjp_rev`, by the driver's reverse mode (`rev.rs`).
-    fn reverse_construct(&mut self, op: Prim, args: &[ExprId], params: &[Ty], u: &Ty) -> Res<ExprId> {
+    fn reverse_construct(
+        &mut self,
+        op: Prim,
+        args: &[ExprId],
+        params: &[Ty],
+        u: &Ty,
+    ) -> Res<ExprId> {
         let span = self.cx.span;
         for (i, ty) in params.iter().enumerate() {
             if !ty.is_ground() {

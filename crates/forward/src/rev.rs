@@ -55,7 +55,13 @@ pub(crate) struct Site<'a> {
 
 /// The expansion of `op args` (`grad_rev` or `vjp_rev`) for a function of
 /// parameter types `params` and result type `u`, all ground.
-pub(crate) fn expand(site: Site<'_>, op: Prim, args: &[ExprId], params: &[Ty], u: &Ty) -> Res<ExprId> {
+pub(crate) fn expand(
+    site: Site<'_>,
+    op: Prim,
+    args: &[ExprId],
+    params: &[Ty],
+    u: &Ty,
+) -> Res<ExprId> {
     let span = site.cx.span;
     let Some(rev) = site.rev else {
         return Err(Error::Construct {
@@ -146,9 +152,17 @@ struct Closed {
 /// definition. Function-typed free variables are re-bound inside it from
 /// their `let`s (those values' free variables in turn), ground ones become
 /// parameters.
-fn close(cx: &mut Ctx, scope: &Scope, f: ExprId, params: &[Ty], u: &Ty, pullback: bool) -> Res<Closed> {
+fn close(
+    cx: &mut Ctx,
+    scope: &Scope,
+    f: ExprId,
+    params: &[Ty],
+    u: &Ty,
+    pullback: bool,
+) -> Res<Closed> {
     let span = cx.span;
-    let mut def_params: Vec<(Name, Ty)> = params.iter().map(|t| (cx.fresh("x"), t.clone())).collect();
+    let mut def_params: Vec<(Name, Ty)> =
+        params.iter().map(|t| (cx.fresh("x"), t.clone())).collect();
     let xs: Vec<Atom> = def_params
         .iter()
         .map(|(n, t)| Atom::Var(n.clone(), t.clone()))
@@ -218,7 +232,11 @@ fn collect(
 ) -> Res<()> {
     stack::guard(|| {
         for (name, use_) in syntax::free_vars(&cx.m, e) {
-            if own.contains(&name) || ground.iter().any(|a| matches!(a, Atom::Var(n, _) if *n == name)) {
+            if own.contains(&name)
+                || ground
+                    .iter()
+                    .any(|a| matches!(a, Atom::Var(n, _) if *n == name))
+            {
                 continue;
             }
             let ty = cx.ty(use_)?;

@@ -396,7 +396,13 @@ fn saddle_and_particle_match_gradbench_in_every_variant() {
             .evaluate("particle", variant, json!({"w": 0.0}))
             .as_f64()
             .expect("a number");
-        assert!(rel_close(w, 0.2071918746486116, 1e-12), "particle {variant}: {w}");
-        assert!(rel_close(w, ff, 1e-12), "particle {variant}: {w} vs ff {ff}");
+        assert!(
+            rel_close(w, 0.2071918746486116, 1e-12),
+            "particle {variant}: {w}"
+        );
+        assert!(
+            rel_close(w, ff, 1e-12),
+            "particle {variant}: {w} vs ff {ff}"
+        );
     }
 }

@@ -143,9 +143,7 @@ pub(crate) fn apply_prim(
             }
             Ok(acc)
         }
-        (op, _) if op.is_derivative_construct() => {
-            Err(Error::NotExpanded { span, op })
-        }
+        (op, _) if op.is_derivative_construct() => Err(Error::NotExpanded { span, op }),
         _ => Err(Error::Internal {
             span,
             message: format!("`{op}` takes {} operands, given {}", op.arity(), args.len()),

@@ -336,9 +336,7 @@ fn prim(m: &Module, op: Prim, v: &[V]) -> Res {
         | Prim::Vjp
         | Prim::Jacob
         | Prim::GradRev
-        | Prim::VjpRev => {
-            fail("derivative constructs are not evaluated here")
-        }
+        | Prim::VjpRev => fail("derivative constructs are not evaluated here"),
         // The table's other real functions (the derivative primitives, the
         // special functions, ...).
         _ => {

@@ -152,14 +152,20 @@ fn hessian_columns(
             format!("({})", xs.join(", "))
         }
     };
+    // A construct's function is unary: several parameters are one tuple.
+    let unary = |name: &str, xs: &[String], body: String| {
+        if xs.len() == 1 {
+            format!("fun {} -> {body}", xs[0])
+        } else {
+            format!("fun {name} -> let {} = {name} in {body}", tuple(xs))
+        }
+    };
+    let inner = unary("tb__", &b, call(entry, &b));
+    let outer = unary("ta__", &a, format!("{g} ({inner}) {}", tuple(&a)));
     let def = format!(
-        "\ndef hess__ {} {} = (jvp (fun {} -> {g} (fun {} -> {}) {}) {} {}).2\n",
+        "\ndef hess__ {} {} = (jvp ({outer}) {} {}).2\n",
         p.join(" "),
         v.join(" "),
-        tuple(&a),
-        tuple(&b),
-        call(entry, &b),
-        tuple(&a),
         tuple(&p),
         tuple(&v)
     );
@@ -255,7 +261,8 @@ fn grad_rev_agrees_with_central_differences_through_loops_and_conditionals() {
     let text = "def logsumexp (y : [n]R) : R = log (sum (map exp y))
       def g (y : [n]R) : R = foldl (fun acc v -> if v > 0 then acc * v + 1 else acc - sin v) 0.5 (shift1L (scanl (+) 0 y)) + logsumexp y
       def f (x : [n]R) : [n]R = grad_rev (fun y -> g y) x";
-    let x = [0.4, -1.3, 0.9, 2.1];
+    // The prefix sums (0.4, -0.9, 0.3, 2.4) stay away from the kink at 0.
+    let x = [0.4, -1.3, 1.2, 2.1];
     let p = program(text);
     let got = value_at(&p, &Inputs::new().with("x", Value::reals(&x)))
         .unwrap_or_else(|e| panic!("{}", e.message()));
@@ -284,12 +291,12 @@ fn refusals_are_positioned_user_errors() {
         // A derivative with respect to a function.
         (
             "def f (x : R) : R = let k = grad_rev (fun (h : R -> R) -> h x) (fun y -> y) in 0",
-            "cannot differentiate",
+            "`grad_rev` needs a point of ground type",
         ),
         // Of a function that is not real-valued.
         (
             "def f (x : [n]R) : [n]R = grad_rev (fun y -> y) x",
-            "real-valued",
+            "expected `R`",
         ),
         // A function chosen at run time and passed as an argument.
         (

@@ -20,6 +20,16 @@ fn tuple(names: &[String]) -> String {
     }
 }
 
+/// `fun x1 -> body`, or for several names `fun t -> let (x1, ..) = t in
+/// body`: a construct's function is unary, several parameters one tuple.
+fn unary(name: &str, xs: &[String], body: &str) -> String {
+    if xs.len() == 1 {
+        format!("fun {} -> {body}", xs[0])
+    } else {
+        format!("fun {name} -> let {} = {name} in {body}", tuple(xs))
+    }
+}
+
 /// The components of a construct's result: the tuple's, or the value
 /// itself for one parameter.
 fn components(v: &Value, k: usize) -> Vec<Value> {
@@ -57,23 +67,21 @@ pub fn check_in_language(
     let base = p.text(None);
     let call_f = format!("f {}", a.join(" "));
     let grad = format!(
-        "{base}def g {} = grad_rev (fun {} -> {call_f}) {}\n",
+        "{base}def g {} = grad_rev ({}) {}\n",
         x.join(" "),
-        tuple(&a),
+        unary("ta__", &a, &call_f),
         tuple(&x)
     );
     let inputs = || Inputs::from_values(named.iter().cloned());
     let got = run(&grad, inputs()).map_err(|e| format!("grad_rev: {e}\n{grad}"))?;
     ad_agree(&components(&got, k), want).map_err(|e| format!("grad_rev vs unf: {e}\n{grad}"))?;
     let hvp = |g: &str| {
+        let inner = unary("ta__", &a, &call_f);
+        let outer = unary("tb__", &b, &format!("{g} ({inner}) {}", tuple(&b)));
         format!(
-            "{base}def h {} {} = (jvp (fun {} -> {g} (fun {} -> f {}) {}) {} {}).2\n",
+            "{base}def h {} {} = (jvp ({outer}) {} {}).2\n",
             x.join(" "),
             v.join(" "),
-            tuple(&b),
-            tuple(&a),
-            a.join(" "),
-            tuple(&b),
             tuple(&x),
             tuple(&v)
         )

@@ -153,7 +153,7 @@ impl Cx<'_> {
                 let tx = self.expr(args[1])?;
                 let r = self.fun_arg(op, args[0], &[tx])?;
                 self.want(Ctor::Real, r, sp(0))?;
-                self.ground.push((tx, sp(1)));
+                self.ground.push((tx, sp(1), op));
                 self.check_ground()?;
                 Ok(tx)
             }

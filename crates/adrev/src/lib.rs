@@ -53,6 +53,7 @@
 pub mod compiled;
 pub mod cost;
 pub mod diag;
+mod inlang;
 pub mod inputs;
 pub mod load;
 mod native;

@@ -328,7 +328,9 @@ fn run_one(pass: Pass, flow: Flow, cx: &Context) -> Result<Flow> {
 }
 
 /// Expands the derivative constructs by forward mode when there are any
-/// (the module is returned as it is otherwise).
+/// (the module is returned as it is otherwise); `grad_rev` and `vjp_rev`
+/// by the reverse-mode pipeline, which this crate hands to forward mode
+/// (`inlang.rs`).
 pub fn expand(m: &Module) -> Result<Module> {
     expand_with(m, &forward::Config::default())
 }
@@ -340,10 +342,12 @@ pub fn expand_with(m: &Module, cfg: &forward::Config) -> Result<Module> {
     if !has_derivative_constructs(m) {
         return Ok(m.clone());
     }
-    forward::expand_with(m, cfg).map_err(|e| forward_error(&m.file, &e))
+    forward::expand_with_reverse(m, cfg, &crate::inlang::InLanguage)
+        .map_err(|e| forward_error(&m.file, &e))
 }
 
-/// Whether the module contains `diff`, `grad`, `jvp`, `vjp` or `jacob`.
+/// Whether the module contains `diff`, `grad`, `jvp`, `vjp`, `jacob`,
+/// `grad_rev` or `vjp_rev`.
 pub fn has_derivative_constructs(m: &Module) -> bool {
     m.exprs
         .iter()
@@ -357,7 +361,20 @@ pub fn has_derivative_constructs(m: &Module) -> bool {
 /// helpers included, do not matter). If that does not make the entry first
 /// order, the error is the first-order check's, at the construct.
 pub fn first_order(m: Module, entry: &str) -> Result<Module> {
-    let def = entry_of(&m, entry)?;
+    entry_of(&m, entry)?;
+    let file = m.file.clone();
+    first_order_module(m, entry).map_err(|e| diag::at(&file, e.span(), &e.to_string()))
+}
+
+/// [`first_order`] with the first-order check's error unrendered (reverse
+/// mode inside the language, `inlang.rs`, returns it to forward mode).
+pub(crate) fn first_order_module(m: Module, entry: &str) -> Result<Module, syntax::Error> {
+    let Some(def) = m.def(entry) else {
+        return Err(syntax::Error::Scope {
+            span: syntax::Span::GENERATED,
+            message: format!("there is no definition `{entry}`"),
+        });
+    };
     let Err(original) = syntax::check_first_order(&m, def) else {
         return Ok(m);
     };
@@ -367,7 +384,7 @@ pub fn first_order(m: Module, entry: &str) -> Result<Module> {
             s.def(entry)
                 .is_some_and(|d| syntax::check_first_order(s, d).is_ok())
         })
-        .ok_or_else(|| diag::at(&m.file, original.span(), &original.to_string()))
+        .ok_or(original)
 }
 
 /// Target → Target by partial evaluation and the rules of Fig. 12, with
@@ -398,7 +415,10 @@ pub fn reverse_error(file: &syntax::SourceFile, e: &reverse::Error) -> Error {
 
 /// An error of forward mode as a diagnostic.
 pub fn forward_error(file: &syntax::SourceFile, e: &forward::Error) -> Error {
-    let internal = matches!(e, forward::Error::Internal { .. });
+    let internal = matches!(
+        e,
+        forward::Error::Internal { .. } | forward::Error::Reverse { internal: true, .. }
+    );
     diag::pass_error(file, e.span(), &e.to_string(), internal)
 }
 

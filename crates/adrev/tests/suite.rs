@@ -3,4 +3,5 @@
 mod api;
 mod checkpoint;
 mod common;
+mod inlang;
 mod nonscalar;

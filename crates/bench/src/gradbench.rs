@@ -421,7 +421,7 @@ pub fn markdown(
         "- Published: GradBench's nightly derivative / primal ratios of 2026-03-14 (as quoted in issue 13): \
          the manual C++ tool, and the best tool where known.\n",
     );
-    s.push_str("- Not run: particle and saddle (no primal to compare with: each function is a whole nested descent; `ff` is the only variant answered), hello (not a benchmark).\n\n");
+    s.push_str("- Not run: particle and saddle (no primal to compare with: each function is a whole nested descent), hello (not a benchmark).\n\n");
     s.push_str("| eval | workload | primal ms | derivative ms | derivative / primal | manual C++ | best tool | runs |\n");
     s.push_str("|---|---|---:|---:|---:|---:|---|---:|\n");
     let ms = |r: &Result<f64, String>| match r {

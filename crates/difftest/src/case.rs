@@ -203,6 +203,10 @@ pub fn check_case(p: &Program, inputs: &[GVal], subset: bool) -> Result<CaseInfo
         d.expected = Some(gu.grads.clone());
         return Err(d);
     }
+    // Reverse mode inside the language: `grad_rev` of f, and forward over
+    // reverse along a direction of the shape of the inputs (the gradient).
+    crate::inlang::check_in_language(p, &named, &gu.grads, &gu.grads)
+        .map_err(|e| fail("reverse mode inside the language", e))?;
 
     // The direct macro, on its fragment.
     let direct = match direct_program(&m, &def, &all) {

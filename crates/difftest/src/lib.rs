@@ -13,6 +13,10 @@
 //!   [`fuzz_with`]: many cases, with coverage counts per construct and the
 //!   depths of nested array operations reached, each failure shrunk
 //!   ([`shrink()`]) into a program file ready to become a fixture.
+//! - [`inlang::check_in_language`], part of [`check_case`]: each program
+//!   wrapped in `grad_rev` and in `jvp` of `grad_rev` (reverse mode inside
+//!   the language) against the whole-program gradient and forward over
+//!   forward.
 //! - [`check_grad`]: every path on a user's program at a point and nearby
 //!   points, as a report with a rendering (`cargo xtask check-grad`).
 //!
@@ -26,6 +30,7 @@ pub mod check;
 pub mod eval;
 pub mod fuzz;
 pub mod generate;
+pub mod inlang;
 pub mod paths;
 pub mod rng;
 pub mod shrink;

@@ -69,6 +69,17 @@ pub enum Error {
         /// What is wrong.
         message: String,
     },
+    /// Reverse mode, run by the driver for `grad_rev` or `vjp_rev`
+    /// (`crate::Reverse`), refused the function or failed on it.
+    #[error("{message}")]
+    Reverse {
+        /// Where reverse mode points (inside the function), or the construct.
+        span: Span,
+        /// Reverse mode's message.
+        message: String,
+        /// Whether it is a broken invariant of reverse mode (a bug).
+        internal: bool,
+    },
     /// A broken invariant of this crate: a bug, not a user error.
     #[error("internal error in forward mode: {message}")]
     Internal {
@@ -89,6 +100,7 @@ impl Error {
             | Error::UnsupportedType { span, .. }
             | Error::FunctionFreeVariable { span, .. }
             | Error::Construct { span, .. }
+            | Error::Reverse { span, .. }
             | Error::Internal { span, .. } => *span,
         }
     }

@@ -20,6 +20,7 @@ use syntax::{Def, Expr, ExprId, Module, Pat, Prim, Size, Span, Ty, stack};
 
 use crate::build::{Atom, Builder, Res, show_ty};
 use crate::dual::{Binding, Macro, Rep, Scope};
+use crate::rev::{self, Reverse};
 use crate::shape::{self, let_atom};
 use crate::{Config, Error, Mode};
 
@@ -30,17 +31,17 @@ use crate::{Config, Error, Mode};
 /// inlines every function value, so the construct's function becomes a
 /// lambda) and expanded again; if that is impossible too, the original
 /// error stands.
-pub(crate) fn expand_module(m: &Module, cfg: &Config) -> Res<Module> {
-    match expand_once(m, cfg) {
+pub(crate) fn expand_module(m: &Module, cfg: &Config, rev: Option<&dyn Reverse>) -> Res<Module> {
+    match expand_once(m, cfg, rev) {
         Err(e @ Error::FunctionFreeVariable { .. }) => match syntax::specialize(m) {
-            Ok(first_order) => expand_once(&first_order, cfg),
+            Ok(first_order) => expand_once(&first_order, cfg, rev),
             Err(_) => Err(e),
         },
         other => other,
     }
 }
 
-fn expand_once(m: &Module, cfg: &Config) -> Res<Module> {
+fn expand_once(m: &Module, cfg: &Config, rev: Option<&dyn Reverse>) -> Res<Module> {
     let has_construct = m
         .exprs
         .iter()
@@ -61,6 +62,7 @@ fn expand_once(m: &Module, cfg: &Config) -> Res<Module> {
         cx,
         scope: Scope::new(),
         cfg,
+        rev,
     };
     for i in 0..m.defs.len() {
         if contains_construct(m, &m.defs[i]) {
@@ -91,6 +93,8 @@ struct Expander<'a> {
     cx: Builder,
     scope: Scope,
     cfg: &'a Config,
+    /// The driver's reverse mode, for `grad_rev` and `vjp_rev`.
+    rev: Option<&'a dyn Reverse>,
 }
 
 impl Expander<'_> {
@@ -235,6 +239,9 @@ impl Expander<'_> {
                 });
             }
         };
+        if matches!(op, Prim::GradRev | Prim::VjpRev) {
+            return self.reverse_construct(op, args, &params, &u);
+        }
         let arity = params.len();
         let t = if arity == 1 {
             params[0].clone()
@@ -375,6 +382,48 @@ impl Expander<'_> {
             }
         };
         self.cx.wrap(outer, res)
+    }
+
+    /// `grad_rev` and `vjp_rev`, by the driver's reverse mode (`rev.rs`).
+    fn reverse_construct(
+        &mut self,
+        op: Prim,
+        args: &[ExprId],
+        params: &[Ty],
+        u: &Ty,
+    ) -> Res<ExprId> {
+        let span = self.cx.span;
+        for (i, ty) in params.iter().enumerate() {
+            if !ty.is_ground() {
+                return Err(Error::UnsupportedType {
+                    span,
+                    what: format!("parameter {} of the function given to `{op}`", i + 1),
+                    ty: show_ty(ty),
+                });
+            }
+        }
+        if !u.is_ground() {
+            return Err(Error::UnsupportedType {
+                span,
+                what: format!("the result of the function given to `{op}`"),
+                ty: show_ty(u),
+            });
+        }
+        if op == Prim::GradRev && *u != Ty::Real {
+            return Err(Error::Construct {
+                span,
+                message: format!(
+                    "`grad_rev` needs a real-valued function, not one returning {}; use `vjp_rev`",
+                    show_ty(u)
+                ),
+            });
+        }
+        let site = rev::Site {
+            cx: &mut self.cx,
+            scope: &self.scope,
+            rev: self.rev,
+        };
+        rev::expand(site, op, args, params, u)
     }
 
     /// `f` itself, for the primal call next to `D f`: bound to a variable

@@ -31,10 +31,12 @@ mod expand;
 mod hist;
 mod program;
 mod rules;
+mod rev;
 mod shape;
 mod table;
 
 pub use error::Error;
+pub use rev::Reverse;
 
 use syntax::{Def, Module, Ty};
 
@@ -79,12 +81,21 @@ pub fn dual_ty(ty: &Ty) -> Ty {
 /// Expands every derivative construct of `m` (innermost first) with the
 /// default configuration. The result has no construct left.
 pub fn expand(m: &Module) -> Result<Module, Error> {
-    expand::expand_module(m, &Config::default())
+    expand::expand_module(m, &Config::default(), None)
 }
 
 /// [`expand`] with options.
 pub fn expand_with(m: &Module, cfg: &Config) -> Result<Module, Error> {
-    expand::expand_module(m, cfg)
+    expand::expand_module(m, cfg, None)
+}
+
+/// [`expand_with`], with reverse mode for `grad_rev` and `vjp_rev` given by
+/// the driver (this crate does not depend on the reverse-mode pipeline):
+/// each is closed into a definition, differentiated by `rev` and spliced
+/// back as Source code (docs/forward.md, "Reverse mode inside the
+/// language"). Without it ([`expand`]) those two are an error.
+pub fn expand_with_reverse(m: &Module, cfg: &Config, rev: &dyn Reverse) -> Result<Module, Error> {
+    expand::expand_module(m, cfg, Some(rev))
 }
 
 /// The Jacobian-vector product of `entry`: a module with one definition

@@ -23,7 +23,7 @@ struct Entry {
 }
 
 fn prepare(m: &Module, entry: &Def, cfg: &Config) -> Res<Entry> {
-    let expanded = expand_module(m, cfg)?;
+    let expanded = expand_module(m, cfg, None)?;
     let def = expanded
         .def(entry.name.as_str())
         .cloned()

@@ -97,3 +97,20 @@ impl Instantiate for Terms<'_> {
         self.cx.source_only
     }
 }
+
+/// The Source expansion of the Target-only primitive `op` applied to `x`
+/// (`syntax::derivatives::source_form`, the same values), or `None` when
+/// it has none (`digamma`, `trigamma`). Reverse mode inside the language
+/// splices a gradient program into a Source one with it.
+pub(crate) fn source_form(cx: &mut Ctx, op: Prim, x: &[Atom]) -> Res<Option<ExprId>> {
+    let Some(form) = derivatives::source_form(op) else {
+        return Ok(None);
+    };
+    let no_result = Atom::Real(f64::NAN);
+    let mut to = Terms {
+        cx,
+        x,
+        r: &no_result,
+    };
+    derivatives::instantiate(&form, &mut to).map(Some)
+}

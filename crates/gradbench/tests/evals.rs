@@ -371,25 +371,39 @@ fn ht_simple_and_complicated_match_adbench() {
 }
 
 /// GradBench's expected outputs (its evals' run.py: the value every tool
-/// must give, from `start` [1, 1] and `w` 0).
+/// must give, from `start` [1, 1] and `w` 0), in every variant: forward
+/// or reverse mode (`grad`, `grad_rev`) outside and inside. Each variant
+/// also agrees with `ff` to rounding (the descents take the same steps).
 #[test]
-fn saddle_and_particle_ff_match_gradbench() {
+fn saddle_and_particle_match_gradbench_in_every_variant() {
     let mut t = Tool::start("saddle");
     t.define("saddle");
-    let out = oracle::reals(&t.evaluate("saddle", "ff", json!({"start": [1.0, 1.0]})));
-    assert_all(
-        "saddle ff",
-        &out,
-        &[8.246324826140356e-06; 4],
-        1e-12,
-        rel_close,
-    );
+    let ff = oracle::reals(&t.evaluate("saddle", "ff", json!({"start": [1.0, 1.0]})));
+    for variant in ["ff", "fr", "rf", "rr"] {
+        let out = oracle::reals(&t.evaluate("saddle", variant, json!({"start": [1.0, 1.0]})));
+        let what = format!("saddle {variant}");
+        assert_all(&what, &out, &[8.246324826140356e-06; 4], 1e-12, rel_close);
+        assert_all(&what, &out, &ff, 1e-12, rel_close);
+    }
     t.define("particle");
-    let w = t
+    let ff = t
         .evaluate("particle", "ff", json!({"w": 0.0}))
         .as_f64()
         .expect("a number");
-    assert!(rel_close(w, 0.2071918746486116, 1e-12), "{w}");
+    for variant in ["ff", "fr", "rf", "rr"] {
+        let w = t
+            .evaluate("particle", variant, json!({"w": 0.0}))
+            .as_f64()
+            .expect("a number");
+        assert!(
+            rel_close(w, 0.2071918746486116, 1e-12),
+            "particle {variant}: {w}"
+        );
+        assert!(
+            rel_close(w, ff, 1e-12),
+            "particle {variant}: {w} vs ff {ff}"
+        );
+    }
 }
 
 /// A flat row-major matrix as GradBench sends it.

@@ -108,17 +108,3 @@ fn bad_messages_get_an_error_and_the_tool_goes_on() {
     let out = t.evaluate("lse", "primal", json!({"x": [0, 0]}));
     assert!((out.as_f64().expect("a number") - 2f64.ln()).abs() < 1e-15);
 }
-
-#[test]
-fn unsupported_functions_say_why() {
-    let mut t = Tool::start("saddle");
-    for (module, function, says) in [
-        ("saddle", "rr", "reverse mode inside the language"),
-        ("particle", "fr", "reverse mode inside the language"),
-    ] {
-        t.define(module);
-        let r = t.evaluate_raw(module, function, json!({"w": 0, "start": [1, 1]}));
-        assert_eq!(r["success"], false, "{r}");
-        assert!(r["error"].as_str().expect("error").contains(says), "{r}");
-    }
-}

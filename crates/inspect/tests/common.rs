@@ -35,7 +35,8 @@ fn fixture(dir: &Path) -> testkit::Fixture {
 }
 
 /// The program with its derivative constructs expanded (as the commands
-/// load it) and specialised to first order where it can be.
+/// load it, by the driver: `grad_rev` needs its reverse mode) and
+/// specialised to first order where it can be.
 fn first_order(m: Module) -> Module {
     testkit::stages::differentiable(&m)
 }

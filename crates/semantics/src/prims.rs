@@ -172,9 +172,7 @@ pub(crate) fn apply_prim(
                 .map(Value::Int)
                 .map_err(|_| Error::Overflow { span, op })
         }
-        (Prim::Diff | Prim::Grad | Prim::Jvp | Prim::Vjp | Prim::Jacob, _) => {
-            Err(Error::NotExpanded { span, op })
-        }
+        (op, _) if op.is_derivative_construct() => Err(Error::NotExpanded { span, op }),
         _ => Err(Error::Internal {
             span,
             message: format!("`{op}` takes {} operands, given {}", op.arity(), args.len()),

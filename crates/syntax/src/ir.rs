@@ -290,6 +290,12 @@ pub enum Prim {
     Vjp,
     /// `jacob f x`
     Jacob,
+    /// `grad_rev f x`: `grad` by reverse mode (UNF), expanded at compile
+    /// time by `forward::expand_with_reverse` with the driver's pipeline
+    /// (docs/forward.md, "Reverse mode inside the language").
+    GradRev,
+    /// `vjp_rev f x dy`: `vjp` by reverse mode (UNF).
+    VjpRev,
     // The partial derivatives of the scalar operators whose derivative is
     // not one cheap operation (seeds/000 Section 2: "we assume given
     // operators ∂₁op2, ∂₂op2"). Target only: reverse mode writes them, a
@@ -423,6 +429,8 @@ impl Prim {
         Prim::Jvp,
         Prim::Vjp,
         Prim::Jacob,
+        Prim::GradRev,
+        Prim::VjpRev,
         Prim::D1Pow,
         Prim::D2Pow,
         Prim::DTan,
@@ -511,6 +519,8 @@ impl Prim {
             Prim::Jvp => "jvp",
             Prim::Vjp => "vjp",
             Prim::Jacob => "jacob",
+            Prim::GradRev => "grad_rev",
+            Prim::VjpRev => "vjp_rev",
             Prim::D1Pow => "d1pow",
             Prim::D2Pow => "d2pow",
             Prim::DTan => "dtan",
@@ -635,6 +645,7 @@ impl Prim {
             | Prim::Build
             | Prim::Diff
             | Prim::Grad
+            | Prim::GradRev
             | Prim::Jacob
             | Prim::Gather
             | Prim::WinnerScatter
@@ -649,6 +660,7 @@ impl Prim {
             | Prim::Trips
             | Prim::Jvp
             | Prim::Vjp
+            | Prim::VjpRev
             | Prim::Scatter
             | Prim::HistAdd
             | Prim::HistMul
@@ -682,7 +694,13 @@ impl Prim {
     pub fn is_derivative_construct(self) -> bool {
         matches!(
             self,
-            Prim::Diff | Prim::Grad | Prim::Jvp | Prim::Vjp | Prim::Jacob
+            Prim::Diff
+                | Prim::Grad
+                | Prim::Jvp
+                | Prim::Vjp
+                | Prim::Jacob
+                | Prim::GradRev
+                | Prim::VjpRev
         )
     }
 
@@ -703,7 +721,9 @@ impl Prim {
             | Prim::Grad
             | Prim::Jvp
             | Prim::Vjp
-            | Prim::Jacob => Some(0),
+            | Prim::Jacob
+            | Prim::GradRev
+            | Prim::VjpRev => Some(0),
             Prim::Build => Some(1),
             _ => None,
         }

@@ -18,6 +18,7 @@ pub mod derivatives;
 pub mod elaborate;
 pub mod envelope;
 pub mod first_order;
+pub mod free;
 pub mod fxhash;
 pub mod hist;
 pub mod infer;
@@ -35,6 +36,7 @@ pub use bound::{bound_whiles, has_while};
 pub use elaborate::{elaborate, elaborate_target};
 pub use envelope::{EnvelopeError, from_ron, read_header, to_ron};
 pub use first_order::check_first_order;
+pub use free::free_vars;
 pub use infer::infer;
 pub use ir::{
     Def, Expr, ExprId, Fixity, Module, Name, Param, Pat, Prim, Size, SourceFile, Span, Ty,

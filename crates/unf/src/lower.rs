@@ -782,43 +782,8 @@ impl Lower<'_> {
     }
 }
 
-/// The variables free in a Source expression, by name.
+/// The variables free in a Source expression, by name
+/// (`syntax::free_vars`).
 pub fn free_vars(m: &syntax::Module, e: ExprId) -> BTreeSet<Name> {
-    let mut out = BTreeSet::new();
-    collect_free(m, e, &HashTrieMap::new(), &mut out);
-    out
-}
-
-fn collect_free(
-    m: &syntax::Module,
-    e: ExprId,
-    bound: &HashTrieMap<Name, ()>,
-    out: &mut BTreeSet<Name>,
-) {
-    guard(|| match m.expr(e) {
-        Expr::Var(x) => {
-            if !bound.contains_key(x) {
-                out.insert(x.clone());
-            }
-        }
-        Expr::Let {
-            pat, value, body, ..
-        } => {
-            collect_free(m, *value, bound, out);
-            let inner = match pat {
-                Pat::Var(x) => bound.insert(x.clone(), ()),
-                Pat::Tuple(xs) => xs
-                    .iter()
-                    .fold(bound.clone(), |b, x| b.insert(x.clone(), ())),
-            };
-            collect_free(m, *body, &inner, out);
-        }
-        Expr::Lambda { params, body } => {
-            let inner = params
-                .iter()
-                .fold(bound.clone(), |b, p| b.insert(p.name.clone(), ()));
-            collect_free(m, *body, &inner, out);
-        }
-        other => other.for_each_child(|c| collect_free(m, c, bound, out)),
-    })
+    syntax::free_vars(m, e).into_keys().collect()
 }

@@ -31,7 +31,7 @@ mod table;
 use crate::fxhash::FxHashMap;
 
 use crate::error::Error;
-use crate::ir::{Def, Expr, ExprId, Module, Name, Pat, Size, Span, Ty};
+use crate::ir::{Def, Expr, ExprId, Module, Name, Pat, Prim, Size, Span, Ty};
 use crate::stack;
 use table::{Clash, Class, Ctor, SizeTerm, SizeVal, Tables, TyVar};
 
@@ -196,8 +196,8 @@ struct Cx<'m> {
     /// cannot be inferred; lambda parameters also carry their place.
     binders: Vec<Binder>,
     pending: Vec<PendingProj>,
-    /// `grad` arguments that must be of ground type.
-    ground: Vec<(TyVar, Span)>,
+    /// `grad` (or `grad_rev`) arguments that must be of ground type.
+    ground: Vec<(TyVar, Span, Prim)>,
     /// Size names: rigid (from the signature) or flexible, one variable each.
     size_names: FxHashMap<Name, SizeTerm>,
     /// The variables in scope.
@@ -301,19 +301,19 @@ impl<'m> Cx<'m> {
 
     /// Checks the points of `grad` whose type is known by now.
     fn check_ground(&mut self) -> Result<(), Error> {
-        for (v, span) in std::mem::take(&mut self.ground) {
+        for (v, span, op) in std::mem::take(&mut self.ground) {
             match self.t.resolve(v) {
                 Ok(ty) if !ty.is_ground() => {
                     return Err(Error::Type {
                         span,
                         message: format!(
-                            "`grad` needs a point of ground type, found `{}`",
+                            "`{op}` needs a point of ground type, found `{}`",
                             show_ty(&ty)
                         ),
                     });
                 }
                 Ok(_) => {}
-                Err(_) => self.ground.push((v, span)),
+                Err(_) => self.ground.push((v, span, op)),
             }
         }
         Ok(())

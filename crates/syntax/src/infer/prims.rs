@@ -170,11 +170,11 @@ impl Cx<'_> {
                 self.want(Ctor::Real, r, sp(0))?;
                 Ok(tx)
             }
-            Prim::Grad => {
+            Prim::Grad | Prim::GradRev => {
                 let tx = self.expr(args[1])?;
                 let r = self.fun_arg(op, args[0], &[tx])?;
                 self.want(Ctor::Real, r, sp(0))?;
-                self.ground.push((tx, sp(1)));
+                self.ground.push((tx, sp(1), op));
                 self.check_ground()?;
                 Ok(tx)
             }
@@ -185,7 +185,7 @@ impl Cx<'_> {
                 let u = self.fun_arg(op, args[0], &[tx])?;
                 Ok(self.t.known(Ctor::Tuple(vec![u, u])))
             }
-            Prim::Vjp => {
+            Prim::Vjp | Prim::VjpRev => {
                 let tx = self.expr(args[1])?;
                 let tdy = self.expr(args[2])?;
                 let u = self.fun_arg(op, args[0], &[tx])?;

@@ -330,9 +330,7 @@ fn prim(m: &Module, op: Prim, v: &[V]) -> Res {
             }
             Ok(acc)
         }
-        Prim::Diff | Prim::Grad | Prim::Jvp | Prim::Vjp | Prim::Jacob => {
-            fail("derivative constructs are not evaluated here")
-        }
+        _ if op.is_derivative_construct() => fail("derivative constructs are not evaluated here"),
         // The table's other real functions (the derivative primitives, the
         // special functions, ...).
         _ => {

@@ -1,0 +1,376 @@
+//! Reverse mode inside the language (`grad_rev`, `vjp_rev`; docs/forward.md,
+//! "Reverse mode inside the language"): nesting with forward mode in every
+//! combination, Hessians by forward over reverse against forward over
+//! forward on every fixture that has one, `vjp_rev` against `vjp`, and the
+//! positioned errors.
+//!
+//! Oracles: exact values worked out by hand (seeds/002 Example 182.15 gives
+//! 1 in every combination), forward mode's own constructs (a different
+//! implementation: dual numbers, no UNF), and central differences.
+
+use crate::common::{close, workspace};
+use adrev::{Inputs, Kind, Program, Request};
+use semantics::{Expectations, Value};
+
+fn program(text: &str) -> Program {
+    Program::from_text("inlang.ad", text).unwrap_or_else(|e| panic!("{}\n{text}", e.message()))
+}
+
+fn value_at(p: &Program, inputs: &Inputs<'_>) -> adrev::Result<Value> {
+    Ok(p.compile(&Request::new(Kind::Value))?.call(inputs)?.value)
+}
+
+fn value(text: &str) -> Value {
+    let p = program(text);
+    value_at(&p, &Inputs::new()).unwrap_or_else(|e| panic!("{}\n{text}", e.message()))
+}
+
+/// The error of evaluating `text`.
+fn error(text: &str) -> adrev::Error {
+    match Program::from_text("inlang.ad", text) {
+        Err(e) => e,
+        Ok(p) => value_at(&p, &p.default_inputs()).expect_err(text),
+    }
+}
+
+#[test]
+fn example_182_15_is_1_in_every_combination() {
+    // diff/grad_rev as the outer (o) and inner (i) derivative: ff, fr, rf, rr.
+    for outer in ["diff", "grad_rev"] {
+        for inner in ["diff", "grad_rev"] {
+            let text =
+                format!("def confusion : R = {outer} (fun x -> x * {inner} (fun y -> x + y) 1) 1");
+            assert_eq!(value(&text), Value::Real(1.0), "{outer} over {inner}");
+        }
+    }
+}
+
+#[test]
+fn second_derivatives_in_every_combination() {
+    // d²/dx² (x³ sin x) at x = 0.7, by the four combinations of one-real
+    // derivatives, against the closed form 6x sin x + 6x² cos x - x³ sin x.
+    let x: f64 = 0.7;
+    let exact = 6.0 * x * x.sin() + 6.0 * x * x * x.cos() - x.powi(3) * x.sin();
+    for outer in ["diff", "grad_rev", "grad"] {
+        for inner in ["diff", "grad_rev", "grad"] {
+            let text = format!(
+                "def h (x : R) : R = {outer} (fun u -> {inner} (fun v -> v * v * v * sin v) u) x"
+            );
+            let got = value_at(&program(&text), &Inputs::new().with("x", Value::Real(x)))
+                .unwrap_or_else(|e| panic!("{}", e.message()));
+            let got = got.as_real().expect("a real");
+            assert!(
+                (got - exact).abs() <= 1e-12 * exact.abs(),
+                "{outer} over {inner}: {got} vs {exact}"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_inner_derivative_does_not_see_the_outer_variable() {
+    // Free variables of the inner function are constants of it, however
+    // deep: d/dx [x * d/dy (x * y * z)] with z = x is d/dx (x * x * x) = 3x².
+    let text = "def f (a : R) : R =
+        grad_rev (fun x -> let z = x in x * grad_rev (fun y -> x * y * z) 2) a";
+    let got = value_at(&program(text), &Inputs::new().with("a", Value::Real(1.5)))
+        .unwrap_or_else(|e| panic!("{}", e.message()));
+    assert_eq!(got, Value::Real(3.0 * 1.5 * 1.5));
+}
+
+#[test]
+fn let_bound_functions_are_free_variables_of_the_closed_definition() {
+    // `g` is re-bound inside the closed definition from its `let`, and its
+    // own free variable `c` becomes a parameter.
+    let text = "def f (x : [n]R) (c : R) : [n]R =
+        let g = fun (v : R) -> c * v * v in
+        grad_rev (fun y -> sum (map g y)) x";
+    let inputs = Inputs::new()
+        .with("x", Value::reals(&[1.0, -2.0, 0.5]))
+        .with("c", Value::Real(3.0));
+    let got = value_at(&program(text), &inputs).unwrap_or_else(|e| panic!("{}", e.message()));
+    assert_eq!(got, Value::reals(&[6.0, -12.0, 3.0]));
+}
+
+/// `F p_1 .. p_n` as the text of a call of the fixture's entry.
+fn call(entry: &str, args: &[String]) -> String {
+    format!("{entry} {}", args.join(" "))
+}
+
+/// One-hot directions over every real of `v` (zeros elsewhere, `Int` and
+/// `Bool` leaves kept, their tangents being ignored).
+fn one_hots(v: &Value) -> Vec<Value> {
+    match v {
+        Value::Real(_) => vec![Value::Real(1.0)],
+        Value::Array(items) | Value::Tuple(items) => {
+            let zero: Vec<Value> = items.iter().map(zero).collect();
+            let mut out = Vec::new();
+            for (i, item) in items.iter().enumerate() {
+                for hot in one_hots(item) {
+                    let mut parts = zero.clone();
+                    parts[i] = hot;
+                    out.push(match v {
+                        Value::Array(_) => Value::array(parts),
+                        _ => Value::tuple(parts),
+                    });
+                }
+            }
+            out
+        }
+        _ => Vec::new(),
+    }
+}
+
+fn zero(v: &Value) -> Value {
+    match v {
+        Value::Real(_) => Value::Real(0.0),
+        Value::Array(items) => Value::array(items.iter().map(zero).collect()),
+        Value::Tuple(items) => Value::tuple(items.iter().map(zero).collect()),
+        other => other.clone(),
+    }
+}
+
+/// Columns of the Hessian of a fixture's entry: `jvp` of `grad` (ff) or of
+/// `grad_rev` (fr) along every one-hot direction, the directions being
+/// parameters of one compiled program.
+fn hessian_columns(
+    text: &str,
+    entry: &str,
+    params: &[String],
+    at: &[(String, Value)],
+    g: &str,
+) -> Vec<Value> {
+    let n = params.len();
+    let p: Vec<String> = (1..=n).map(|i| format!("p__{i}")).collect();
+    let v: Vec<String> = (1..=n).map(|i| format!("v__{i}")).collect();
+    let a: Vec<String> = (1..=n).map(|i| format!("a__{i}")).collect();
+    let b: Vec<String> = (1..=n).map(|i| format!("b__{i}")).collect();
+    let tuple = |xs: &[String]| {
+        if xs.len() == 1 {
+            xs[0].clone()
+        } else {
+            format!("({})", xs.join(", "))
+        }
+    };
+    // A construct's function is unary: several parameters are one tuple.
+    let unary = |name: &str, xs: &[String], body: String| {
+        if xs.len() == 1 {
+            format!("fun {} -> {body}", xs[0])
+        } else {
+            format!("fun {name} -> let {} = {name} in {body}", tuple(xs))
+        }
+    };
+    let inner = unary("tb__", &b, call(entry, &b));
+    let outer = unary("ta__", &a, format!("{g} ({inner}) {}", tuple(&a)));
+    let def = format!(
+        "\ndef hess__ {} {} = (jvp ({outer}) {} {}).2\n",
+        p.join(" "),
+        v.join(" "),
+        tuple(&p),
+        tuple(&v)
+    );
+    let prog = program(&format!("{text}{def}"));
+    let compiled = prog
+        .compile(&Request::new(Kind::Value))
+        .unwrap_or_else(|e| panic!("{g}: {}", e.message()));
+    let mut cols = Vec::new();
+    for (j, (_, xj)) in at.iter().enumerate() {
+        for hot in one_hots(xj) {
+            let mut inputs = Inputs::new();
+            for (i, (_, xi)) in at.iter().enumerate() {
+                inputs = inputs.with(&p[i], xi.clone());
+                let dir = if i == j { hot.clone() } else { zero(xi) };
+                inputs = inputs.with(&v[i], dir);
+            }
+            let out = compiled
+                .call(&inputs)
+                .unwrap_or_else(|e| panic!("{g} of {}: {}", params.join(", "), e.message()));
+            cols.push(out.value);
+        }
+    }
+    cols
+}
+
+#[test]
+fn hessians_by_forward_over_reverse_equal_forward_over_forward_on_every_fixture() {
+    let mut checked = 0;
+    let mut failures = Vec::new();
+    for e in std::fs::read_dir(workspace().join("fixtures")).expect("fixtures") {
+        let dir = e.expect("an entry").path();
+        let file = dir.join("program.ad");
+        let Ok(text) = std::fs::read_to_string(&file) else {
+            continue;
+        };
+        let exp = Expectations::parse(&text);
+        // The fixtures with a gradient have a Hessian (real-valued, with
+        // parameters); a fourth derivative of the in-language ones is
+        // their own business.
+        if exp.grads.is_empty() {
+            continue;
+        }
+        let name = dir
+            .file_name()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let p = program(&text);
+        let def = p.entry(None).expect("an entry").clone();
+        if matches!(name.as_str(), "hvp_rev" | "vjp_rev_map") {
+            continue;
+        }
+        let at = exp.inputs(&def).expect("the -- at lines read");
+        let params: Vec<String> = def.params.iter().map(|q| q.name.to_string()).collect();
+        let ff = hessian_columns(&text, def.name.as_str(), &params, &at, "grad");
+        let fr = hessian_columns(&text, def.name.as_str(), &params, &at, "grad_rev");
+        checked += 1;
+        for (k, (a, b)) in ff.iter().zip(&fr).enumerate() {
+            if let Err(e) = close(a, b, 1e-9) {
+                failures.push(format!("{name}: column {k}: ff vs fr: {e}"));
+            }
+        }
+        if ff.len() != fr.len() {
+            failures.push(format!("{name}: {} columns vs {}", ff.len(), fr.len()));
+        }
+    }
+    assert!(checked >= 25, "only {checked} fixtures have a Hessian");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn vjp_rev_agrees_with_vjp_and_its_value() {
+    let f = "fun (z : [n]R) -> (map (fun a -> sin a * z[1]) z, reduce (*) 1 z)";
+    let inputs = Inputs::new()
+        .with("x", Value::reals(&[0.3, -1.2, 2.0, 0.7]))
+        .with(
+            "dy",
+            Value::tuple(vec![
+                Value::reals(&[1.0, -2.0, 0.5, 3.0]),
+                Value::Real(0.25),
+            ]),
+        );
+    let run = |c: &str| {
+        let text =
+            format!("def f (x : [n]R) (dy : ([n]R, R)) : (([n]R, R), [n]R) = {c} ({f}) x dy");
+        value_at(&program(&text), &inputs).unwrap_or_else(|e| panic!("{c}: {}", e.message()))
+    };
+    let (fwd, rev) = (run("vjp"), run("vjp_rev"));
+    close(&fwd, &rev, 1e-12).unwrap_or_else(|e| panic!("vjp vs vjp_rev: {e}"));
+}
+
+#[test]
+fn grad_rev_agrees_with_central_differences_through_loops_and_conditionals() {
+    let text = "def logsumexp (y : [n]R) : R = log (sum (map exp y))
+      def g (y : [n]R) : R = foldl (fun acc v -> if v > 0 then acc * v + 1 else acc - sin v) 0.5 (shift1L (scanl (+) 0 y)) + logsumexp y
+      def f (x : [n]R) : [n]R = grad_rev (fun y -> g y) x";
+    // The prefix sums (0.4, -0.9, 0.3, 2.4) stay away from the kink at 0.
+    let x = [0.4, -1.3, 1.2, 2.1];
+    let p = program(text);
+    let got = value_at(&p, &Inputs::new().with("x", Value::reals(&x)))
+        .unwrap_or_else(|e| panic!("{}", e.message()));
+    let g = program(&text.replace("def f (x : [n]R) : [n]R = grad_rev (fun y -> g y) x", ""));
+    let h = 1e-6;
+    let mut fd = Vec::new();
+    for i in 0..x.len() {
+        let (mut up, mut down) = (x.to_vec(), x.to_vec());
+        up[i] += h;
+        down[i] -= h;
+        let at = |v: &[f64]| {
+            value_at(&g, &Inputs::new().with("y", Value::reals(v)))
+                .expect("g runs")
+                .as_real()
+                .expect("a real")
+        };
+        fd.push((at(&up) - at(&down)) / (2.0 * h));
+    }
+    close(&got, &Value::reals(&fd), 1e-6)
+        .unwrap_or_else(|e| panic!("grad_rev vs differences: {e}"));
+}
+
+#[test]
+fn refusals_are_positioned_user_errors() {
+    let cases = [
+        // A derivative with respect to a function.
+        (
+            "def f (x : R) : R = let k = grad_rev (fun (h : R -> R) -> h x) (fun y -> y) in 0",
+            "`grad_rev` needs a point of ground type",
+        ),
+        // Of a function that is not real-valued.
+        (
+            "def f (x : [n]R) : [n]R = grad_rev (fun y -> y) x",
+            "expected `R`",
+        ),
+        // A function chosen at run time and passed as an argument.
+        (
+            "def f (x : R) : R =
+               let k = fun (h : R -> R) -> grad_rev h x in
+               k (if x > 0 then (fun y -> y * y) else (fun y -> y))",
+            "function",
+        ),
+        // What reverse mode does not take: the derivative of `digamma`,
+        // which the inner gradient of `lgamma` leaves, at `lgamma`.
+        (
+            "def f (x : R) : R = grad_rev (fun y -> grad_rev (fun z -> lgamma z) y) x",
+            "digamma",
+        ),
+    ];
+    for (text, want) in cases {
+        let e = error(text);
+        assert!(!e.is_internal(), "{text}: {}", e.message());
+        assert!(e.message().contains(want), "{text}: {}", e.message());
+        assert!(
+            e.message().contains("inlang.ad:"),
+            "{text}: no position in {}",
+            e.message()
+        );
+    }
+}
+
+#[test]
+fn forward_alone_refuses_grad_rev_by_name() {
+    let m = syntax::compile(syntax::SourceFile {
+        name: "t.ad".into(),
+        text: "def f (x : R) : R = grad_rev (fun y -> y * y) x".into(),
+    })
+    .expect("compiles");
+    let e = forward::expand(&m).expect_err("forward has no reverse mode of its own");
+    assert!(e.to_string().contains("expand_with_reverse"), "{e}");
+}
+
+/// The cost (Fig. 11, counted by the evaluator) of `c (fun y -> F y) x`
+/// over the cost of `F x`, at `n` reals.
+fn cost_ratio(construct: &str, n: usize) -> f64 {
+    let body = "reduce (+) 0 (map (fun a -> sin a * a) y)";
+    let x = Value::reals(&(0..n).map(|i| 0.1 * i as f64).collect::<Vec<_>>());
+    let cost = |text: String| {
+        let p = program(&text);
+        let m = p
+            .expanded("cost")
+            .unwrap_or_else(|e| panic!("{}", e.message()));
+        let def = m.defs.last().expect("a definition").clone();
+        let (_, c) = semantics::cost::dynamic_cost(&m, &def, std::slice::from_ref(&x))
+            .unwrap_or_else(|e| panic!("{e}"));
+        c.total() as f64
+    };
+    let f = cost(format!("def f (y : [n]R) : R = {body}"));
+    let g = cost(format!(
+        "def g (x : [n]R) : [n]R = {construct} (fun (y : [n]R) -> {body}) x"
+    ));
+    g / f
+}
+
+#[test]
+fn grad_rev_costs_a_constant_multiple_of_the_function_and_grad_a_multiple_of_n() {
+    // Theorem 5.4 for the spliced gradient: its cost over the function's
+    // stays under the bound 4 * 3^p (p = 1 here, the `map`), whatever n;
+    // forward mode's `grad` makes n passes.
+    let bound = semantics::cost::cheap_gradient_bound(1);
+    for n in [8, 64] {
+        let r = cost_ratio("grad_rev", n);
+        assert!(r <= bound, "grad_rev at n = {n}: {r} > {bound}");
+    }
+    let (small, large) = (cost_ratio("grad", 8), cost_ratio("grad", 64));
+    assert!(
+        large > 6.0 * small,
+        "grad: {small} at n = 8, {large} at n = 64"
+    );
+    assert!(cost_ratio("grad_rev", 64) < 1.2 * cost_ratio("grad_rev", 8));
+}

@@ -138,7 +138,7 @@ pub(crate) fn apply_closed(
     lambda: ExprId,
     args: &[Value],
 ) -> Result<Value, Error> {
-    let ctx = Ctx::new(m, def, &Config::default());
+    let ctx = Evaluator::new(m, def, &Config::default());
     let f = Value::Closure(Rc::new(Closure {
         lambda,
         env: empty_env(),

@@ -290,11 +290,11 @@ fn array(op: Prim, a: &Value, span: Span) -> Result<&[Value], Error> {
 /// `while c b z` (and `trips`): the final state and the number of times
 /// the body was applied. A loop, not a recursion, so a long loop does not
 /// grow the stack; each application of `c` and `b` counts its steps
-/// against the step limit and the memory checks (`Ctx::apply`). A loop
+/// against the step limit and the memory checks (`Evaluator::apply`). A loop
 /// that never ends runs until `Config::max_steps` (when set) or the
 /// memory check stops it.
 fn while_loop(
-    ctx: &Ctx<'_>,
+    ctx: &Evaluator<'_>,
     op: Prim,
     c: &Value,
     b: &Value,

@@ -91,7 +91,10 @@ impl Ctx<'_> {
                     out = Some((e.to_string(), s));
                     Ok(())
                 }
-                _ => Err(Error::core(span, "a `while` condition that is not a boolean")),
+                _ => Err(Error::core(
+                    span,
+                    "a `while` condition that is not a boolean",
+                )),
             }
         })?;
         let (go, s) = out.ok_or_else(|| Error::core(span, "a `while` without a condition"))?;

@@ -34,7 +34,12 @@ fn while_loops_are_bit_identical_to_the_evaluator() {
     for x in [10.0, 0.5, 1e300, f64::NAN] {
         cases.push(("count", vec![Value::Real(x)]));
     }
-    for (a, c) in [(vec![1.0, 2.0, 3.0], 1.5), (vec![], 2.0), (vec![30.0], 0.1), (vec![0.25; 9], 0.7)] {
+    for (a, c) in [
+        (vec![1.0, 2.0, 3.0], 1.5),
+        (vec![], 2.0),
+        (vec![30.0], 0.1),
+        (vec![0.25; 9], 0.7),
+    ] {
         cases.push(("scale", vec![Value::reals(&a), Value::Real(c)]));
     }
     for a in [vec![0.5, -2.0, 3.0], vec![], vec![20.0]] {
@@ -57,7 +62,11 @@ fn gradients_of_while_loops_are_bit_identical_to_the_evaluator() {
     let o = optimize::optimize(&g, &optimize::Config::default()).expect("optimizes");
     let built = common::build(&o, &Config::default(), "while_grad");
     let name = o.defs.last().expect("the gradient").name.to_string();
-    for (a, c) in [(vec![1.0, 2.0, 3.0], 1.5), (vec![], 2.0), (vec![0.25; 9], 0.7)] {
+    for (a, c) in [
+        (vec![1.0, 2.0, 3.0], 1.5),
+        (vec![], 2.0),
+        (vec![0.25; 9], 0.7),
+    ] {
         let args = vec![Value::reals(&a), Value::Real(c)];
         let gdef = o.def(&name).expect("the gradient");
         let want = semantics::eval_def(&o, gdef, &args).expect("evaluates");

@@ -350,7 +350,9 @@ impl StaticCost<'_> {
             Prim::While | Prim::Trips => {
                 return Err(Error::NotRestricted {
                     span: self.m.span(id),
-                    message: format!("`{op}` has no static cost: its trip count is known only when it runs"),
+                    message: format!(
+                        "`{op}` has no static cost: its trip count is known only when it runs"
+                    ),
                 });
             }
             _ => return Err(self.not_restricted(id, "a differentiation construct")),

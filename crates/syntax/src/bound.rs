@@ -23,14 +23,20 @@
 use std::collections::HashMap;
 
 use crate::error::Error;
-use crate::ir::{Expr, ExprId, Module, NameGen, Name, Param, Pat, Prim, Ty};
+use crate::ir::{Expr, ExprId, Module, Name, NameGen, Param, Pat, Prim, Ty};
 use crate::stack;
 
 /// Whether any definition of `m` holds a `while` loop.
 pub fn has_while(m: &Module) -> bool {
-    m.exprs
-        .iter()
-        .any(|e| matches!(e, Expr::Prim { op: Prim::While, .. }))
+    m.exprs.iter().any(|e| {
+        matches!(
+            e,
+            Expr::Prim {
+                op: Prim::While,
+                ..
+            }
+        )
+    })
 }
 
 /// `m` with every `while c b z` rewritten into `let z0 = z in ifold (fun

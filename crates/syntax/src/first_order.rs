@@ -74,7 +74,11 @@ pub fn check_first_order(m: &Module, def: &Def) -> Result<(), Error> {
         if let Expr::Prim { op, args } = e
             && is_array_builtin(*op)
         {
-            allowed.extend(op.function_args().iter().filter_map(|&i| args.get(i).copied()));
+            allowed.extend(
+                op.function_args()
+                    .iter()
+                    .filter_map(|&i| args.get(i).copied()),
+            );
         }
         // The body and rules of `with_rules` (crate::rules).
         if let Some(r) = crate::rules::Rules::of(m, id) {

@@ -735,8 +735,7 @@ impl Raise<'_> {
                 let n = self.ctx_len(*ctx);
                 let mut operands = Vec::with_capacity(3);
                 for fun in [cond, body] {
-                    let free: Vec<Abs> =
-                        fun.free.iter().map(|&f| at(&s, f as usize - 1)).collect();
+                    let free: Vec<Abs> = fun.free.iter().map(|&f| at(&s, f as usize - 1)).collect();
                     operands.push(self.fun_lambda(fun, &free)?);
                 }
                 let z = self.materialize(at(&s, n))?;

@@ -326,8 +326,15 @@ impl Checker<'_> {
                 }
                 let s = self.ground(at, span, *state)?;
                 // The count's functions stay primal in its J^T (zero).
-                let ok = self.fun(at, span, *ctx, cond, std::slice::from_ref(&s), &Ty::Bool, false)
-                    & self.fun(at, span, *ctx, body, std::slice::from_ref(&s), &s, false);
+                let ok = self.fun(
+                    at,
+                    span,
+                    *ctx,
+                    cond,
+                    std::slice::from_ref(&s),
+                    &Ty::Bool,
+                    false,
+                ) & self.fun(at, span, *ctx, body, std::slice::from_ref(&s), &s, false);
                 if !ok {
                     return None;
                 }

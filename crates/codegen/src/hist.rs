@@ -10,7 +10,7 @@ use syntax::{Prim, Span, Ty, hist};
 
 use crate::error::Error;
 use crate::layout::Kind;
-use crate::lower::{Ctx, SiteKind};
+use crate::lower::{Lowerer, SiteKind};
 use crate::val::{Arr, Leaves, Manifest, Val};
 
 /// A materialized array of scalars: its length, kind and pointer.
@@ -19,7 +19,7 @@ struct Buf {
     ptr: String,
 }
 
-impl Ctx<'_> {
+impl Lowerer<'_> {
     /// Compiles `op` (scatter, a histogram or one of their partials).
     pub(crate) fn hist(
         &mut self,

@@ -23,7 +23,7 @@ use syntax::{Prim, Span, Ty};
 use crate::arrays::dims_of;
 use crate::error::Error;
 use crate::layout::{Kind, has_array, scalar_kinds};
-use crate::lower::{Ctx, Flags};
+use crate::lower::{Lowerer, Flags};
 use crate::streams::scalars;
 use crate::val::{Func, Val};
 
@@ -40,7 +40,7 @@ struct WhileLoop<'a> {
     span: Span,
 }
 
-impl Ctx<'_> {
+impl Lowerer<'_> {
     /// `while` (the final state) or `trips` (the number of iterations),
     /// with a state of type `ty`.
     pub(crate) fn while_loop(

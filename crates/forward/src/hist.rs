@@ -15,7 +15,7 @@
 
 use syntax::{ExprId, Prim, Size, Ty};
 
-use crate::build::{Atom, Ctx, Res};
+use crate::build::{Atom, Builder, Res};
 use crate::dual::{Macro, Rep};
 use crate::shape;
 
@@ -50,7 +50,7 @@ impl Macro<'_> {
                         let v0 = shape::primal(cx, &rep, &vty, e)?;
                         cx.bind("h", v0, |cx, v0| {
                             let trio = [d0, is, v0];
-                            let ops = |cx: &mut Ctx, t: &[Atom; 3]| {
+                            let ops = |cx: &mut Builder, t: &[Atom; 3]| {
                                 t.iter().map(|a| cx.emit(a)).collect()
                             };
                             let args = ops(cx, &trio);
@@ -83,7 +83,7 @@ impl Macro<'_> {
 
 /// `build m (fun b -> (r[b], if w[b] < 0 then dd[b].2 else dv[w[b]].2))`.
 fn chosen(
-    cx: &mut Ctx,
+    cx: &mut Builder,
     m: &Size,
     d0: &Atom,
     r: &Atom,
@@ -119,7 +119,7 @@ fn chosen(
 /// O(k (n + m)), transposed into the duals.
 #[allow(clippy::too_many_arguments)]
 fn summed(
-    cx: &mut Ctx,
+    cx: &mut Builder,
     rep: &Rep,
     op: Prim,
     (m, ty, vty): (&Size, &Ty, &Ty),
@@ -128,7 +128,7 @@ fn summed(
     dd: &Atom,
     dv: &Atom,
 ) -> Res<ExprId> {
-    let partial = |cx: &mut Ctx, p: Prim, pty: &Ty| {
+    let partial = |cx: &mut Builder, p: Prim, pty: &Ty| {
         let args = ops.iter().map(|a| cx.emit(a)).collect();
         cx.prim(p, args, pty.clone())
     };
@@ -154,7 +154,7 @@ fn summed(
 
 /// The duals `(r[b], Σ weight · tangent)` for the two weighted operands.
 fn tangents(
-    cx: &mut Ctx,
+    cx: &mut Builder,
     rep: &Rep,
     m: &Size,
     ty: &Ty,
@@ -163,11 +163,11 @@ fn tangents(
     parts: [(&Atom, Option<&Atom>); 2],
 ) -> Res<ExprId> {
     // `hist_add td is tv`, the tangents of direction `c` (or the only one).
-    let hist = |cx: &mut Ctx, c: Option<&Atom>| -> Res<ExprId> {
+    let hist = |cx: &mut Builder, c: Option<&Atom>| -> Res<ExprId> {
         let mut sides = Vec::with_capacity(2);
         for (duals, weight) in parts {
             let de = cx.emit(duals);
-            let pick = |cx: &mut Ctx, x: &Atom| -> Res<ExprId> {
+            let pick = |cx: &mut Builder, x: &Atom| -> Res<ExprId> {
                 let xe = cx.emit(x);
                 let t = cx.proj(xe, 2)?;
                 match c {

@@ -27,7 +27,7 @@ use std::collections::HashMap;
 
 use syntax::{Def, Expr, ExprId, Module, Name, Param, Pat, Prim, Ty, stack};
 
-use crate::build::{Atom, Ctx, Res, show_ty};
+use crate::build::{Atom, Builder, Res, show_ty};
 use crate::dual::Scope;
 use crate::expand::call;
 use crate::shape::{self, let_atom};
@@ -48,7 +48,7 @@ pub trait Reverse {
 
 /// What a construct's expansion needs from the expander.
 pub(crate) struct Site<'a> {
-    pub(crate) cx: &'a mut Ctx,
+    pub(crate) cx: &'a mut Builder,
     pub(crate) scope: &'a Scope,
     pub(crate) rev: Option<&'a dyn Reverse>,
 }
@@ -126,10 +126,10 @@ pub(crate) fn expand(
 
 /// `scope` with the components of `x` (a tuple when `arity > 1`) as atoms.
 fn bind_args(
-    cx: &mut Ctx,
+    cx: &mut Builder,
     x: &Atom,
     arity: usize,
-    scope: impl FnOnce(&mut Ctx, &[Atom]) -> Res<ExprId>,
+    scope: impl FnOnce(&mut Builder, &[Atom]) -> Res<ExprId>,
 ) -> Res<ExprId> {
     if arity == 1 {
         return scope(cx, std::slice::from_ref(x));
@@ -153,7 +153,7 @@ struct Closed {
 /// their `let`s (those values' free variables in turn), ground ones become
 /// parameters.
 fn close(
-    cx: &mut Ctx,
+    cx: &mut Builder,
     scope: &Scope,
     f: ExprId,
     params: &[Ty],
@@ -222,7 +222,7 @@ fn close(
 /// ground ones into `ground`, function-typed ones resolved through `scope`
 /// into `lets`, after the bindings their values need.
 fn collect(
-    cx: &Ctx,
+    cx: &Builder,
     scope: &Scope,
     e: ExprId,
     own: &[Name],
@@ -262,7 +262,7 @@ fn collect(
 
 /// A module holding `def` alone: a copy of the arena, compacted to the
 /// nodes `def` reaches, typed again.
-fn closed_module(cx: &Ctx, def: Def) -> Res<Module> {
+fn closed_module(cx: &Builder, def: Def) -> Res<Module> {
     let mut m = cx.m.clone();
     m.defs = vec![def];
     m.compact();
@@ -272,7 +272,7 @@ fn closed_module(cx: &Ctx, def: Def) -> Res<Module> {
 
 /// The body of `def` (a definition of `g`) copied into the arena with
 /// fresh binders, its parameters replaced by `args`.
-fn splice(cx: &mut Ctx, g: &Module, def: &Def, args: &[Atom]) -> Res<ExprId> {
+fn splice(cx: &mut Builder, g: &Module, def: &Def, args: &[Atom]) -> Res<ExprId> {
     let mut copy = Copy {
         g,
         env: HashMap::new(),
@@ -290,7 +290,7 @@ struct Copy<'g> {
 }
 
 impl Copy<'_> {
-    fn rename(&mut self, cx: &mut Ctx, n: &Name, ty: Ty) -> Name {
+    fn rename(&mut self, cx: &mut Builder, n: &Name, ty: Ty) -> Name {
         let fresh = cx.fresh(n.as_str());
         self.env.insert(n.clone(), Atom::Var(fresh.clone(), ty));
         fresh
@@ -303,7 +303,7 @@ impl Copy<'_> {
         })
     }
 
-    fn expr(&mut self, cx: &mut Ctx, id: ExprId) -> Res<ExprId> {
+    fn expr(&mut self, cx: &mut Builder, id: ExprId) -> Res<ExprId> {
         stack::guard(|| {
             cx.span = self.g.span(id);
             let ty = self.ty(id)?;
@@ -395,7 +395,7 @@ impl Copy<'_> {
 /// have no Source form and stay as they are, as in forward mode's own
 /// expansion (`crate::table`): the evaluator and forward mode take them, an
 /// outer reverse mode refuses them by name.
-fn source_form(cx: &mut Ctx, op: Prim, args: Vec<ExprId>) -> Res<ExprId> {
+fn source_form(cx: &mut Builder, op: Prim, args: Vec<ExprId>) -> Res<ExprId> {
     let mut binds = Vec::new();
     let mut atoms = Vec::with_capacity(args.len());
     for a in args {

@@ -19,7 +19,7 @@ use syntax::rules::{Rule, Rules, detach};
 use syntax::{Expr, ExprId, Pat, Prim, Size, Ty, stack};
 
 use crate::Error;
-use crate::build::{Atom, Ctx, Res};
+use crate::build::{Atom, Builder, Res};
 use crate::dual::{Macro, Rep};
 use crate::shape;
 
@@ -89,14 +89,14 @@ impl Macro<'_> {
 }
 
 /// A fresh copy of a closed function of the node (binders renamed).
-fn copy(cx: &mut Ctx, f: ExprId) -> ExprId {
+fn copy(cx: &mut Builder, f: ExprId) -> ExprId {
     detach(&cx.m, f, &mut cx.names, &FxHashMap::default()).paste(&mut cx.m, true)
 }
 
 /// `fun (y1, ..., yk) -> b` applied to `args`, inlined: `let y1' = a1 in
 /// ... in b'` with every binder of the copy fresh (a first-order program
 /// stays first-order, which reverse mode needs after `expand`).
-fn inline(cx: &mut Ctx, f: ExprId, args: Vec<ExprId>) -> Res<ExprId> {
+fn inline(cx: &mut Builder, f: ExprId, args: Vec<ExprId>) -> Res<ExprId> {
     let Expr::Lambda { params, body } = cx.node(f) else {
         return Err(cx.internal("a rule that is not a lambda"));
     };
@@ -116,7 +116,7 @@ fn inline(cx: &mut Ctx, f: ExprId, args: Vec<ExprId>) -> Res<ExprId> {
 
 /// The n parameters' values held by `point`: itself when n = 1, else its
 /// components.
-fn components(cx: &mut Ctx, point: &Atom, n: usize) -> Res<Vec<ExprId>> {
+fn components(cx: &mut Builder, point: &Atom, n: usize) -> Res<Vec<ExprId>> {
     if n == 1 {
         return Ok(vec![cx.emit(point)]);
     }
@@ -138,7 +138,7 @@ fn component_tys(pty: &Ty, n: usize) -> Vec<Ty> {
 
 /// Direction `i` of a vectorised tangent `d` of a value of type `ty`: the
 /// one-direction tangent (`[k]R` becomes `R`).
-fn slice(cx: &mut Ctx, ty: &Ty, d: ExprId, i: &Atom) -> Res<ExprId> {
+fn slice(cx: &mut Builder, ty: &Ty, d: ExprId, i: &Atom) -> Res<ExprId> {
     stack::guard(|| match ty {
         Ty::Real => {
             let i = cx.emit(i);
@@ -163,7 +163,7 @@ fn slice(cx: &mut Ctx, ty: &Ty, d: ExprId, i: &Atom) -> Res<ExprId> {
 
 /// The vectorised tangent of a value of type `ty` (primal `p`) from its k
 /// one-direction tangents `ts : [k]ty`: the inverse of [`slice`].
-fn unslice(cx: &mut Ctx, ty: &Ty, ts: &Atom, p: &Atom) -> Res<ExprId> {
+fn unslice(cx: &mut Builder, ty: &Ty, ts: &Atom, p: &Atom) -> Res<ExprId> {
     stack::guard(|| match ty {
         Ty::Real => Ok(cx.emit(ts)),
         Ty::Int => Ok(cx.int(0)),

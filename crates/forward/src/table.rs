@@ -102,7 +102,7 @@ impl Instantiate for Terms<'_> {
 /// (`syntax::derivatives::source_form`, the same values), or `None` when
 /// it has none (`digamma`, `trigamma`). Reverse mode inside the language
 /// splices a gradient program into a Source one with it.
-pub(crate) fn source_form(cx: &mut Ctx, op: Prim, x: &[Atom]) -> Res<Option<ExprId>> {
+pub(crate) fn source_form(cx: &mut Builder, op: Prim, x: &[Atom]) -> Res<Option<ExprId>> {
     let Some(form) = derivatives::source_form(op) else {
         return Ok(None);
     };

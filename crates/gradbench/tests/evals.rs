@@ -438,7 +438,7 @@ fn assert_adjugate(what: &str, a: &[Vec<f64>], g: &[f64], det: f64) {
 fn det_primal_and_gradient_against_minors_and_cofactors() {
     let mut t = Tool::start("det");
     t.define("det");
-    let mut r = Lcg(13);
+    let mut r = Draws::new(13);
     let mut cases: Vec<Vec<Vec<f64>>> = [1, 2, 5, 7]
         .iter()
         .map(|&n| (0..n).map(|_| r.reals(n)).collect())
@@ -494,7 +494,7 @@ fn det_primal_and_gradient_against_minors_and_cofactors() {
 /// diag(U) exactly; the gradient against `A G^T = det I`.
 fn det_at_ell_11_against_a_known_factorisation(t: &mut Tool) {
     let n = 11;
-    let mut r = Lcg(17);
+    let mut r = Draws::new(17);
     let l: Vec<Vec<f64>> = (0..n)
         .map(|i| {
             (0..n)

@@ -12,7 +12,7 @@ fn fixtures() -> Vec<(String, Program)> {
     Fixture::all()
         .into_iter()
         .map(|f| {
-            let program = Program::load(&f.dir.join("program.ad"))
+            let program = Program::load(f.dir.join("program.ad"))
                 .unwrap_or_else(|e| panic!("{}: {}", f.name, e.message()));
             (f.name, program)
         })

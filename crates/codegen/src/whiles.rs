@@ -23,7 +23,7 @@ use syntax::{Prim, Span, Ty};
 use crate::arrays::dims_of;
 use crate::error::Error;
 use crate::layout::{Kind, has_array, scalar_kinds};
-use crate::lower::{Lowerer, Flags};
+use crate::lower::{Flags, Lowerer};
 use crate::streams::scalars;
 use crate::val::{Func, Val};
 
@@ -114,7 +114,7 @@ impl Lowerer<'_> {
         trips: &str,
     ) {
         let allocs = cond_flags.allocs || body_flags.allocs;
-        self.w.open("for (;;)".to_string());
+        self.w.open("for (;;)");
         let mark = allocs.then(|| self.fresh("mark"));
         if let Some(mark) = &mark {
             self.w
@@ -125,7 +125,7 @@ impl Lowerer<'_> {
         if let Some(mark) = &mark {
             self.w.line(format!("ad_reset(ctx, {mark});"));
         }
-        self.w.line("break;".to_string());
+        self.w.line("break;");
         self.w.close();
         self.w.splice(body_lines);
         self.w.line(format!("{trips}++;"));

@@ -30,8 +30,8 @@ mod error;
 mod expand;
 mod hist;
 mod program;
-mod rules;
 mod rev;
+mod rules;
 mod shape;
 mod table;
 

@@ -21,11 +21,11 @@ fn stages(name: &str) -> Vec<(&'static str, String)> {
 
 /// The DOT text of a boundary file's text.
 fn picture(text: &str) -> String {
-    let header = syntax::read_header(&text).expect("an envelope");
+    let header = syntax::read_header(text).expect("an envelope");
     match header.ir.as_str() {
         syntax::SOURCE_IR | syntax::TARGET_IR => {
             let m: syntax::Module =
-                syntax::from_ron(&header.ir, syntax::FORMAT_VERSION, &text).expect("reads");
+                syntax::from_ron(&header.ir, syntax::FORMAT_VERSION, text).expect("reads");
             inspect::dot::term(&m, &header.ir)
         }
         ir => {
@@ -34,7 +34,7 @@ fn picture(text: &str) -> String {
             } else {
                 unf::Kind::Target
             };
-            let m = unf::from_ron(&text, kind).expect("reads");
+            let m = unf::from_ron(text, kind).expect("reads");
             let checked = unf::check(&m).expect("verifies");
             inspect::dot::string_diagram(&m, &checked)
         }

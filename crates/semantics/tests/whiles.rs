@@ -62,7 +62,6 @@ fn a_loop_that_does_not_end_stops_at_the_step_limit() {
     let def = m.defs.last().expect("a definition").clone();
     let cfg = Config {
         max_steps: Some(10_000),
-        ..Config::default()
     };
     let err = eval_def_with(&m, &def, &[Value::Real(0.0)], &cfg).expect_err("never ends");
     assert!(

@@ -56,7 +56,8 @@ pub fn uses_derivatives(m: &Module) -> bool {
 /// expanded, then specialised to first order where it can be.
 pub fn differentiable(m: &Module) -> Module {
     let m = if uses_derivatives(m) {
-        adrev::passes::expand(m).unwrap_or_else(|e| panic!("the derivative constructs expand: {}", e.message()))
+        adrev::passes::expand(m)
+            .unwrap_or_else(|e| panic!("the derivative constructs expand: {}", e.message()))
     } else {
         m.clone()
     };

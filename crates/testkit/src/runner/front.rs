@@ -148,7 +148,8 @@ pub fn eval(f: &Fixture, _: &Env) {
                 .contains("must be expanded before evaluation"),
             "{name}: {err}"
         );
-        let x = adrev::passes::expand(&m).unwrap_or_else(|e| panic!("{name}: expand: {}", e.message()));
+        let x =
+            adrev::passes::expand(&m).unwrap_or_else(|e| panic!("{name}: expand: {}", e.message()));
         syntax::verify(&x).unwrap_or_else(|e| panic!("{name}: the expansion fails: {e:?}"));
         x
     } else {

@@ -281,7 +281,8 @@ pub fn forward(f: &Fixture, _: &Env) {
     let ex = f.expectations();
     let entry = m.defs.last().expect("a definition").clone();
     let inputs = f.inputs(&entry);
-    let expanded = adrev::passes::expand(&m).unwrap_or_else(|e| panic!("{name}: expand: {}", e.message()));
+    let expanded =
+        adrev::passes::expand(&m).unwrap_or_else(|e| panic!("{name}: expand: {}", e.message()));
     verified(f, &expanded, "the expansion");
     let value = semantics::eval_entry(&expanded, None, &inputs)
         .unwrap_or_else(|e| panic!("{name}: eval: {e}"));

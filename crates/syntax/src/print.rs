@@ -28,7 +28,7 @@
 
 use std::fmt::{self, Write as _};
 
-use crate::ir::{Expr, ExprId, Fixity, Module, Param, Pat, Prim, Size, Ty};
+use crate::ir::{Def, Expr, ExprId, Fixity, Module, Name, Param, Pat, Prim, Size, Ty};
 use crate::stack;
 
 /// The text of a whole module: its definitions, separated by blank lines.
@@ -53,10 +53,81 @@ pub fn module(m: &Module) -> String {
         }
         p.out.push_str(" =\n  ");
         p.indent = 1;
-        p.block(def.body, None, true);
+        match rules_sugar(m, def) {
+            Some((body, rules)) => {
+                p.block(body, None, true);
+                for (kind, rule) in rules {
+                    let Some(Expr::Lambda { params, body }) = p.node(rule, None) else {
+                        continue;
+                    };
+                    let _ = write!(p.out, "\n  with {kind} ");
+                    p.lambda_params(params);
+                    if matches!(p.node(*body, Some(rule)), Some(Expr::Let { .. })) {
+                        // A `let` chain goes on its own lines, as in a lambda.
+                        p.out.push_str(" ->");
+                        p.indent = 2;
+                        p.newline();
+                        p.block(*body, Some(rule), true);
+                        p.indent = 1;
+                    } else {
+                        p.out.push_str(" -> ");
+                        p.expr(*body, Some(rule), OPEN, true);
+                    }
+                }
+            }
+            None => p.block(def.body, None, true),
+        }
         p.out.push('\n');
     }
     p.out
+}
+
+/// A definition written `def f params = e with jvp .. with vjp ..` (the
+/// parser's `with_rules (fun params -> e) jvp vjp point` with the point
+/// the parameters in order): its body `e` and its rules, so the printer
+/// writes it back as the user wrote it.
+fn rules_sugar<'m>(m: &'m Module, def: &Def) -> Option<(ExprId, Vec<(&'static str, ExprId)>)> {
+    let Expr::Prim {
+        op: Prim::WithRules,
+        args,
+    } = m.expr(def.body)
+    else {
+        return None;
+    };
+    let [f, jvp, vjp, point] = args.as_slice() else {
+        return None;
+    };
+    let Expr::Lambda { params, body } = m.expr(*f) else {
+        return None;
+    };
+    let same_params = params.len() == def.params.len()
+        && params
+            .iter()
+            .zip(&def.params)
+            .all(|(a, b)| a.name == b.name && a.ty == b.ty);
+    let var = |id: ExprId, name: &Name| matches!(m.expr(id), Expr::Var(x) if x == name);
+    let point_is_params = match (m.expr(*point), def.params.as_slice()) {
+        (_, [one]) => var(*point, &one.name),
+        (Expr::Tuple(items), ps) => {
+            items.len() == ps.len() && items.iter().zip(ps).all(|(i, p)| var(*i, &p.name))
+        }
+        _ => false,
+    };
+    if !same_params || !point_is_params {
+        return None;
+    }
+    let mut rules = Vec::new();
+    for (kind, rule) in [("jvp", *jvp), ("vjp", *vjp)] {
+        match m.expr(rule) {
+            Expr::Lambda { .. } => rules.push((kind, rule)),
+            Expr::Tuple(items) if items.is_empty() => {}
+            _ => return None,
+        }
+    }
+    if rules.is_empty() {
+        return None;
+    }
+    Some((*body, rules))
 }
 
 /// The text of one expression, laid out as a definition's body at

@@ -673,7 +673,7 @@ fn write_while(l: &Loop, out: &mut String) {
     l.body.write(out);
     let _ = write!(out, ", {k} + 1)) (");
     l.args[0].write(out);
-    out.push_str(", 0))).1)");
+    out.push_str(", 0)).1)");
 }
 
 fn in_direct(e: &GExpr, env: &mut Vec<(String, GTy)>) -> bool {

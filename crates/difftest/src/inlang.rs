@@ -65,6 +65,11 @@ pub fn check_in_language(
     let x: Vec<String> = p.params.iter().map(|(n, _)| n.clone()).collect();
     let v: Vec<String> = (1..=k).map(|i| format!("v__{i}")).collect();
     let base = p.text(None);
+    // `grad_rev` refuses functions with derivative rules (crates/adrev
+    // inlang.rs says why); the rules themselves are checked elsewhere.
+    if base.contains("with_rules") {
+        return Ok(());
+    }
     let call_f = format!("f {}", a.join(" "));
     let grad = format!(
         "{base}def g {} = grad_rev ({}) {}\n",
@@ -75,6 +80,14 @@ pub fn check_in_language(
     let inputs = || Inputs::from_values(named.iter().cloned());
     let got = run(&grad, inputs()).map_err(|e| format!("grad_rev: {e}\n{grad}"))?;
     ad_agree(&components(&got, k), want).map_err(|e| format!("grad_rev vs unf: {e}\n{grad}"))?;
+    // Forward mode over the histograms' reverse derivative is refused by
+    // name (forward/src/hist.rs): no forward-over-reverse check for them.
+    if ["reduce_by_index", "scatter", "hist_"]
+        .iter()
+        .any(|c| base.contains(c))
+    {
+        return Ok(());
+    }
     let hvp = |g: &str| {
         let inner = unary("ta__", &a, &call_f);
         let outer = unary("tb__", &b, &format!("{g} ({inner}) {}", tuple(&b)));

@@ -366,7 +366,9 @@ impl Copy<'_> {
                     cx.span = self.g.span(id);
                     Ok(cx.add(Expr::Lambda { params, body }, ty))
                 }
-                Expr::Prim { op, args } if op.is_target_only() => {
+                // The partials of scatter and the histograms are array
+                // primitives every route takes as they are (crate::hist).
+                Expr::Prim { op, args } if op.is_target_only() && !syntax::hist::is_partial(op) => {
                     let args = args
                         .iter()
                         .map(|&a| self.expr(cx, a))

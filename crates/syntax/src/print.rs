@@ -86,7 +86,7 @@ pub fn module(m: &Module) -> String {
 /// parser's `with_rules (fun params -> e) jvp vjp point` with the point
 /// the parameters in order): its body `e` and its rules, so the printer
 /// writes it back as the user wrote it.
-fn rules_sugar<'m>(m: &'m Module, def: &Def) -> Option<(ExprId, Vec<(&'static str, ExprId)>)> {
+fn rules_sugar(m: &Module, def: &Def) -> Option<(ExprId, Vec<(&'static str, ExprId)>)> {
     let Expr::Prim {
         op: Prim::WithRules,
         args,

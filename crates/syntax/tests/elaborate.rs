@@ -3,46 +3,14 @@
 
 use std::collections::HashSet;
 
-use expect_test::{Expect, expect};
-use syntax::{Error, Expr, Module, Pat, Prim, SourceFile, compile, print, verify};
+use expect_test::expect;
+use syntax::{Error, Expr, Pat, Prim};
 
-fn file(text: &str) -> SourceFile {
-    SourceFile {
-        name: "test.ad".into(),
-        text: text.into(),
-    }
-}
-
-fn ok(text: &str) -> Module {
-    let m = compile(file(text)).unwrap_or_else(|e| panic!("{text:?}: {e:?}"));
-    if let Err(es) = verify(&m) {
-        panic!("{text:?}: the output does not verify: {es:?}");
-    }
-    m
-}
-
-fn check(text: &str, want: Expect) {
-    want.assert_eq(&print::module(&ok(text)));
-}
-
-/// The text an error points at, and its message.
-fn err(text: &str) -> (String, String) {
-    match compile(file(text)) {
-        Ok(m) => panic!("{text:?} compiles, to\n{}", print::module(&m)),
-        Err(e) => {
-            let span = e.span();
-            let at = text
-                .get(span.lo as usize..span.hi as usize)
-                .unwrap_or("<no text>")
-                .to_string();
-            (at, e.to_string())
-        }
-    }
-}
+use crate::common::{check, compile_err as err, ok};
 
 fn scope_err(text: &str) -> (String, String) {
     assert!(
-        matches!(compile(file(text)), Err(Error::Scope { .. })),
+        matches!(crate::common::compile(text), Err(Error::Scope { .. })),
         "{text:?} should fail with a scope error"
     );
     err(text)

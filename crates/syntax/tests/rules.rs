@@ -2,42 +2,10 @@
 //! they elaborate to, that printing reads back to the same module, the
 //! erasure that leaves the body, and every refusal with its place.
 
-use expect_test::{Expect, expect};
-use syntax::{Module, SourceFile, compile, print, rules, verify};
+use expect_test::expect;
+use syntax::{print, rules, verify};
 
-fn file(text: &str) -> SourceFile {
-    SourceFile {
-        name: "test.ad".into(),
-        text: text.into(),
-    }
-}
-
-fn ok(text: &str) -> Module {
-    let m = compile(file(text)).unwrap_or_else(|e| panic!("{text:?}: {e:?}"));
-    if let Err(es) = verify(&m) {
-        panic!("{text:?}: the output does not verify: {es:?}");
-    }
-    m
-}
-
-fn check(text: &str, want: Expect) {
-    want.assert_eq(&print::module(&ok(text)));
-}
-
-/// The text an error points at, and its message.
-fn err(text: &str) -> (String, String) {
-    match compile(file(text)) {
-        Ok(m) => panic!("{text:?} compiles, to\n{}", print::module(&m)),
-        Err(e) => {
-            let span = e.span();
-            let at = text
-                .get(span.lo as usize..span.hi as usize)
-                .unwrap_or("<no text>")
-                .to_string();
-            (at, e.to_string())
-        }
-    }
-}
+use crate::common::{check, compile_err as err, ok};
 
 const SAFE_LOG: &str = "def safe_log (x : R) : R = log x
   with jvp (x, dx) -> dx / x

@@ -1,6 +1,6 @@
-//! Helpers shared by the parser and printer tests: a structural comparison
-//! of modules that ignores spans, and an S-expression dump that is an
-//! oracle independent of the printer.
+//! Helpers shared by the syntax tests: parsing and compiling a text, a
+//! structural comparison of modules that ignores spans, and an S-expression
+//! dump that is an oracle independent of the printer.
 
 #![allow(dead_code)]
 
@@ -23,6 +23,44 @@ pub fn parse_ok(text: &str) -> Module {
 }
 
 pub use testkit::same_module;
+
+/// Compiles `text` as a file named `test.ad`.
+pub fn compile(text: &str) -> Result<Module, syntax::Error> {
+    syntax::compile(SourceFile {
+        name: "test.ad".into(),
+        text: text.into(),
+    })
+}
+
+/// Compiles `text` (a file named `test.ad`) to core form, failing the test
+/// unless it compiles and verifies.
+pub fn ok(text: &str) -> Module {
+    let m = compile(text).unwrap_or_else(|e| panic!("{text:?}: {e:?}"));
+    if let Err(es) = syntax::verify(&m) {
+        panic!("{text:?}: the output does not verify: {es:?}");
+    }
+    m
+}
+
+/// The core form of `text`, printed, against `want`.
+pub fn check(text: &str, want: expect_test::Expect) {
+    want.assert_eq(&syntax::print::module(&ok(text)));
+}
+
+/// The text a compile error of `text` points at, and its message.
+pub fn compile_err(text: &str) -> (String, String) {
+    match compile(text) {
+        Ok(m) => panic!("{text:?} compiles, to\n{}", syntax::print::module(&m)),
+        Err(e) => {
+            let span = e.span();
+            let at = text
+                .get(span.lo as usize..span.hi as usize)
+                .unwrap_or("<no text>")
+                .to_string();
+            (at, e.to_string())
+        }
+    }
+}
 
 /// An S-expression of the tree at `id`: `(+ a (* b c))`, `(app f x y)`,
 /// `(let x 1 x)`, `(fun (x:R y) body)`.

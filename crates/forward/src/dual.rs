@@ -148,7 +148,7 @@ impl<'a> Macro<'a> {
     pub(crate) fn apply(&mut self, e: ExprId) -> Res<ExprId> {
         stack::guard(|| {
             let saved = self.cx.span;
-            self.cx.span = self.cx.m.span(e);
+            self.cx.span = self.cx.out.span(e);
             let res = self.apply_node(e);
             self.cx.span = saved;
             res
@@ -325,7 +325,7 @@ impl<'a> Macro<'a> {
         let mut xs = Vec::with_capacity(args.len());
         let mut dxs = Vec::with_capacity(args.len());
         for &a in args {
-            let base = match self.cx.m.expr(a) {
+            let base = match self.cx.out.expr(a) {
                 Expr::Var(n) => n.as_str().to_string(),
                 _ => "x".to_string(),
             };
@@ -445,7 +445,7 @@ impl<'a> Macro<'a> {
         base: &str,
         binds: &mut Vec<(Pat, ExprId)>,
     ) -> Res<(Atom, Atom)> {
-        if let Expr::Tuple(items) = self.cx.m.expr(da)
+        if let Expr::Tuple(items) = self.cx.out.expr(da)
             && let [p, t] = items.as_slice()
             && let (Some(p), Some(t)) = (self.cx.as_atom(*p), self.cx.as_atom(*t))
         {

@@ -105,3 +105,17 @@ impl Error {
         }
     }
 }
+
+impl From<syntax::build::BuildError> for Error {
+    fn from(e: syntax::build::BuildError) -> Error {
+        match e {
+            syntax::build::BuildError::Untyped { span, node } => Error::NotCore {
+                span,
+                message: format!("node {node} has no type"),
+            },
+            syntax::build::BuildError::Internal { span, message } => {
+                Error::Internal { span, message }
+            }
+        }
+    }
+}

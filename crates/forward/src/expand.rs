@@ -56,7 +56,7 @@ fn expand_once(m: &Module, cfg: &Config, rev: Option<&dyn Reverse>) -> Res<Modul
         });
     }
     // A Source program stays one: reverse mode may differentiate it next.
-    let mut cx = Builder::new(m.clone());
+    let mut cx = Builder::over(m.clone());
     cx.source_only = true;
     let mut ex = Expander {
         cx,
@@ -67,10 +67,10 @@ fn expand_once(m: &Module, cfg: &Config, rev: Option<&dyn Reverse>) -> Res<Modul
     for i in 0..m.defs.len() {
         if contains_construct(m, &m.defs[i]) {
             let body = ex.rebuild(m.defs[i].body)?;
-            ex.cx.m.defs[i].body = body;
+            ex.cx.out.defs[i].body = body;
         }
     }
-    let mut out = ex.cx.m;
+    let mut out = ex.cx.out;
     out.compact();
     crate::program::retype(&mut out)?;
     Ok(out)
@@ -101,7 +101,7 @@ impl Expander<'_> {
     /// The node rebuilt with its constructs expanded.
     fn rebuild(&mut self, id: ExprId) -> Res<ExprId> {
         stack::guard(|| {
-            let span = self.cx.m.span(id);
+            let span = self.cx.out.span(id);
             let res = self.rebuild_node(id, span);
             self.cx.span = span;
             res
@@ -176,7 +176,7 @@ impl Expander<'_> {
     /// Whether `func args` is a lambda applied directly to an argument of
     /// function type.
     fn is_lambda_of_functions(&self, func: ExprId, args: &[ExprId]) -> Res<bool> {
-        if !matches!(self.cx.m.expr(func), Expr::Lambda { .. }) {
+        if !matches!(self.cx.out.expr(func), Expr::Lambda { .. }) {
             return Ok(false);
         }
         for &a in args {

@@ -66,7 +66,7 @@ fn prepare(m: &Module, entry: &Def, cfg: &Config) -> Res<Entry> {
             ty: show_ty(&ret),
         });
     }
-    let mut cx = Builder::new(expanded);
+    let mut cx = Builder::over(expanded);
     cx.span = def.name_span;
     Ok(Entry { cx, def, tys, ret })
 }
@@ -94,7 +94,7 @@ fn wrt_indices(def: &Def, wrt: Option<&[String]>) -> Res<Vec<usize>> {
 /// The module holding the one new definition.
 fn finish(cx: Builder, name: String, like: &Def, params: Vec<Param>, body: ExprId) -> Res<Module> {
     let ret = cx.ty(body)?;
-    let mut m = cx.m;
+    let mut m = cx.out;
     m.defs = vec![Def {
         name: Name::new(name),
         name_span: like.name_span,
@@ -236,7 +236,7 @@ fn vector_body(e: &mut Entry, rep: Rep, duals: &[(usize, Name)], cfg: &Config) -
 
 pub(crate) fn jvp(m: &Module, entry: &Def, cfg: &Config) -> Res<Module> {
     let mut e = prepare(m, entry, cfg)?;
-    let used = used_names(&e.cx.m);
+    let used = used_names(&e.cx.out);
     let mut tangent_params = Vec::with_capacity(e.tys.len());
     let mut binds = Vec::new();
     let mut duals = Vec::new();
@@ -245,7 +245,7 @@ pub(crate) fn jvp(m: &Module, entry: &Def, cfg: &Config) -> Res<Module> {
         let dname = if used.contains(&wanted) {
             e.cx.fresh(&wanted)
         } else {
-            e.cx.names.reserve(&wanted);
+            e.cx.reserve(&wanted);
             Name::new(wanted)
         };
         tangent_params.push(Param {

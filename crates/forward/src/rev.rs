@@ -231,7 +231,7 @@ fn collect(
     ground: &mut Vec<Atom>,
 ) -> Res<()> {
     stack::guard(|| {
-        for (name, use_) in syntax::free_vars(&cx.m, e) {
+        for (name, use_) in syntax::free_vars(&cx.out, e) {
             if own.contains(&name)
                 || ground
                     .iter()
@@ -246,7 +246,7 @@ fn collect(
             }
             let Some(b) = scope.get(&name) else {
                 return Err(Error::FunctionFreeVariable {
-                    span: cx.m.span(use_),
+                    span: cx.out.span(use_),
                     name: name.to_string(),
                 });
             };
@@ -263,7 +263,7 @@ fn collect(
 /// A module holding `def` alone: a copy of the arena, compacted to the
 /// nodes `def` reaches, typed again.
 fn closed_module(cx: &Builder, def: Def) -> Res<Module> {
-    let mut m = cx.m.clone();
+    let mut m = cx.out.clone();
     m.defs = vec![def];
     m.compact();
     crate::program::retype(&mut m)?;

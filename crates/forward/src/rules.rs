@@ -15,7 +15,7 @@
 //! vectorised tangent of the result.
 
 use syntax::fxhash::FxHashMap;
-use syntax::rules::{Rule, Rules, detach};
+use syntax::rules::{Rule, Rules};
 use syntax::{Expr, ExprId, Pat, Prim, Size, Ty, stack};
 
 use crate::Error;
@@ -27,16 +27,16 @@ impl Macro<'_> {
     /// `D e` for a `with_rules` node `e`.
     pub(crate) fn with_rules(&mut self, e: ExprId, rep: Rep) -> Res<ExprId> {
         let r =
-            Rules::of(&self.cx.m, e).ok_or_else(|| self.cx.internal("not a with_rules node"))?;
+            Rules::of(&self.cx.out, e).ok_or_else(|| self.cx.internal("not a with_rules node"))?;
         let jvp = r
-            .rule(&self.cx.m, e, Rule::Jvp)
+            .rule(&self.cx.out, e, Rule::Jvp)
             .map_err(|err| Error::Construct {
                 span: err.span(),
                 message: err.to_string(),
             })?;
         let pty = self.cx.ty(r.point)?;
         let uty = self.cx.ty(e)?;
-        let n = r.params(&self.cx.m).len();
+        let n = r.params(&self.cx.out).len();
         let dp = self.apply(r.point)?;
         let cx = &mut *self.cx;
         cx.bind("p", dp, |cx, dp| {
@@ -90,7 +90,7 @@ impl Macro<'_> {
 
 /// A fresh copy of a closed function of the node (binders renamed).
 fn copy(cx: &mut Builder, f: ExprId) -> ExprId {
-    detach(&cx.m, f, &mut cx.names, &FxHashMap::default()).paste(&mut cx.m, true)
+    cx.copy(f)
 }
 
 /// `fun (y1, ..., yk) -> b` applied to `args`, inlined: `let y1' = a1 in
@@ -110,7 +110,7 @@ fn inline(cx: &mut Builder, f: ExprId, args: Vec<ExprId>) -> Res<ExprId> {
         subst.insert(p.name.clone(), y.clone());
         binds.push((Pat::Var(y), a));
     }
-    let b = detach(&cx.m, body, &mut cx.names, &subst).paste(&mut cx.m, true);
+    let b = cx.copy_renamed(body, &subst);
     cx.wrap(binds, b)
 }
 

@@ -20,11 +20,10 @@
 //! that binders stay unique within the definition (core form). A `while`
 //! nested in a body is bounded too, in both copies.
 
-use std::collections::HashMap;
+use crate::fxhash::FxHashMap;
 
 use crate::error::Error;
-use crate::ir::{Expr, ExprId, Module, Name, NameGen, Param, Pat, Prim, Ty};
-use crate::stack;
+use crate::ir::{Expr, ExprId, Module, NameGen, Param, Pat, Prim, Ty};
 
 /// Whether any definition of `m` holds a `while` loop.
 pub fn has_while(m: &Module) -> bool {
@@ -90,10 +89,10 @@ fn bound_one(
         });
     };
     let z0 = names.fresh("z");
-    let mut rename = HashMap::new();
+    let mut rename = FxHashMap::default();
     let s = names.fresh(state.name.as_str());
     rename.insert(state.name.clone(), s.clone());
-    let body_copy = copy(m, names, &mut rename, body);
+    let body_copy = crate::visit::detach(m, body, names, &rename).paste(m, false);
     let index = Param {
         name: names.fresh("i"),
         ty: Some(Ty::Int),
@@ -134,56 +133,4 @@ fn bound_one(
         body: fold,
     };
     Ok(())
-}
-
-/// A copy of the tree at `id`, appended to `m`, with every binder in it
-/// renamed to a fresh name (and its uses with it); `rename` holds the
-/// renamings in scope. Binders are unique within a definition, so one map
-/// for the whole copy is enough.
-fn copy(
-    m: &mut Module,
-    names: &mut NameGen,
-    rename: &mut HashMap<Name, Name>,
-    id: ExprId,
-) -> ExprId {
-    stack::guard(|| {
-        let span = m.span(id);
-        let mut e = m.expr(id).clone();
-        match &mut e {
-            Expr::Var(x) => {
-                if let Some(y) = rename.get(x) {
-                    *x = y.clone();
-                }
-            }
-            Expr::Let { pat, .. } => match pat {
-                Pat::Var(x) => *x = fresh(names, rename, x),
-                Pat::Tuple(xs) => xs.iter_mut().for_each(|x| *x = fresh(names, rename, x)),
-            },
-            Expr::Lambda { params, .. } => {
-                for p in params {
-                    p.name = fresh(names, rename, &p.name);
-                }
-            }
-            _ => {}
-        }
-        let mut children = Vec::new();
-        e.for_each_child(|c| children.push(c));
-        let copies: Vec<ExprId> = children
-            .iter()
-            .map(|&c| copy(m, names, rename, c))
-            .collect();
-        let mut k = 0;
-        e.for_each_child_mut(|c| {
-            *c = copies[k];
-            k += 1;
-        });
-        m.add(e, span)
-    })
-}
-
-/// A fresh name for binder `x`, recorded in `rename`.
-fn fresh(names: &mut NameGen, rename: &mut HashMap<Name, Name>, x: &Name) -> Name {
-    let y = names.fresh(x.as_str());
-    rename.insert(x.clone(), y.clone());
-    y
 }

@@ -14,11 +14,11 @@
 //!   language.md.
 
 pub mod bound;
+pub mod build;
 pub mod derivatives;
 pub mod elaborate;
 pub mod envelope;
 pub mod first_order;
-pub mod free;
 pub mod fxhash;
 pub mod hist;
 pub mod infer;
@@ -31,12 +31,13 @@ pub mod special;
 pub mod specialize;
 pub mod stack;
 pub mod verify;
+pub mod visit;
 
 pub use bound::{bound_whiles, has_while};
 pub use elaborate::{elaborate, elaborate_target};
 pub use envelope::{EnvelopeError, from_ron, read_header, to_ron};
 pub use first_order::check_first_order;
-pub use free::free_vars;
+pub use visit::free_vars;
 pub use infer::infer;
 pub use ir::{
     Def, Expr, ExprId, Fixity, Module, Name, Param, Pat, Prim, Size, SourceFile, Span, Ty,

@@ -17,7 +17,6 @@
 //! backend).
 
 use crate::error::Error;
-use crate::fxhash::FxHashSet;
 use crate::infer::show_ty;
 use crate::ir::{Expr, ExprId, Module, Name, Param, Pat, Prim};
 
@@ -210,28 +209,11 @@ fn subtree(m: &Module, roots: &[ExprId]) -> Vec<ExprId> {
 }
 
 /// The first variable (in program order) that `lambda` reads but does not
-/// bind, with the node reading it. Exact in core form, where every binder
-/// is unique in its definition.
+/// bind, with the node reading it.
 fn first_free(m: &Module, lambda: ExprId) -> Option<(Name, ExprId)> {
-    let mut bound: FxHashSet<&Name> = FxHashSet::default();
-    let mut uses = Vec::new();
-    for id in subtree(m, &[lambda]) {
-        match m.expr(id) {
-            Expr::Var(x) => uses.push((x, id)),
-            Expr::Let { pat, .. } => match pat {
-                Pat::Var(x) => {
-                    bound.insert(x);
-                }
-                Pat::Tuple(xs) => bound.extend(xs),
-            },
-            Expr::Lambda { params, .. } => bound.extend(params.iter().map(|p| &p.name)),
-            _ => {}
-        }
-    }
-    uses.sort_by_key(|&(_, id)| id);
-    uses.into_iter()
-        .find(|(x, _)| !bound.contains(x))
-        .map(|(x, id)| (x.clone(), id))
+    crate::visit::free_vars(m, lambda)
+        .into_iter()
+        .min_by_key(|&(_, id)| id)
 }
 
 /// Replaces every `with_rules body jvp vjp point` by `let (x1, ..., xn) =
@@ -262,87 +244,3 @@ pub fn erase(m: &mut Module) {
     m.compact();
 }
 
-/// A copy of a subtree, detached from its module: what a route writes
-/// where it needs a rule (or the body) in its output.
-#[derive(Debug, Clone)]
-pub struct Detached {
-    /// The nodes in post-order; children are indices into this list.
-    nodes: Vec<(Expr, crate::ir::Span, Option<crate::ir::Ty>)>,
-}
-
-/// Copies the subtree of `src` at `root` with every binder renamed fresh
-/// (from `names`) and every free variable `x` that `subst` maps renamed to
-/// `subst[x]`: so the copy can be pasted next to other copies of the same
-/// code and binders stay unique (core form).
-pub fn detach(
-    src: &Module,
-    root: ExprId,
-    names: &mut crate::ir::NameGen,
-    subst: &crate::fxhash::FxHashMap<Name, Name>,
-) -> Detached {
-    let mut order = subtree(src, &[root]);
-    order.sort();
-    let mut ren = subst.clone();
-    for &id in &order {
-        match src.expr(id) {
-            Expr::Let { pat, .. } => {
-                let xs: Vec<&Name> = match pat {
-                    Pat::Var(x) => vec![x],
-                    Pat::Tuple(xs) => xs.iter().collect(),
-                };
-                for x in xs {
-                    ren.insert(x.clone(), names.fresh(x.as_str()));
-                }
-            }
-            Expr::Lambda { params, .. } => {
-                for p in params {
-                    ren.insert(p.name.clone(), names.fresh(p.name.as_str()));
-                }
-            }
-            _ => {}
-        }
-    }
-    let local: crate::fxhash::FxHashMap<ExprId, u32> = order
-        .iter()
-        .enumerate()
-        .map(|(i, &id)| (id, i as u32))
-        .collect();
-    let r = |x: &Name| ren.get(x).cloned().unwrap_or_else(|| x.clone());
-    let nodes = order
-        .iter()
-        .map(|&id| {
-            let mut e = src.expr(id).map_children(|c| ExprId(local[&c]));
-            match &mut e {
-                Expr::Var(x) => *x = r(x),
-                Expr::Let { pat, .. } => match pat {
-                    Pat::Var(x) => *x = r(x),
-                    Pat::Tuple(xs) => xs.iter_mut().for_each(|x| *x = r(x)),
-                },
-                Expr::Lambda { params, .. } => {
-                    params.iter_mut().for_each(|p| p.name = r(&p.name));
-                }
-                _ => {}
-            }
-            (e, src.span(id), src.ty(id).cloned())
-        })
-        .collect();
-    Detached { nodes }
-}
-
-impl Detached {
-    /// Appends the copy to `dst` (its types too when `typed`: `dst` keeps
-    /// a type per node as it is built) and returns the copy of the root.
-    pub fn paste(self, dst: &mut Module, typed: bool) -> ExprId {
-        let base = dst.exprs.len() as u32;
-        let mut last = ExprId(base);
-        for (e, span, ty) in self.nodes {
-            let e = e.map_children(|c| ExprId(base + c.0));
-            last = dst.add(e, span);
-            if typed {
-                dst.types
-                    .push(ty.unwrap_or(crate::ir::Ty::Tuple(Vec::new())));
-            }
-        }
-        last
-    }
-}

@@ -26,18 +26,18 @@ impl Raise<'_> {
         self.lam(&[(Ty::Int, "j")], |r, p| {
             let j = p[0];
             let c = cond(r, j);
-            r.b.begin();
+            r.b.open();
             let t = then_(r, j)?;
             let te = r.b.use_val(t);
-            let then_branch = r.b.end(te);
-            r.b.begin();
+            let then_branch = r.b.close_pruned(te);
+            r.b.open();
             let je = r.b.use_val(j);
             let w = r.index_at(a, je);
             let z = r.zero_of(w);
             let ze = r.b.use_val(z);
-            let else_branch = r.b.end(ze);
+            let else_branch = r.b.close_pruned(ze);
             let ty = r.b.node_ty(then_branch).clone();
-            let e = r.b.node(
+            let e = r.b.add(
                 Expr::If {
                     cond: c,
                     then_branch,
@@ -82,12 +82,12 @@ impl Raise<'_> {
                 a,
                 |r, j| {
                     let je = r.b.use_val(j);
-                    let zero = r.b.node(Expr::Int(0), Ty::Int);
+                    let zero = r.b.add(Expr::Int(0), Ty::Int);
                     r.b.cmp(P::Gt, je, zero)
                 },
                 |r, j| {
                     let je = r.b.use_val(j);
-                    let one = r.b.node(Expr::Int(1), Ty::Int);
+                    let one = r.b.add(Expr::Int(1), Ty::Int);
                     let prev = r.b.prim(P::Sub, vec![je, one], Ty::Int);
                     Ok(r.index_at(z, prev))
                 },

@@ -121,7 +121,7 @@ impl Raise<'_> {
                             items.push(self.b.use_val(v));
                         }
                         let ty = self.b.ty(tuple).clone();
-                        let e = self.b.node(Expr::Tuple(items), ty);
+                        let e = self.b.add(Expr::Tuple(items), ty);
                         let t = self.b.bind(e, "d");
                         let acc = self.add(at(&s, n), Abs::Val(t))?;
                         s.set_mut(n, acc);
@@ -197,7 +197,7 @@ impl Raise<'_> {
                 for i in 0..*len as usize {
                     let d = match z {
                         Abs::Val(z) => {
-                            let ie = self.b.node(Expr::Int(i as i64), Ty::Int);
+                            let ie = self.b.add(Expr::Int(i as i64), Ty::Int);
                             Abs::Val(self.index_at(z, ie))
                         }
                         Abs::Zero(_) => Abs::Zero(self.witness(primal.at(n + i))?),
@@ -279,36 +279,36 @@ impl Raise<'_> {
     /// closed function of two reals.
     fn partial_lambda(&mut self, body: TermId, c: usize) -> Result<ExprId, Error> {
         let params = self.b.params(&[(Ty::Real, "x"), (Ty::Real, "y")]);
-        self.b.begin();
+        self.b.open();
         let inputs = params.iter().map(|&p| Abs::Val(p)).collect();
         let seed = Abs::Val(self.b.real(1.0));
         let (_, cot) = self.grad(body, inputs, seed)?;
         let d = self.materialize(cot[c])?;
         let e = self.b.use_val(d);
-        let body = self.b.end(e);
+        let body = self.b.close_pruned(e);
         Ok(self.b.lambda(&params, body))
     }
 
     /// `fun (u, v) -> u * v` (times `z` when given).
     pub(super) fn mul_lambda(&mut self, z: Option<ValId>) -> ExprId {
         let params = self.b.params(&[(Ty::Real, "u"), (Ty::Real, "v")]);
-        self.b.begin();
+        self.b.open();
         let mut e = self.b.bin_vals(P::Mul, params[0], params[1]);
         if let Some(z) = z.filter(|&z| !self.b.is_const(z, 1.0)) {
             let zz = self.b.use_val(z);
             e = self.b.bin(P::Mul, e, zz);
         }
-        let body = self.b.end(e);
+        let body = self.b.close_pruned(e);
         self.b.lambda(&params, body)
     }
 
     /// `fun (u, v) -> u +^ v` on a ground type.
     pub(super) fn add_lambda(&mut self, ty: &Ty) -> ExprId {
         let params = self.b.params(&[(ty.clone(), "u"), (ty.clone(), "v")]);
-        self.b.begin();
+        self.b.open();
         let r = self.add_vals(params[0], params[1]);
         let e = self.b.use_val(r);
-        let body = self.b.end(e);
+        let body = self.b.close_pruned(e);
         self.b.lambda(&params, body)
     }
 
@@ -384,10 +384,10 @@ impl Raise<'_> {
                 let params = self
                     .b
                     .params(&[((*elem).clone(), "u"), ((*elem).clone(), "v")]);
-                self.b.begin();
+                self.b.open();
                 let r = self.add_vals(params[0], params[1]);
                 let e = self.b.use_val(r);
-                let body = self.b.end(e);
+                let body = self.b.close_pruned(e);
                 let lam = self.b.lambda(&params, body);
                 let ty = self.b.ty(a).clone();
                 let operands = vec![lam, self.b.use_val(a), self.b.use_val(b)];
@@ -404,7 +404,7 @@ impl Raise<'_> {
                     .collect();
                 let items = sums.iter().map(|&v| self.b.use_val(v)).collect();
                 let ty = self.b.ty(a).clone();
-                let e = self.b.node(Expr::Tuple(items), ty);
+                let e = self.b.add(Expr::Tuple(items), ty);
                 self.b.bind(e, "d")
             }
             Ty::Bool | Ty::Func(..) => a,
@@ -416,19 +416,19 @@ impl Raise<'_> {
         match self.b.ty(w).clone() {
             Ty::Real | Ty::Func(..) => self.b.real(0.0),
             Ty::Int => {
-                let e = self.b.node(Expr::Int(0), Ty::Int);
+                let e = self.b.add(Expr::Int(0), Ty::Int);
                 self.b.bind(e, "z")
             }
             Ty::Bool => {
-                let e = self.b.node(Expr::Bool(false), Ty::Bool);
+                let e = self.b.add(Expr::Bool(false), Ty::Bool);
                 self.b.bind(e, "z")
             }
             Ty::Array(_, elem) => {
                 let params = self.b.params(&[((*elem).clone(), "x")]);
-                self.b.begin();
+                self.b.open();
                 let r = self.zero_of(params[0]);
                 let e = self.b.use_val(r);
-                let body = self.b.end(e);
+                let body = self.b.close_pruned(e);
                 let lam = self.b.lambda(&params, body);
                 let ty = self.b.ty(w).clone();
                 let operands = vec![lam, self.b.use_val(w)];
@@ -440,7 +440,7 @@ impl Raise<'_> {
                 let zs: Vec<ValId> = parts.iter().map(|&p| self.zero_of(p)).collect();
                 let items = zs.iter().map(|&v| self.b.use_val(v)).collect();
                 let ty = self.b.ty(w).clone();
-                let e = self.b.node(Expr::Tuple(items), ty);
+                let e = self.b.add(Expr::Tuple(items), ty);
                 self.b.bind(e, "z")
             }
         }

@@ -272,7 +272,7 @@ impl Raise<'_> {
         })?;
         let args = [lam, self.b.use_val(z), self.b.use_val(st.blocks)];
         let cb = self.call(P::Scanr, &args, array_of(sty.clone()), "cb");
-        let zero = self.b.node(Expr::Int(0), Ty::Int);
+        let zero = self.b.add(Expr::Int(0), Ty::Int);
         let ds0 = self.index_at(cb, zero);
         let acc = self.add(at(&s, n), Abs::Val(ds0))?;
         s.set_mut(n, acc);
@@ -280,7 +280,7 @@ impl Raise<'_> {
         // variables and of the elements that are not zero), found by
         // raising one step's derivative and dropping it.
         let wanted: Vec<usize> = (0..nf).chain([nf + 1]).collect();
-        self.b.begin();
+        self.b.open();
         let ps = self
             .b
             .params(&[(sty.clone(), "x"), (ety.clone(), "x"), (sty.clone(), "c")]);
@@ -439,17 +439,17 @@ impl Raise<'_> {
         let lam = self.lam(&[(Ty::Int, "j")], |r, p| {
             let (je, le) = (r.b.use_val(p[0]), r.b.use_val(len));
             let inside = r.b.cmp(P::Lt, je, le);
-            r.b.begin();
+            r.b.open();
             let je = r.b.use_val(p[0]);
             let v = r.index_at(a, je);
             let ve = r.b.use_val(v);
-            let then_ = r.b.end(ve);
-            r.b.begin();
-            let zero = r.b.node(Expr::Int(0), Ty::Int);
+            let then_ = r.b.close_pruned(ve);
+            r.b.open();
+            let zero = r.b.add(Expr::Int(0), Ty::Int);
             let w = r.index_at(a, zero);
             let z = r.zero_of(w);
             let ze = r.b.use_val(z);
-            let else_ = r.b.end(ze);
+            let else_ = r.b.close_pruned(ze);
             let e = r.b.ite(inside, then_, else_);
             Ok(r.b.bind(e, "d"))
         })?;
@@ -464,7 +464,7 @@ impl Raise<'_> {
         }
         let tys = vals.iter().map(|&v| self.b.ty(v).clone()).collect();
         let items = vals.iter().map(|&v| self.b.use_val(v)).collect();
-        let e = self.b.node(Expr::Tuple(items), Ty::Tuple(tys));
+        let e = self.b.add(Expr::Tuple(items), Ty::Tuple(tys));
         self.b.bind(e, "g")
     }
 }

@@ -35,7 +35,7 @@ impl Raise<'_> {
         for f in [Some(r.body), r.jvp, r.vjp] {
             parts.push(match f {
                 Some(f) => self.b.paste(src, f, &none),
-                None => self.b.node(Expr::Tuple(Vec::new()), Ty::Tuple(Vec::new())),
+                None => self.b.add(Expr::Tuple(Vec::new()), Ty::Tuple(Vec::new())),
             });
         }
         parts.push(self.b.use_val(p));

@@ -63,10 +63,10 @@ impl Raise<'_> {
         F: FnOnce(&mut Self, &[ValId]) -> Result<ValId, Error>,
     {
         let ps = self.b.params(params);
-        self.b.begin();
+        self.b.open();
         let r = f(self, &ps)?;
         let e = self.b.use_val(r);
-        let body = self.b.end(e);
+        let body = self.b.close_pruned(e);
         Ok(self.b.lambda(&ps, body))
     }
 
@@ -82,7 +82,7 @@ impl Raise<'_> {
         let pair = Ty::Tuple(vec![ta.clone(), tb.clone()]);
         let lam = self.lam(&[(ta, "x"), (tb, "y")], |r, p| {
             let items = vec![r.b.use_val(p[0]), r.b.use_val(p[1])];
-            let e = r.b.node(Expr::Tuple(items), pair.clone());
+            let e = r.b.add(Expr::Tuple(items), pair.clone());
             Ok(r.b.bind(e, "p"))
         })?;
         let args = [lam, self.b.use_val(a), self.b.use_val(b)];
@@ -102,7 +102,7 @@ impl Raise<'_> {
         let item = items[j as usize - 1].clone();
         let lam = self.lam(&[(tt, "t")], |r, p| {
             let te = r.b.use_val(p[0]);
-            let e = r.b.node(
+            let e = r.b.add(
                 Expr::Proj {
                     tuple: te,
                     index: j,
@@ -142,7 +142,7 @@ impl Raise<'_> {
         }
         let tys = vals.iter().map(|&v| self.b.ty(v).clone()).collect();
         let items = vals.iter().map(|&v| self.b.use_val(v)).collect();
-        let e = self.b.node(Expr::Tuple(items), Ty::Tuple(tys));
+        let e = self.b.add(Expr::Tuple(items), Ty::Tuple(tys));
         Ok(self.b.bind(e, "g"))
     }
 
@@ -355,7 +355,7 @@ impl Raise<'_> {
             let (first_ix, rest_shift) = if kind == LoopKind::Scanl {
                 (self.b.length(xs), P::Shift1R)
             } else {
-                (self.b.node(Expr::Int(0), Ty::Int), P::Shift1L)
+                (self.b.add(Expr::Int(0), Ty::Int), P::Shift1L)
             };
             let start = self.index_at(z, first_ix);
             let ze = self.b.use_val(z);
@@ -410,7 +410,7 @@ impl Raise<'_> {
         let first = if kind == LoopKind::Scanr {
             self.b.length(xs)
         } else {
-            self.b.node(Expr::Int(0), Ty::Int)
+            self.b.add(Expr::Int(0), Ty::Int)
         };
         let ds0 = self.index_at(cs, first);
         let acc = self.add(at(&s, n), Abs::Val(ds0))?;
@@ -504,7 +504,7 @@ impl Raise<'_> {
                 .iter()
                 .map(|&f| at(primal, f as usize - 1))
                 .collect();
-            self.b.begin();
+            self.b.open();
             let (_, cot) = self.grad(fun.body, free, Abs::Val(z))?;
             let nz = self.nonzero(&cot, 0..fun.free.len());
             let block = self.b.suspend();
@@ -534,11 +534,11 @@ impl Raise<'_> {
             let all: Vec<usize> = (0..vals.len()).collect();
             let v = self.pack(&vals, &all)?;
             let e = self.b.use_val(v);
-            branches.push(self.b.end(e));
+            branches.push(self.b.close_pruned(e));
         }
         let ty = self.b.node_ty(branches[0]).clone();
         let ce = self.b.use_val(cond);
-        let e = self.b.node(
+        let e = self.b.add(
             Expr::If {
                 cond: ce,
                 then_branch: branches[0],
@@ -586,7 +586,7 @@ impl Raise<'_> {
         let mut runs = Vec::with_capacity(2);
         for fun in [then_fun, else_fun] {
             let free: Vec<Abs> = fun.free.iter().map(|&f| at(&s1, f as usize - 1)).collect();
-            self.b.begin();
+            self.b.open();
             let one = Abs::Val(self.b.real(1.0));
             let (value, cot) = self.grad(fun.body, free, one)?;
             let nz = self.nonzero(&cot, 0..fun.free.len());
@@ -614,11 +614,11 @@ impl Raise<'_> {
             let all: Vec<usize> = (0..vals.len()).collect();
             let v = self.pack(&vals, &all)?;
             let e = self.b.use_val(v);
-            branches.push(self.b.end(e));
+            branches.push(self.b.close_pruned(e));
         }
         let ty = self.b.node_ty(branches[0]).clone();
         let ce = self.b.use_val(cond);
-        let e = self.b.node(
+        let e = self.b.add(
             Expr::If {
                 cond: ce,
                 then_branch: branches[0],
@@ -689,7 +689,7 @@ impl Raise<'_> {
                     items.push(self.b.use_val(v));
                 }
                 let ty = self.b.ty(g).clone();
-                let e = self.b.node(Expr::Tuple(items), ty);
+                let e = self.b.add(Expr::Tuple(items), ty);
                 self.b.bind(e, "d")
             }
             Ty::Int | Ty::Bool | Ty::Func(..) => g,

@@ -191,7 +191,7 @@ pub fn raise_checked_with(
             let out = r.eval(m.root, inputs.into_iter().collect(), None)?;
             let value = r.last_val(&out)?;
             let e = r.b.use_val(value);
-            (def.name.clone(), r.b.end(e))
+            (def.name.clone(), r.b.close_pruned(e))
         }
         Kind::Target => {
             let (t_out, _) =
@@ -217,17 +217,17 @@ pub fn raise_checked_with(
             // has 0 or at least 2 components).
             let result = match items.as_slice() {
                 [only] => *only,
-                _ => r.b.node(Expr::Tuple(items), Ty::Tuple(tys)),
+                _ => r.b.add(Expr::Tuple(items), Ty::Tuple(tys)),
             };
             (
                 syntax::Name::new(format!("{}_grad", def.name)),
-                r.b.end(result),
+                r.b.close_pruned(result),
             )
         }
     };
     let ret = r.b.node_ty(body).clone();
     let retype = r.b.retype;
-    let mut out = r.b.out;
+    let mut out = std::mem::take(&mut r.b.out);
     out.defs.push(Def {
         name,
         name_span: def.name_span,
@@ -588,7 +588,7 @@ impl Raise<'_> {
                             }
                         };
                         let e = self.b.use_val(x);
-                        let e = self.b.node(
+                        let e = self.b.add(
                             Expr::Proj {
                                 tuple: e,
                                 index: *index,
@@ -612,7 +612,7 @@ impl Raise<'_> {
                     let v = self.materialize(at(&s, i))?;
                     items.push(self.b.use_val(v));
                 }
-                let e = self.b.node(Expr::Tuple(items), ty);
+                let e = self.b.add(Expr::Tuple(items), ty);
                 let v = self.b.bind(e, "p");
                 Ok(pushed(truncate(s, n), Abs::Val(v)))
             }
@@ -670,7 +670,7 @@ impl Raise<'_> {
                     items.push(self.b.use_val(v));
                 }
                 let ty = self.t.ground_ty(*ty).cloned().unwrap_or(Ty::Real);
-                let e = self.b.node(Expr::Array(items), ty);
+                let e = self.b.add(Expr::Array(items), ty);
                 let v = self.b.bind(e, "a");
                 Ok(pushed(truncate(s, n), Abs::Val(v)))
             }
@@ -687,14 +687,14 @@ impl Raise<'_> {
                 let mut branches = Vec::with_capacity(2);
                 for fun in [then_fun, else_fun] {
                     let free: Vec<Abs> = fun.free.iter().map(|&f| at(&s, f as usize - 1)).collect();
-                    self.b.begin();
+                    self.b.open();
                     let v = self.value(fun.body, &free)?;
                     let e = self.b.use_val(v);
-                    branches.push(self.b.end(e));
+                    branches.push(self.b.close_pruned(e));
                 }
                 let ty = self.t.ground_ty(*ret).cloned().unwrap_or(Ty::Real);
                 let ce = self.b.use_val(c);
-                let e = self.b.node(
+                let e = self.b.add(
                     Expr::If {
                         cond: ce,
                         then_branch: branches[0],
@@ -770,12 +770,12 @@ impl Raise<'_> {
         let ps = self.fun_params(fun);
         let spec: Vec<(Ty, &str)> = ps.iter().map(|(t, n)| (t.clone(), n.as_str())).collect();
         let params = self.b.params(&spec);
-        self.b.begin();
+        self.b.open();
         let mut inputs = free.to_vec();
         inputs.extend(params.iter().map(|&p| Abs::Val(p)));
         let res = self.value(fun.body, &inputs)?;
         let e = self.b.use_val(res);
-        let body = self.b.end(e);
+        let body = self.b.close_pruned(e);
         Ok(self.b.lambda(&params, body))
     }
 
@@ -784,7 +784,7 @@ impl Raise<'_> {
     /// returns its value.
     fn lambda2(&mut self, body: TermId, derivative: bool) -> Result<syntax::ExprId, Error> {
         let params = self.b.params(&[(Ty::Real, "x"), (Ty::Real, "y")]);
-        self.b.begin();
+        self.b.open();
         let inputs: Vec<Abs> = params.iter().map(|&p| Abs::Val(p)).collect();
         let res = if derivative {
             self.primal_value(body, inputs)?
@@ -792,7 +792,7 @@ impl Raise<'_> {
             self.value(body, &inputs)?
         };
         let e = self.b.use_val(res);
-        let body = self.b.end(e);
+        let body = self.b.close_pruned(e);
         Ok(self.b.lambda(&params, body))
     }
 }

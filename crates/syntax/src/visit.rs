@@ -36,13 +36,18 @@ pub fn binders(e: &Expr) -> Vec<&Name> {
 /// tree is read, operands first), whose type and span stand for the
 /// variable's.
 pub fn free_vars(m: &Module, e: ExprId) -> BTreeMap<Name, ExprId> {
+    walk(m, e).out
+}
+
+fn walk(m: &Module, e: ExprId) -> Walk<'_> {
     let mut walk = Walk {
         m,
         bound: HashMap::new(),
         out: BTreeMap::new(),
+        order: Vec::new(),
     };
     walk.expr(e);
-    walk.out
+    walk
 }
 
 /// The names free in `e`.
@@ -54,12 +59,7 @@ pub fn free_names(m: &Module, e: ExprId) -> BTreeSet<Name> {
 /// tree is read, operands first): the order in which a closure built from
 /// `e` takes them as parameters.
 pub fn free_in_order(m: &Module, e: ExprId) -> Vec<Name> {
-    let mut uses: Vec<(ExprId, Name)> = free_vars(m, e)
-        .into_iter()
-        .map(|(name, first)| (first, name))
-        .collect();
-    uses.sort();
-    uses.into_iter().map(|(_, name)| name).collect()
+    walk(m, e).order
 }
 
 struct Walk<'m> {
@@ -68,14 +68,17 @@ struct Walk<'m> {
     /// nested scopes of a surface-form module).
     bound: HashMap<Name, usize>,
     out: BTreeMap<Name, ExprId>,
+    /// The keys of `out` in the order they were found.
+    order: Vec<Name>,
 }
 
 impl Walk<'_> {
     fn expr(&mut self, e: ExprId) {
         guard(|| match self.m.expr(e) {
             Expr::Var(x) => {
-                if self.bound.get(x).copied().unwrap_or(0) == 0 {
-                    self.out.entry(x.clone()).or_insert(e);
+                if self.bound.get(x).copied().unwrap_or(0) == 0 && !self.out.contains_key(x) {
+                    self.out.insert(x.clone(), e);
+                    self.order.push(x.clone());
                 }
             }
             Expr::Let { value, body, .. } => {

@@ -29,8 +29,7 @@
 use super::emit::{Atom, Emit};
 use super::ground::{self, Cot, materialize, plus_fn, scale, times, zero};
 use super::{Cots, Direct, Env, K, Y, add_into, call_k, pop};
-use syntax::stack::guard;
-use syntax::{Expr, ExprId, Name, Pat, Prim, Size, Ty};
+use syntax::{Expr, ExprId, Name, Prim, Size, Ty};
 
 /// Which entry of the body's context a component of its gradient is for.
 #[derive(Debug, Clone)]
@@ -373,90 +372,14 @@ impl Direct<'_> {
     /// The free variables of a lambda (or of any expression), in order of
     /// first occurrence.
     pub(super) fn free_vars(&self, lam: ExprId) -> Vec<Name> {
-        let mut bound = std::collections::HashSet::new();
-        let mut seen = std::collections::HashSet::new();
-        let mut used = Vec::new();
-        let mut stack = vec![lam];
-        while let Some(e) = stack.pop() {
-            let expr = self.m.expr(e);
-            match expr {
-                Expr::Var(n) if seen.insert(n.clone()) => used.push(n.clone()),
-                Expr::Let { pat, .. } => match pat {
-                    Pat::Var(n) => {
-                        bound.insert(n.clone());
-                    }
-                    Pat::Tuple(ns) => bound.extend(ns.iter().cloned()),
-                },
-                Expr::Lambda { params, .. } => {
-                    bound.extend(params.iter().map(|p| p.name.clone()));
-                }
-                _ => {}
-            }
-            let children = expr.children();
-            stack.extend(children.into_iter().rev());
-        }
-        used.retain(|n| !bound.contains(n));
-        used
+        syntax::visit::free_in_order(self.m, lam)
     }
 
     /// A copy of the Source subtree `e` into the output, every binder
     /// renamed fresh and every free variable read through `env`.
     pub(super) fn copy(&self, b: &mut Emit, e: ExprId, env: &Env) -> ExprId {
-        guard(|| {
-            let expr = self.m.expr(e);
-            let span = self.m.span(e);
-            let out = match expr {
-                Expr::Var(n) => Expr::Var(env.get(n).cloned().unwrap_or_else(|| n.clone())),
-                Expr::Let {
-                    pat, value, body, ..
-                } => {
-                    let value = self.copy(b, *value, env);
-                    let mut env = env.clone();
-                    let pat = match pat {
-                        Pat::Var(n) => {
-                            let out = b.fresh(n.as_str());
-                            env = env.insert(n.clone(), out.clone());
-                            Pat::Var(out)
-                        }
-                        Pat::Tuple(ns) => Pat::Tuple(
-                            ns.iter()
-                                .map(|n| {
-                                    let out = b.fresh(n.as_str());
-                                    env = env.insert(n.clone(), out.clone());
-                                    out
-                                })
-                                .collect(),
-                        ),
-                    };
-                    let body = self.copy(b, *body, &env);
-                    Expr::Let {
-                        pat,
-                        ty: None,
-                        value,
-                        body,
-                    }
-                }
-                Expr::Lambda { params, body } => {
-                    let mut env = env.clone();
-                    let params = params
-                        .iter()
-                        .map(|p| {
-                            let out = b.fresh(p.name.as_str());
-                            env = env.insert(p.name.clone(), out.clone());
-                            syntax::Param {
-                                name: out,
-                                ty: None,
-                                span: p.span,
-                            }
-                        })
-                        .collect();
-                    let body = self.copy(b, *body, &env);
-                    Expr::Lambda { params, body }
-                }
-                other => other.map_children(|c| self.copy(b, c, env)),
-            };
-            b.out.add(out, span)
-        })
+        let copy = b.detach(self.m, e, |x| env.get(x).cloned());
+        b.paste_detached(copy.unannotated())
     }
 }
 

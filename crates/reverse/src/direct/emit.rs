@@ -1,20 +1,21 @@
-//! The builder of the Target program the direct macro writes: untyped
-//! expression nodes in a `syntax::Module` arena, `let` bindings collected
-//! per block (the definition's body, or the body of a lambda being built),
-//! and fresh names.
+//! The direct macro's layer over the one term builder (`syntax::build`,
+//! docs/ir.md, "Building terms"), used untyped: nodes in a `syntax::Module`
+//! arena, `let` bindings collected per block (the definition's body, or
+//! the body of a lambda being built), fresh names from the builder.
 //!
 //! Every value the macro computes is bound to a fresh variable as soon as it
 //! is computed (A-normal form), so a value is an [`Atom`]: a name or a real
 //! constant, which can be referenced any number of times by making a new
 //! `Var` node per use (the arena is a tree: no node has two parents).
-//! [`Emit::close`] turns a block's bindings into a chain of `let`s around the
-//! block's result, with a loop, so chains of any length cost no stack.
+//! The builder's `close` turns a block's bindings into a chain of `let`s
+//! around the block's result, with a loop, so chains of any length cost no
+//! stack.
 //!
 //! Nodes are left untyped; `syntax::infer` types the finished module.
 
 use std::collections::HashMap;
-use syntax::ir::NameGen;
-use syntax::{Expr, ExprId, Name, Param, Pat, Prim, Span, Ty};
+use std::ops::{Deref, DerefMut};
+use syntax::{Expr, ExprId, Name, Param, Pat, Prim, Ty};
 
 /// A value of the program being written: a variable in scope, or a real
 /// constant written where it is used.
@@ -26,59 +27,42 @@ pub(super) enum Atom {
     Real(f64),
 }
 
-struct Binding {
-    pat: Pat,
-    value: ExprId,
-    span: Span,
-}
-
 /// The Target program under construction.
 pub(super) struct Emit {
-    /// The module the nodes go into (untyped until `infer`).
-    pub out: syntax::Module,
-    names: NameGen,
-    blocks: Vec<Vec<Binding>>,
-    /// The span new nodes get: the one of the Source node being
-    /// differentiated.
-    pub span: Span,
+    /// The term builder (untyped: the module is typed by `infer`); its
+    /// span is the one of the Source node being differentiated.
+    core: syntax::build::Builder,
     /// The type of every variable of the output that has a cotangent slot
     /// (parameters, `let`-bound names, temporaries): what `+^` and `0_G`
     /// are taken at.
     pub slot_ty: HashMap<Name, Ty>,
 }
 
+impl Deref for Emit {
+    type Target = syntax::build::Builder;
+    fn deref(&self) -> &Self::Target {
+        &self.core
+    }
+}
+
+impl DerefMut for Emit {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.core
+    }
+}
+
 impl Emit {
     /// A builder over the text of `source`, whose names are all reserved.
     pub fn new(source: &syntax::Module) -> Emit {
         Emit {
-            out: syntax::Module::new(source.file.clone()),
-            names: source.name_gen(),
-            blocks: vec![Vec::new()],
-            span: Span::GENERATED,
+            core: syntax::build::Builder::new(source.file.clone(), source.name_gen(), false),
             slot_ty: HashMap::new(),
         }
     }
 
-    /// A name used nowhere else, derived from `base`.
-    pub fn fresh(&mut self, base: &str) -> Name {
-        self.names.fresh(base)
-    }
-
     /// Appends a node.
     pub fn node(&mut self, e: Expr) -> ExprId {
-        self.out.add(e, self.span)
-    }
-
-    /// A detached copy of `root` of `src` with fresh binders and `subst`
-    /// applied to its free variables (a rule of `with_rules`), to paste
-    /// into the output later with `Detached::paste(&mut b.out, false)`.
-    pub fn detach(
-        &mut self,
-        src: &syntax::Module,
-        root: ExprId,
-        subst: &syntax::fxhash::FxHashMap<Name, Name>,
-    ) -> syntax::rules::Detached {
-        syntax::rules::detach(src, root, &mut self.names, subst)
+        self.add_untyped(e)
     }
 
     /// A new node reading an atom.
@@ -150,15 +134,7 @@ impl Emit {
 
     /// Binds `e` to `name` (already fresh) in the current block.
     pub fn bind_as(&mut self, name: Name, e: ExprId) {
-        let span = self.span;
-        self.blocks
-            .last_mut()
-            .expect("invariant: the definition's block is never closed")
-            .push(Binding {
-                pat: Pat::Var(name),
-                value: e,
-                span,
-            });
+        self.bind_pat(Pat::Var(name), e);
     }
 
     /// Binds `e` to the hinted name if there is one, else to a fresh one.
@@ -177,31 +153,5 @@ impl Emit {
         let t = self.atom(a);
         let e = self.proj(t, index);
         self.bind("c", e)
-    }
-
-    /// Starts a block (the body of a lambda being built).
-    pub fn open(&mut self) {
-        self.blocks.push(Vec::new());
-    }
-
-    /// Ends the innermost block: its bindings as `let`s around `result`.
-    pub fn close(&mut self, result: ExprId) -> ExprId {
-        let block = self
-            .blocks
-            .pop()
-            .expect("invariant: close matches an open or the definition's block");
-        let mut body = result;
-        for b in block.into_iter().rev() {
-            body = self.out.add(
-                Expr::Let {
-                    pat: b.pat,
-                    ty: None,
-                    value: b.value,
-                    body,
-                },
-                b.span,
-            );
-        }
-        body
     }
 }

@@ -166,7 +166,7 @@ pub fn reverse_direct(m: &Module, entry: &Def, cfg: &Config) -> Result<Module, E
         _ => b.node(Expr::Tuple(items)),
     };
     let body = b.close(result);
-    let mut out = b.out;
+    let mut out = std::mem::take(&mut b.out);
     out.defs.push(Def {
         name: Name::new(format!("{}_grad", entry.name)),
         name_span: entry.name_span,

@@ -44,7 +44,7 @@ impl Direct<'_> {
         let mut parts = Vec::with_capacity(4);
         for f in [Some(r.body), r.jvp, r.vjp] {
             parts.push(match f {
-                Some(f) => b.detach(self.m, f, &none).paste(&mut b.out, false),
+                Some(f) => b.paste(self.m, f, &none),
                 None => b.node(Expr::Tuple(Vec::new())),
             });
         }
@@ -62,7 +62,7 @@ impl Direct<'_> {
             .map(|p| p.name.clone())
             .zip(names.iter().cloned())
             .collect();
-        let code = b.detach(self.m, *body, &subst);
+        let code = b.detach(self.m, *body, |x| subst.get(x).cloned());
         let uty = self.ty(e);
         let k: K = Box::new({
             let res = res.clone();
@@ -85,7 +85,7 @@ impl Direct<'_> {
                 for (name, arg) in names.into_iter().zip(args) {
                     b.bind_as(name, arg);
                 }
-                let c = code.paste(&mut b.out, false);
+                let c = b.paste_detached(code);
                 let d = b.bind_hint(None, "d", c);
                 call_k(k1, b, x, Cot::Val(d))
             }

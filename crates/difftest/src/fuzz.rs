@@ -209,6 +209,7 @@ fn features(rng: &mut Rng) -> Features {
         max_nao: 3,
         open_reduce: rng.chance(0.25),
         extended: rng.chance(0.7),
+        arrays: true,
     }
 }
 

@@ -39,6 +39,10 @@ pub struct Features {
     /// indexing, `reduce` and `foldl` of tuples or arrays. Without it the
     /// program lies in that language (`if` and `foldl` of reals included).
     pub extended: bool,
+    /// Whether the parameters may be arrays. Without it a program of
+    /// [`gen_program`] reads reals and pairs of reals only, so it has no
+    /// array operation (NAO 0): the scalar programs of the cost tests.
+    pub arrays: bool,
 }
 
 impl Default for Features {
@@ -47,6 +51,7 @@ impl Default for Features {
             max_nao: 3,
             open_reduce: false,
             extended: true,
+            arrays: true,
         }
     }
 }
@@ -837,13 +842,18 @@ fn gen_params(g: &mut Gen<'_>) -> Vec<(String, GTy)> {
     let k = 1 + g.rng.below(4);
     let (n, m) = (Size::of(0), Size::of(1));
     let mut params: Vec<(String, GTy)> = Vec::new();
+    let w: &[u32] = if g.feat.arrays {
+        &[5, 4, 2, 2, 1, 1, 1]
+    } else {
+        &[5, 0, 0, 2]
+    };
     for _ in 0..k {
-        let ty = match g.rng.weighted(&[5, 4, 2, 2, 1, 1, 1]) {
+        let ty = match g.rng.weighted(w) {
             0 => GTy::Real,
             1 => GTy::reals(n),
             2 => GTy::reals(m),
             3 => {
-                let second = if g.rng.chance(0.5) {
+                let second = if g.feat.arrays && g.rng.chance(0.5) {
                     GTy::reals(n)
                 } else {
                     GTy::Real

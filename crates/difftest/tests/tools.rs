@@ -40,6 +40,7 @@ fn generated_programs_compile_and_are_deterministic() {
             max_nao: 3,
             open_reduce: case % 2 == 0,
             extended: case % 3 != 0,
+            ..Features::default()
         };
         let p = gen_program(&mut Rng::for_case(11, case), 30, &feat);
         let q = gen_program(&mut Rng::for_case(11, case), 30, &feat);
@@ -68,6 +69,7 @@ fn programs_without_the_extensions_lie_in_the_direct_fragment() {
             max_nao: 3,
             open_reduce: case % 2 == 0,
             extended: false,
+            ..Features::default()
         };
         let p = gen_program(&mut Rng::for_case(13, case), 30, &feat);
         assert!(p.fragment().direct, "{}", p.text(None));

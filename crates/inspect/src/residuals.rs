@@ -137,13 +137,13 @@ pub fn residuals(
     let bound_by = |x: &Name| binder.get(x).copied();
     // The forward pass: the bindings the value needs, transitively.
     let mut forward = vec![false; chain.len()];
-    let mut work: Vec<Name> = unf::lower::free_vars(g, outputs[0]).into_iter().collect();
+    let mut work: Vec<Name> = syntax::visit::free_names(g, outputs[0]).into_iter().collect();
     while let Some(x) = work.pop() {
         if let Some(i) = bound_by(&x)
             && !forward[i]
         {
             forward[i] = true;
-            work.extend(unf::lower::free_vars(g, chain[i].value));
+            work.extend(syntax::visit::free_names(g, chain[i].value));
         }
     }
     report.passes = (
@@ -154,11 +154,11 @@ pub fn residuals(
     let mut read = std::collections::BTreeSet::new();
     for (i, b) in chain.iter().enumerate() {
         if !forward[i] {
-            read.extend(unf::lower::free_vars(g, b.value));
+            read.extend(syntax::visit::free_names(g, b.value));
         }
     }
     for &o in &outputs[1..] {
-        read.extend(unf::lower::free_vars(g, o));
+        read.extend(syntax::visit::free_names(g, o));
     }
     let lines = Lines::new(&g.file.text);
     for p in &def.params {
@@ -252,7 +252,7 @@ fn whole_reads(
             let unused = |k: usize| match g.expr(args[0]) {
                 Expr::Lambda { params, body } => params
                     .get(k - 1)
-                    .is_some_and(|p| !unf::lower::free_vars(g, *body).contains(&p.name)),
+                    .is_some_and(|p| !syntax::visit::free_names(g, *body).contains(&p.name)),
                 _ => false,
             };
             for (k, &a) in args.iter().enumerate() {

@@ -25,7 +25,6 @@ use proptest::prelude::*;
 use proptest::test_runner::{Config as RunnerConfig, RngSeed, TestCaseError, TestRunner};
 use semantics::{Expectations, Value, cost};
 
-use common::source::SourceGen;
 use common::{compile, same};
 
 /// What one program gave: the ratios of G and of the whole gradient
@@ -44,7 +43,7 @@ struct Seen {
 /// Runs the pipeline on the program of `seed`; `None` when reverse mode
 /// refuses it (a construct it does not support).
 fn run(seed: u64, arrays: bool) -> Result<Option<Seen>, TestCaseError> {
-    let text = SourceGen::new(seed, arrays).program();
+    let text = common::source::program(seed, arrays);
     let m = compile(&text);
     let def = m.defs.last().expect("a definition").clone();
     let Ok(lowered) = unf::lower(&m, &def) else {

@@ -11,13 +11,7 @@ use syntax::{
     verify,
 };
 
-fn ok(text: &str) -> Module {
-    compile(SourceFile {
-        name: "test.ad".into(),
-        text: text.into(),
-    })
-    .unwrap_or_else(|e| panic!("{text:?}: {e:?}"))
-}
+use crate::common::{at, ok};
 
 /// Specialises; the result verifies and is first-order.
 fn spec(text: &str) -> Module {
@@ -52,13 +46,7 @@ fn not_first_order(text: &str, result: Result<Module, Error>) -> (String, String
         Ok(s) => panic!("{text:?} specialises, to\n{}", print::module(&s)),
         Err(e) => {
             assert!(matches!(e, Error::NotFirstOrder { .. }), "{e:?}");
-            let span = e.span();
-            (
-                text.get(span.lo as usize..span.hi as usize)
-                    .unwrap_or("<no text>")
-                    .to_string(),
-                e.to_string(),
-            )
+            (at(text, e.span()), e.to_string())
         }
     }
 }
@@ -67,15 +55,7 @@ fn fo_err(text: &str) -> (String, String) {
     let m = ok(text);
     match check_first_order(&m, m.defs.last().expect("a definition")) {
         Ok(()) => panic!("{text:?} is first-order"),
-        Err(e) => {
-            let span = e.span();
-            (
-                text.get(span.lo as usize..span.hi as usize)
-                    .unwrap_or("<no text>")
-                    .to_string(),
-                e.to_string(),
-            )
-        }
+        Err(e) => (at(text, e.span()), e.to_string()),
     }
 }
 

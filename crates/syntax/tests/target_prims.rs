@@ -4,14 +4,8 @@
 //! builtins and read back; `verify_source` and the first-order check reject
 //! them in a module that claims to be Source.
 
-use syntax::{Expr, Prim, SourceFile, print};
-
-fn file(text: &str) -> SourceFile {
-    SourceFile {
-        name: "test.ad".into(),
-        text: text.into(),
-    }
-}
+use crate::common::file;
+use syntax::{Expr, Prim, print};
 
 const TARGET: &str = "def f_grad (x : R) (y : R) : (R, R, R, R, R, R) =
   (d1pow x y, d2pow x y, d2div x y, dtan x, dtanh y, dabs x)

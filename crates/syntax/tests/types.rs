@@ -4,24 +4,7 @@
 
 use syntax::{Error, Expr, Module, SourceFile, Ty, compile, parse_ty, print, verify};
 
-fn build(text: &str) -> Result<Module, Error> {
-    compile(SourceFile {
-        name: "test.ad".into(),
-        text: text.into(),
-    })
-}
-
-/// Compiles a program that must be well typed (and verify).
-fn ok(text: &str) -> Module {
-    let m = match build(text) {
-        Ok(m) => m,
-        Err(e) => panic!("{text:?} does not compile: {e:?}"),
-    };
-    if let Err(es) = verify(&m) {
-        panic!("{text:?}: the output does not verify: {es:?}");
-    }
-    m
-}
+use crate::common::{compile as build, compile_err as err, ok};
 
 /// The signature of the last definition, as `(T1, ..., Tk) -> T` text.
 fn entry_type(m: &Module) -> String {
@@ -34,21 +17,6 @@ fn entry_type(m: &Module) -> String {
         Box::new(d.ret.clone().expect("typed")),
     );
     print::ty(&ty)
-}
-
-/// The text an error points at, and its message.
-fn err(text: &str) -> (String, String) {
-    match build(text) {
-        Ok(m) => panic!("{text:?} compiles, to\n{}", print::module(&m)),
-        Err(e) => {
-            let span = e.span();
-            let at = text
-                .get(span.lo as usize..span.hi as usize)
-                .unwrap_or("<no text>")
-                .to_string();
-            (at, e.to_string())
-        }
-    }
 }
 
 fn is_type_error(text: &str) -> bool {

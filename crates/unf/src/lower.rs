@@ -29,7 +29,8 @@ use crate::ir::{CtxId, Fun, Kind, LoopKind, Module, Op, Prim, Term, TermId, TyId
 use crate::tables::Tables;
 use crate::verify::{builtin_fits, is_binary, is_unary};
 use rpds::HashTrieMap;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
+use syntax::visit::FreeMemo;
 use std::rc::Rc;
 use syntax::stack::guard;
 use syntax::{Def, Expr, ExprId, Name, Pat, Span, Ty};
@@ -70,7 +71,7 @@ pub fn lower(m: &syntax::Module, entry: &Def) -> Result<Module, Error> {
         t: Tables::new(),
         terms: Vec::new(),
         spans: Vec::new(),
-        fv: HashMap::new(),
+        fv: FreeMemo::default(),
     };
     let mut gamma = CtxId::EMPTY;
     let mut env = Env::new();
@@ -143,7 +144,7 @@ struct Lower<'a> {
     /// The free variables of the Source nodes asked so far: a branch or a
     /// function nested in another is not walked again for each enclosing
     /// one (an `if`/`else if` chain would be quadratic).
-    fv: HashMap<ExprId, Rc<BTreeSet<Name>>>,
+    fv: FreeMemo,
 }
 
 impl Lower<'_> {
@@ -156,45 +157,7 @@ impl Lower<'_> {
 
     /// The variables free in a Source expression, memoised.
     fn free(&mut self, e: ExprId) -> Rc<BTreeSet<Name>> {
-        guard(|| {
-            if let Some(f) = self.fv.get(&e) {
-                return f.clone();
-            }
-            let mut out = BTreeSet::new();
-            match self.m.expr(e) {
-                Expr::Var(x) => {
-                    out.insert(x.clone());
-                }
-                Expr::Let {
-                    pat, value, body, ..
-                } => {
-                    out.extend(self.free(*value).iter().cloned());
-                    let bound: Vec<&Name> = match pat {
-                        Pat::Var(x) => vec![x],
-                        Pat::Tuple(xs) => xs.iter().collect(),
-                    };
-                    let inner = self.free(*body);
-                    out.extend(inner.iter().filter(|x| !bound.contains(x)).cloned());
-                }
-                Expr::Lambda { params, body } => {
-                    let inner = self.free(*body);
-                    out.extend(
-                        inner
-                            .iter()
-                            .filter(|x| !params.iter().any(|p| p.name == **x))
-                            .cloned(),
-                    );
-                }
-                other => {
-                    for c in other.children() {
-                        out.extend(self.free(c).iter().cloned());
-                    }
-                }
-            }
-            let out = Rc::new(out);
-            self.fv.insert(e, out.clone());
-            out
-        })
+        self.fv.get(self.m, e)
     }
 
     fn prim(&mut self, p: Prim, span: Span) -> TermId {
@@ -780,10 +743,4 @@ impl Lower<'_> {
             body,
         })
     }
-}
-
-/// The variables free in a Source expression, by name
-/// (`syntax::free_vars`).
-pub fn free_vars(m: &syntax::Module, e: ExprId) -> BTreeSet<Name> {
-    syntax::free_vars(m, e).into_keys().collect()
 }

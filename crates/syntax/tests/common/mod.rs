@@ -4,14 +4,26 @@
 
 #![allow(dead_code)]
 
-use syntax::{Expr, ExprId, Module, Pat, SourceFile};
+use syntax::{Expr, ExprId, Module, Pat, SourceFile, Span};
+
+/// `text` as a file named `test.ad`.
+pub fn file(text: &str) -> SourceFile {
+    SourceFile {
+        name: "test.ad".into(),
+        text: text.into(),
+    }
+}
+
+/// The text `span` covers in `text`.
+pub fn at(text: &str, span: Span) -> String {
+    text.get(span.lo as usize..span.hi as usize)
+        .unwrap_or("<no text>")
+        .to_string()
+}
 
 /// Parses `text` as a file named `test.ad`.
 pub fn parse(text: &str) -> Result<Module, syntax::Error> {
-    syntax::parse(SourceFile {
-        name: "test.ad".into(),
-        text: text.into(),
-    })
+    syntax::parse(file(text))
 }
 
 /// Parses `text`, failing the test with the error if it does not parse.
@@ -26,10 +38,7 @@ pub use testkit::same_module;
 
 /// Compiles `text` as a file named `test.ad`.
 pub fn compile(text: &str) -> Result<Module, syntax::Error> {
-    syntax::compile(SourceFile {
-        name: "test.ad".into(),
-        text: text.into(),
-    })
+    syntax::compile(file(text))
 }
 
 /// Compiles `text` (a file named `test.ad`) to core form, failing the test
@@ -51,14 +60,7 @@ pub fn check(text: &str, want: expect_test::Expect) {
 pub fn compile_err(text: &str) -> (String, String) {
     match compile(text) {
         Ok(m) => panic!("{text:?} compiles, to\n{}", syntax::print::module(&m)),
-        Err(e) => {
-            let span = e.span();
-            let at = text
-                .get(span.lo as usize..span.hi as usize)
-                .unwrap_or("<no text>")
-                .to_string();
-            (at, e.to_string())
-        }
+        Err(e) => (at(text, e.span()), e.to_string()),
     }
 }
 

@@ -210,8 +210,8 @@ fn subtree(m: &Module, roots: &[ExprId]) -> Vec<ExprId> {
 }
 
 /// The first variable (in program order) that `lambda` reads but does not
-/// bind, with the node reading it. Exact in core form, where every binder
-/// is unique in its definition.
+/// bind and that names no definition, with the node reading it. Exact in
+/// core form, where every binder is unique in its definition.
 fn first_free(m: &Module, lambda: ExprId) -> Option<(Name, ExprId)> {
     let mut bound: FxHashSet<&Name> = FxHashSet::default();
     let mut uses = Vec::new();
@@ -229,8 +229,10 @@ fn first_free(m: &Module, lambda: ExprId) -> Option<(Name, ExprId)> {
         }
     }
     uses.sort_by_key(|&(_, id)| id);
+    // A call of an earlier definition (kept by elaboration) reads no
+    // variable: the definition is a constant of the program.
     uses.into_iter()
-        .find(|(x, _)| !bound.contains(x))
+        .find(|(x, _)| !bound.contains(x) && m.def(x.as_str()).is_none())
         .map(|(x, id)| (x.clone(), id))
 }
 

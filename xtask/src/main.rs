@@ -861,7 +861,7 @@ fn source_stage(
         wrt: adrev::Wrt::parse(wrt)?.for_crates(def)?,
         ..Context::new(def.name.as_str())
     };
-    let mut list = vec![Pass::Expand];
+    let mut list = vec![Pass::Inline, Pass::Expand];
     list.extend_from_slice(passes);
     let out = if break_output {
         broken_stage(&list, m, cx)?

@@ -48,6 +48,16 @@ pub fn inline_all(m: &Module) -> Result<Module, Error> {
     inline_defs(m, &all)
 }
 
+/// Whether a node of `m` may call a definition: a variable named like one
+/// (a local of that name shadows it, so this may say yes when the exact
+/// answer is no; inlining a module without calls only copies it).
+pub fn may_call(m: &Module) -> bool {
+    let names: FxHashSet<&Name> = m.defs.iter().map(|d| &d.name).collect();
+    m.exprs
+        .iter()
+        .any(|e| matches!(e, Expr::Var(x) if names.contains(x)))
+}
+
 /// The definitions of `m` at positions `which`, closed, in a new module.
 fn inline_defs(m: &Module, which: &[usize]) -> Result<Module, Error> {
     crate::infer::check_shape(m)?;

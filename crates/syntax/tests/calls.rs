@@ -150,3 +150,21 @@ fn the_verifier_accepts_calls_of_earlier_definitions_only() {
         "{errors:?}"
     );
 }
+
+#[test]
+fn specialisation_inlines_the_calls_first() {
+    // Also where a local is named like a definition.
+    let m = calls(
+        "def sq (x : R) : R = x * x\n\
+         def twice (g : R -> R) (x : R) : R = g (g x)\n\
+         def f (x : R) : R = let sq_ = 1 in twice sq x + (let sq = 2 in sq) + sq_\n",
+    );
+    for s in [
+        syntax::specialize(&m).expect("specialises"),
+        syntax::specialize_def(&m, "f").expect("specialises"),
+    ] {
+        syntax::verify(&s).expect("verifies");
+        let f = s.def("f").expect("f");
+        assert_eq!(syntax::check_first_order(&s, f), Ok(()), "{}", print::module(&s));
+    }
+}

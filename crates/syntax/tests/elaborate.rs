@@ -103,7 +103,7 @@ fn the_prelude_is_in_scope_and_may_be_shadowed() {
               7
 
             def f (A : [n]R) : R =
-              let A_9 : [n]R = A in
+              let A_1 : [n]R = A in
               7
         "#]],
     );

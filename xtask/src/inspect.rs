@@ -83,7 +83,7 @@ pub fn run(command: Command) -> Result<(), CliError> {
         } => residuals(&file, entry.as_deref(), wrt.as_deref(), &at),
         Command::Activity { file, entry, at } => activity(&file, entry.as_deref(), &at),
         Command::NanHazards { file, entry: name } => {
-            let m = Program::load(&file)?.expanded("nan-hazards")?;
+            let m = Program::load(&file)?.expanded("nan-hazards", name.as_deref())?;
             let (m, name) = first_order(m, name.as_deref())?;
             let def = entry(&m, Some(name.as_str()))?;
             print!("{}", inspect::hazards::lint(&m, def));
@@ -185,7 +185,7 @@ fn residuals(
     at: &[String],
 ) -> Result<(), CliError> {
     let program = Program::load(file)?;
-    let m = program.expanded("residuals")?;
+    let m = program.expanded("residuals", name)?;
     let def = entry(&m, name)?;
     let args = optional_args(&m, def, at)?;
     let mut req = Request::new(Kind::ValueAndGrad).wrt(Wrt::parse(wrt)?);
@@ -207,7 +207,7 @@ fn residuals(
 }
 
 fn activity(file: &Path, name: Option<&str>, at: &[String]) -> Result<(), CliError> {
-    let m = Program::load(file)?.expanded("activity")?;
+    let m = Program::load(file)?.expanded("activity", name)?;
     let (m, name) = first_order(m, name)?;
     let def = entry(&m, Some(name.as_str()))?;
     let report = match optional_args(&m, def, at)? {

@@ -248,8 +248,9 @@ enum Command {
         #[arg(long)]
         gmm_n: Option<usize>,
         /// Only these `codegen` kernels (sum, prod, dot, sinexp, logsumexp,
-        /// gmm), or these `gradbench` evals (lse, llsq, ode, gmm, kmeans,
-        /// lstm, ba, ht).
+        /// gmm), these `gradbench` evals (lse, llsq, ode, gmm, kmeans,
+        /// lstm, ba, ht), or the `shapes` whose name contains one of these
+        /// (nested, flat, chain, independent).
         #[arg(long, value_delimiter = ',')]
         kernels: Vec<String>,
         /// Timed calls per process for `codegen` (default 11; quick 5).
@@ -613,8 +614,9 @@ fn run(command: Command) -> Result<(), CliError> {
                     .and_then(|()| bench::scale(&scale_sizes, repeat)),
                 "codegen" => bench::codegen(&opts),
                 "jacobian" => bench::jacobian(&jac),
-                "scale" => bench::scale(&scale_sizes, repeat).and_then(|()| shapes::shapes(quick)),
-                "shapes" => shapes::shapes(quick),
+                "scale" => bench::scale(&scale_sizes, repeat)
+                    .and_then(|()| shapes::shapes(quick, &kernels)),
+                "shapes" => shapes::shapes(quick, &kernels),
                 "checkpoint" => checkpoint_bench::checkpoint(&checkpoint_sizes),
                 "hist" => hist_bench::hist(quick),
                 "gradbench" => bench::gradbench(quick, &kernels, !quick && !no_docs),
@@ -861,7 +863,7 @@ fn source_stage(
         wrt: adrev::Wrt::parse(wrt)?.for_crates(def)?,
         ..Context::new(def.name.as_str())
     };
-    let mut list = vec![Pass::Expand];
+    let mut list = vec![Pass::Inline, Pass::Expand];
     list.extend_from_slice(passes);
     let out = if break_output {
         broken_stage(&list, m, cx)?

@@ -87,7 +87,11 @@ fn codegen_error(m: &syntax::Module, e: &codegen::Error) -> CliError {
 /// header `OUT.h` that the source includes.
 pub fn codegen_cmd(input: &Path, output: &Path, options: COptions) -> Result<(), CliError> {
     let program = Program::load(input)?;
-    let m = program.module()?;
+    // Every definition, each with its calls inlined: C has a function per
+    // definition and none calls another.
+    let loaded = program.module()?;
+    let m = &syntax::inline_all(loaded)
+        .map_err(|e| adrev::diag::at(&loaded.file, e.span(), &e.to_string()))?;
     let stem = output
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())

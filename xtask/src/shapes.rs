@@ -3,14 +3,15 @@
 //! a nested array literal of depth d, one flat array literal of n reals, a
 //! chain of n definitions each calling the previous one, and n independent
 //! definitions. For each size it reports the CPU seconds of `check`
-//! (`syntax::compile`: parse, elaborate, type; what `xtask check` does) and
-//! of differentiating the entry (`grad --via unf` up to the optimized
-//! gradient program), the peak resident memory of the process that
+//! (`adrev::Program::from_text`: parse, elaborate, type, calls kept; what
+//! `xtask check` does) and of differentiating the entry (`grad --via unf`
+//! up to the optimized gradient program, the entry's calls inlined first),
+//! the peak resident memory of the process that
 //! measured both (one process per measurement), and the ratio of each to the previous size (linear: about 2). Nothing is
 //! asserted (docs/scale.md).
 
 use crate::diag::CliError;
-use adrev::{Ir, Kind, Program, Request};
+use adrev::{Kind, Program, Request};
 
 /// One input shape: its name, what its size counts, and its generator.
 struct Shape {
@@ -92,7 +93,7 @@ fn sizes(shape: &str, quick: bool) -> Vec<usize> {
     let base: &[usize] = match shape {
         "nested array literal" => &[500, 1000, 2000, 4000],
         "flat array literal" => &[125_000, 250_000, 500_000, 1_000_000],
-        "chain of definitions" => &[125, 250, 500, 1000],
+        "chain of definitions" => &[1250, 2500, 5000, 10_000],
         _ => &[12_500, 25_000, 50_000, 100_000],
     };
     base.iter()
@@ -129,22 +130,14 @@ const ONE: &str = "ADREV_BENCH_SHAPE";
 
 /// Measures one shape at one size in this process.
 fn measure_here(shape: &Shape, n: usize) -> Result<(f64, f64), CliError> {
-    let file = syntax::SourceFile {
-        name: format!("{}-{n}.ad", shape.unit),
-        text: (shape.text)(n),
-    };
-    let (m, check) = crate::bench::timed(|| syntax::compile(file));
-    let m = m.map_err(|e| CliError::Internal(format!("`{}` at {n}: {e}\n", shape.name)))?;
-    let (g, grad) = crate::bench::timed(|| -> Result<(), CliError> {
-        let entry = m.defs.last().ok_or_else(|| {
-            CliError::Internal(format!("`{}` at {n}: no definition\n", shape.name))
-        })?;
-        let req = Request::new(Kind::ValueAndGrad).entry(entry.name.to_string());
-        Program::from_ir(Ir::Source(m.clone()))
-            .compile(&req)
-            .map(drop)
-    });
-    g?;
+    let name = format!("{}-{n}.ad", shape.unit);
+    let text = (shape.text)(n);
+    let (p, check) = crate::bench::timed(|| Program::from_text(&name, text));
+    let failed =
+        |e: adrev::Error| CliError::Internal(format!("`{}` at {n}: {}\n", shape.name, e.message()));
+    let p = p.map_err(failed)?;
+    let (g, grad) = crate::bench::timed(|| p.compile(&Request::new(Kind::ValueAndGrad)).map(drop));
+    g.map_err(failed)?;
     Ok((check, grad))
 }
 
@@ -195,8 +188,9 @@ fn ratio(later: f64, earlier: f64) -> String {
     crate::bench::time_ratio(later, earlier)
 }
 
-/// `cargo xtask bench shapes`.
-pub fn shapes(quick: bool) -> Result<(), CliError> {
+/// `cargo xtask bench shapes`: every shape, or those whose name contains
+/// one of `only` (`--kernels chain,independent`).
+pub fn shapes(quick: bool, only: &[String]) -> Result<(), CliError> {
     if let Ok(spec) = std::env::var(ONE) {
         return measure_one(&spec);
     }
@@ -207,7 +201,8 @@ pub fn shapes(quick: bool) -> Result<(), CliError> {
     );
     println!("| shape | size | check s | grad s | peak MB | check × | grad × | peak × |");
     println!("|---|---:|---:|---:|---:|---:|---:|---:|");
-    for (index, shape) in SHAPES.iter().enumerate() {
+    let chosen = |name: &str| only.is_empty() || only.iter().any(|o| name.contains(o.as_str()));
+    for (index, shape) in SHAPES.iter().enumerate().filter(|(_, s)| chosen(s.name)) {
         let mut prev: Option<Measured> = None;
         for n in sizes(shape.name, quick) {
             let now = measure(index, n)?;

@@ -54,13 +54,15 @@ pub fn read_text(path: &Path) -> Result<String, CliError> {
         })
 }
 
-/// Parses and elaborates program text into a typed Source module.
+/// Parses and elaborates program text into a typed Source module, whose
+/// definitions call each other (`syntax::compile_calls`: each elaborated
+/// once; a request inlines its entry, `Pass::Inline`).
 pub fn compile_text(name: &str, text: String) -> Result<Module, CliError> {
     let file = SourceFile {
         name: name.to_string(),
         text,
     };
-    syntax::compile(file.clone()).map_err(|e| diag::at(&file, e.span(), &e.to_string()))
+    syntax::compile_calls(file.clone()).map_err(|e| diag::at(&file, e.span(), &e.to_string()))
 }
 
 /// Explains a RON reading failure, naming the file.

@@ -48,6 +48,11 @@ impl Flow {
 /// One pass.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Pass {
+    /// Source → Source (or Target → Target): the entry alone, with every
+    /// call of an earlier definition it reaches inlined
+    /// (`syntax::inline_entry`): elaboration keeps calls, every later pass
+    /// takes self-contained definitions.
+    Inline,
     /// Source → Source (or Target → Target): the derivative constructs
     /// (`diff`, `grad`, `jvp`, `vjp`, `jacob`) expanded by forward mode.
     Expand,
@@ -77,6 +82,7 @@ impl Pass {
     /// The pass's name in messages.
     pub fn name(self) -> &'static str {
         match self {
+            Pass::Inline => "inline",
             Pass::Expand => "forward (expand)",
             Pass::FirstOrder => "specialize",
             Pass::Lower => "unf",
@@ -95,7 +101,7 @@ impl Pass {
     /// [`Verify::Boundaries`]): the IR files of `pipeline --dump` and each
     /// route's output.
     fn is_boundary(self) -> bool {
-        !matches!(self, Pass::Expand | Pass::FirstOrder)
+        !matches!(self, Pass::Inline | Pass::Expand | Pass::FirstOrder)
     }
 }
 
@@ -243,6 +249,10 @@ fn expect_source(pass: Pass, flow: Flow) -> Result<Module> {
 fn run_one(pass: Pass, flow: Flow, cx: &Context) -> Result<Flow> {
     let wrt = cx.wrt.as_deref();
     match pass {
+        Pass::Inline => match flow {
+            Flow::Target(m) => inline(&m, &cx.entry).map(Flow::Target),
+            other => inline(&expect_source(pass, other)?, &cx.entry).map(Flow::Source),
+        },
         Pass::Expand => match flow {
             Flow::Target(m) => expand_with(&m, &cx.forward).map(Flow::Target),
             other => expand_with(&expect_source(pass, other)?, &cx.forward).map(Flow::Source),
@@ -325,6 +335,13 @@ fn run_one(pass: Pass, flow: Flow, cx: &Context) -> Result<Flow> {
             optimize(m).map(Flow::Target)
         }
     }
+}
+
+/// The entry `entry` of `m` alone, every call it reaches inlined (the
+/// error, a program whose inlined entry does not type, at its position).
+pub fn inline(m: &Module, entry: &str) -> Result<Module> {
+    entry_of(m, entry)?;
+    syntax::inline_entry(m, entry).map_err(|e| diag::at(&m.file, e.span(), &e.to_string()))
 }
 
 /// Expands the derivative constructs by forward mode when there are any

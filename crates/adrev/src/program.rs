@@ -95,28 +95,47 @@ impl Program {
         Inputs::from_literals(semantics::Expectations::parse(text).at)
     }
 
-    /// The Source module with its derivative constructs expanded (what
-    /// every route differentiates), verified at the boundary; `command`
-    /// names the caller in the error for a program that is not Source.
-    pub fn expanded(&self, command: &str) -> Result<Module> {
-        self.expand(command, Verify::Boundaries, &forward::Config::default())
+    /// The Source module of the definition `entry` (default: the last)
+    /// alone, its calls inlined and its derivative constructs expanded
+    /// (what every route differentiates), verified at the boundary;
+    /// `command` names the caller in the error for a program that is not
+    /// Source.
+    pub fn expanded(&self, command: &str, entry: Option<&str>) -> Result<Module> {
+        self.expand(
+            command,
+            entry,
+            Verify::Boundaries,
+            &forward::Config::default(),
+        )
     }
 
-    /// The Source module of a derivative request, with its derivative
-    /// constructs expanded in the request's forward mode.
+    /// The Source module of a derivative request: its entry alone, inlined,
+    /// with its derivative constructs expanded in the request's forward mode.
     pub(crate) fn source(&self, req: &Request) -> Result<Module> {
-        self.expand(req.kind.name(), req.verify, &req.forward)
+        self.expand(
+            req.kind.name(),
+            req.entry.as_deref(),
+            req.verify,
+            &req.forward,
+        )
     }
 
-    fn expand(&self, command: &str, verify: Verify, forward: &forward::Config) -> Result<Module> {
+    fn expand(
+        &self,
+        command: &str,
+        entry_name: Option<&str>,
+        verify: Verify,
+        forward: &forward::Config,
+    ) -> Result<Module> {
         match &self.ir {
             Ir::Source(m) => {
                 let cx = Context {
                     verify,
                     forward: forward.clone(),
-                    ..Context::new("")
+                    ..Context::new(entry(m, entry_name)?.name.as_str())
                 };
-                passes::run(&[Pass::Expand], Flow::Source(m.clone()), &cx)?.into_module()
+                passes::run(&[Pass::Inline, Pass::Expand], Flow::Source(m.clone()), &cx)?
+                    .into_module()
             }
             other => Err(Error::user(format!(
                 "`{command}` differentiates a Source program (a `.ad` file or a `source` file), not a `{}` one",
@@ -206,13 +225,13 @@ impl Program {
         let cx = Context {
             verify: req.verify,
             forward: req.forward.clone(),
-            ..Context::new("")
+            ..Context::new(entry(m, req.entry.as_deref())?.name.as_str())
         };
         let flow = match &self.ir {
             Ir::Target(m) => Flow::Target(m.clone()),
             _ => Flow::Source(m.clone()),
         };
-        let m = passes::run(&[Pass::Expand], flow, &cx)?.into_module()?;
+        let m = passes::run(&[Pass::Inline, Pass::Expand], flow, &cx)?.into_module()?;
         let def = entry(&m, req.entry.as_deref())?.clone();
         let name = def.name.to_string();
         Ok(Compiled {
@@ -232,7 +251,9 @@ impl Program {
         req: &Request,
         c: Option<&codegen::Config>,
     ) -> Result<Pullback> {
-        let (pm, pname) = crate::pullback::program(m, def)?;
+        // Written after the program as loaded (every definition, calls kept),
+        // so the pullback's name is fresh among all of them.
+        let (pm, pname) = crate::pullback::program(self.module()?, def)?;
         let cx = Context {
             entry: pname.clone(),
             wrt: Some(req.wrt.resolve(def)?),
@@ -240,7 +261,7 @@ impl Program {
             forward: req.forward.clone(),
             checkpoint: req.checkpoint,
         };
-        let mut list = vec![Pass::Expand];
+        let mut list = vec![Pass::Inline, Pass::Expand];
         list.extend(passes::gradient_passes(req.route, req.optimize));
         let g = passes::run(&list, Flow::Source(pm), &cx)?.into_module()?;
         Ok(Pullback {
@@ -255,6 +276,7 @@ impl Program {
     pub fn stages(&self, entry_name: Option<&str>, wrt: &Wrt) -> Result<Vec<StageDump>> {
         let m = self.expand(
             Kind::Grad.name(),
+            entry_name,
             Verify::Boundaries,
             &forward::Config::default(),
         )?;

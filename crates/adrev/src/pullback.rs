@@ -47,7 +47,7 @@ pub fn program(m: &Module, entry: &Def) -> Result<(Module, String)> {
             name: m.file.name.clone(),
             text: text + &def,
         };
-        match syntax::compile(file.clone()) {
+        match syntax::compile_calls(file.clone()) {
             Ok(out) if out.def(&name).is_some() => return Ok((out, name)),
             Ok(_) => {}
             Err(e) => {

@@ -384,7 +384,7 @@ fn cost_ratio(construct: &str, n: usize) -> f64 {
     let cost = |text: String| {
         let p = program(&text);
         let m = p
-            .expanded("cost")
+            .expanded("cost", None)
             .unwrap_or_else(|e| panic!("{}", e.message()));
         let def = m.defs.last().expect("a definition").clone();
         let (_, c) = semantics::cost::dynamic_cost(&m, &def, std::slice::from_ref(&x))

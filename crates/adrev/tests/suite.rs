@@ -1,6 +1,7 @@
 //! The integration tests of `adrev`, one binary (docs/testing.md).
 
 mod api;
+mod calls;
 mod checkpoint;
 mod common;
 mod inlang;

@@ -83,17 +83,16 @@ fn err(e: adrev::Error) -> String {
     e.message().to_string()
 }
 
-/// The program reduced to its definition `entry`. Elaboration inlines
-/// every call, so each definition stands alone; the C backend compiles
-/// every definition of a module, and the `ht` module's four entries
-/// together are 900 KB of C, which cc takes minutes over.
+/// The program reduced to its definition `entry`, with the calls it makes
+/// inlined (`syntax::inline_entry`): the C backend compiles every
+/// definition of a module, and the `ht` module's four entries together
+/// are 900 KB of C, which cc takes minutes over.
 fn only(program: &Program, entry: &str) -> Result<Program, String> {
-    let mut m = program.module().map_err(err)?.clone();
+    let m = program.module().map_err(err)?;
     if m.def(entry).is_none() {
         return Err(format!("the program has no definition `{entry}`"));
     }
-    m.defs.retain(|d| d.name.as_str() == entry);
-    m.compact();
+    let m = adrev::passes::inline(m, entry).map_err(err)?;
     Ok(Program::from_ir(Ir::Source(m)))
 }
 

@@ -11,7 +11,7 @@ fn stages(name: &str) -> Vec<(&'static str, String)> {
     let b = testkit::stages::boundaries(&f).expect("reverse mode takes the fixture");
     use testkit::stages::term_ron;
     vec![
-        ("10.source", term_ron(syntax::SOURCE_IR, &f.compile())),
+        ("10.source", term_ron(syntax::SOURCE_IR, &f.compile_calls())),
         ("20.source-unf", unf::to_ron(&b.source_unf)),
         ("30.target-unf", unf::to_ron(&b.target_unf)),
         ("40.target", term_ron(syntax::TARGET_IR, &b.target)),

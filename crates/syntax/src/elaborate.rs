@@ -14,29 +14,35 @@
 //!   value (`map sin A`) → eta-expanded, `fun x_1 -> sin x_1`;
 //! - an operator section `(+)` → `fun (a_1, b_1) -> a_1 + b_1`, or the
 //!   operator itself when the section is applied to all its arguments;
-//! - a call `f a b` of an earlier definition → `let x = a in let y = b in
-//!   body`, a copy of `f`'s elaborated and typed body whose binders are all
-//!   renamed apart and whose size names are fresh (so each copy has its own
-//!   sizes); the `let`s carry `f`'s parameter types; a definition without
-//!   parameters is its body;
-//! - a definition used as a value (`map f A`) → `fun (x, y) -> body`, the
-//!   same copy under a lambda.
+//! - a call `f a b` of an earlier user definition stays a call,
+//!   `App(Var f, [a, b])`, and a use as a value (`map f A`) stays `Var f`:
+//!   each definition is elaborated and typed once, and a call is typed by
+//!   the callee's signature with fresh size names ([`elaborate_calls`];
+//!   `crate::inline` inlines them where a route needs closed code);
+//! - a call `f a b` of a prelude definition (or of any definition, in
+//!   [`elaborate`]) → `let x = a in let y = b in body`, a copy of `f`'s
+//!   elaborated and typed body whose binders are all renamed apart and
+//!   whose size names are fresh (so each copy has its own sizes); the
+//!   `let`s carry `f`'s parameter types; a definition without parameters
+//!   is its body; a prelude definition used as a value → `fun (x, y) ->
+//!   body`, the same copy under a lambda.
 //!
 //! Invariants of the output: core form (see ir.rs); it holds only the
-//! user's definitions, in order, each self-contained; every binder is
-//! unique within its definition (the user's name is kept where it does not
-//! clash, else a fresh `name_N`); compacted; typed by `infer`.
+//! user's definitions, in order, each calling only earlier ones (none, in
+//! [`elaborate`]'s output); every binder is unique within its definition
+//! (the user's name is kept where it does not clash, else a fresh
+//! `name_N`); compacted; typed by `infer`.
 //!
 //! Each definition is type-checked as soon as it is elaborated, so the
-//! copies inlined into later definitions carry its inferred types (literal
-//! forms, parameter types) rather than being re-inferred at each call site:
-//! definitions are monomorphic.
+//! copies inlined later carry its inferred types (literal forms, parameter
+//! types) rather than being re-inferred at each call site: definitions are
+//! monomorphic, up to their sizes.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::OnceLock;
 
 use crate::error::Error;
-use crate::infer::{self, Scope, infer_def};
+use crate::infer::{self, Scope, Sigs, infer_def};
 use crate::ir::{
     Def, Expr, ExprId, Module, Name, NameGen, Param, Pat, Prim, Size, SourceFile, Span, Ty,
 };
@@ -64,9 +70,19 @@ fn prelude() -> Result<&'static Module, Error> {
         })
 }
 
-/// Surface form → core form: resolves names, inlines the calls of earlier
-/// definitions and of the prelude, then infers types (module doc).
+/// Surface form → core form with every call inlined: each definition
+/// self-contained (what a stage that takes a whole module of closed
+/// definitions wants). [`elaborate_calls`] then `crate::inline::inline_all`;
+/// a chain of n definitions each calling the previous one is n² nodes.
 pub fn elaborate(m: &Module) -> Result<Module, Error> {
+    crate::inline::inline_all(&elaborate_calls(m)?)
+}
+
+/// Surface form → core form keeping the calls of earlier user definitions
+/// as calls (module doc): linear in the program, each definition
+/// elaborated and typed once. What the driver loads; a route inlines the
+/// entry it differentiates (`crate::inline::inline_entry`).
+pub fn elaborate_calls(m: &Module) -> Result<Module, Error> {
     elaborate_with(m, prelude()?, false)
 }
 
@@ -74,7 +90,7 @@ pub fn elaborate(m: &Module) -> Result<Module, Error> {
 /// gradient): the Target-only builtins (`d1pow`, ..., `Prim::is_target_only`)
 /// are names too.
 pub fn elaborate_target(m: &Module) -> Result<Module, Error> {
-    elaborate_with(m, prelude()?, true)
+    crate::inline::inline_all(&elaborate_with(m, prelude()?, true)?)
 }
 
 /// Elaborates a surface-form module after `prelude` (another surface-form
@@ -90,6 +106,7 @@ fn elaborate_with(m: &Module, prelude: &Module, target: bool) -> Result<Module, 
         out: Module::new(m.file.clone()),
         names,
         visible: HashMap::new(),
+        sigs: Sigs::default(),
         used: HashSet::new(),
         env: Env::default(),
         target,
@@ -110,7 +127,6 @@ fn elaborate_with(m: &Module, prelude: &Module, target: bool) -> Result<Module, 
         .enumerate()
         .map(|(i, d)| (d.name.as_str(), i))
         .collect();
-    let mut user: Vec<Def> = Vec::new();
     let mut defined: HashSet<&str> = HashSet::new();
     for (i, def) in m.defs.iter().enumerate() {
         if !defined.insert(def.name.as_str()) {
@@ -124,12 +140,18 @@ fn elaborate_with(m: &Module, prelude: &Module, target: bool) -> Result<Module, 
             after: i,
         };
         let done = el.def(m, def, &later, false)?;
-        user.push(done.clone());
+        let params: Vec<Ty> = done
+            .params
+            .iter()
+            .map(|p| p.ty.clone().unwrap_or(Ty::Tuple(Vec::new())))
+            .collect();
+        let ret = done.ret.clone().unwrap_or(Ty::Tuple(Vec::new()));
+        el.sigs.insert(&done.name, &params, &ret);
+        el.out.defs.push(done.clone());
         el.visible
             .insert(done.name.as_str().to_owned(), (done, false));
     }
     let mut out = el.out;
-    out.defs = user;
     // Each definition was typed as it was elaborated (`Elab::def`), and
     // inference reads no type it did not compute, so inferring the whole
     // output again would give the same types: compaction carries them.
@@ -152,7 +174,7 @@ fn elaborate_with(m: &Module, prelude: &Module, target: bool) -> Result<Module, 
 }
 
 /// Reserves every name of a module, including size names, in `names`.
-fn reserve_all(names: &mut NameGen, m: &Module) {
+pub(crate) fn reserve_all(names: &mut NameGen, m: &Module) {
     let mut sizes = Vec::new();
     for d in &m.defs {
         names.reserve(d.name.as_str());
@@ -212,6 +234,9 @@ struct Elab {
     /// The elaborated, typed definitions in scope, by name; `true` for the
     /// prelude's.
     visible: HashMap<String, (Def, bool)>,
+    /// The signatures of the user's definitions elaborated so far, which
+    /// the calls kept in the output are typed by.
+    sigs: Sigs,
     /// The binder names used in the current definition.
     used: HashSet<Name>,
     /// The source names in scope, and what they are called in the output.
@@ -293,7 +318,7 @@ impl Elab {
             ret: def.ret.clone(),
             body,
         };
-        infer_def(&mut self.out, &mut out).map_err(|e| {
+        infer_def(&mut self.out, &mut out, &self.sigs).map_err(|e| {
             if prelude {
                 Error::Type {
                     span: Span::GENERATED,
@@ -305,6 +330,14 @@ impl Elab {
         })?;
         crate::rules::check(&self.out, Some(&[out.body]))?;
         Ok(out)
+    }
+
+    /// Whether `def` is the prelude's (inlined at every call) rather than
+    /// the user's (called).
+    fn is_prelude(&self, def: &Def) -> bool {
+        self.visible
+            .get(def.name.as_str())
+            .is_some_and(|(_, prelude)| *prelude)
     }
 
     /// A binder for `name` in the current definition: the name itself if
@@ -441,6 +474,9 @@ impl Elab {
             return Ok(self.lambda(params.into_iter().map(|p| (p, None)).collect(), body, span));
         }
         let def = self.definition(src, x, span)?;
+        if !self.is_prelude(&def) {
+            return Ok(self.add(Expr::Var(def.name.clone()), span));
+        }
         if def.params.is_empty() {
             return self.copy_body(&def, span, &mut HashMap::new(), Env::default());
         }
@@ -524,15 +560,20 @@ impl Elab {
                 let fspan = src.m.span(func);
                 let def = self.definition(src, x, fspan)?;
                 let args = self.exprs(src, args)?;
-                if def.params.is_empty() {
-                    let f = self.copy_body(&def, fspan, &mut HashMap::new(), Env::default())?;
-                    return Ok(self.add(Expr::App { func: f, args }, span));
-                }
-                if def.params.len() != args.len() {
+                if !def.params.is_empty() && def.params.len() != args.len() {
                     return Err(Error::Type {
                         span,
                         message: args_message(x.as_str(), def.params.len(), args.len()),
                     });
+                }
+                if !self.is_prelude(&def) {
+                    // A call kept as a call (module doc).
+                    let f = self.add(Expr::Var(def.name.clone()), fspan);
+                    return Ok(self.add(Expr::App { func: f, args }, span));
+                }
+                if def.params.is_empty() {
+                    let f = self.copy_body(&def, fspan, &mut HashMap::new(), Env::default())?;
+                    return Ok(self.add(Expr::App { func: f, args }, span));
                 }
                 self.inline(&def, args, span)
             }
@@ -629,11 +670,7 @@ impl Elab {
         sizes: &mut HashMap<Name, Name>,
         mut env: Env,
     ) -> Result<ExprId, Error> {
-        let from_prelude = self
-            .visible
-            .get(def.name.as_str())
-            .is_some_and(|(_, prelude)| *prelude);
-        let at = from_prelude.then_some(span);
+        let at = self.is_prelude(def).then_some(span);
         Ok(self.copy(def.body, &mut env, sizes, at))
     }
 

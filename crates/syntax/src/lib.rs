@@ -2,7 +2,8 @@
 //!
 //! In: the text of a `.ad` file (language.md). Out: a [`Module`] in core
 //! form: every builtin resolved to a [`Prim`], calls of earlier definitions
-//! inlined, binders unique, every node typed. The crate also owns the
+//! kept as calls ([`compile_calls`]) or inlined ([`compile`],
+//! [`inline_entry`]), binders unique, every node typed. The crate also owns the
 //! printer back to text, the verifier of the term IR, the first-order check
 //! that reverse mode relies on, the specialiser of higher-order programs to
 //! first order, and the RON envelope of every IR file (docs/types.md).
@@ -22,6 +23,7 @@ pub mod first_order;
 pub mod fxhash;
 pub mod hist;
 pub mod infer;
+pub mod inline;
 pub mod ir;
 pub mod lexer;
 pub mod parser;
@@ -34,11 +36,12 @@ pub mod verify;
 pub mod visit;
 
 pub use bound::{bound_whiles, has_while};
-pub use elaborate::{elaborate, elaborate_target};
+pub use elaborate::{elaborate, elaborate_calls, elaborate_target};
 pub use envelope::{EnvelopeError, from_ron, read_header, to_ron};
 pub use first_order::check_first_order;
 pub use visit::free_vars;
 pub use infer::infer;
+pub use inline::{inline_all, inline_entry};
 pub use ir::{
     Def, Expr, ExprId, Fixity, Module, Name, Param, Pat, Prim, Size, SourceFile, Span, Ty,
 };
@@ -57,9 +60,17 @@ pub const FORMAT_VERSION: u32 = 1;
 pub mod error;
 pub use error::Error;
 
-/// Program text → a typed core-form module: [`parse`] then [`elaborate`].
+/// Program text → a typed core-form module whose definitions are each
+/// self-contained: [`parse`] then [`elaborate`] (every call inlined).
 pub fn compile(file: SourceFile) -> Result<Module, Error> {
     elaborate(&parse(file)?)
+}
+
+/// Program text → a typed core-form module that keeps the calls of earlier
+/// definitions: [`parse`] then [`elaborate_calls`], linear in the program.
+/// What the driver loads; [`inline_entry`] closes the entry a route needs.
+pub fn compile_calls(file: SourceFile) -> Result<Module, Error> {
+    elaborate_calls(&parse(file)?)
 }
 
 /// Program text of a Target program (a printed gradient) → a typed

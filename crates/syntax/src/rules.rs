@@ -209,10 +209,13 @@ fn subtree(m: &Module, roots: &[ExprId]) -> Vec<ExprId> {
 }
 
 /// The first variable (in program order) that `lambda` reads but does not
-/// bind, with the node reading it.
+/// bind and that names no definition, with the node reading it. A call of
+/// an earlier definition (kept by elaboration) reads no variable: the
+/// definition is a constant of the program.
 fn first_free(m: &Module, lambda: ExprId) -> Option<(Name, ExprId)> {
     crate::visit::free_vars(m, lambda)
         .into_iter()
+        .filter(|(x, _)| m.def(x.as_str()).is_none())
         .min_by_key(|&(_, id)| id)
 }
 

@@ -20,7 +20,9 @@
 //! A definition whose parameters or result are of function type (a
 //! higher-order helper such as `def twice (g : R -> R) (x : R) = g (g x)`)
 //! has no first-order form of its own: it lives on, specialised, in every
-//! definition that calls it (elaboration inlines each call), so
+//! definition that calls it (the calls are inlined first: a module whose
+//! definitions call each other, as `elaborate_calls` writes it, goes
+//! through `crate::inline` before anything else), so
 //! [`specialize`] leaves it out of its output rather than failing, and an
 //! unused helper never blocks the rest of the program. Asked for by name
 //! ([`specialize_def`]), such a definition is an error.
@@ -46,6 +48,14 @@ use crate::stack;
 /// first-order signature to first order; the higher-order helpers are left
 /// out (module doc).
 pub fn specialize(m: &Module) -> Result<Module, Error> {
+    if crate::inline::may_call(m) {
+        return specialize_closed(&crate::inline::inline_all(m)?);
+    }
+    specialize_closed(m)
+}
+
+/// [`specialize`] of a module whose definitions are self-contained.
+fn specialize_closed(m: &Module) -> Result<Module, Error> {
     let defs: Vec<&Def> = m
         .defs
         .iter()
@@ -56,9 +66,17 @@ pub fn specialize(m: &Module) -> Result<Module, Error> {
 
 /// A module holding definition `name` of `m` alone, specialised to first
 /// order: what a route that differentiates `name` needs, whatever the other
-/// definitions are (a definition is self-contained in core form). An
+/// definitions are (the calls `name` makes are inlined first). An
 /// unknown name or a higher-order signature is an error.
 pub fn specialize_def(m: &Module, name: &str) -> Result<Module, Error> {
+    if m.def(name).is_some() && crate::inline::may_call(m) {
+        return specialize_def_closed(&crate::inline::inline_entry(m, name)?, name);
+    }
+    specialize_def_closed(m, name)
+}
+
+/// [`specialize_def`] of a module whose definitions are self-contained.
+fn specialize_def_closed(m: &Module, name: &str) -> Result<Module, Error> {
     let Some(def) = m.def(name) else {
         return Err(Error::Scope {
             span: Span::GENERATED,

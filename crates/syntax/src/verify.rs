@@ -17,12 +17,15 @@
 //!    1-based and, when the stored type of the tuple is a tuple, in range.
 //! 5. Scopes, per definition: every parameter has a type and the
 //!    definition a result type; every binder (definition parameter, lambda
-//!    parameter, `let` name) is unique within its definition; no variable
-//!    is free. A free variable named like a builtin is reported as an
-//!    unresolved builtin, one named like a definition as a reference to a
-//!    definition (core form inlines them).
-//! 6. Types: inference (run on the module, which it only reads) succeeds
-//!    and reproduces the module exactly, as `infer` on a copy would:
+//!    parameter, `let` name) is unique within its definition; no two
+//!    definitions share a name; no variable is free except the name of an
+//!    earlier definition (a call kept by elaboration, docs/types.md). A
+//!    free variable named like a builtin is reported as an unresolved
+//!    builtin, one named like the definition itself or a later one as a
+//!    reference that is not to an earlier definition.
+//! 6. Types: inference (run on the module, which it only reads, each
+//!    definition against the stored signatures of the earlier ones)
+//!    succeeds and reproduces the module exactly, as `infer` on a copy would:
 //!    the same stored type for every node, the same parameter and result
 //!    types, the same literals (an `Int` literal of type `R` would have been
 //!    rewritten to `Real`).
@@ -34,7 +37,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 use crate::fxhash::{FxHashMap, FxHashSet};
-use crate::infer::{check_shape, show_ty, solve};
+use crate::infer::{Sigs, check_shape, show_ty, solve};
 use crate::ir::{Expr, ExprId, Module, Name, Param, Pat, Prim, Span, Ty};
 
 /// One violated invariant.
@@ -86,6 +89,7 @@ pub fn verify_source(m: &Module) -> Result<(), Vec<VerifyError>> {
 pub fn verify(m: &Module) -> Result<(), Vec<VerifyError>> {
     let mut v = Verifier {
         m,
+        positions: FxHashMap::default(),
         errors: Vec::new(),
     };
     v.run();
@@ -98,6 +102,9 @@ pub fn verify(m: &Module) -> Result<(), Vec<VerifyError>> {
 
 struct Verifier<'m> {
     m: &'m Module,
+    /// Every definition's position, by name (the first, if a name is
+    /// defined twice, which is an error).
+    positions: FxHashMap<&'m Name, usize>,
     errors: Vec<VerifyError>,
 }
 
@@ -115,6 +122,13 @@ impl<'m> Verifier<'m> {
         }
         self.tree();
         self.nodes();
+        for (i, d) in self.m.defs.iter().enumerate() {
+            if self.positions.contains_key(&d.name) {
+                self.error(None, format!("`{}` is defined twice", d.name));
+            } else {
+                self.positions.insert(&d.name, i);
+            }
+        }
         for i in 0..self.m.defs.len() {
             self.scopes(i);
         }
@@ -340,12 +354,19 @@ impl<'m> Verifier<'m> {
             match m.expr(id) {
                 Expr::Var(x) => {
                     if in_scope.get(x).copied().unwrap_or(0) == 0 {
+                        let callee = self.positions.get(x).copied();
+                        if callee.is_some_and(|j| j < d) {
+                            continue;
+                        }
                         let message = if Prim::from_target_name(x.as_str()).is_some()
                             || matches!(x.as_str(), "fst" | "snd")
                         {
                             format!("unresolved builtin `{x}` in core form")
-                        } else if m.def(x.as_str()).is_some() {
-                            format!("reference to the definition `{x}` in core form")
+                        } else if callee.is_some() {
+                            format!(
+                                "reference to the definition `{x}` in `{}`, which is not before it",
+                                def.name
+                            )
                         } else {
                             format!("free variable `{x}`")
                         };
@@ -409,8 +430,9 @@ impl<'m> Verifier<'m> {
         let mut inferred: Vec<Ty> = vec![Ty::Tuple(Vec::new()); m.exprs.len()];
         let mut rewritten: BTreeMap<ExprId, Expr> = BTreeMap::new();
         let mut sigs = Vec::with_capacity(m.defs.len());
+        let mut earlier = Sigs::default();
         for def in &m.defs {
-            let solution = match solve(m, def) {
+            let solution = match solve(m, def, &earlier) {
                 Ok(s) => s,
                 Err(e) => return fail(self, e),
             };
@@ -429,6 +451,12 @@ impl<'m> Verifier<'m> {
                 if let Expr::Lambda { params, .. } = e {
                     params[idx].ty = Some(ty);
                 }
+            }
+            if let (Some(params), Some(ret)) = (
+                def.params.iter().map(|p| p.ty.clone()).collect::<Option<Vec<_>>>(),
+                &def.ret,
+            ) {
+                earlier.insert(&def.name, &params, ret);
             }
             sigs.push((solution.params, solution.ret));
         }

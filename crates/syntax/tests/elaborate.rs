@@ -62,8 +62,8 @@ fn calls_of_definitions_are_inlined_and_renamed_apart() {
               x * x
 
             def f (x : R) : R =
-              let x_10 : R = let x_9 : R = x in x_9 * x_9 in
-              x_10 * x_10
+              let x_2 : R = let x_1 : R = x in x_1 * x_1 in
+              x_2 * x_2
         "#]],
     );
     // A definition used as a value becomes a lambda; one without
@@ -103,7 +103,7 @@ fn the_prelude_is_in_scope_and_may_be_shadowed() {
               7
 
             def f (A : [n]R) : R =
-              let A_9 : [n]R = A in
+              let A_1 : [n]R = A in
               7
         "#]],
     );

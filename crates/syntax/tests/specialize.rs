@@ -124,8 +124,8 @@ fn higher_order_helpers_live_on_in_their_callers_only() {
          def f (x : R) : R = twice (fun y -> y * y) x",
         expect![[r#"
             def f (x : R) : R =
-              let x_9 : R = x in
-              let y : R = x_9 in
+              let x_1 : R = x in
+              let y : R = x_1 in
               let y_1 : R = y * y in
               y_1 * y_1
         "#]],
@@ -138,8 +138,8 @@ fn higher_order_helpers_live_on_in_their_callers_only() {
     assert!(verify(&s).is_ok());
     expect![[r#"
         def g (x : R) : R =
-          let x_9 : R = x in
-          diff (fun (y : R) -> y * y) x_9
+          let x_1 : R = x in
+          diff (fun (y : R) -> y * y) x_1
     "#]]
     .assert_eq(&print::module(&s));
 }

@@ -3,6 +3,7 @@
 //! linking some sixty of them). Each file is a module and keeps its own
 //! documentation.
 
+mod calls;
 mod common;
 mod support;
 

@@ -73,13 +73,35 @@ impl Fixture {
         self.dir.join(file)
     }
 
-    /// The program compiled by the front end (panics with the error).
+    /// The program compiled by the front end, every definition with its
+    /// calls inlined (`syntax::compile`; panics with the error).
     pub fn compile(&self) -> Module {
-        syntax::compile(SourceFile {
+        syntax::compile(self.source_file())
+            .unwrap_or_else(|e| panic!("{} does not compile: {e}", self.name))
+    }
+
+    /// The program as the driver loads it and `parse` writes it
+    /// (`10.source.ron`): the calls of definitions kept
+    /// (`syntax::compile_calls`; panics with the error).
+    pub fn compile_calls(&self) -> Module {
+        syntax::compile_calls(self.source_file())
+            .unwrap_or_else(|e| panic!("{} does not compile: {e}", self.name))
+    }
+
+    /// The entry (the last definition) alone with its calls inlined, as
+    /// every request of the driver takes it (`adrev::passes::Pass::Inline`).
+    pub fn entry_module(&self) -> Module {
+        let m = self.compile_calls();
+        let entry = m.defs.last().expect("a definition").name.clone();
+        syntax::inline_entry(&m, entry.as_str())
+            .unwrap_or_else(|e| panic!("{}: the entry does not inline: {e}", self.name))
+    }
+
+    fn source_file(&self) -> SourceFile {
+        SourceFile {
             name: self.file_name(),
             text: self.text.clone(),
-        })
-        .unwrap_or_else(|e| panic!("{} does not compile: {e}", self.name))
+        }
     }
 
     /// The expectation comments.

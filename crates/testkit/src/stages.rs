@@ -69,7 +69,7 @@ pub fn differentiable(m: &Module) -> Module {
 /// not take it (a derivative construct, higher-order code). Every output
 /// passes its verifier.
 pub fn boundaries(f: &Fixture) -> Option<Boundaries> {
-    let source = first_order(&f.compile())?;
+    let source = first_order(&f.entry_module())?;
     let entry = source.defs.last()?.clone();
     let source_unf = unf::lower(&source, &entry).ok()?;
     let name = &f.name;

@@ -8,16 +8,21 @@
 //!
 //! The rules are in docs/types.md. In short: unification over type and size
 //! variables (`table.rs`), monomorphic within a definition (there is no
-//! let-polymorphism: calls of definitions were inlined by elaboration, so no
-//! definition is used at two types), numeric literals are `R` unless the
-//! context demands `Int`, and a size that cannot be decided statically is
-//! left to the run-time checks.
+//! let-polymorphism), numeric literals are `R` unless the context demands
+//! `Int`, and a size that cannot be decided statically is left to the
+//! run-time checks.
 //!
-//! Each definition is inferred on its own; core-form definitions never refer
-//! to each other. Size names in a definition's parameter and result
-//! annotations are *rigid* (the definition's own size variables); other
-//! size names (in `let` and lambda annotations) are flexible and stand for
-//! one unknown size per name within the definition; `_` is a fresh unknown.
+//! Each definition is inferred on its own, against the signatures of the
+//! definitions before it ([`Sigs`]): a variable that no local binds and
+//! that names an earlier definition (a call kept by elaboration,
+//! docs/types.md) has that definition's type, a function of its parameter
+//! types to its result type (its result type when it has no parameters),
+//! with every size name of the signature instantiated fresh at each use,
+//! so each call has its own sizes. Size names in a definition's parameter
+//! and result annotations are *rigid* (the definition's own size
+//! variables); other size names (in `let` and lambda annotations) are
+//! flexible and stand for one unknown size per name within the definition;
+//! `_` is a fresh unknown.
 //!
 //! Invariants of the output: `types.len() == exprs.len()`; nodes no
 //! definition reaches get the unit type; every type is fully resolved (no
@@ -39,12 +44,15 @@ use table::{Clash, Class, Ctor, SizeTerm, SizeVal, Tables, TyVar};
 pub fn infer(m: &mut Module) -> Result<(), Error> {
     check_shape(m)?;
     // Every definition is solved before any is written back, so that an
-    // error leaves the module unchanged without a copy of it.
-    let solutions = m
-        .defs
-        .iter()
-        .map(|def| solve(m, def))
-        .collect::<Result<Vec<_>, _>>()?;
+    // error leaves the module unchanged without a copy of it; each sees
+    // the signatures solved before it.
+    let mut sigs = Sigs::default();
+    let mut solutions = Vec::with_capacity(m.defs.len());
+    for def in &m.defs {
+        let solution = solve(m, def, &sigs)?;
+        sigs.insert(&def.name, &solution.params, &solution.ret);
+        solutions.push(solution);
+    }
     m.types = vec![Ty::Tuple(Vec::new()); m.exprs.len()];
     let mut defs = std::mem::take(&mut m.defs);
     for (def, solution) in defs.iter_mut().zip(solutions) {
@@ -55,13 +63,14 @@ pub fn infer(m: &mut Module) -> Result<(), Error> {
 }
 
 /// Infers one definition, which need not be one of `m.defs` (elaboration
-/// infers the prelude's definitions, which never reach the output). Fills
-/// the types of the nodes it reaches, its parameters and result type.
-pub(crate) fn infer_def(m: &mut Module, def: &mut Def) -> Result<(), Error> {
+/// infers the prelude's definitions, which never reach the output), against
+/// the signatures `sigs` of the definitions it may call. Fills the types of
+/// the nodes it reaches, its parameters and result type.
+pub(crate) fn infer_def(m: &mut Module, def: &mut Def, sigs: &Sigs) -> Result<(), Error> {
     if m.types.len() != m.exprs.len() {
         m.types.resize(m.exprs.len(), Ty::Tuple(Vec::new()));
     }
-    let solution = solve(m, def)?;
+    let solution = solve(m, def, sigs)?;
     apply(m, def, solution);
     Ok(())
 }
@@ -138,8 +147,33 @@ pub(crate) struct Solution {
 /// the type of every node it reaches, of every lambda parameter, of the
 /// parameters and of the result (the verifier compares them with the
 /// stored ones rather than inferring on a copy of the module).
-pub(crate) fn solve(m: &Module, def: &Def) -> Result<Solution, Error> {
-    Cx::new(m, def).run()
+pub(crate) fn solve(m: &Module, def: &Def, sigs: &Sigs) -> Result<Solution, Error> {
+    Cx::new(m, def, sigs).run()
+}
+
+/// The signatures of the definitions a definition may call (those before
+/// it), as the type a reference to each has: `(T1, ..., Tk) -> T`, or `T`
+/// for a definition without parameters.
+#[derive(Debug, Default)]
+pub(crate) struct Sigs {
+    map: FxHashMap<Name, Ty>,
+}
+
+impl Sigs {
+    /// Adds (or replaces) the signature of `name`.
+    pub(crate) fn insert(&mut self, name: &Name, params: &[Ty], ret: &Ty) {
+        let ty = if params.is_empty() {
+            ret.clone()
+        } else {
+            Ty::Func(params.to_vec(), Box::new(ret.clone()))
+        };
+        self.map.insert(name.clone(), ty);
+    }
+
+    /// The type of a reference to `name`, if it is a definition.
+    pub(crate) fn get(&self, name: &Name) -> Option<&Ty> {
+        self.map.get(name)
+    }
 }
 
 /// A lexical environment: every name maps to the stack of its bindings,
@@ -189,6 +223,8 @@ struct PendingProj {
 struct Cx<'m> {
     m: &'m Module,
     def: &'m Def,
+    /// The definitions this one may call.
+    sigs: &'m Sigs,
     t: Tables,
     /// The type variable of every node reached.
     expr_ty: Vec<(ExprId, TyVar)>,
@@ -213,10 +249,11 @@ struct Binder {
 }
 
 impl<'m> Cx<'m> {
-    fn new(m: &'m Module, def: &'m Def) -> Cx<'m> {
+    fn new(m: &'m Module, def: &'m Def, sigs: &'m Sigs) -> Cx<'m> {
         Cx {
             m,
             def,
+            sigs,
             t: Tables::default(),
             expr_ty: Vec::new(),
             binders: Vec::new(),
@@ -404,6 +441,15 @@ impl<'m> Cx<'m> {
         })
     }
 
+    /// A definition's signature at one use: its size names (rigid in the
+    /// definition) stand for fresh unknowns of this use alone.
+    fn instantiate(&mut self, sig: &Ty, span: Span) -> TyVar {
+        let own = std::mem::take(&mut self.size_names);
+        let v = self.annotation(sig, span);
+        self.size_names = own;
+        v
+    }
+
     fn size_ann(&mut self, size: &Size, span: Span) -> SizeTerm {
         match size {
             Size::Lit(k) => self.t.known_size(SizeVal::Lit(*k as i64)),
@@ -574,10 +620,13 @@ impl<'m> Cx<'m> {
         match self.m.expr(id) {
             Expr::Var(name) => match self.env.get(name) {
                 Some(&v) => Ok(v),
-                None => Err(Error::Scope {
-                    span,
-                    message: format!("unknown variable `{name}`"),
-                }),
+                None => match self.sigs.get(name) {
+                    Some(sig) => Ok(self.instantiate(sig, span)),
+                    None => Err(Error::Scope {
+                        span,
+                        message: format!("unknown variable `{name}`"),
+                    }),
+                },
             },
             Expr::Real(_) => Ok(self.t.known(Ctor::Real)),
             Expr::Int(_) => Ok(self.t.fresh(span, Class::Num)),

@@ -113,7 +113,7 @@ pub fn parse(f: &Fixture, _: &Env) {
 /// `10.source.ron`: the compiled program's snapshot; the file reads back
 /// through its envelope, verified, equal and byte-stable.
 pub fn source(f: &Fixture, _: &Env) {
-    let m = f.compile();
+    let m = f.compile_calls();
     let ron = term_ron(SOURCE_IR, &m);
     f.snapshot("10.source.ron", &ron);
     let text = read(&f.path("10.source.ron"));

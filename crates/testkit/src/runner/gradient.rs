@@ -77,7 +77,7 @@ fn stated(f: &Fixture, m: &Module, def: &Def, out: &[Value], what: &str) {
 /// Target UNF evaluated directly gives the gradient program's result.
 pub fn unf(f: &Fixture, _: &Env) {
     let name = &f.name;
-    let m = differentiable(&f.compile());
+    let m = differentiable(&f.entry_module());
     let def = m.defs.last().expect("an entry").clone();
     let lowered = unf::lower(&m, &def);
     if refused(f, Route::Unf, &lowered) {
@@ -154,7 +154,7 @@ pub fn unf(f: &Fixture, _: &Env) {
 /// skipped, and at least one must remain.
 pub fn finite_differences(f: &Fixture, _: &Env) {
     let name = &f.name;
-    let m = differentiable(&f.compile());
+    let m = differentiable(&f.entry_module());
     let def = m.defs.last().expect("an entry").clone();
     let g = reverse::gradient(&m, &def, &reverse::Config::default()).expect("reverse mode");
     let fwd = forward::grad_program(&m, &def, None).expect("forward mode");
@@ -222,7 +222,7 @@ fn lines(def: &Def, out: &[Value]) -> Vec<String> {
 /// say the sums associate otherwise).
 pub fn direct(f: &Fixture, _: &Env) {
     let name = &f.name;
-    let m = differentiable(&f.compile());
+    let m = differentiable(&f.entry_module());
     let def = m.defs.last().expect("an entry").clone();
     let got = reverse::reverse_direct(&m, &def, &reverse::Config::default());
     if refused(f, Route::Direct, &got) {
@@ -277,7 +277,7 @@ fn dot(a: &Value, b: &Value) -> f64 {
 /// `42.forward.ron`.
 pub fn forward(f: &Fixture, _: &Env) {
     let name = &f.name;
-    let m = f.compile();
+    let m = f.entry_module();
     let ex = f.expectations();
     let entry = m.defs.last().expect("a definition").clone();
     let inputs = f.inputs(&entry);

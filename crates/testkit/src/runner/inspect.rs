@@ -14,7 +14,7 @@ use std::collections::BTreeSet;
 
 /// The program the reports are about (as the commands load it).
 fn program(f: &Fixture) -> syntax::Module {
-    differentiable(&f.compile())
+    differentiable(&f.entry_module())
 }
 
 /// The `-- at` inputs in parameter order; `None` without any.
@@ -206,7 +206,7 @@ fn render(what: &str, dot: &str) {
 pub fn dot(f: &Fixture, _: &Env) {
     let mut pictures = vec![(
         "10.source",
-        inspect::dot::term(&f.compile(), syntax::SOURCE_IR),
+        inspect::dot::term(&f.compile_calls(), syntax::SOURCE_IR),
     )];
     if let Some(b) = stages::boundaries(f) {
         for (what, m) in [

@@ -124,16 +124,17 @@ impl<'a> Printer<'a> {
                 self.n.expr(a),
                 self.n.expr(b)
             )),
-            Stmt::Alloc { var, count, site } => {
+            Stmt::Alloc { var, count, when } => {
                 let v = f.var(*var);
                 let Ty::Mem { elem, .. } = &v.ty else {
                     return;
                 };
                 let (t, p, n) = (c_scalar(*elem), &v.name, self.n.expr(count));
-                w.line(format!(
-                    "{t} *{p} = ({t} *)ad_alloc(ctx, {n}, sizeof({t}));"
-                ));
-                w.line(format!("if (!{p}) return ad_fail(ctx, {site}, {n}, 0);"));
+                let call = format!("({t} *)ad_alloc(ctx, {n}, sizeof({t}))");
+                match when {
+                    None => w.line(format!("{t} *{p} = {call};")),
+                    Some(c) => w.line(format!("{t} *{p} = {} ? {call} : NULL;", self.n.expr(c))),
+                }
             }
             Stmt::Checked {
                 var,

@@ -226,15 +226,18 @@ pub enum Stmt {
         b: Expr,
     },
     /// Declares `var` (`Mem`, writable) as a new memory block of `count`
-    /// elements from the arena, failing at `site` when it cannot be had.
-    /// The block lives until the end of the innermost enclosing region.
+    /// elements from the arena, or null when the arena cannot supply it
+    /// (a `Fail` on `IsNull` reports that) or when `when` is given and
+    /// does not hold (a scratch block moved before a loop that may not
+    /// run). The block lives until the end of the innermost enclosing
+    /// region.
     Alloc {
         /// The variable.
         var: VarId,
         /// How many elements, `I64`.
         count: Expr,
-        /// The failure site of the allocation.
-        site: u32,
+        /// Allocated only if this holds.
+        when: Option<Expr>,
     },
     /// Declares `var` (`I64`) as `a op b`, failing at `site` on overflow.
     Checked {
@@ -395,6 +398,8 @@ pub enum Expr {
     Select(Box<Expr>, Box<Expr>, Box<Expr>),
     /// A conversion between scalar types (C's cast).
     Cast(Scalar, Box<Expr>),
+    /// Whether an address is null (`Bool`).
+    IsNull(Box<Expr>),
 }
 
 impl Expr {
@@ -417,7 +422,7 @@ impl Expr {
                 a.reads(out);
                 b.reads(out);
             }
-            Expr::Unary(_, a) | Expr::Cast(_, a) => a.reads(out),
+            Expr::Unary(_, a) | Expr::Cast(_, a) | Expr::IsNull(a) => a.reads(out),
             Expr::Call(_, args) => args.iter().for_each(|a| a.reads(out)),
             Expr::Select(c, a, b) => {
                 c.reads(out);

@@ -17,8 +17,9 @@
 //! down from `hi - 1` to `lo`; `for i in .. ..< hi` continues with `i`'s
 //! value; `region m { .. }` releases what its body allocated
 //! (`region m release if C { .. }` only when `C` holds at its end);
-//! `fail #k (a, b) if C`, `alloc T[n] or fail #k` and `checked a + b or
-//! fail #k` are the statements that may stop the call.
+//! `fail #k (a, b) if C`, `checked a + b or fail #k` are the statements
+//! that may stop the call; `alloc T[n]` is null when the arena has no
+//! room (`alloc T[n] if C`: or when `C` does not hold).
 
 use std::fmt::Write;
 
@@ -94,14 +95,18 @@ fn stmt(w: &mut Lines, cx: &Notation<'_>, s: &Stmt) {
         Stmt::Fail { cond, site, a, b } => {
             w.line(format!("fail #{site} ({}, {}) if {}", e(a), e(b), e(cond)))
         }
-        Stmt::Alloc { var, count, site } => {
+        Stmt::Alloc { var, count, when } => {
             let v = f.var(*var);
             let elem = match &v.ty {
                 Ty::Mem { elem, .. } => scalar_name(*elem),
                 _ => "?",
             };
+            let when = when
+                .as_ref()
+                .map(|c| format!(" if {}", e(c)))
+                .unwrap_or_default();
             w.line(format!(
-                "let {}: {} = alloc {elem}[{}] or fail #{site}",
+                "let {}: {} = alloc {elem}[{}]{when}",
                 v.name,
                 ty_name(&v.ty),
                 e(count)
@@ -332,6 +337,8 @@ impl Notation<'_> {
             }
             Expr::Cast(to, a) if c => (format!("({}){}", c_scalar(*to), self.at(a, UNARY)), UNARY),
             Expr::Cast(to, a) => (format!("{}({})", scalar_name(*to), self.expr(a)), ATOM),
+            Expr::IsNull(a) if c => (format!("!{}", self.at(a, ATOM)), UNARY),
+            Expr::IsNull(a) => (format!("is_null({})", self.expr(a)), ATOM),
         }
     }
 }

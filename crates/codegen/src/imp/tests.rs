@@ -27,6 +27,21 @@ fn let_(x: VarId, e: Expr) -> Stmt {
     }
 }
 
+/// An allocation and its check, as the lowering writes them.
+fn alloc(b: &mut FuncBuilder, var: VarId, count: Expr, site: u32) {
+    b.push(Stmt::Alloc {
+        var,
+        count: count.clone(),
+        when: None,
+    });
+    b.push(Stmt::Fail {
+        cond: Expr::IsNull(Box::new(v(var))),
+        site,
+        a: count,
+        b: Expr::I64(0),
+    });
+}
+
 /// `sines(A)`: `B[i] = sin(A[i]) * A[i]` written downwards while summing
 /// them, then the sum halved three times in an unbounded loop whose trips
 /// each allocate a scratch block in a region and count with a checked
@@ -82,11 +97,7 @@ fn sines() -> Program {
         a: v(n),
         b: Expr::I64(0),
     });
-    b.push(Stmt::Alloc {
-        var: buf,
-        count: v(n),
-        site: 2,
-    });
+    alloc(&mut b, buf, v(n), 2);
     b.push(let_(acc, Expr::F64(0.0)));
     let body = b.block(|b| {
         b.push(let_(x, Expr::load(v(a), v(i))));
@@ -114,11 +125,7 @@ fn sines() -> Program {
     })));
     b.push(let_(k, Expr::I64(0)));
     let region = b.block(|b| {
-        b.push(Stmt::Alloc {
-            var: tmp,
-            count: Expr::I64(2),
-            site: 3,
-        });
+        alloc(b, tmp, Expr::I64(2), 3);
         b.push(let_(go, Expr::bin(BinOp::Lt, v(k), Expr::I64(3))));
         b.push(Stmt::If {
             cond: Expr::Unary(UnOp::Not, Box::new(v(go))),
@@ -175,7 +182,8 @@ extern sin(f64) -> f64
 
 fn adrev_sines(ctx, p0_d0: i64, p0_l0: mem const f64, out_l0: out f64, out_d0: out i64, out_l1: out mem f64) {
   fail #1 (p0_d0, 0) if p0_d0 < 0
-  let t1_buf: mem f64 = alloc f64[p0_d0] or fail #2
+  let t1_buf: mem f64 = alloc f64[p0_d0]
+  fail #2 (p0_d0, 0) if is_null(t1_buf)
   var t2_acc: f64 = 0.0
   for t3_i: i64 in p0_d0 >.. 0 {
     let t4_x: f64 = p0_l0[t3_i]
@@ -186,7 +194,8 @@ fn adrev_sines(ctx, p0_d0: i64, p0_l0: mem const f64, out_l0: out f64, out_d0: o
   var t6_k: i64 = 0
   loop {
     region t7_mark {
-      let t8_buf: mem f64 = alloc f64[2] or fail #3
+      let t8_buf: mem f64 = alloc f64[2]
+      fail #3 (2, 0) if is_null(t8_buf)
       let t9_go: bool = t6_k < 3
       if !t9_go {
         break
@@ -325,10 +334,10 @@ fn var_named(f: &Func, name: &str) -> VarId {
 #[test]
 fn use_before_declaration_is_refused() {
     refused("`t2_acc` is used where it is not declared", |f| {
-        f.body.swap(2, 3)
+        f.body.swap(3, 4)
     });
     refused("`t2_acc` is used where it is not declared", |f| {
-        f.body.remove(2);
+        f.body.remove(3);
     });
 }
 
@@ -336,15 +345,15 @@ fn use_before_declaration_is_refused() {
 fn variables_out_of_scope_are_refused() {
     refused("`t4_x` is used where it is not declared", |f| {
         let x = var_named(f, "t4_x");
-        f.body.insert(4, set(var_named(f, "t2_acc"), v(x)));
+        f.body.insert(5, set(var_named(f, "t2_acc"), v(x)));
     });
 }
 
 #[test]
 fn declarations_twice_and_names_twice_are_refused() {
     refused("`t2_acc` is declared twice", |f| {
-        let s = f.body[2].clone();
-        f.body.insert(3, s);
+        let s = f.body[3].clone();
+        f.body.insert(4, s);
     });
     refused("two variables are named `t4_x`", |f| {
         f.vars[4].name = "t4_x".into()
@@ -354,20 +363,20 @@ fn declarations_twice_and_names_twice_are_refused() {
 #[test]
 fn type_mismatches_are_refused() {
     refused("has type Scalar(I64), expected Scalar(F64)", |f| {
-        f.body[2] = let_(var_named(f, "t2_acc"), Expr::I64(0));
+        f.body[3] = let_(var_named(f, "t2_acc"), Expr::I64(0));
     });
     refused("Add of Scalar(F64) and Scalar(I64)", |f| {
         let acc = var_named(f, "t2_acc");
         f.body
-            .insert(3, set(acc, Expr::bin(BinOp::Add, v(acc), Expr::I64(1))));
+            .insert(4, set(acc, Expr::bin(BinOp::Add, v(acc), Expr::I64(1))));
     });
     refused("a loop bound has type Scalar(F64)", |f| {
-        if let Stmt::For(l) = &mut f.body[3] {
+        if let Stmt::For(l) = &mut f.body[4] {
             l.hi = Expr::F64(4.0);
         }
     });
     refused("`sin` takes 1 arguments, given 2", |f| {
-        if let Stmt::For(l) = &mut f.body[3] {
+        if let Stmt::For(l) = &mut f.body[4] {
             l.body[1] = let_(
                 VarId(9),
                 Expr::Call(ExternId(0), vec![Expr::F64(1.0), Expr::F64(2.0)]),
@@ -405,7 +414,7 @@ fn memory_does_not_outlive_its_region() {
         "`out_l1` is given memory released before the call returns",
         |f| {
             let (out, tmp) = (var_named(f, "out_l1"), var_named(f, "t8_buf"));
-            if let Stmt::Loop { body } = &mut f.body[5]
+            if let Stmt::Loop { body } = &mut f.body[6]
                 && let Stmt::Region { body, .. } = &mut body[0]
             {
                 body.push(Stmt::Set {
@@ -437,13 +446,13 @@ fn memory_does_not_outlive_its_region() {
                 mutable: false,
             });
             f.body.insert(
-                5,
+                6,
                 Stmt::Let {
                     var: keep,
                     init: Some(Expr::Null(mem)),
                 },
             );
-            if let Stmt::Loop { body } = &mut f.body[6]
+            if let Stmt::Loop { body } = &mut f.body[7]
                 && let Stmt::Region { body, .. } = &mut body[0]
             {
                 body.push(let_(view, Expr::bin(BinOp::Add, v(tmp), Expr::I64(1))));
@@ -466,13 +475,13 @@ fn memory_does_not_outlive_its_region() {
         mutable: true,
     });
     f.body.insert(
-        5,
+        6,
         Stmt::Let {
             var: keep,
             init: Some(Expr::Null(mem)),
         },
     );
-    if let Stmt::Loop { body } = &mut f.body[6]
+    if let Stmt::Loop { body } = &mut f.body[7]
         && let Stmt::Region { body, reset_if, .. } = &mut body[0]
     {
         body.push(set(keep, v(tmp)));
@@ -499,7 +508,7 @@ fn breaks_and_parallel_bodies_are_checked() {
         );
     });
     refused("a failure in a parallel body", |f| {
-        if let Stmt::For(l) = &mut f.body[3] {
+        if let Stmt::For(l) = &mut f.body[4] {
             l.pragma = Some(Pragma::ParallelFor { min: 2 });
             l.body.push(Stmt::Fail {
                 cond: Expr::Bool(false),
@@ -510,7 +519,7 @@ fn breaks_and_parallel_bodies_are_checked() {
         }
     });
     refused("`break` out of a parallel body", |f| {
-        if let Stmt::Loop { body } = &mut f.body[5] {
+        if let Stmt::Loop { body } = &mut f.body[6] {
             body.insert(
                 0,
                 Stmt::Parallel {

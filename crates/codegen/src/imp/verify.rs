@@ -255,7 +255,7 @@ impl Checker<'_> {
                 self.int("a failure detail", b)?;
                 self.fails(*site)
             }
-            Stmt::Alloc { var, count, site } => {
+            Stmt::Alloc { var, count, when } => {
                 if self.parallel {
                     return Err(self.err("an allocation in a parallel body"));
                 }
@@ -264,11 +264,13 @@ impl Checker<'_> {
                     &Ty::Scalar(Scalar::I64),
                     &self.expr(count)?,
                 )?;
+                if let Some(c) = when {
+                    self.boolean("an allocation's condition", c)?;
+                }
                 let v = self.var(*var)?;
                 if !matches!(v.ty, Ty::Mem { writable: true, .. }) {
                     return Err(self.err(format!("`{}` allocated but of type {:?}", v.name, v.ty)));
                 }
-                self.fails(*site)?;
                 self.declare(*var)
             }
             Stmt::Checked {
@@ -551,6 +553,10 @@ impl Checker<'_> {
                 self.scalar("a converted value", a)?;
                 Ty::Scalar(*to)
             }
+            Expr::IsNull(a) => match self.expr(a)? {
+                Ty::Mem { .. } => Ty::Scalar(Scalar::Bool),
+                t => return Err(self.err(format!("a null test of {t:?}"))),
+            },
         })
     }
 }

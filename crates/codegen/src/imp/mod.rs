@@ -18,6 +18,7 @@
 mod build;
 pub mod c;
 mod ir;
+pub mod licm;
 pub mod print;
 mod verify;
 
@@ -38,5 +39,7 @@ pub fn from_ron(text: &str) -> Result<Program, String> {
     Ok(p)
 }
 
+#[cfg(test)]
+mod licm_tests;
 #[cfg(test)]
 mod tests;

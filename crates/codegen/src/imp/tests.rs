@@ -239,12 +239,7 @@ fn programs_read_back_from_ron() {
 #[test]
 fn printed_c_computes_what_rust_computes() {
     let p = sines();
-    let cfg = crate::Config::default();
-    let mut src = String::from(crate::runtime::PRELUDE);
-    src.push_str("static const char *const ad_site_text[] = {\"\"};\n");
-    src.push_str(&c::func(&p, &p.funcs[0]));
-    src.push_str(
-        r#"
+    let main = r#"
 int main(void) {
     const double a[4] = {0.5, -1.25, 3.0, 1e-3};
     ad_ctx *ctx = adrev_ctx_new();
@@ -256,28 +251,8 @@ int main(void) {
     adrev_ctx_free(ctx);
     return 0;
 }
-"#,
-    );
-    let dir = std::env::temp_dir().join(format!("adrev-imp-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("test I/O");
-    let (c_file, exe) = (dir.join("sines.c"), dir.join("sines"));
-    std::fs::write(&c_file, &src).expect("test I/O");
-    let out = std::process::Command::new(&cfg.cc)
-        .args(cfg.flags())
-        .arg(&c_file)
-        .arg("-o")
-        .arg(&exe)
-        .args(cfg.libs())
-        .output()
-        .expect("test I/O");
-    assert!(
-        out.status.success(),
-        "{}\n{src}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let run = std::process::Command::new(&exe).output().expect("test I/O");
-    let _ = std::fs::remove_dir_all(&dir);
-    let got = String::from_utf8(run.stdout).expect("test I/O");
+"#;
+    let got = run_c("sines", &c::func(&p, &p.funcs[0]), main);
     let a = [0.5f64, -1.25, 3.0, 1e-3];
     let mut acc = 0.0;
     let mut b = [0.0; 4];
@@ -295,6 +270,36 @@ int main(void) {
     for i in 0..4 {
         assert_eq!(parse(fields[3 + i]).to_bits(), b[i].to_bits(), "{got}");
     }
+}
+
+/// Builds C functions printed from the loop IR with the runtime and a
+/// `main`, in the default configuration, runs it and returns its output.
+pub(super) fn run_c(tag: &str, functions: &str, main: &str) -> String {
+    let cfg = crate::Config::default();
+    let mut src = String::from(crate::runtime::PRELUDE);
+    src.push_str("static const char *const ad_site_text[] = {\"\"};\n");
+    src.push_str(functions);
+    src.push_str(main);
+    let dir = std::env::temp_dir().join(format!("adrev-imp-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("test I/O");
+    let (c_file, exe) = (dir.join("test.c"), dir.join("test"));
+    std::fs::write(&c_file, &src).expect("test I/O");
+    let out = std::process::Command::new(&cfg.cc)
+        .args(cfg.flags())
+        .arg(&c_file)
+        .arg("-o")
+        .arg(&exe)
+        .args(cfg.libs())
+        .output()
+        .expect("test I/O");
+    assert!(
+        out.status.success(),
+        "{}\n{src}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let run = std::process::Command::new(&exe).output().expect("test I/O");
+    let _ = std::fs::remove_dir_all(&dir);
+    String::from_utf8(run.stdout).expect("test I/O")
 }
 
 /// A C99 hexadecimal float (`%a`: `0x1.8p-1`, `-0x0p+0`).

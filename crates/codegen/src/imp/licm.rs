@@ -343,7 +343,7 @@ fn pure(cx: &Cx<'_>, e: &Expr) -> bool {
 }
 
 /// Whether some statement can stop the call.
-fn may_fail(b: &[Stmt]) -> bool {
+pub(super) fn may_fail(b: &[Stmt]) -> bool {
     b.iter().any(|s| match s {
         Stmt::Fail { .. } | Stmt::Checked { .. } => true,
         Stmt::For(l) => may_fail(&l.body),

@@ -17,6 +17,7 @@
 
 mod build;
 pub mod c;
+pub mod fuse;
 mod ir;
 pub mod licm;
 pub mod print;
@@ -39,6 +40,8 @@ pub fn from_ron(text: &str) -> Result<Program, String> {
     Ok(p)
 }
 
+#[cfg(test)]
+mod fuse_tests;
 #[cfg(test)]
 mod licm_tests;
 #[cfg(test)]

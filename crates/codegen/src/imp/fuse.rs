@@ -8,6 +8,7 @@
 //! only, become `S; L1+L2` (the second body after the first, its index
 //! renamed to the first's) when:
 //!
+//! - neither loop breaks, and the bound reads nothing `L1` writes;
 //! - `S` reads nothing `L1` writes, and `L1` cannot fail if `S` can (the
 //!   evaluator would report `L1`'s error first);
 //! - every variable or memory block written by one loop and read or
@@ -104,6 +105,10 @@ fn try_fuse_at(r: &Roots, b: &mut Block, k: usize) -> bool {
     if l1.hi != l2.hi || l1.dir != l2.dir || l1.pragma != l2.pragma {
         return false;
     }
+    // A loop left early runs fewer iterations of the other's body.
+    if super::verify::contains_break(&l1.body) || super::verify::contains_break(&l2.body) {
+        return false;
+    }
     let (i1, i2) = (l1.index, l2.index);
     let mut body2 = l2.body.clone();
     rename_block(&mut body2, i2, i1);
@@ -111,6 +116,11 @@ fn try_fuse_at(r: &Roots, b: &mut Block, k: usize) -> bool {
     let e1 = Effects::of(r, &l1.body, i1);
     let e2 = Effects::of(r, &body2, i1);
     let es = Effects::of(r, between, i1);
+    let mut bound = Vec::new();
+    l1.hi.reads(&mut bound);
+    if bound.iter().any(|v| e1.writes.contains(v)) {
+        return false;
+    }
     if e1.writes.iter().any(|v| es.reads.contains(v)) {
         return false;
     }

@@ -21,7 +21,7 @@
 //!   another's block; its null check stays where it was (and may move by
 //!   the next rule);
 //! - a `Fail` reading nothing in `W`, with no load and no call but
-//!   `ad_mulc`, before anything in the body that can fail, moves before
+//!   `ad_mulc`, before anything in the body that can fail or break, moves before
 //!   the loop as `fail .. if N > 0 && C`: the evaluator's error exactly,
 //!   since an invariant check fails in the first iteration or never;
 //! - a region at the top of the body left with nothing that uses the
@@ -271,7 +271,11 @@ fn take_checks(
                 continue;
             }
             Stmt::Region { body, .. } if top => take_checks(cx, body, w, guard, pre, stop, false),
-            s => *stop = may_fail(std::slice::from_ref(s)),
+            // Nothing moves past what may fail or leave the loop.
+            s => {
+                let s = std::slice::from_ref(s);
+                *stop = may_fail(s) || super::verify::contains_break(s);
+            }
         }
         k += 1;
     }

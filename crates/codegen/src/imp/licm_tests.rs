@@ -268,3 +268,31 @@ int main(void) {
         .collect();
     assert_eq!(rcs, ["0", "4", "0", "5", "0"], "{got}");
 }
+
+#[test]
+fn nothing_moves_past_a_break() {
+    // A loop that may stop in its first iteration before the shape check
+    // never runs the check.
+    let mut p = points("adrev_points");
+    if let Stmt::For(l) = &mut p.funcs[0].body[3]
+        && let Stmt::Region { body, .. } = &mut l.body[0]
+    {
+        body.insert(
+            0,
+            Stmt::If {
+                cond: Expr::bin(BinOp::Gt, Expr::Var(VarId(1)), Expr::I64(500)),
+                then: vec![Stmt::Break],
+                els: vec![],
+            },
+        );
+    }
+    verify(&p).expect("the program verifies");
+    let (q, f) = (p.clone(), &mut p.funcs[0]);
+    licm::hoist(&q, f);
+    verify(&p).expect("the program verifies after the pass");
+    let text = print::func(&p, &p.funcs[0]);
+    assert!(
+        text.contains("\n    fail #4 (m, 0) if m > 1000\n"),
+        "{text}"
+    );
+}

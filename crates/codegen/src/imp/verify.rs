@@ -562,7 +562,7 @@ impl Checker<'_> {
 }
 
 /// Whether a block breaks out of itself (a `Break` not inside a nested loop).
-fn contains_break(b: &Block) -> bool {
+pub(super) fn contains_break(b: &[Stmt]) -> bool {
     b.iter().any(|s| match s {
         Stmt::Break => true,
         Stmt::If { then, els, .. } => contains_break(then) || contains_break(els),

@@ -3,38 +3,8 @@
 //! one loop, computing the same bits as the two loops, built and run; and
 //! each condition of the rule refuses the pair that breaks it.
 
-use super::tests::run_c;
+use super::test_support::*;
 use super::*;
-
-const F64: Ty = Ty::Scalar(Scalar::F64);
-const I64: Ty = Ty::Scalar(Scalar::I64);
-const MEM: Ty = Ty::Mem {
-    elem: Scalar::F64,
-    writable: true,
-};
-
-fn v(x: VarId) -> Expr {
-    Expr::Var(x)
-}
-
-fn let_(x: VarId, e: Expr) -> Stmt {
-    Stmt::Let {
-        var: x,
-        init: Some(e),
-    }
-}
-
-fn for_up(index: VarId, hi: Expr, body: Block) -> Stmt {
-    Stmt::For(Box::new(For {
-        index,
-        lo: Some(Expr::I64(0)),
-        hi,
-        dir: Dir::Up,
-        step: 1,
-        pragma: None,
-        body,
-    }))
-}
 
 /// The variables of [`sum_sin`], by name.
 struct Vars {
@@ -53,13 +23,7 @@ fn sum_sin(name: &str, change: impl FnOnce(&mut Block, &Vars, &mut FuncBuilder))
     let cos = p.extern_id("cos", &[Scalar::F64], Scalar::F64);
     let mut b = FuncBuilder::new();
     let n = b.param("n", I64);
-    let a = b.param(
-        "a",
-        Ty::Mem {
-            elem: Scalar::F64,
-            writable: false,
-        },
-    );
+    let a = b.param("a", INPUT);
     let out_s = b.param("out_s", Ty::Out(Box::new(F64)));
     let out_g = b.param("out_g", Ty::Out(Box::new(MEM)));
     let s = b.var("t1_sum", F64, true);

@@ -158,26 +158,12 @@ fn take_invariants(
                 pre.push(b.remove(k));
                 continue;
             }
-            Stmt::Alloc { var, count, when }
-                if in_region
-                    && plain(cx, count)
-                    && !reads_any(count, w)
-                    && when.as_ref().is_none_or(|c| !reads_any(c, w)) =>
-            {
-                let v = *var;
-                let when = Some(match when.take() {
-                    Some(c) => Expr::bin(BinOp::And, guard.clone(), c),
-                    None => guard.clone(),
-                });
-                let count = count.clone();
-                w.remove(&v);
-                pre.push(Stmt::Alloc {
-                    var: v,
-                    count,
-                    when,
-                });
-                b.remove(k);
-                continue;
+            s @ Stmt::Alloc { .. } if in_region => {
+                if let Some(moved) = movable_alloc(cx, s, w, guard) {
+                    pre.push(moved);
+                    b.remove(k);
+                    continue;
+                }
             }
             Stmt::Region { body, .. } if !in_region => {
                 take_invariants(cx, body, w, guard, pre, true)
@@ -204,25 +190,12 @@ fn take_allocs(
     let mut k = 0;
     while k < b.len() {
         match &mut b[k] {
-            Stmt::Alloc { var, count, when }
-                if plain(cx, count)
-                    && !reads_any(count, w)
-                    && when.as_ref().is_none_or(|c| !reads_any(c, w)) =>
-            {
-                let v = *var;
-                let when = Some(match when.take() {
-                    Some(c) => Expr::bin(BinOp::And, guard.clone(), c),
-                    None => guard.clone(),
-                });
-                let count = count.clone();
-                w.remove(&v);
-                pre.push(Stmt::Alloc {
-                    var: v,
-                    count,
-                    when,
-                });
-                b.remove(k);
-                continue;
+            s @ Stmt::Alloc { .. } => {
+                if let Some(moved) = movable_alloc(cx, s, w, guard) {
+                    pre.push(moved);
+                    b.remove(k);
+                    continue;
+                }
             }
             Stmt::If { then, els, .. } => {
                 take_allocs(cx, then, w, guard, pre);
@@ -232,6 +205,29 @@ fn take_allocs(
         }
         k += 1;
     }
+}
+
+/// The allocation `s` guarded to run before the loop, if its count and
+/// condition are invariant sizes (its variable is then no longer written
+/// in the loop).
+fn movable_alloc(cx: &Cx<'_>, s: &Stmt, w: &mut HashSet<VarId>, guard: &Expr) -> Option<Stmt> {
+    let Stmt::Alloc { var, count, when } = s else {
+        return None;
+    };
+    let invariant =
+        plain(cx, count) && !reads_any(count, w) && when.as_ref().is_none_or(|c| !reads_any(c, w));
+    if !invariant {
+        return None;
+    }
+    w.remove(var);
+    Some(Stmt::Alloc {
+        var: *var,
+        count: count.clone(),
+        when: Some(match when {
+            Some(c) => Expr::bin(BinOp::And, guard.clone(), c.clone()),
+            None => guard.clone(),
+        }),
+    })
 }
 
 /// Moves the invariant checks at the top of a body (and of a region

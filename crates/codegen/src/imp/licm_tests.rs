@@ -6,26 +6,8 @@
 //! check and that run no iteration: the same failure site or the same
 //! bits every time.
 
-use super::tests::run_c;
+use super::test_support::*;
 use super::*;
-
-const F64: Ty = Ty::Scalar(Scalar::F64);
-const I64: Ty = Ty::Scalar(Scalar::I64);
-const MEM: Ty = Ty::Mem {
-    elem: Scalar::F64,
-    writable: true,
-};
-
-fn v(x: VarId) -> Expr {
-    Expr::Var(x)
-}
-
-fn let_(x: VarId, e: Expr) -> Stmt {
-    Stmt::Let {
-        var: x,
-        init: Some(e),
-    }
-}
 
 fn fail(cond: Expr, site: u32, a: Expr) -> Stmt {
     Stmt::Fail {
@@ -36,16 +18,14 @@ fn fail(cond: Expr, site: u32, a: Expr) -> Stmt {
     }
 }
 
-fn for_up(index: VarId, hi: Expr, body: Block) -> Stmt {
-    Stmt::For(Box::new(For {
-        index,
-        lo: Some(Expr::I64(0)),
-        hi,
-        dir: Dir::Up,
-        step: 1,
-        pragma: None,
-        body,
-    }))
+/// `p` verified, its function's loop invariants moved, verified again,
+/// and printed.
+fn hoisted(p: &mut Program) -> String {
+    verify(p).expect("the program verifies");
+    let (q, f) = (p.clone(), &mut p.funcs[0]);
+    licm::hoist(&q, f);
+    verify(p).expect("the program verifies after the pass");
+    print::func(p, &p.funcs[0])
 }
 
 /// `points(n, m, len, A)`: for each of `n` points, a scratch block of
@@ -59,13 +39,7 @@ fn points(name: &str) -> Program {
     let n = b.param("n", I64);
     let m = b.param("m", I64);
     let len = b.param("len", I64);
-    let a = b.param(
-        "a",
-        Ty::Mem {
-            elem: Scalar::F64,
-            writable: false,
-        },
-    );
+    let a = b.param("a", INPUT);
     let out = b.param("out", Ty::Out(Box::new(F64)));
     let acc = b.var("t1_acc", F64, true);
     let i = b.var("t2_i", I64, false);
@@ -163,11 +137,7 @@ fn points(name: &str) -> Program {
 #[test]
 fn invariants_leave_the_loop_and_the_rest_stays() {
     let mut p = points("adrev_points");
-    verify(&p).expect("the program verifies");
-    let (q, f) = (p.clone(), &mut p.funcs[0]);
-    licm::hoist(&q, f);
-    verify(&p).expect("the program verifies after the pass");
-    let text = print::func(&p, &p.funcs[0]);
+    let text = hoisted(&mut p);
     let want = "\
 fn adrev_points(ctx, n: i64, m: i64, len: i64, a: mem const f64, out: out f64) {
   fail #1 (n, 0) if n < 0
@@ -212,11 +182,7 @@ fn a_check_after_one_that_stays_stays() {
         body.insert(0, fail(Expr::bin(BinOp::Gt, v(i), Expr::I64(5)), 6, v(i)));
         body.insert(1, shape);
     }
-    verify(&p).expect("the program verifies");
-    let (q, f) = (p.clone(), &mut p.funcs[0]);
-    licm::hoist(&q, f);
-    verify(&p).expect("the program verifies after the pass");
-    let text = print::func(&p, &p.funcs[0]);
+    let text = hoisted(&mut p);
     assert!(
         text.contains("\n    fail #4 (m, 0) if m > 1000\n"),
         "{text}"
@@ -286,11 +252,7 @@ fn nothing_moves_past_a_break() {
             },
         );
     }
-    verify(&p).expect("the program verifies");
-    let (q, f) = (p.clone(), &mut p.funcs[0]);
-    licm::hoist(&q, f);
-    verify(&p).expect("the program verifies after the pass");
-    let text = print::func(&p, &p.funcs[0]);
+    let text = hoisted(&mut p);
     assert!(
         text.contains("\n    fail #4 (m, 0) if m > 1000\n"),
         "{text}"

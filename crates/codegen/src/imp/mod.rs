@@ -45,4 +45,6 @@ mod fuse_tests;
 #[cfg(test)]
 mod licm_tests;
 #[cfg(test)]
+mod test_support;
+#[cfg(test)]
 mod tests;

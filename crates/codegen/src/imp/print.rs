@@ -350,10 +350,9 @@ fn imp_real(x: f64) -> String {
         "nan".into()
     } else if x.is_infinite() {
         if x > 0.0 { "inf" } else { "(-inf)" }.into()
-    } else if x.is_sign_negative() {
-        format!("({x:?})")
     } else {
-        format!("{x:?}")
+        // Finite reals read the same in C.
+        crate::lower::real_lit(x)
     }
 }
 

@@ -3,29 +3,8 @@
 //! run, computes what Rust computes on the same inputs, bit for bit; each
 //! rule of the verifier refuses the program that breaks it.
 
+use super::test_support::*;
 use super::*;
-
-const F64: Ty = Ty::Scalar(Scalar::F64);
-const I64: Ty = Ty::Scalar(Scalar::I64);
-const BOOL: Ty = Ty::Scalar(Scalar::Bool);
-
-fn v(x: VarId) -> Expr {
-    Expr::Var(x)
-}
-
-fn set(x: VarId, e: Expr) -> Stmt {
-    Stmt::Set {
-        place: Place::Var(x),
-        value: e,
-    }
-}
-
-fn let_(x: VarId, e: Expr) -> Stmt {
-    Stmt::Let {
-        var: x,
-        init: Some(e),
-    }
-}
 
 /// An allocation and its check, as the lowering writes them.
 fn alloc(b: &mut FuncBuilder, var: VarId, count: Expr, site: u32) {
@@ -51,44 +30,18 @@ fn sines() -> Program {
     let sin = p.extern_id("sin", &[Scalar::F64], Scalar::F64);
     let mut b = FuncBuilder::new();
     let n = b.param("p0_d0", I64);
-    let a = b.param(
-        "p0_l0",
-        Ty::Mem {
-            elem: Scalar::F64,
-            writable: false,
-        },
-    );
+    let a = b.param("p0_l0", INPUT);
     let out_s = b.param("out_l0", Ty::Out(Box::new(F64)));
     let out_d = b.param("out_d0", Ty::Out(Box::new(I64)));
-    let out_b = b.param(
-        "out_l1",
-        Ty::Out(Box::new(Ty::Mem {
-            elem: Scalar::F64,
-            writable: true,
-        })),
-    );
-    let buf = b.var(
-        "t1_buf",
-        Ty::Mem {
-            elem: Scalar::F64,
-            writable: true,
-        },
-        false,
-    );
+    let out_b = b.param("out_l1", Ty::Out(Box::new(MEM)));
+    let buf = b.var("t1_buf", MEM, false);
     let acc = b.var("t2_acc", F64, true);
     let i = b.var("t3_i", I64, false);
     let x = b.var("t4_x", F64, false);
     let y = b.var("t5_y", F64, false);
     let k = b.var("t6_k", I64, true);
     let mark = b.var("t7_mark", Ty::Mark, false);
-    let tmp = b.var(
-        "t8_buf",
-        Ty::Mem {
-            elem: Scalar::F64,
-            writable: true,
-        },
-        false,
-    );
+    let tmp = b.var("t8_buf", MEM, false);
     let go = b.var("t9_go", BOOL, false);
     let k1 = b.var("t10_k", I64, false);
     b.push(Stmt::Fail {
@@ -272,52 +225,6 @@ int main(void) {
     }
 }
 
-/// Builds C functions printed from the loop IR with the runtime and a
-/// `main`, in the default configuration, runs it and returns its output.
-pub(super) fn run_c(tag: &str, functions: &str, main: &str) -> String {
-    let cfg = crate::Config::default();
-    let mut src = String::from(crate::runtime::PRELUDE);
-    src.push_str("static const char *const ad_site_text[] = {\"\"};\n");
-    src.push_str(functions);
-    src.push_str(main);
-    let dir = std::env::temp_dir().join(format!("adrev-imp-{tag}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("test I/O");
-    let (c_file, exe) = (dir.join("test.c"), dir.join("test"));
-    std::fs::write(&c_file, &src).expect("test I/O");
-    let out = std::process::Command::new(&cfg.cc)
-        .args(cfg.flags())
-        .arg(&c_file)
-        .arg("-o")
-        .arg(&exe)
-        .args(cfg.libs())
-        .output()
-        .expect("test I/O");
-    assert!(
-        out.status.success(),
-        "{}\n{src}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let run = std::process::Command::new(&exe).output().expect("test I/O");
-    let _ = std::fs::remove_dir_all(&dir);
-    String::from_utf8(run.stdout).expect("test I/O")
-}
-
-/// A C99 hexadecimal float (`%a`: `0x1.8p-1`, `-0x0p+0`).
-fn hexf(t: &str) -> f64 {
-    let (neg, t) = t.strip_prefix('-').map_or((false, t), |r| (true, r));
-    let t = t.strip_prefix("0x").expect("test I/O");
-    let (mant, exp) = t.split_once('p').expect("test I/O");
-    let (int, frac) = mant.split_once('.').unwrap_or((mant, ""));
-    let mut m = u64::from_str_radix(int, 16).expect("well-formed test data") as f64;
-    let mut scale = 1.0 / 16.0;
-    for ch in frac.chars() {
-        m += ch.to_digit(16).expect("well-formed test data") as f64 * scale;
-        scale /= 16.0;
-    }
-    let x = m * 2f64.powi(exp.parse::<i32>().expect("well-formed test data"));
-    if neg { -x } else { x }
-}
-
 /// `sines` changed by `f` must fail the verifier with a message
 /// containing `want`.
 fn refused(want: &str, f: impl FnOnce(&mut Func)) {
@@ -412,6 +319,28 @@ fn constants_and_read_only_memory_are_not_written() {
     });
 }
 
+/// Declares `t11_keep`, a null address variable before the loop of
+/// `sines`, and returns it with the body of the loop's region.
+fn keep_and_region(f: &mut Func) -> (VarId, &mut Stmt) {
+    let keep = VarId(f.vars.len() as u32);
+    f.vars.push(Var {
+        name: "t11_keep".into(),
+        ty: MEM,
+        mutable: true,
+    });
+    f.body.insert(
+        6,
+        Stmt::Let {
+            var: keep,
+            init: Some(Expr::Null(MEM)),
+        },
+    );
+    let Stmt::Loop { body } = &mut f.body[7] else {
+        panic!("the loop of `sines` moved")
+    };
+    (keep, &mut body[0])
+}
+
 #[test]
 fn memory_does_not_outlive_its_region() {
     // The scratch block of a trip returned as the result.
@@ -419,9 +348,7 @@ fn memory_does_not_outlive_its_region() {
         "`out_l1` is given memory released before the call returns",
         |f| {
             let (out, tmp) = (var_named(f, "out_l1"), var_named(f, "t8_buf"));
-            if let Stmt::Loop { body } = &mut f.body[6]
-                && let Stmt::Region { body, .. } = &mut body[0]
-            {
+            if let (_, Stmt::Region { body, .. }) = keep_and_region(f) {
                 body.push(Stmt::Set {
                     place: Place::Out(out),
                     value: v(tmp),
@@ -434,61 +361,25 @@ fn memory_does_not_outlive_its_region() {
         "`t11_keep` is given memory released before it goes out of scope",
         |f| {
             let tmp = var_named(f, "t8_buf");
-            let keep = VarId(f.vars.len() as u32);
-            let view = VarId(keep.0 + 1);
-            let mem = Ty::Mem {
-                elem: Scalar::F64,
-                writable: true,
-            };
-            f.vars.push(Var {
-                name: "t11_keep".into(),
-                ty: mem.clone(),
-                mutable: true,
-            });
-            f.vars.push(Var {
-                name: "t12_view".into(),
-                ty: mem.clone(),
-                mutable: false,
-            });
-            f.body.insert(
-                6,
-                Stmt::Let {
-                    var: keep,
-                    init: Some(Expr::Null(mem)),
-                },
-            );
-            if let Stmt::Loop { body } = &mut f.body[7]
-                && let Stmt::Region { body, .. } = &mut body[0]
-            {
+            let view = VarId(f.vars.len() as u32 + 1);
+            let (keep, region) = keep_and_region(f);
+            if let Stmt::Region { body, .. } = region {
                 body.push(let_(view, Expr::bin(BinOp::Add, v(tmp), Expr::I64(1))));
                 body.push(set(keep, v(view)));
             }
+            f.vars.push(Var {
+                name: "t12_view".into(),
+                ty: MEM,
+                mutable: false,
+            });
         },
     );
     // A region released only on later trips may keep its first trip's blocks.
     let mut p = sines();
     let f = &mut p.funcs[0];
     let (out, tmp) = (var_named(f, "out_l1"), var_named(f, "t8_buf"));
-    let keep = VarId(f.vars.len() as u32);
-    let mem = Ty::Mem {
-        elem: Scalar::F64,
-        writable: true,
-    };
-    f.vars.push(Var {
-        name: "t11_keep".into(),
-        ty: mem.clone(),
-        mutable: true,
-    });
-    f.body.insert(
-        6,
-        Stmt::Let {
-            var: keep,
-            init: Some(Expr::Null(mem)),
-        },
-    );
-    if let Stmt::Loop { body } = &mut f.body[7]
-        && let Stmt::Region { body, reset_if, .. } = &mut body[0]
-    {
+    let (keep, region) = keep_and_region(f);
+    if let Stmt::Region { body, reset_if, .. } = region {
         body.push(set(keep, v(tmp)));
         *reset_if = Some(Expr::Bool(false));
     }

@@ -31,10 +31,15 @@ pub enum Kind {
 impl Kind {
     /// The C type.
     pub fn c_type(self) -> &'static str {
+        crate::imp::print::c_scalar(self.scalar())
+    }
+
+    /// The loop IR's scalar type.
+    pub fn scalar(self) -> crate::imp::Scalar {
         match self {
-            Kind::Real => "double",
-            Kind::Int => "int64_t",
-            Kind::Bool => "bool",
+            Kind::Real => crate::imp::Scalar::F64,
+            Kind::Int => crate::imp::Scalar::I64,
+            Kind::Bool => crate::imp::Scalar::Bool,
         }
     }
 

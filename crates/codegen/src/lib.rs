@@ -42,6 +42,7 @@ mod folds;
 mod fuse;
 mod hist;
 mod hoist;
+pub mod imp;
 mod inplace;
 mod layout;
 mod library;

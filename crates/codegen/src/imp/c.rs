@@ -1,0 +1,252 @@
+//! The loop IR printed as C99: the last step of code generation.
+//!
+//! Every statement is one line (or a block), with four spaces per level;
+//! a region is its mark, its body at the same level and its release; a
+//! `break` first releases the regions it leaves. Constants are `const`
+//! scalars, memory is a pointer (`const` when not writable), a result
+//! parameter a pointer to its value. The runtime (`runtime.rs`) supplies
+//! `ad_ctx`, `ad_alloc`, `ad_fail`, the marks and `AD_PRAGMA`.
+
+use super::ir::*;
+use super::print::{Lines, Notation, c_scalar};
+
+/// The C definition of a function.
+pub fn func(p: &Program, f: &Func) -> String {
+    let mut w = Lines {
+        width: 4,
+        ..Lines::default()
+    };
+    w.line(format!("{} {{", prototype(f)));
+    w.depth += 1;
+    w.line("ad_begin(ctx);");
+    let mut cx = Printer {
+        n: Notation::C { p, f },
+        regions: Vec::new(),
+    };
+    cx.block(&mut w, &f.body);
+    w.line("return 0;");
+    w.depth -= 1;
+    w.line("}");
+    w.text
+}
+
+/// `int NAME(ad_ctx *ctx, PARAMS)`.
+pub fn prototype(f: &Func) -> String {
+    let mut params = vec!["ad_ctx *ctx".to_string()];
+    params.extend(
+        f.params
+            .iter()
+            .map(|v| declarator(&f.var(*v).ty, &f.var(*v).name)),
+    );
+    format!("int {}({})", f.name, params.join(", "))
+}
+
+/// The C declaration of a variable of type `t` named `name` (no `const`
+/// on scalars: that is the caller's).
+fn declarator(t: &Ty, name: &str) -> String {
+    match t {
+        Ty::Scalar(s) => format!("{} {name}", c_scalar(*s)),
+        Ty::Mem { elem, writable } => {
+            let c = if *writable { "" } else { "const " };
+            format!("{c}{} *{name}", c_scalar(*elem))
+        }
+        Ty::Out(inner) => declarator(inner, &format!("*{name}")),
+        Ty::Mark => format!("const ad_mark {name}"),
+    }
+}
+
+struct Printer<'a> {
+    n: Notation<'a>,
+    /// The regions open at the statement: their marks and release
+    /// conditions, with `None` entries for the loops between them.
+    regions: Vec<Option<(VarId, Option<&'a Expr>)>>,
+}
+
+impl<'a> Printer<'a> {
+    fn block(&mut self, w: &mut Lines, b: &'a Block) {
+        for s in b {
+            syntax::stack::guard(|| self.stmt(w, s));
+        }
+    }
+
+    fn name(&self, v: VarId) -> &str {
+        &self.n.func().var(v).name
+    }
+
+    fn release(&self, w: &mut Lines, mark: VarId, cond: Option<&Expr>) {
+        let m = self.name(mark);
+        match cond {
+            Some(c) => w.line(format!("if ({}) ad_reset(ctx, {m});", self.n.expr(c))),
+            None => w.line(format!("ad_reset(ctx, {m});")),
+        }
+    }
+
+    fn body(&mut self, w: &mut Lines, head: String, b: &'a Block, is_loop: bool) {
+        w.line(if head.is_empty() {
+            "{".to_string()
+        } else {
+            format!("{head} {{")
+        });
+        w.depth += 1;
+        if is_loop {
+            self.regions.push(None);
+        }
+        self.block(w, b);
+        if is_loop {
+            self.regions.pop();
+        }
+        w.depth -= 1;
+        w.line("}");
+    }
+
+    fn stmt(&mut self, w: &mut Lines, s: &'a Stmt) {
+        let f = self.n.func();
+        match s {
+            Stmt::Let { var, init } => {
+                let v = f.var(*var);
+                let c = if !v.mutable && matches!(v.ty, Ty::Scalar(_)) {
+                    "const "
+                } else {
+                    ""
+                };
+                let d = declarator(&v.ty, &v.name);
+                match init {
+                    Some(e) => w.line(format!("{c}{d} = {};", self.n.expr(e))),
+                    None => w.line(format!("{c}{d};")),
+                }
+            }
+            Stmt::Set { place, value } => {
+                w.line(format!("{} = {};", self.n.place(place), self.n.expr(value)))
+            }
+            Stmt::Fail { cond, site, a, b } => w.line(format!(
+                "if ({}) return ad_fail(ctx, {site}, {}, {});",
+                self.n.expr(cond),
+                self.n.expr(a),
+                self.n.expr(b)
+            )),
+            Stmt::Alloc { var, count, when } => {
+                let v = f.var(*var);
+                let Ty::Mem { elem, .. } = &v.ty else {
+                    return;
+                };
+                let (t, p, n) = (c_scalar(*elem), &v.name, self.n.expr(count));
+                let call = format!("({t} *)ad_alloc(ctx, {n}, sizeof({t}))");
+                match when {
+                    None => w.line(format!("{t} *{p} = {call};")),
+                    Some(c) => w.line(format!("{t} *{p} = {} ? {call} : NULL;", self.n.expr(c))),
+                }
+            }
+            Stmt::Checked {
+                var,
+                op,
+                a,
+                b,
+                site,
+            } => {
+                let k = self.name(*var);
+                let fun = match op {
+                    CheckedOp::Add => "ad_add_ovf",
+                    CheckedOp::Sub => "ad_sub_ovf",
+                    CheckedOp::Mul => "ad_mul_ovf",
+                };
+                w.line(format!("int64_t {k};"));
+                w.line(format!(
+                    "if ({fun}({}, {}, &{k})) return ad_fail(ctx, {site}, 0, 0);",
+                    self.n.expr(a),
+                    self.n.expr(b)
+                ));
+            }
+            Stmt::For(l) => {
+                let hi = self.n.expr(&l.hi);
+                match &l.pragma {
+                    Some(Pragma::ParallelFor { min }) => w.line(format!(
+                        "AD_PRAGMA(omp parallel for schedule(static) if ({hi} >= {min}))"
+                    )),
+                    Some(Pragma::SimdReduction { op, acc }) => w.line(format!(
+                        "AD_PRAGMA(omp simd reduction({op}:{}))",
+                        self.name(*acc)
+                    )),
+                    None => {}
+                }
+                let iv = f.var(l.index);
+                let (i, t) = (&iv.name, declarator(&iv.ty, &iv.name));
+                let head = match (l.dir, &l.lo) {
+                    (Dir::Up, lo) => {
+                        let init = lo.as_ref().map(|lo| format!("{t} = {}", self.n.expr(lo)));
+                        let (test, next) = if l.step == 1 {
+                            (format!("{i} < {hi}"), format!("{i}++"))
+                        } else {
+                            (
+                                format!("{i} + {} <= {hi}", l.step),
+                                format!("{i} += {}", l.step),
+                            )
+                        };
+                        format!("for ({}; {test}; {next})", init.unwrap_or_default())
+                    }
+                    (Dir::Down, lo) => {
+                        let last = match &l.hi {
+                            Expr::Binary(BinOp::Add | BinOp::Sub, ..) => format!("({hi}) - 1"),
+                            _ => format!("{hi} - 1"),
+                        };
+                        let init = lo.as_ref().map(|_| format!("{t} = {last}"));
+                        let lo = lo
+                            .as_ref()
+                            .map(|e| self.n.expr(e))
+                            .unwrap_or_else(|| "0".into());
+                        format!("for ({}; {i} >= {lo}; {i}--)", init.unwrap_or_default())
+                    }
+                };
+                self.body(w, head, &l.body, true);
+            }
+            Stmt::Loop { body } => self.body(w, "for (;;)".into(), body, true),
+            Stmt::Break => {
+                let open: Vec<(VarId, Option<&Expr>)> = self
+                    .regions
+                    .iter()
+                    .rev()
+                    .take_while(|r| r.is_some())
+                    .flatten()
+                    .copied()
+                    .collect();
+                for (mark, cond) in open {
+                    self.release(w, mark, cond);
+                }
+                w.line("break;");
+            }
+            Stmt::If { cond, then, els } => {
+                w.line(format!("if ({}) {{", self.n.expr(cond)));
+                w.depth += 1;
+                self.block(w, then);
+                w.depth -= 1;
+                if !els.is_empty() {
+                    w.line("} else {");
+                    w.depth += 1;
+                    self.block(w, els);
+                    w.depth -= 1;
+                }
+                w.line("}");
+            }
+            Stmt::Region {
+                mark,
+                body,
+                reset_if,
+            } => {
+                w.line(format!(
+                    "const ad_mark {} = ad_mark_get(ctx);",
+                    self.name(*mark)
+                ));
+                self.regions.push(Some((*mark, reset_if.as_ref())));
+                self.block(w, body);
+                self.regions.pop();
+                self.release(w, *mark, reset_if.as_ref());
+            }
+            Stmt::Parallel { threads, body } => {
+                w.line(format!(
+                    "AD_PRAGMA(omp parallel num_threads({}))",
+                    self.n.expr(threads)
+                ));
+                self.body(w, String::new(), body, false);
+            }
+        }
+    }
+}

@@ -1,0 +1,502 @@
+//! Sibling loop fusion on the loop IR: the rule of the text pass
+//! `fuse.rs` (docs/codegen.md, "Sibling loop fusion"), on statements. The
+//! lowering does not build the IR yet, so this pass runs in its tests
+//! only; once it does, it replaces `fuse.rs`.
+//!
+//! `L1; S; L2`, two counted loops from 0 by 1 over the same bound in the
+//! same direction with the same pragma, and `S` declarations and checks
+//! only, become `S; L1+L2` (the second body after the first, its index
+//! renamed to the first's) when:
+//!
+//! - neither loop breaks, and the bound reads nothing `L1` writes;
+//! - `S` reads nothing `L1` writes, and `L1` cannot fail if `S` can (the
+//!   evaluator would report `L1`'s error first);
+//! - every variable or memory block written by one loop and read or
+//!   written by the other is a block used, in both, only as `p[i]` with
+//!   the loop's own index (the same element in the same iteration, which
+//!   fusion keeps in order) and through no other variable (a view of it,
+//!   or a mutable variable that may hold it).
+//!
+//! The text pass also merges `omp simd` reductions with each other and
+//! with loops that may run in vector lanes; here, pragmas must be equal.
+
+use std::collections::{HashMap, HashSet};
+
+use super::ir::*;
+
+/// Every memory block a mutable address variable may hold stands for
+/// this one root: blocks that flow into one are aliased with all others.
+const MUTABLE: VarId = VarId(u32::MAX);
+
+/// Fuses sibling loops everywhere in `f`.
+pub fn fuse(f: &mut Func) {
+    let roots = Roots::of(f);
+    let body = std::mem::take(&mut f.body);
+    f.body = block(&roots, body);
+}
+
+fn block(r: &Roots, b: Block) -> Block {
+    syntax::stack::guard(|| {
+        let mut b: Block = b.into_iter().map(|s| inner(r, s)).collect();
+        let mut k = 0;
+        while k < b.len() {
+            if !try_fuse_at(r, &mut b, k) {
+                k += 1;
+            }
+        }
+        b
+    })
+}
+
+/// A statement with the blocks inside it fused.
+fn inner(r: &Roots, s: Stmt) -> Stmt {
+    match s {
+        Stmt::For(mut l) => {
+            l.body = block(r, std::mem::take(&mut l.body));
+            Stmt::For(l)
+        }
+        Stmt::Loop { body } => Stmt::Loop {
+            body: block(r, body),
+        },
+        Stmt::If { cond, then, els } => Stmt::If {
+            cond,
+            then: block(r, then),
+            els: block(r, els),
+        },
+        Stmt::Region {
+            mark,
+            body,
+            reset_if,
+        } => Stmt::Region {
+            mark,
+            body: block(r, body),
+            reset_if,
+        },
+        Stmt::Parallel { threads, body } => Stmt::Parallel {
+            threads,
+            body: block(r, body),
+        },
+        s => s,
+    }
+}
+
+/// A loop of the fusable form: from 0 by 1.
+fn simple(s: Option<&Stmt>) -> Option<&For> {
+    match s {
+        Some(Stmt::For(l)) if l.lo == Some(Expr::I64(0)) && l.step == 1 => Some(l),
+        _ => None,
+    }
+}
+
+fn try_fuse_at(r: &Roots, b: &mut Block, k: usize) -> bool {
+    let Some(l1) = simple(b.get(k)) else {
+        return false;
+    };
+    let mut j = k + 1;
+    while matches!(
+        b.get(j),
+        Some(Stmt::Let { .. } | Stmt::Fail { .. } | Stmt::Alloc { .. } | Stmt::Checked { .. })
+    ) {
+        j += 1;
+    }
+    let Some(l2) = simple(b.get(j)) else {
+        return false;
+    };
+    if l1.hi != l2.hi || l1.dir != l2.dir || l1.pragma != l2.pragma {
+        return false;
+    }
+    // A loop left early runs fewer iterations of the other's body.
+    if super::verify::contains_break(&l1.body) || super::verify::contains_break(&l2.body) {
+        return false;
+    }
+    let (i1, i2) = (l1.index, l2.index);
+    let mut body2 = l2.body.clone();
+    rename_block(&mut body2, i2, i1);
+    let between = &b[k + 1..j];
+    let e1 = Effects::of(r, &l1.body, i1);
+    let e2 = Effects::of(r, &body2, i1);
+    let es = Effects::of(r, between, i1);
+    let mut bound = Vec::new();
+    l1.hi.reads(&mut bound);
+    if bound.iter().any(|v| e1.writes.contains(v)) {
+        return false;
+    }
+    if e1.writes.iter().any(|v| es.reads.contains(v)) {
+        return false;
+    }
+    if super::licm::may_fail(between) && super::licm::may_fail(&l1.body) {
+        return false;
+    }
+    let conflicts: HashSet<VarId> = e1
+        .writes
+        .iter()
+        .filter(|v| e2.reads.contains(v) || e2.writes.contains(v))
+        .chain(e2.writes.iter().filter(|v| e1.reads.contains(v)))
+        .copied()
+        .collect();
+    for v in conflicts {
+        let ok = v != MUTABLE
+            && r.is_block(v)
+            && indexed_only(r, &l1.body, v, i1)
+            && indexed_only(r, &body2, v, i1);
+        if !ok {
+            return false;
+        }
+    }
+    let Some(Stmt::For(mut fused)) = b.get(k).cloned() else {
+        return false;
+    };
+    fused.body.extend(body2);
+    let mut replacement: Block = between.to_vec();
+    replacement.push(Stmt::For(fused));
+    b.splice(k..=j, replacement);
+    true
+}
+
+/// Where each address variable may point: the blocks (allocations and
+/// parameters) it is derived from, [`MUTABLE`] for those that flow into
+/// mutable variables.
+struct Roots {
+    of: HashMap<VarId, HashSet<VarId>>,
+    blocks: HashSet<VarId>,
+}
+
+impl Roots {
+    fn of(f: &Func) -> Roots {
+        let mut r = Roots {
+            of: HashMap::new(),
+            blocks: HashSet::new(),
+        };
+        for &p in &f.params {
+            if matches!(f.var(p).ty, Ty::Mem { .. }) {
+                r.blocks.insert(p);
+                r.of.insert(p, HashSet::from([p]));
+            }
+        }
+        let mut escaped = HashSet::new();
+        r.walk(f, &f.body, &mut escaped);
+        for roots in r.of.values_mut() {
+            if roots.iter().any(|x| escaped.contains(x)) {
+                roots.insert(MUTABLE);
+            }
+        }
+        r
+    }
+
+    fn walk(&mut self, f: &Func, b: &Block, escaped: &mut HashSet<VarId>) {
+        for s in b {
+            match s {
+                Stmt::Alloc { var, .. } => {
+                    self.blocks.insert(*var);
+                    self.of.insert(*var, HashSet::from([*var]));
+                }
+                Stmt::Let { var, init } if matches!(f.var(*var).ty, Ty::Mem { .. }) => {
+                    let from = init.as_ref().map(|e| self.expr(e)).unwrap_or_default();
+                    if f.var(*var).mutable {
+                        escaped.extend(from);
+                        self.of.insert(*var, HashSet::from([MUTABLE]));
+                    } else {
+                        self.of.insert(*var, from);
+                    }
+                }
+                Stmt::Set {
+                    place: Place::Var(v),
+                    value,
+                } if matches!(f.var(*v).ty, Ty::Mem { .. }) => {
+                    escaped.extend(self.expr(value));
+                }
+                Stmt::For(l) => self.walk(f, &l.body, escaped),
+                Stmt::Loop { body } | Stmt::Region { body, .. } | Stmt::Parallel { body, .. } => {
+                    self.walk(f, body, escaped)
+                }
+                Stmt::If { then, els, .. } => {
+                    self.walk(f, then, escaped);
+                    self.walk(f, els, escaped);
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// The blocks an address expression may point into.
+    fn expr(&self, e: &Expr) -> HashSet<VarId> {
+        let mut vars = Vec::new();
+        e.reads(&mut vars);
+        vars.iter()
+            .filter_map(|v| self.of.get(v))
+            .flatten()
+            .copied()
+            .collect()
+    }
+
+    fn is_block(&self, v: VarId) -> bool {
+        self.blocks.contains(&v)
+    }
+}
+
+/// What some statements write and read: variables assigned or declared,
+/// and the blocks stored into (writes); variables and blocks read.
+#[derive(Default)]
+struct Effects {
+    writes: HashSet<VarId>,
+    reads: HashSet<VarId>,
+}
+
+impl Effects {
+    fn of(r: &Roots, b: &[Stmt], index: VarId) -> Effects {
+        let mut e = Effects::default();
+        e.block(r, b);
+        e.writes.remove(&index);
+        e.reads.remove(&index);
+        e
+    }
+
+    fn read(&mut self, r: &Roots, x: &Expr) {
+        let mut vars = Vec::new();
+        x.reads(&mut vars);
+        for v in vars {
+            self.reads.insert(v);
+            if let Some(roots) = r.of.get(&v) {
+                self.reads.extend(roots.iter().copied());
+            }
+        }
+    }
+
+    fn block(&mut self, r: &Roots, b: &[Stmt]) {
+        for s in b {
+            match s {
+                Stmt::Let { var, init } => {
+                    self.writes.insert(*var);
+                    if let Some(x) = init {
+                        self.read(r, x);
+                    }
+                }
+                Stmt::Set { place, value } => {
+                    self.read(r, value);
+                    match place {
+                        Place::Var(v) | Place::Out(v) => {
+                            self.writes.insert(*v);
+                        }
+                        Place::Elem { mem, index } => {
+                            self.read(r, index);
+                            self.read(r, mem);
+                            self.writes.extend(r.expr(mem));
+                        }
+                    }
+                }
+                Stmt::Fail { cond, a, b, .. } => {
+                    self.read(r, cond);
+                    self.read(r, a);
+                    self.read(r, b);
+                }
+                Stmt::Alloc { var, count, when } => {
+                    self.writes.insert(*var);
+                    self.read(r, count);
+                    if let Some(c) = when {
+                        self.read(r, c);
+                    }
+                }
+                Stmt::Checked { var, a, b, .. } => {
+                    self.writes.insert(*var);
+                    self.read(r, a);
+                    self.read(r, b);
+                }
+                Stmt::For(l) => {
+                    self.writes.insert(l.index);
+                    if let Some(lo) = &l.lo {
+                        self.read(r, lo);
+                    }
+                    self.read(r, &l.hi);
+                    if let Some(Pragma::SimdReduction { acc, .. }) = &l.pragma {
+                        self.writes.insert(*acc);
+                    }
+                    self.block(r, &l.body);
+                }
+                Stmt::Loop { body } => self.block(r, body),
+                Stmt::Break => {}
+                Stmt::If { cond, then, els } => {
+                    self.read(r, cond);
+                    self.block(r, then);
+                    self.block(r, els);
+                }
+                Stmt::Region {
+                    mark,
+                    body,
+                    reset_if,
+                } => {
+                    self.writes.insert(*mark);
+                    self.block(r, body);
+                    if let Some(c) = reset_if {
+                        self.read(r, c);
+                    }
+                }
+                Stmt::Parallel { threads, body } => {
+                    self.read(r, threads);
+                    self.block(r, body);
+                }
+            }
+        }
+    }
+}
+
+/// Whether every use of a variable that may point into `block` is `block`
+/// itself indexed by `i`: `block[i]`, loaded or stored.
+fn indexed_only(r: &Roots, b: &[Stmt], block: VarId, i: VarId) -> bool {
+    let points = |v: VarId| r.of.get(&v).is_some_and(|s| s.contains(&block));
+    let mut ok = true;
+    visit_exprs(b, &mut |e, as_mem_of: Option<&Expr>| {
+        if let Expr::Var(v) = e
+            && points(*v)
+        {
+            ok &= *v == block && as_mem_of == Some(&Expr::Var(i));
+        }
+    });
+    ok
+}
+
+/// Calls `f` on every expression node of some statements, with the index
+/// when the node is the memory of a load or store.
+fn visit_exprs(b: &[Stmt], f: &mut dyn FnMut(&Expr, Option<&Expr>)) {
+    fn expr(e: &Expr, f: &mut dyn FnMut(&Expr, Option<&Expr>)) {
+        match e {
+            Expr::Load(m, i) => {
+                if matches!(**m, Expr::Var(_)) {
+                    f(m, Some(i));
+                } else {
+                    expr(m, f);
+                }
+                expr(i, f);
+            }
+            Expr::Var(_) => f(e, None),
+            Expr::F64(_) | Expr::I64(_) | Expr::I32(_) | Expr::Bool(_) | Expr::Null(_) => {}
+            Expr::Unary(_, a) | Expr::Cast(_, a) | Expr::IsNull(a) => expr(a, f),
+            Expr::Binary(_, a, c) => {
+                expr(a, f);
+                expr(c, f);
+            }
+            Expr::Call(_, args) => args.iter().for_each(|a| expr(a, f)),
+            Expr::Select(c, a, d) => {
+                expr(c, f);
+                expr(a, f);
+                expr(d, f);
+            }
+        }
+    }
+    for s in b {
+        match s {
+            Stmt::Let { init, .. } => init.iter().for_each(|e| expr(e, f)),
+            Stmt::Set { place, value } => {
+                match place {
+                    Place::Elem { mem, index } => {
+                        if matches!(mem, Expr::Var(_)) {
+                            f(mem, Some(index));
+                        } else {
+                            expr(mem, f);
+                        }
+                        expr(index, f);
+                    }
+                    Place::Var(_) | Place::Out(_) => {}
+                }
+                expr(value, f);
+            }
+            Stmt::Fail { cond, a, b, .. } => [cond, a, b].iter().for_each(|e| expr(e, f)),
+            Stmt::Alloc { count, when, .. } => {
+                expr(count, f);
+                when.iter().for_each(|e| expr(e, f));
+            }
+            Stmt::Checked { a, b, .. } => [a, b].iter().for_each(|e| expr(e, f)),
+            Stmt::For(l) => {
+                l.lo.iter().for_each(|e| expr(e, f));
+                expr(&l.hi, f);
+                visit_exprs(&l.body, f);
+            }
+            Stmt::Loop { body } => visit_exprs(body, f),
+            Stmt::Break => {}
+            Stmt::If { cond, then, els } => {
+                expr(cond, f);
+                visit_exprs(then, f);
+                visit_exprs(els, f);
+            }
+            Stmt::Region { body, reset_if, .. } => {
+                visit_exprs(body, f);
+                reset_if.iter().for_each(|e| expr(e, f));
+            }
+            Stmt::Parallel { threads, body } => {
+                expr(threads, f);
+                visit_exprs(body, f);
+            }
+        }
+    }
+}
+
+/// Renames variable `from` to `to` in some statements (reads only: the
+/// index of a loop is never assigned in its body).
+fn rename_block(b: &mut [Stmt], from: VarId, to: VarId) {
+    fn expr(e: &mut Expr, from: VarId, to: VarId) {
+        match e {
+            Expr::Var(v) if *v == from => *v = to,
+            Expr::Var(_)
+            | Expr::F64(_)
+            | Expr::I64(_)
+            | Expr::I32(_)
+            | Expr::Bool(_)
+            | Expr::Null(_) => {}
+            Expr::Load(a, c) | Expr::Binary(_, a, c) => {
+                expr(a, from, to);
+                expr(c, from, to);
+            }
+            Expr::Unary(_, a) | Expr::Cast(_, a) | Expr::IsNull(a) => expr(a, from, to),
+            Expr::Call(_, args) => args.iter_mut().for_each(|a| expr(a, from, to)),
+            Expr::Select(c, a, d) => {
+                expr(c, from, to);
+                expr(a, from, to);
+                expr(d, from, to);
+            }
+        }
+    }
+    for s in b {
+        match s {
+            Stmt::Let { init, .. } => init.iter_mut().for_each(|e| expr(e, from, to)),
+            Stmt::Set { place, value } => {
+                if let Place::Elem { mem, index } = place {
+                    expr(mem, from, to);
+                    expr(index, from, to);
+                }
+                expr(value, from, to);
+            }
+            Stmt::Fail { cond, a, b, .. } => {
+                expr(cond, from, to);
+                expr(a, from, to);
+                expr(b, from, to);
+            }
+            Stmt::Alloc { count, when, .. } => {
+                expr(count, from, to);
+                when.iter_mut().for_each(|e| expr(e, from, to));
+            }
+            Stmt::Checked { a, b, .. } => {
+                expr(a, from, to);
+                expr(b, from, to);
+            }
+            Stmt::For(l) => {
+                l.lo.iter_mut().for_each(|e| expr(e, from, to));
+                expr(&mut l.hi, from, to);
+                rename_block(&mut l.body, from, to);
+            }
+            Stmt::Loop { body } => rename_block(body, from, to),
+            Stmt::Parallel { threads, body } => {
+                expr(threads, from, to);
+                rename_block(body, from, to);
+            }
+            Stmt::Break => {}
+            Stmt::If { cond, then, els } => {
+                expr(cond, from, to);
+                rename_block(then, from, to);
+                rename_block(els, from, to);
+            }
+            Stmt::Region { body, reset_if, .. } => {
+                rename_block(body, from, to);
+                reset_if.iter_mut().for_each(|e| expr(e, from, to));
+            }
+        }
+    }
+}

@@ -243,4 +243,3 @@ pub fn erase(m: &mut Module) {
     }
     m.compact();
 }
-

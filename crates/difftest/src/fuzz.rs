@@ -210,6 +210,7 @@ fn features(rng: &mut Rng) -> Features {
         open_reduce: rng.chance(0.25),
         extended: rng.chance(0.7),
         arrays: true,
+        ops: None,
     }
 }
 

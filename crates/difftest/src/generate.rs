@@ -43,6 +43,11 @@ pub struct Features {
     /// [`gen_program`] reads reals and pairs of reals only, so it has no
     /// array operation (NAO 0): the scalar programs of the cost tests.
     pub arrays: bool,
+    /// The real operators a program may apply (`None`: every Source
+    /// primitive with partials in the table); a test of a
+    /// statement about a set of primitives (the cost bounds of seeds/000
+    /// Section 5) names that set.
+    pub ops: Option<Vec<Prim>>,
 }
 
 impl Default for Features {
@@ -52,6 +57,7 @@ impl Default for Features {
             open_reduce: false,
             extended: true,
             arrays: true,
+            ops: None,
         }
     }
 }
@@ -170,6 +176,15 @@ impl Gen<'_> {
 
     fn pick<T: Clone>(&mut self, xs: &[T]) -> T {
         xs[self.rng.below(xs.len())].clone()
+    }
+
+    /// The real operators of `arity` arguments this program may apply.
+    fn ops(&self, arity: usize) -> Vec<Prim> {
+        let all = real_ops(arity);
+        match &self.feat.ops {
+            Some(allowed) => all.into_iter().filter(|p| allowed.contains(p)).collect(),
+            None => all,
+        }
     }
 
     fn ext(&self) -> bool {
@@ -338,7 +353,7 @@ impl Gen<'_> {
         ];
         match self.rng.weighted(&w) {
             0 => {
-                let op = self.pick(&real_ops(2));
+                let op = self.pick(&self.ops(2));
                 let left = 1 + self.rng.below(size - 1);
                 let a = self.expr(&GTy::Real, left, env, nao);
                 let bb = self.expr(&GTy::Real, (size - 1 - left).max(1), env, nao);
@@ -361,7 +376,7 @@ impl Gen<'_> {
                 let op = if self.feat.extended && self.rng.chance(0.08) {
                     Prim::WithRules
                 } else {
-                    self.pick(&real_ops(1))
+                    self.pick(&self.ops(1))
                 };
                 let a = self.expr(&GTy::Real, size - 1, env, nao);
                 let partial = matches!(op, Prim::Log | Prim::Sqrt | Prim::Log1p | Prim::Lgamma);

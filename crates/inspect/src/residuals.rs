@@ -137,7 +137,9 @@ pub fn residuals(
     let bound_by = |x: &Name| binder.get(x).copied();
     // The forward pass: the bindings the value needs, transitively.
     let mut forward = vec![false; chain.len()];
-    let mut work: Vec<Name> = syntax::visit::free_names(g, outputs[0]).into_iter().collect();
+    let mut work: Vec<Name> = syntax::visit::free_names(g, outputs[0])
+        .into_iter()
+        .collect();
     while let Some(x) = work.pop() {
         if let Some(i) = bound_by(&x)
             && !forward[i]

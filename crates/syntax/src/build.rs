@@ -28,7 +28,9 @@
 use std::marker::PhantomData;
 
 use crate::fxhash::{FxHashMap, FxHashSet};
-use crate::ir::{Expr, ExprId, Module, Name, NameGen, Param, Pat, Prim, Size, SourceFile, Span, Ty};
+use crate::ir::{
+    Expr, ExprId, Module, Name, NameGen, Param, Pat, Prim, Size, SourceFile, Span, Ty,
+};
 use crate::print;
 use crate::visit::{Detached, detach};
 
@@ -172,7 +174,12 @@ impl<E: From<BuildError>> Builder<E> {
     pub fn ty(&self, id: ExprId) -> Result<Ty, E> {
         self.out.types.get(id.index()).cloned().ok_or_else(|| {
             E::from(BuildError::Untyped {
-                span: self.out.spans.get(id.index()).copied().unwrap_or(Span::GENERATED),
+                span: self
+                    .out
+                    .spans
+                    .get(id.index())
+                    .copied()
+                    .unwrap_or(Span::GENERATED),
                 node: id,
             })
         })
@@ -409,7 +416,10 @@ impl<E: From<BuildError>> Builder<E> {
         if items.len() == 1 {
             return Ok(items[0]);
         }
-        let tys = items.iter().map(|&i| self.ty(i)).collect::<Result<Vec<_>, E>>()?;
+        let tys = items
+            .iter()
+            .map(|&i| self.ty(i))
+            .collect::<Result<Vec<_>, E>>()?;
         Ok(self.add(Expr::Tuple(items), Ty::Tuple(tys)))
     }
 
@@ -554,9 +564,10 @@ impl<E: From<BuildError>> Builder<E> {
         let tys = match self.ty(value)? {
             Ty::Tuple(tys) => tys,
             other => {
-                return Err(
-                    self.internal(format!("destructuring a value of type {}", print::ty(&other)))
-                );
+                return Err(self.internal(format!(
+                    "destructuring a value of type {}",
+                    print::ty(&other)
+                )));
             }
         };
         let names: Vec<Name> = (0..tys.len())

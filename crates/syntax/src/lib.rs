@@ -39,7 +39,6 @@ pub use bound::{bound_whiles, has_while};
 pub use elaborate::{elaborate, elaborate_calls, elaborate_target};
 pub use envelope::{EnvelopeError, from_ron, read_header, to_ron};
 pub use first_order::check_first_order;
-pub use visit::free_vars;
 pub use infer::infer;
 pub use inline::{inline_all, inline_entry};
 pub use ir::{
@@ -48,6 +47,7 @@ pub use ir::{
 pub use parser::{parse, parse_ty};
 pub use specialize::{specialize, specialize_def};
 pub use verify::{VerifyError, verify, verify_source};
+pub use visit::free_vars;
 
 /// The envelope name of a typed Source program (the output of `parse`).
 pub const SOURCE_IR: &str = "source";

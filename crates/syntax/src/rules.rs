@@ -246,4 +246,3 @@ pub fn erase(m: &mut Module) {
     }
     m.compact();
 }
-

@@ -172,6 +172,40 @@ pub fn detach(
     detach_with(src, root, names, |x| subst.get(x).cloned())
 }
 
+/// The nodes of the subtree at `root`, children before parents: by id
+/// when the subtree is stored in post-order (the usual case, and the
+/// order a copy is best read in), else in the order of a depth-first walk
+/// (a pass that rewrote a node in place may leave a child after its
+/// parent).
+fn post_order(src: &Module, root: ExprId) -> Vec<ExprId> {
+    let mut order = Vec::new();
+    let mut stack = vec![root];
+    let mut ordered = true;
+    while let Some(id) = stack.pop() {
+        order.push(id);
+        src.expr(id).for_each_child(|c| {
+            ordered &= c < id;
+            stack.push(c);
+        });
+    }
+    if ordered {
+        order.sort();
+        return order;
+    }
+    order.clear();
+    let mut stack = vec![(root, false)];
+    while let Some((id, expanded)) = stack.pop() {
+        if expanded {
+            order.push(id);
+            continue;
+        }
+        stack.push((id, true));
+        let children = src.expr(id).children();
+        stack.extend(children.into_iter().rev().map(|c| (c, false)));
+    }
+    order
+}
+
 /// [`detach`] with the free variables renamed by a function (`None`: the
 /// name stays), for a caller whose renaming is not a hash map.
 pub fn detach_with(
@@ -180,13 +214,7 @@ pub fn detach_with(
     names: &mut NameGen,
     subst: impl Fn(&Name) -> Option<Name>,
 ) -> Detached {
-    let mut order = Vec::new();
-    let mut stack = vec![root];
-    while let Some(id) = stack.pop() {
-        order.push(id);
-        src.expr(id).for_each_child(|c| stack.push(c));
-    }
-    order.sort();
+    let order = post_order(src, root);
     let mut ren: FxHashMap<Name, Name> = FxHashMap::default();
     for &id in &order {
         for x in binders(src.expr(id)) {

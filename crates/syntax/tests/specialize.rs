@@ -6,10 +6,7 @@ use expect_test::{Expect, expect};
 use proptest::prelude::*;
 use support::Gen;
 use support::eval::{V, call};
-use syntax::{
-    Error, Module, SourceFile, check_first_order, compile, print, specialize, specialize_def,
-    verify,
-};
+use syntax::{Error, Module, check_first_order, print, specialize, specialize_def, verify};
 
 use crate::common::{at, ok};
 

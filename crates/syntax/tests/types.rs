@@ -2,7 +2,7 @@
 //! typing rules of docs/types.md give, ill-typed ones the exact message at
 //! the exact place. A place is checked as the text it covers.
 
-use syntax::{Error, Expr, Module, SourceFile, Ty, compile, parse_ty, print, verify};
+use syntax::{Error, Expr, Module, Ty, parse_ty, print};
 
 use crate::common::{compile as build, compile_err as err, ok};
 

@@ -30,9 +30,9 @@ use crate::tables::Tables;
 use crate::verify::{builtin_fits, is_binary, is_unary};
 use rpds::HashTrieMap;
 use std::collections::BTreeSet;
-use syntax::visit::FreeMemo;
 use std::rc::Rc;
 use syntax::stack::guard;
+use syntax::visit::FreeMemo;
 use syntax::{Def, Expr, ExprId, Name, Pat, Span, Ty};
 
 /// Names in scope: each bound name's 1-based position in the context.

@@ -36,7 +36,10 @@ fn every_route_differentiates_a_chain_of_a_thousand_definitions() {
         let out = g.call(&at).unwrap_or_else(|e| panic!("{}", e.message()));
         assert_eq!(out.value, Value::Real(value), "{route:?}");
         let got = out.gradient("x").and_then(Value::as_real).expect("a real");
-        assert!((got - slope).abs() <= 1e-12 * slope, "{route:?}: {got} vs {slope}");
+        assert!(
+            (got - slope).abs() <= 1e-12 * slope,
+            "{route:?}: {got} vs {slope}"
+        );
     }
 }
 
@@ -65,7 +68,10 @@ fn any_definition_is_an_entry_and_the_others_stay_out_of_its_program() {
     let out = v.call(&at).unwrap_or_else(|e| panic!("{}", e.message()));
     assert_eq!(out.value, Value::Real(4.0));
     // A higher-order helper checks but is no entry of a derivative.
-    assert_eq!(p.entry(Some("twice")).expect("a definition").params.len(), 2);
+    assert_eq!(
+        p.entry(Some("twice")).expect("a definition").params.len(),
+        2
+    );
     let e = p
         .compile(&Request::new(Kind::Grad).entry("twice"))
         .expect_err("a function parameter");

@@ -42,7 +42,9 @@ use std::collections::{HashMap, HashSet};
 use std::sync::OnceLock;
 
 use crate::error::Error;
+use crate::fxhash::FxHashSet;
 use crate::infer::{self, Scope, Sigs, infer_def};
+use crate::inline::Copier;
 use crate::ir::{
     Def, Expr, ExprId, Module, Name, NameGen, Param, Pat, Prim, Size, SourceFile, Span, Ty,
 };
@@ -94,82 +96,29 @@ pub fn elaborate_target(m: &Module) -> Result<Module, Error> {
 }
 
 /// Elaborates a surface-form module after `prelude` (another surface-form
-/// module, whose definitions are in scope but not in the output); `target`
-/// resolves the Target-only builtins.
+/// module, whose definitions are in scope but not in the output: each call
+/// of one is a copy of it); `target` resolves the Target-only builtins.
 fn elaborate_with(m: &Module, prelude: &Module, target: bool) -> Result<Module, Error> {
     infer::check_shape(m)?;
     infer::check_shape(prelude)?;
     let mut names = m.name_gen();
     reserve_all(&mut names, prelude);
     reserve_all(&mut names, m);
-    let mut el = Elab {
-        out: Module::new(m.file.clone()),
-        names,
-        visible: HashMap::new(),
-        sigs: Sigs::default(),
-        used: HashSet::new(),
-        env: Env::default(),
-        target,
-    };
-    for def in &prelude.defs {
-        let none = HashMap::new();
-        let later = Later {
-            positions: &none,
-            after: 0,
-        };
-        let done = el.def(prelude, def, &later, true)?;
-        el.visible
-            .insert(done.name.as_str().to_owned(), (done, true));
-    }
-    let positions: HashMap<&str, usize> = m
-        .defs
-        .iter()
-        .enumerate()
-        .map(|(i, d)| (d.name.as_str(), i))
-        .collect();
-    let mut defined: HashSet<&str> = HashSet::new();
-    for (i, def) in m.defs.iter().enumerate() {
-        if !defined.insert(def.name.as_str()) {
-            return Err(Error::Scope {
-                span: def.name_span,
-                message: format!("`{}` is defined twice", def.name),
-            });
-        }
-        let later = Later {
-            positions: &positions,
-            after: i,
-        };
-        let done = el.def(m, def, &later, false)?;
-        let params: Vec<Ty> = done
-            .params
-            .iter()
-            .map(|p| p.ty.clone().unwrap_or(Ty::Tuple(Vec::new())))
-            .collect();
-        let ret = done.ret.clone().unwrap_or(Ty::Tuple(Vec::new()));
-        el.sigs.insert(&done.name, &params, &ret);
-        el.out.defs.push(done.clone());
-        el.visible
-            .insert(done.name.as_str().to_owned(), (done, false));
-    }
+    // The prelude is elaborated like a program of its own (its definitions
+    // call each other), with the same names, so that its copies stay apart
+    // from the user's names.
+    let none = Module::default();
+    let mut pre = Elab::new(prelude, names, &none, false, true);
+    pre.defs(prelude)?;
+    let prelude_core = pre.out;
+    let mut el = Elab::new(m, pre.names, &prelude_core, target, false);
+    el.defs(m)?;
     let mut out = el.out;
     // Each definition was typed as it was elaborated (`Elab::def`), and
     // inference reads no type it did not compute, so inferring the whole
     // output again would give the same types: compaction carries them.
     out.compact();
-    // Annotations become the types inferred for them: the size names of
-    // inlined copies (`[n_10]`) do not survive into the output.
-    for i in 0..out.exprs.len() {
-        let value = match &out.exprs[i] {
-            Expr::Let {
-                ty: Some(_), value, ..
-            } => *value,
-            _ => continue,
-        };
-        let inferred = out.types[value.index()].clone();
-        if let Expr::Let { ty, .. } = &mut out.exprs[i] {
-            *ty = Some(inferred);
-        }
-    }
+    crate::inline::annotations_as_inferred(&mut out);
     Ok(out)
 }
 
@@ -228,21 +177,33 @@ fn for_each_size_name(ty: &Ty, f: &mut dyn FnMut(&Name)) {
 /// Source name → output name.
 type Env = Scope<Name>;
 
-struct Elab {
+struct Elab<'p> {
     out: Module,
     names: NameGen,
-    /// The elaborated, typed definitions in scope, by name; `true` for the
-    /// prelude's.
-    visible: HashMap<String, (Def, bool)>,
+    /// The prelude in core form, whose definitions every call copies.
+    prelude: &'p Module,
+    /// Whether this elaborates the prelude itself (its errors are internal).
+    in_prelude: bool,
+    /// The definitions in scope, by name.
+    visible: HashMap<String, Callee>,
     /// The signatures of the user's definitions elaborated so far, which
     /// the calls kept in the output are typed by.
     sigs: Sigs,
     /// The binder names used in the current definition.
-    used: HashSet<Name>,
+    used: FxHashSet<Name>,
     /// The source names in scope, and what they are called in the output.
     env: Env,
     /// Whether the Target-only builtins are names (`elaborate_target`).
     target: bool,
+}
+
+/// A definition a name refers to.
+#[derive(Clone, Copy)]
+enum Callee {
+    /// Definition `i` of the prelude: copied at each use.
+    Prelude(usize),
+    /// Definition `i` of the output: called.
+    User(usize),
 }
 
 /// The surface module a definition is read from, and what it may not call.
@@ -278,7 +239,69 @@ fn args_message(name: &str, want: usize, given: usize) -> String {
     )
 }
 
-impl Elab {
+impl<'p> Elab<'p> {
+    fn new(
+        m: &Module,
+        names: NameGen,
+        prelude: &'p Module,
+        target: bool,
+        in_prelude: bool,
+    ) -> Elab<'p> {
+        Elab {
+            out: Module::new(m.file.clone()),
+            names,
+            prelude,
+            in_prelude,
+            visible: prelude
+                .defs
+                .iter()
+                .enumerate()
+                .map(|(i, d)| (d.name.as_str().to_owned(), Callee::Prelude(i)))
+                .collect(),
+            sigs: Sigs::default(),
+            used: FxHashSet::default(),
+            env: Env::default(),
+            target,
+        }
+    }
+
+    /// Elaborates every definition of `m` in order into `out`.
+    fn defs(&mut self, m: &Module) -> Result<(), Error> {
+        let positions: HashMap<&str, usize> = m
+            .defs
+            .iter()
+            .enumerate()
+            .map(|(i, d)| (d.name.as_str(), i))
+            .collect();
+        let mut defined: HashSet<&str> = HashSet::new();
+        for (i, def) in m.defs.iter().enumerate() {
+            if !defined.insert(def.name.as_str()) {
+                return Err(Error::Scope {
+                    span: def.name_span,
+                    message: format!("`{}` is defined twice", def.name),
+                });
+            }
+            let later = Later {
+                positions: &positions,
+                after: i,
+            };
+            let done = self.def(m, def, &later)?;
+            let params: Vec<Ty> = done
+                .params
+                .iter()
+                .map(|p| p.ty.clone().unwrap_or(Ty::Tuple(Vec::new())))
+                .collect();
+            let ret = done.ret.clone().unwrap_or(Ty::Tuple(Vec::new()));
+            self.sigs.insert(&done.name, &params, &ret);
+            self.visible.insert(
+                done.name.as_str().to_owned(),
+                Callee::User(self.out.defs.len()),
+            );
+            self.out.defs.push(done);
+        }
+        Ok(())
+    }
+
     /// The builtin a free name stands for.
     fn builtin(&self, x: &Name) -> Option<Prim> {
         if self.target {
@@ -289,7 +312,7 @@ impl Elab {
     }
 
     /// Elaborates and types one definition.
-    fn def(&mut self, m: &Module, def: &Def, later: &Later, prelude: bool) -> Result<Def, Error> {
+    fn def(&mut self, m: &Module, def: &Def, later: &Later) -> Result<Def, Error> {
         if self.builtin(&def.name).is_some() || matches!(def.name.as_str(), "fst" | "snd") {
             return Err(scope_err(
                 def.name_span,
@@ -319,7 +342,7 @@ impl Elab {
             body,
         };
         infer_def(&mut self.out, &mut out, &self.sigs).map_err(|e| {
-            if prelude {
+            if self.in_prelude {
                 Error::Type {
                     span: Span::GENERATED,
                     message: format!("internal error in the prelude's `{}`: {e}", def.name),
@@ -332,25 +355,31 @@ impl Elab {
         Ok(out)
     }
 
-    /// Whether `def` is the prelude's (inlined at every call) rather than
-    /// the user's (called).
-    fn is_prelude(&self, def: &Def) -> bool {
-        self.visible
-            .get(def.name.as_str())
-            .is_some_and(|(_, prelude)| *prelude)
-    }
-
     /// A binder for `name` in the current definition: the name itself if
     /// it is still free there, else a fresh one.
     fn binder(&mut self, name: &Name) -> Name {
-        let res = if self.used.contains(name) {
-            self.names.fresh(name.as_str())
-        } else {
-            self.names.reserve(name.as_str());
-            name.clone()
-        };
-        self.used.insert(res.clone());
-        res
+        crate::inline::binder(&mut self.names, &mut self.used, name)
+    }
+
+    /// A copier of prelude definitions into the current definition, every
+    /// copied node at `span` (the use), so that an error inside points at
+    /// the user's text.
+    fn copier(&mut self, span: Span) -> Copier<'_> {
+        Copier::new(
+            self.prelude,
+            &mut self.out,
+            &mut self.names,
+            &mut self.used,
+            Some(span),
+        )
+    }
+
+    /// The number of parameters of a definition in scope.
+    fn arity(&self, callee: Callee) -> usize {
+        match callee {
+            Callee::Prelude(i) => self.prelude.defs[i].params.len(),
+            Callee::User(i) => self.out.defs[i].params.len(),
+        }
     }
 
     /// A binder that is fresh everywhere.
@@ -473,24 +502,10 @@ impl Elab {
             let body = self.add(Expr::Prim { op, args }, span);
             return Ok(self.lambda(params.into_iter().map(|p| (p, None)).collect(), body, span));
         }
-        let def = self.definition(src, x, span)?;
-        if !self.is_prelude(&def) {
-            return Ok(self.add(Expr::Var(def.name.clone()), span));
+        match self.definition(src, x, span)? {
+            Callee::User(i) => Ok(self.add(Expr::Var(self.out.defs[i].name.clone()), span)),
+            Callee::Prelude(i) => self.copier(span).reference(i, span),
         }
-        if def.params.is_empty() {
-            return self.copy_body(&def, span, &mut HashMap::new(), Env::default());
-        }
-        let mut sizes = HashMap::new();
-        let mut inner = Env::default();
-        let mut params = Vec::new();
-        for p in &def.params {
-            let x2 = self.binder(&p.name);
-            inner.push(p.name.clone(), x2.clone());
-            let ty = p.ty.as_ref().map(|t| self.rename_sizes(t, &mut sizes));
-            params.push((x2, ty));
-        }
-        let body = self.copy_body(&def, span, &mut sizes, inner)?;
-        Ok(self.lambda(params, body, span))
     }
 
     fn lambda(&mut self, params: Vec<(Name, Option<Ty>)>, body: ExprId, span: Span) -> ExprId {
@@ -501,16 +516,16 @@ impl Elab {
         self.add(Expr::Lambda { params, body }, span)
     }
 
-    /// The elaborated definition `x` refers to, or why there is none.
-    fn definition(&mut self, src: &Src, x: &Name, span: Span) -> Result<Def, Error> {
+    /// The definition `x` refers to, or why there is none.
+    fn definition(&mut self, src: &Src, x: &Name, span: Span) -> Result<Callee, Error> {
         if *x == src.def.name {
             return Err(scope_err(
                 span,
                 format!("recursion is not supported: `{x}` calls itself"),
             ));
         }
-        if let Some((def, _)) = self.visible.get(x.as_str()) {
-            return Ok(def.clone());
+        if let Some(&callee) = self.visible.get(x.as_str()) {
+            return Ok(callee);
         }
         if src.later.contains(x.as_str()) {
             return Err(scope_err(
@@ -558,24 +573,27 @@ impl Elab {
                     return Ok(self.add(Expr::Prim { op, args }, span));
                 }
                 let fspan = src.m.span(func);
-                let def = self.definition(src, x, fspan)?;
+                let callee = self.definition(src, x, fspan)?;
+                let arity = self.arity(callee);
                 let args = self.exprs(src, args)?;
-                if !def.params.is_empty() && def.params.len() != args.len() {
+                if arity != 0 && arity != args.len() {
                     return Err(Error::Type {
                         span,
-                        message: args_message(x.as_str(), def.params.len(), args.len()),
+                        message: args_message(x.as_str(), arity, args.len()),
                     });
                 }
-                if !self.is_prelude(&def) {
-                    // A call kept as a call (module doc).
-                    let f = self.add(Expr::Var(def.name.clone()), fspan);
-                    return Ok(self.add(Expr::App { func: f, args }, span));
+                match callee {
+                    Callee::User(i) => {
+                        // A call kept as a call (module doc).
+                        let f = self.add(Expr::Var(self.out.defs[i].name.clone()), fspan);
+                        Ok(self.add(Expr::App { func: f, args }, span))
+                    }
+                    Callee::Prelude(i) if arity == 0 => {
+                        let f = self.copier(fspan).reference(i, fspan)?;
+                        Ok(self.add(Expr::App { func: f, args }, span))
+                    }
+                    Callee::Prelude(i) => self.copier(span).call(i, args, span),
                 }
-                if def.params.is_empty() {
-                    let f = self.copy_body(&def, fspan, &mut HashMap::new(), Env::default())?;
-                    return Ok(self.add(Expr::App { func: f, args }, span));
-                }
-                self.inline(&def, args, span)
             }
             Expr::Section(op) if args.len() == op.arity() => {
                 let args = self.exprs(src, args)?;
@@ -631,150 +649,6 @@ impl Elab {
             .collect();
         let body = self.add(Expr::Prim { op, args }, span);
         self.lambda(params.into_iter().map(|p| (p, None)).collect(), body, span)
-    }
-
-    /// `let x1 = a1 in ... let xk = ak in body` for a call of `def`.
-    fn inline(&mut self, def: &Def, args: Vec<ExprId>, span: Span) -> Result<ExprId, Error> {
-        let mut sizes = HashMap::new();
-        let mut env = Env::default();
-        let mut lets = Vec::new();
-        for (p, a) in def.params.iter().zip(args) {
-            let x = self.binder(&p.name);
-            env.push(p.name.clone(), x.clone());
-            let ty = p.ty.as_ref().map(|t| self.rename_sizes(t, &mut sizes));
-            lets.push((x, ty, a));
-        }
-        let mut body = self.copy_body(def, span, &mut sizes, env)?;
-        for (x, ty, value) in lets.into_iter().rev() {
-            body = self.add(
-                Expr::Let {
-                    pat: Pat::Var(x),
-                    ty,
-                    value,
-                    body,
-                },
-                span,
-            );
-        }
-        Ok(body)
-    }
-
-    /// A copy of an elaborated definition's body with every binder renamed
-    /// apart in the current definition and every size name renamed through
-    /// `sizes` (fresh on first sight). Nodes copied from the prelude take
-    /// the span of the call; others keep their own.
-    fn copy_body(
-        &mut self,
-        def: &Def,
-        span: Span,
-        sizes: &mut HashMap<Name, Name>,
-        mut env: Env,
-    ) -> Result<ExprId, Error> {
-        let at = self.is_prelude(def).then_some(span);
-        Ok(self.copy(def.body, &mut env, sizes, at))
-    }
-
-    fn copy(
-        &mut self,
-        id: ExprId,
-        env: &mut Env,
-        sizes: &mut HashMap<Name, Name>,
-        at: Option<Span>,
-    ) -> ExprId {
-        stack::guard(|| {
-            let span = at.unwrap_or(self.out.span(id));
-            let e = self.out.expr(id).clone();
-            let node = match e {
-                Expr::Var(x) => Expr::Var(env.get(&x).cloned().unwrap_or(x)),
-                Expr::Let {
-                    pat,
-                    ty,
-                    value,
-                    body,
-                } => {
-                    let v = self.copy(value, env, sizes, at);
-                    let names: Vec<Name> = match &pat {
-                        Pat::Var(x) => vec![x.clone()],
-                        Pat::Tuple(xs) => xs.clone(),
-                    };
-                    let mut out = Vec::new();
-                    for x in &names {
-                        let x2 = self.binder(x);
-                        env.push(x.clone(), x2.clone());
-                        out.push(x2);
-                    }
-                    let pat = match pat {
-                        Pat::Var(_) => Pat::Var(out.remove(0)),
-                        Pat::Tuple(_) => Pat::Tuple(out),
-                    };
-                    let ty = ty.map(|t| self.rename_sizes(&t, sizes));
-                    let b = self.copy(body, env, sizes, at);
-                    names.iter().for_each(|x| env.pop(x));
-                    Expr::Let {
-                        pat,
-                        ty,
-                        value: v,
-                        body: b,
-                    }
-                }
-                Expr::Lambda { params, body } => {
-                    let mut new_params = Vec::new();
-                    for p in &params {
-                        let x2 = self.binder(&p.name);
-                        env.push(p.name.clone(), x2.clone());
-                        new_params.push(Param {
-                            name: x2,
-                            ty: p.ty.as_ref().map(|t| self.rename_sizes(t, sizes)),
-                            span: at.unwrap_or(p.span),
-                        });
-                    }
-                    let b = self.copy(body, env, sizes, at);
-                    params.iter().for_each(|p| env.pop(&p.name));
-                    Expr::Lambda {
-                        params: new_params,
-                        body: b,
-                    }
-                }
-                other => {
-                    let children: Vec<ExprId> = other
-                        .children()
-                        .into_iter()
-                        .map(|c| self.copy(c, env, sizes, at))
-                        .collect();
-                    let mut it = children.into_iter();
-                    other.map_children(|_| it.next().expect("invariant: one new id per child"))
-                }
-            };
-            self.add(node, span)
-        })
-    }
-
-    /// The type with every size name replaced through `sizes`, a fresh
-    /// name on first sight.
-    fn rename_sizes(&mut self, ty: &Ty, sizes: &mut HashMap<Name, Name>) -> Ty {
-        stack::guard(|| match ty {
-            Ty::Real | Ty::Int | Ty::Bool => ty.clone(),
-            Ty::Array(size, elem) => {
-                let size = match size {
-                    Size::Var(n, o) => {
-                        let n2 = sizes
-                            .entry(n.clone())
-                            .or_insert_with(|| self.names.fresh(n.as_str()))
-                            .clone();
-                        Size::Var(n2, *o)
-                    }
-                    s => s.clone(),
-                };
-                Ty::Array(size, Box::new(self.rename_sizes(elem, sizes)))
-            }
-            Ty::Tuple(items) => {
-                Ty::Tuple(items.iter().map(|i| self.rename_sizes(i, sizes)).collect())
-            }
-            Ty::Func(params, ret) => Ty::Func(
-                params.iter().map(|p| self.rename_sizes(p, sizes)).collect(),
-                Box::new(self.rename_sizes(ret, sizes)),
-            ),
-        })
     }
 }
 

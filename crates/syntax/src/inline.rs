@@ -63,28 +63,19 @@ fn inline_defs(m: &Module, which: &[usize]) -> Result<Module, Error> {
     crate::infer::check_shape(m)?;
     let mut names = m.name_gen();
     crate::elaborate::reserve_all(&mut names, m);
-    let mut inl = Inliner {
-        m,
-        positions: m
-            .defs
-            .iter()
-            .enumerate()
-            .map(|(i, d)| (&d.name, i))
-            .collect(),
-        out: Module::new(m.file.clone()),
-        names,
-        used: FxHashSet::default(),
-    };
+    let mut out = Module::new(m.file.clone());
+    let mut used = FxHashSet::default();
+    let mut copier = Copier::new(m, &mut out, &mut names, &mut used, None);
     for &i in which {
         let def = &m.defs[i];
-        inl.used.clear();
+        copier.used.clear();
         let mut env = Scope::default();
         for p in &def.params {
-            inl.used.insert(p.name.clone());
+            copier.used.insert(p.name.clone());
             env.push(p.name.clone(), p.name.clone());
         }
-        let body = inl.copy(def.body, i, &mut env, &mut None)?;
-        inl.out.defs.push(Def {
+        let body = copier.copy(def.body, i, &mut env, &mut None)?;
+        copier.to.defs.push(Def {
             name: def.name.clone(),
             name_span: def.name_span,
             params: def.params.clone(),
@@ -92,9 +83,15 @@ fn inline_defs(m: &Module, which: &[usize]) -> Result<Module, Error> {
             body,
         });
     }
-    let mut out = inl.out;
     out.compact();
     infer(&mut out)?;
+    annotations_as_inferred(&mut out);
+    Ok(out)
+}
+
+/// Replaces each `let` annotation by the type inferred for its value: the
+/// size names of copies (`[n_10]`) do not survive into the output.
+pub(crate) fn annotations_as_inferred(out: &mut Module) {
     for i in 0..out.exprs.len() {
         let value = match &out.exprs[i] {
             Expr::Let {
@@ -107,34 +104,69 @@ fn inline_defs(m: &Module, which: &[usize]) -> Result<Module, Error> {
             *ty = Some(inferred);
         }
     }
-    Ok(out)
 }
 
 /// Size name in the callee → fresh size name in this copy; `None` while
 /// copying a definition into its own place (its sizes are its own).
 type Sizes = Option<HashMap<Name, Name>>;
 
-struct Inliner<'m> {
-    m: &'m Module,
-    positions: FxHashMap<&'m Name, usize>,
-    out: Module,
-    names: NameGen,
-    /// The binder names used in the output definition being built.
-    used: FxHashSet<Name>,
+/// A binder for `name` in the definition whose binders are `used`: the
+/// name itself if it is still free there, else a fresh one.
+pub(crate) fn binder(names: &mut NameGen, used: &mut FxHashSet<Name>, name: &Name) -> Name {
+    let res = if used.contains(name) {
+        names.fresh(name.as_str())
+    } else {
+        names.reserve(name.as_str());
+        name.clone()
+    };
+    used.insert(res.clone());
+    res
 }
 
-impl Inliner<'_> {
-    /// A binder for `name` in the output definition: the name itself if it
-    /// is still free there, else a fresh one.
+/// Copies definitions of one module into a definition being built in
+/// another: the inliner's copy, and elaboration's of the prelude.
+pub(crate) struct Copier<'a> {
+    from: &'a Module,
+    positions: FxHashMap<&'a Name, usize>,
+    to: &'a mut Module,
+    names: &'a mut NameGen,
+    /// The binder names used in the definition being built.
+    used: &'a mut FxHashSet<Name>,
+    /// The span of every copied node (a prelude copy points at its call),
+    /// or `None`: each keeps its own.
+    at: Option<Span>,
+}
+
+impl<'a> Copier<'a> {
+    pub(crate) fn new(
+        from: &'a Module,
+        to: &'a mut Module,
+        names: &'a mut NameGen,
+        used: &'a mut FxHashSet<Name>,
+        at: Option<Span>,
+    ) -> Copier<'a> {
+        let positions = from
+            .defs
+            .iter()
+            .enumerate()
+            .map(|(i, d)| (&d.name, i))
+            .collect();
+        Copier {
+            from,
+            positions,
+            to,
+            names,
+            used,
+            at,
+        }
+    }
+
     fn binder(&mut self, name: &Name) -> Name {
-        let res = if self.used.contains(name) {
-            self.names.fresh(name.as_str())
-        } else {
-            self.names.reserve(name.as_str());
-            name.clone()
-        };
-        self.used.insert(res.clone());
-        res
+        binder(self.names, self.used, name)
+    }
+
+    fn span_of(&self, id: ExprId) -> Span {
+        self.at.unwrap_or(self.from.span(id))
     }
 
     /// The definition a name no local binds refers to, if it is one before
@@ -163,8 +195,8 @@ impl Inliner<'_> {
         env: &mut Scope<Name>,
         sizes: &mut Sizes,
     ) -> Result<ExprId, Error> {
-        let span = self.m.span(id);
-        let node = match self.m.expr(id) {
+        let span = self.span_of(id);
+        let node = match self.from.expr(id) {
             Expr::Var(x) => match env.get(x) {
                 Some(x2) => Expr::Var(x2.clone()),
                 None => match self.callee(x, within) {
@@ -173,19 +205,19 @@ impl Inliner<'_> {
                 },
             },
             Expr::App { func, args } => {
-                let call = match self.m.expr(*func) {
+                let call = match self.from.expr(*func) {
                     Expr::Var(x) if env.get(x).is_none() => self.callee(x, within),
                     _ => None,
                 };
-                match call {
-                    Some(f) if !self.m.defs[f].params.is_empty() => {
+                match call.filter(|&f| !self.from.defs[f].params.is_empty()) {
+                    Some(f) => {
                         let args = args
                             .iter()
                             .map(|&a| self.copy(a, within, env, sizes))
                             .collect::<Result<Vec<_>, _>>()?;
                         return self.call(f, args, span);
                     }
-                    _ => {
+                    None => {
                         let f = self.copy(*func, within, env, sizes)?;
                         let args = args
                             .iter()
@@ -234,7 +266,7 @@ impl Inliner<'_> {
                     new_params.push(Param {
                         name: x2,
                         ty: p.ty.as_ref().map(|t| self.rename_sizes(t, sizes)),
-                        span: p.span,
+                        span: self.at.unwrap_or(p.span),
                     });
                 }
                 let b = self.copy(*body, within, env, sizes)?;
@@ -254,14 +286,19 @@ impl Inliner<'_> {
                 other.map_children(|_| it.next().expect("invariant: one new id per child"))
             }
         };
-        Ok(self.out.add(node, span))
+        Ok(self.to.add(node, span))
     }
 
     /// `let x1 = a1 in ... let xk = ak in body` for a call of definition
-    /// `f` with the (already copied) arguments `args`.
-    fn call(&mut self, f: usize, args: Vec<ExprId>, span: Span) -> Result<ExprId, Error> {
-        let m = self.m;
-        let def = &m.defs[f];
+    /// `f` (of `from`) with the arguments `args` (nodes of `to`).
+    pub(crate) fn call(
+        &mut self,
+        f: usize,
+        args: Vec<ExprId>,
+        span: Span,
+    ) -> Result<ExprId, Error> {
+        let from = self.from;
+        let def = &from.defs[f];
         let mut sizes = Some(HashMap::new());
         let mut env = Scope::default();
         let mut lets = Vec::new();
@@ -273,7 +310,7 @@ impl Inliner<'_> {
         }
         let mut body = self.copy(def.body, f, &mut env, &mut sizes)?;
         for (x, ty, value) in lets.into_iter().rev() {
-            body = self.out.add(
+            body = self.to.add(
                 Expr::Let {
                     pat: Pat::Var(x),
                     ty,
@@ -286,11 +323,11 @@ impl Inliner<'_> {
         Ok(body)
     }
 
-    /// Definition `f`'s value where it is referred to: its body for a
-    /// definition without parameters, else `fun (x, ...) -> body`.
-    fn reference(&mut self, f: usize, span: Span) -> Result<ExprId, Error> {
-        let m = self.m;
-        let def = &m.defs[f];
+    /// Definition `f`'s value (of `from`) where it is referred to: its body
+    /// for a definition without parameters, else `fun (x, ...) -> body`.
+    pub(crate) fn reference(&mut self, f: usize, span: Span) -> Result<ExprId, Error> {
+        let from = self.from;
+        let def = &from.defs[f];
         let mut sizes = Some(HashMap::new());
         let mut env = Scope::default();
         let mut params = Vec::new();
@@ -307,7 +344,7 @@ impl Inliner<'_> {
         if params.is_empty() {
             return Ok(body);
         }
-        Ok(self.out.add(Expr::Lambda { params, body }, span))
+        Ok(self.to.add(Expr::Lambda { params, body }, span))
     }
 
     /// The type with every size name replaced through `sizes` (a fresh

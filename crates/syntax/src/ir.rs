@@ -22,9 +22,12 @@
 //!   applications of variables (`App(Var "map", ..)`), operator sections are
 //!   `Section`, literals written as integers are `Int`;
 //! - *core* form, after elaboration (`crate::elaborate`): every builtin is a
-//!   `Prim`, every section is a lambda, calls of earlier definitions are
-//!   inlined, every binder has a name unique in its definition, and `types`
-//!   is filled. Every stage after the parser consumes and produces core form.
+//!   `Prim`, every section is a lambda, a definition reads only its
+//!   parameters and earlier definitions (`Var f`, `App(Var f, args)`: a
+//!   call kept by `elaborate_calls`; `crate::inline` inlines them), every
+//!   binder has a name unique in its definition, and `types` is filled.
+//!   Every stage after the parser consumes and produces core form, and
+//!   every stage after the Source module takes self-contained definitions.
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -960,8 +963,8 @@ pub struct SourceFile {
 pub struct Module {
     /// The text the module was parsed from.
     pub file: SourceFile,
-    /// The definitions, in order; each may call only earlier ones (surface
-    /// form). The entry point is the last unless a tool is told otherwise.
+    /// The definitions, in order; each may call only earlier ones. The
+    /// entry point is the last unless a tool is told otherwise.
     pub defs: Vec<Def>,
     /// The expression arena; operands before users.
     pub exprs: Vec<Expr>,

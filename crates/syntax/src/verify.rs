@@ -453,7 +453,10 @@ impl<'m> Verifier<'m> {
                 }
             }
             if let (Some(params), Some(ret)) = (
-                def.params.iter().map(|p| p.ty.clone()).collect::<Option<Vec<_>>>(),
+                def.params
+                    .iter()
+                    .map(|p| p.ty.clone())
+                    .collect::<Option<Vec<_>>>(),
                 &def.ret,
             ) {
                 earlier.insert(&def.name, &params, ret);

@@ -165,6 +165,11 @@ fn specialisation_inlines_the_calls_first() {
     ] {
         syntax::verify(&s).expect("verifies");
         let f = s.def("f").expect("f");
-        assert_eq!(syntax::check_first_order(&s, f), Ok(()), "{}", print::module(&s));
+        assert_eq!(
+            syntax::check_first_order(&s, f),
+            Ok(()),
+            "{}",
+            print::module(&s)
+        );
     }
 }

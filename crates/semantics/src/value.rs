@@ -64,6 +64,20 @@ impl Value {
         Value::Array(xs.iter().map(|&x| Value::Real(x)).collect())
     }
 
+    /// The nested arrays of reals a compact literal stands for.
+    pub fn from_reals(literal: &syntax::Reals) -> Value {
+        fn rows(shape: &[u64], data: &[f64]) -> Value {
+            syntax::stack::guard(|| match shape {
+                [] | [_] => Value::reals(data),
+                [n, inner @ ..] => {
+                    let row = data.len() / *n as usize;
+                    Value::Array(data.chunks(row.max(1)).map(|r| rows(inner, r)).collect())
+                }
+            })
+        }
+        rows(&literal.shape, &literal.data)
+    }
+
     /// An array of the given elements.
     pub fn array(items: Vec<Value>) -> Value {
         Value::Array(items.into())

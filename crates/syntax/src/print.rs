@@ -151,6 +151,46 @@ impl fmt::Display for Ty {
     }
 }
 
+/// A compact literal as the nested array it stands for, `[[1.5, 2], [3,
+/// 4]]`, which the lexer reads back to the same node: its numbers are
+/// finite (the verifier's rule), and if none prints with a point or an
+/// exponent the first gets `.0`, so that the literal is not read as one of
+/// integers.
+pub fn reals(literal: &crate::Reals, out: &mut String) {
+    let shape = &literal.shape;
+    let integral = literal.data.iter().all(|x| x.fract() == 0.0);
+    for (k, &x) in literal.data.iter().enumerate() {
+        // `[` for every level that starts at element k, then `, ` after
+        // the previous element at the level that continues.
+        let mut stride = 1usize;
+        let mut opens = 0;
+        for &n in shape.iter().rev() {
+            stride *= n as usize;
+            if k % stride != 0 {
+                break;
+            }
+            opens += 1;
+        }
+        if k > 0 {
+            out.push_str(", ");
+        }
+        (0..opens).for_each(|_| out.push('['));
+        let start = out.len();
+        out.push_str(&real(x));
+        if k == 0 && integral && !out[start..].contains(['.', 'e']) {
+            out.push_str(".0");
+        }
+        let mut stride = 1usize;
+        for &n in shape.iter().rev() {
+            stride *= n as usize;
+            if (k + 1) % stride != 0 {
+                break;
+            }
+            out.push(']');
+        }
+    }
+}
+
 /// The shortest text that reads back as exactly `x`: `18`, `0.1`, `1e-300`,
 /// `-2.5`. Of the positional and the scientific layout of the shortest
 /// round-trip digits, the shorter is taken (the positional one on a tie).
@@ -310,7 +350,8 @@ impl<'a> Printer<'a> {
             | Expr::Bool(_)
             | Expr::Section(_)
             | Expr::Tuple(_)
-            | Expr::Array(_) => ATOM,
+            | Expr::Array(_)
+            | Expr::Reals(_) => ATOM,
         }
     }
 
@@ -413,6 +454,7 @@ impl<'a> Printer<'a> {
                 self.list(items, id);
                 self.out.push(']');
             }
+            Expr::Reals(literal) => reals(literal, &mut self.out),
             Expr::Let {
                 pat,
                 ty,

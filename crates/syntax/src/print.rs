@@ -158,7 +158,7 @@ impl fmt::Display for Ty {
 /// integers.
 pub fn reals(literal: &crate::Reals, out: &mut String) {
     let shape = &literal.shape;
-    let integral = literal.data.iter().all(|x| x.fract() == 0.0);
+    let (mut any_real, mut first_end) = (false, out.len());
     for (k, &x) in literal.data.iter().enumerate() {
         // `[` for every level that starts at element k, then `, ` after
         // the previous element at the level that continues.
@@ -177,9 +177,10 @@ pub fn reals(literal: &crate::Reals, out: &mut String) {
         (0..opens).for_each(|_| out.push('['));
         let start = out.len();
         out.push_str(&real(x));
-        if k == 0 && integral && !out[start..].contains(['.', 'e']) {
-            out.push_str(".0");
+        if k == 0 {
+            first_end = out.len();
         }
+        any_real |= out[start..].contains(['.', 'e']);
         let mut stride = 1usize;
         for &n in shape.iter().rev() {
             stride *= n as usize;
@@ -188,6 +189,9 @@ pub fn reals(literal: &crate::Reals, out: &mut String) {
             }
             out.push(']');
         }
+    }
+    if !any_real {
+        out.insert_str(first_end, ".0");
     }
 }
 

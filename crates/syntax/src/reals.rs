@@ -12,7 +12,8 @@
 //! Anything else is left to the ordinary tokens, which then give exactly
 //! the parse, and the errors, that the literal always had: an element that
 //! is not a number (`[x]`, `[1 + 2.5]`), rows of different lengths, an
-//! empty array, a number the lexer refuses (`1e999`), or a literal whose
+//! empty array, a number the lexer refuses (`1e999`), an integer beyond
+//! 2^53 (which an f64 does not hold exactly), or a literal whose
 //! numbers are all written as integers (`[1, 2]`: its type may be `[2]Int`,
 //! which inference decides). A `-` directly before a number is the number
 //! negated, as the parser reads `-2.5` (`Neg` of `2.5`).
@@ -127,8 +128,13 @@ fn number(text: &str, pos: usize) -> Option<(f64, bool, usize)> {
     }
     let digits = &text[pos..end];
     let (x, real) = if digits.bytes().all(|b| b.is_ascii_digit()) {
-        // As elaboration reads an integer literal typed `R`.
-        (digits.parse::<i64>().ok()? as f64, false)
+        // Only an integer an f64 holds exactly: a larger one stays an
+        // `Int` node, which prints back as written.
+        let k = digits.parse::<i64>().ok()?;
+        if k.unsigned_abs() > 1 << f64::MANTISSA_DIGITS {
+            return None;
+        }
+        (k as f64, false)
     } else {
         match real_literal(digits, Span::new(pos, end)) {
             Ok(Tok::Real(x)) => (x, true),

@@ -18,28 +18,41 @@ struct Shape {
     name: &'static str,
     unit: &'static str,
     text: fn(usize) -> String,
+    /// Whether the gradient is measured too (not where it is known to be
+    /// quadratic at these sizes: docs/scale.md).
+    grad: bool,
 }
 
-const SHAPES: [Shape; 4] = [
+const SHAPES: [Shape; 5] = [
     Shape {
         name: "nested array literal",
         unit: "depth",
         text: nested_literal,
+        grad: true,
+    },
+    Shape {
+        name: "nested literal of a constant",
+        unit: "depth",
+        text: nested_constant,
+        grad: false,
     },
     Shape {
         name: "flat array literal",
         unit: "reals",
         text: flat_literal,
+        grad: true,
     },
     Shape {
         name: "chain of definitions",
         unit: "defs",
         text: def_chain,
+        grad: true,
     },
     Shape {
         name: "independent definitions",
         unit: "defs",
         text: independent_defs,
+        grad: true,
     },
 ];
 
@@ -47,6 +60,15 @@ const SHAPES: [Shape; 4] = [
 pub fn nested_literal(depth: usize) -> String {
     format!(
         "def f (x : R) : R =\n  let a = {}x{} in\n  x\n",
+        "[".repeat(depth),
+        "]".repeat(depth)
+    )
+}
+
+/// `let a = [[...[2.5]...]] in x`, `depth` brackets deep: a compact literal.
+pub fn nested_constant(depth: usize) -> String {
+    format!(
+        "def f (x : R) : R =\n  let a = {}2.5{} in\n  x\n",
         "[".repeat(depth),
         "]".repeat(depth)
     )
@@ -92,6 +114,7 @@ pub fn independent_defs(n: usize) -> String {
 fn sizes(shape: &str, quick: bool) -> Vec<usize> {
     let base: &[usize] = match shape {
         "nested array literal" => &[500, 1000, 2000, 4000],
+        "nested literal of a constant" => &[5_000, 10_000, 20_000, 40_000],
         "flat array literal" => &[125_000, 250_000, 500_000, 1_000_000],
         "chain of definitions" => &[1250, 2500, 5000, 10_000],
         _ => &[12_500, 25_000, 50_000, 100_000],
@@ -118,7 +141,9 @@ pub(crate) fn peak_kb() -> Option<u64> {
 
 struct Measured {
     check: f64,
-    grad: f64,
+    grad: Option<f64>,
+    /// The peak after `check`, and after both.
+    check_mb: Option<f64>,
     peak_mb: Option<f64>,
 }
 
@@ -129,16 +154,20 @@ struct Measured {
 const ONE: &str = "ADREV_BENCH_SHAPE";
 
 /// Measures one shape at one size in this process.
-fn measure_here(shape: &Shape, n: usize) -> Result<(f64, f64), CliError> {
+fn measure_here(shape: &Shape, n: usize) -> Result<(f64, Option<u64>, Option<f64>), CliError> {
     let name = format!("{}-{n}.ad", shape.unit);
     let text = (shape.text)(n);
     let (p, check) = crate::bench::timed(|| Program::from_text(&name, text));
     let failed =
         |e: adrev::Error| CliError::Internal(format!("`{}` at {n}: {}\n", shape.name, e.message()));
     let p = p.map_err(failed)?;
+    let check_kb = peak_kb();
+    if !shape.grad {
+        return Ok((check, check_kb, None));
+    }
     let (g, grad) = crate::bench::timed(|| p.compile(&Request::new(Kind::ValueAndGrad)).map(drop));
     g.map_err(failed)?;
-    Ok((check, grad))
+    Ok((check, check_kb, Some(grad)))
 }
 
 /// Measures one shape at one size in a child process.
@@ -155,11 +184,13 @@ fn measure(index: usize, n: usize) -> Result<Measured, CliError> {
         .split_whitespace()
         .filter_map(|f| f.parse().ok())
         .collect();
+    let mb = |kb: f64| (kb > 0.0).then_some(kb / 1024.0);
     match (out.status.success(), fields.as_slice()) {
-        (true, &[check, grad, peak]) => Ok(Measured {
+        (true, &[check, grad, check_kb, peak]) => Ok(Measured {
             check,
-            grad,
-            peak_mb: (peak > 0.0).then_some(peak / 1024.0),
+            grad: (grad >= 0.0).then_some(grad),
+            check_mb: mb(check_kb),
+            peak_mb: mb(peak),
         }),
         _ => Err(CliError::Internal(format!(
             "the measurement of `{}` at {n} failed:\n{text}{}",
@@ -179,8 +210,13 @@ fn measure_one(spec: &str) -> Result<(), CliError> {
         .and_then(|i| SHAPES.get(i))
         .ok_or_else(bad)?;
     let n = n.parse().map_err(|_| bad())?;
-    let (check, grad) = measure_here(shape, n)?;
-    println!("{check} {grad} {}", peak_kb().unwrap_or(0));
+    let (check, check_kb, grad) = measure_here(shape, n)?;
+    println!(
+        "{check} {} {} {}",
+        grad.unwrap_or(-1.0),
+        check_kb.unwrap_or(0),
+        peak_kb().unwrap_or(0)
+    );
     Ok(())
 }
 
@@ -196,31 +232,45 @@ pub fn shapes(quick: bool, only: &[String]) -> Result<(), CliError> {
     }
     println!(
         "CPU seconds of `check` (text → typed Source) and of the optimized gradient \
-         (`grad --via unf`), and the peak resident memory of the process that ran both \
-         (one per row; build with `--release`). Ratios are to the previous size.\n"
+         (`grad --via unf`), and the peak resident memory of the process after `check` and \
+         after both (one process per row; build with `--release`). Ratios are to the \
+         previous size; `-` where the gradient is not measured.\n"
     );
-    println!("| shape | size | check s | grad s | peak MB | check × | grad × | peak × |");
-    println!("|---|---:|---:|---:|---:|---:|---:|---:|");
+    println!(
+        "| shape | size | check s | grad s | check MB | peak MB | check × | grad × | check MB × | peak × |"
+    );
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     let chosen = |name: &str| only.is_empty() || only.iter().any(|o| name.contains(o.as_str()));
     for (index, shape) in SHAPES.iter().enumerate().filter(|(_, s)| chosen(s.name)) {
         let mut prev: Option<Measured> = None;
         for n in sizes(shape.name, quick) {
             let now = measure(index, n)?;
-            let peak = now.peak_mb.map_or("?".into(), |p| format!("{p:.0}"));
-            let (rc, rg, rp) = match &prev {
+            let show =
+                |x: Option<f64>, digits: usize| x.map_or("-".into(), |p| format!("{p:.digits$}"));
+            let times = |a: Option<f64>, b: Option<f64>| match (a, b) {
+                (Some(a), Some(b)) => format!("{:.2}", a / b),
+                _ => "-".into(),
+            };
+            let (rc, rg, rm, rp) = match &prev {
                 Some(p) => (
                     ratio(now.check, p.check),
-                    ratio(now.grad, p.grad),
-                    match (now.peak_mb, p.peak_mb) {
-                        (Some(a), Some(b)) => format!("{:.2}", a / b),
+                    match (now.grad, p.grad) {
+                        (Some(a), Some(b)) => ratio(a, b),
                         _ => "-".into(),
                     },
+                    times(now.check_mb, p.check_mb),
+                    times(now.peak_mb, p.peak_mb),
                 ),
-                None => ("".into(), "".into(), "".into()),
+                None => Default::default(),
             };
             println!(
-                "| {} | {n} {} | {:.2} | {:.2} | {peak} | {rc} | {rg} | {rp} |",
-                shape.name, shape.unit, now.check, now.grad
+                "| {} | {n} {} | {:.2} | {} | {} | {} | {rc} | {rg} | {rm} | {rp} |",
+                shape.name,
+                shape.unit,
+                now.check,
+                show(now.grad, 2),
+                show(now.check_mb, 0),
+                show(now.peak_mb, 0),
             );
             prev = Some(now);
         }

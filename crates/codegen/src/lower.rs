@@ -196,6 +196,37 @@ impl<'a> Lowerer<'a> {
         stack::guard(|| self.expr_inner(id, env))
     }
 
+    /// The rows of a compact literal from dimension `depth` on, starting at
+    /// number `offset`: the nested `[c1, ..., ck]` it stands for, as
+    /// `Expr::Array` of constants compiles.
+    fn reals(
+        &mut self,
+        literal: &syntax::Reals,
+        depth: usize,
+        offset: usize,
+        span: Span,
+    ) -> Result<Val, Error> {
+        stack::guard(|| {
+            let rest = syntax::Reals {
+                shape: literal.shape[depth..].to_vec(),
+                data: literal.data.clone(),
+            };
+            let len = rest.shape[0] as usize;
+            let row = rest.row_len();
+            let vals = (0..len)
+                .map(|j| {
+                    if depth + 1 == literal.shape.len() {
+                        Ok(Val::Scalar(Kind::Real, real_lit(literal.data[offset + j])))
+                    } else {
+                        self.reals(literal, depth + 1, offset + j * row, span)
+                    }
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            self.literal_array(&rest.ty(), vals, span)
+                .map(|m| Val::Array(Arr::Manifest(m)))
+        })
+    }
+
     fn expr_inner(&mut self, id: ExprId, env: &Env) -> Result<Val, Error> {
         let m = self.m;
         let span = m.span(id);
@@ -272,6 +303,7 @@ impl<'a> Lowerer<'a> {
                 self.literal_array(&ty, vals, span)
                     .map(|m| Val::Array(Arr::Manifest(m)))
             }
+            Expr::Reals(literal) => self.reals(literal, 0, 0, span),
             Expr::Index { array, index } => {
                 let a = self.expr(*array, env)?;
                 let i = self.expr(*index, env)?;

@@ -170,6 +170,11 @@ impl<'a> Macro<'a> {
             }
             Expr::Int(i) => Ok(self.cx.int(i)),
             Expr::Bool(b) => Ok(self.cx.add(Expr::Bool(b), Ty::Bool)),
+            Expr::Reals(literal) => {
+                let depth = literal.shape.len();
+                let lit = self.cx.add(Expr::Reals(literal), ty);
+                dual_reals(self.cx, &self.rep, lit, depth)
+            }
             Expr::Let {
                 pat,
                 ty: ann,
@@ -512,4 +517,24 @@ impl<'a> Macro<'a> {
                 .internal(format!("`{x}` is not bound by its own binding"))
         })
     }
+}
+
+/// The dual of a compact literal `depth` dimensions deep: each number `c`
+/// becomes `(c, 0)`, as `Expr::Real` does, by `map` over each dimension
+/// (so the literal itself stays one node).
+fn dual_reals(cx: &mut Builder, rep: &Rep, array: ExprId, depth: usize) -> Res<ExprId> {
+    stack::guard(|| {
+        if depth == 1 {
+            cx.map(array, "c", |cx, c| {
+                let p = cx.emit(&c);
+                let t = rep.zero(cx);
+                cx.tuple(vec![p, t])
+            })
+        } else {
+            cx.map(array, "row", |cx, row| {
+                let row = cx.emit(&row);
+                dual_reals(cx, rep, row, depth - 1)
+            })
+        }
+    })
 }

@@ -206,7 +206,7 @@ impl<D: Domain> Engine<'_, D> {
                 Some(s) => s.clone(),
                 None => self.unknown(),
             },
-            Expr::Real(_) | Expr::Int(_) | Expr::Bool(_) => Shape::default(),
+            Expr::Real(_) | Expr::Int(_) | Expr::Bool(_) | Expr::Reals(_) => Shape::default(),
             Expr::Section(_) => self.unknown(),
             Expr::Let {
                 pat, value, body, ..

@@ -422,9 +422,11 @@ impl Round<'_> {
         let ty = self.ty(id);
         Step::Done(match self.node(id) {
             Expr::Var(x) => return self.var(&x, env, blk, pos, span, ty),
-            e @ (Expr::Real(_) | Expr::Int(_) | Expr::Bool(_) | Expr::Section(_)) => {
-                self.add(e, ty, span)
-            }
+            e @ (Expr::Real(_)
+            | Expr::Int(_)
+            | Expr::Bool(_)
+            | Expr::Section(_)
+            | Expr::Reals(_)) => self.add(e, ty, span),
             Expr::Let { .. } => return self.let_chain(id, env, blk, pos),
             Expr::Tuple(items) => {
                 let items = self.args(&items, env, blk);

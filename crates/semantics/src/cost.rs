@@ -281,6 +281,9 @@ impl StaticCost<'_> {
         stack::guard(|| {
             Ok(match self.m.expr(id) {
                 Expr::Var(_) | Expr::Real(_) | Expr::Int(_) | Expr::Bool(_) => Cost::MOVE,
+                // What the literal written element by element costs: a
+                // move per number.
+                Expr::Reals(literal) => Cost::moves(literal.data.len() as u64),
                 Expr::Let {
                     pat, value, body, ..
                 } => {

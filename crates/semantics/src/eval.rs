@@ -412,6 +412,11 @@ impl<'m> Evaluator<'m> {
             Expr::Bool(b) => Ok(Value::Bool(*b)),
             Expr::Tuple(items) => Ok(Value::tuple(self.eval_all(id, items, env)?)),
             Expr::Array(items) => Ok(Value::array(self.eval_all(id, items, env)?)),
+            Expr::Reals(literal) => {
+                crate::memory::check_items(literal.data.len(), std::mem::size_of::<Value>(), 1)
+                    .map_err(|shortfall| self.out_of_memory(id, shortfall))?;
+                Ok(Value::from_reals(literal))
+            }
             Expr::Proj { tuple, index } => {
                 let t = self.eval(self.child(id, *tuple)?, env)?;
                 let item = match &t {

@@ -26,6 +26,7 @@ pub mod cost;
 pub mod eval;
 pub mod expect;
 pub mod guarantee;
+pub mod items;
 pub mod literal;
 pub mod memory;
 pub mod unf_eval;
@@ -43,6 +44,7 @@ pub use eval::{
     eval_entry_probed, eval_entry_with,
 };
 pub use expect::Expectations;
+pub use items::Items;
 pub use literal::{parse_input, parse_value};
 pub use shape::{SizeEnv, ValueError, describe};
 pub use unf_eval::eval_unf;

@@ -26,7 +26,7 @@
 //! `Error::Type` with the builtin's span; the number of operands has been
 //! checked against `Prim::arity` by the caller, and is checked again here.
 
-use std::rc::Rc;
+use crate::items::Items;
 
 use syntax::derivatives::{self, Sig, Undefined};
 use syntax::{Prim, Span};
@@ -335,7 +335,7 @@ fn room(op: Prim, n: usize, span: Span) -> Result<(), Error> {
 
 /// The array `[f(0), ..., f(n-1)]`, stopping at the first error. It is
 /// built in place, in its one allocation (the iterator has an exact
-/// length, so `Rc<[Value]>` collects it without an intermediate `Vec`),
+/// length, so `Items` collects it without an intermediate `Vec`),
 /// after the budget said it fits.
 fn generate(
     op: Prim,
@@ -345,17 +345,15 @@ fn generate(
 ) -> Result<Value, Error> {
     room(op, n, span)?;
     let mut failure = None;
-    let items: Rc<[Value]> = (0..n)
-        .map(|i| {
-            if failure.is_some() {
-                return Value::Bool(false);
-            }
-            f(i).unwrap_or_else(|e| {
-                failure = Some(e);
-                Value::Bool(false)
-            })
+    let items = Items::from_exact((0..n).map(|i| {
+        if failure.is_some() {
+            return Value::Bool(false);
+        }
+        f(i).unwrap_or_else(|e| {
+            failure = Some(e);
+            Value::Bool(false)
         })
-        .collect();
+    }));
     match failure {
         Some(e) => Err(e),
         None => Ok(Value::Array(items)),
@@ -365,7 +363,7 @@ fn generate(
 /// A copy of `items` as an array, in one allocation the budget holds.
 fn copy(op: Prim, items: &[Value], span: Span) -> Result<Value, Error> {
     room(op, items.len(), span)?;
-    Ok(Value::Array(Rc::from(items)))
+    Ok(Value::Array(Items::from(items)))
 }
 
 /// An empty vector with room for `n` results, or an error if that much
@@ -382,7 +380,7 @@ fn alloc(op: Prim, n: usize, span: Span) -> Result<Vec<Value>, Error> {
     Ok(out)
 }
 
-/// The array of `out`: `Rc<[Value]>` copies it, so the budget must hold
+/// The array of `out`: `Items` copies it, so the budget must hold
 /// a second copy now.
 fn finish(op: Prim, out: Vec<Value>, span: Span) -> Result<Value, Error> {
     room(op, out.len(), span)?;

@@ -3,7 +3,8 @@
 //!
 //! Invariants:
 //! - cloning a value is O(1): tuples, arrays and closures are shared
-//!   behind `Rc` and never mutated after construction;
+//!   (`Items`, `Rc`) and never mutated after construction;
+//! - a value is 16 bytes: a tag and a word (`Items` is one pointer);
 //! - `Display` writes the literal syntax of language.md ("Values on the
 //!   command line"), and `literal::parse_value` reads every printed
 //!   first-order value back to an equal one (reals bit for bit, except the
@@ -17,6 +18,7 @@ use std::rc::Rc;
 use syntax::{ExprId, Ty};
 
 use crate::env::Env;
+use crate::items::Items;
 use crate::shape::{SizeEnv, ValueError, describe};
 
 /// The default relative tolerance of [`Value::approx_eq_default`] (language.md).
@@ -34,9 +36,9 @@ pub enum Value {
     /// `Bool`.
     Bool(bool),
     /// A tuple; the empty tuple is the unit value `()`.
-    Tuple(Rc<[Value]>),
+    Tuple(Items),
     /// An array; all elements have the same type.
-    Array(Rc<[Value]>),
+    Array(Items),
     /// A function value: a lambda of the module being evaluated with the
     /// environment it captured.
     Closure(Rc<Closure>),
@@ -61,7 +63,25 @@ impl Closure {
 impl Value {
     /// An array of reals.
     pub fn reals(xs: &[f64]) -> Value {
-        Value::Array(xs.iter().map(|&x| Value::Real(x)).collect())
+        Value::Array(Items::from_exact(xs.iter().map(|&x| Value::Real(x))))
+    }
+
+    /// The nested arrays of reals a compact literal stands for.
+    pub fn from_reals(literal: &syntax::Reals) -> Value {
+        fn rows(shape: &[u64], data: &[f64]) -> Value {
+            syntax::stack::guard(|| match shape {
+                [] | [_] => Value::reals(data),
+                [n, inner @ ..] => {
+                    // (Total on a malformed literal too: the evaluator does
+                    // not panic on an unverified module.)
+                    let row = data.len().checked_div(*n as usize).unwrap_or(0);
+                    Value::Array(Items::from_exact(
+                        data.chunks(row.max(1)).map(|r| rows(inner, r)),
+                    ))
+                }
+            })
+        }
+        rows(&literal.shape, &literal.data)
     }
 
     /// An array of the given elements.
@@ -76,7 +96,7 @@ impl Value {
 
     /// The unit value `()`.
     pub fn unit() -> Value {
-        Value::Tuple(Rc::from([]))
+        Value::Tuple(Items::from(Vec::new()))
     }
 
     /// The real inside, if this is a real.
@@ -253,7 +273,9 @@ impl PartialEq for Value {
             (Value::Real(a), Value::Real(b)) => a == b,
             (Value::Int(a), Value::Int(b)) => a == b,
             (Value::Bool(a), Value::Bool(b)) => a == b,
-            (Value::Tuple(a), Value::Tuple(b)) | (Value::Array(a), Value::Array(b)) => a == b,
+            (Value::Tuple(a), Value::Tuple(b)) | (Value::Array(a), Value::Array(b)) => {
+                a[..] == b[..]
+            }
             (Value::Closure(a), Value::Closure(b)) => Rc::ptr_eq(a, b),
             _ => false,
         })

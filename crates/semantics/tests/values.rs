@@ -181,6 +181,14 @@ fn any_expr() -> impl Strategy<Value = Expr> {
         }),
         ids(3).prop_map(Expr::Tuple),
         ids(3).prop_map(Expr::Array),
+        (
+            prop::collection::vec(0u64..3, 0..3),
+            prop::collection::vec(any::<f64>(), 0..5)
+        )
+            .prop_map(|(shape, data)| Expr::Reals(syntax::Reals {
+                shape,
+                data: data.into()
+            })),
         (id(), 0u32..4).prop_map(|(tuple, index)| Expr::Proj { tuple, index }),
         (id(), id(), id()).prop_map(|(cond, then_branch, else_branch)| Expr::If {
             cond,
@@ -194,4 +202,12 @@ fn any_expr() -> impl Strategy<Value = Expr> {
         prop::sample::select(Prim::ALL).prop_map(Expr::Section),
         (id(), id()).prop_map(|(array, index)| Expr::Index { array, index }),
     ]
+}
+
+/// A value is a tag and a word: arrays and tuples are one pointer
+/// (`semantics::Items`), so reverse mode's stored arrays cost 16 bytes an
+/// element (docs/semantics.md, "Memory per loop iteration").
+#[test]
+fn a_value_is_two_words() {
+    assert_eq!(std::mem::size_of::<Value>(), 16);
 }

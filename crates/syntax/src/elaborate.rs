@@ -406,7 +406,9 @@ impl<'p> Elab<'p> {
         let e = src.m.expr(id);
         match e {
             Expr::Var(x) => self.reference(src, x, span),
-            Expr::Real(_) | Expr::Int(_) | Expr::Bool(_) => Ok(self.add(e.clone(), span)),
+            Expr::Real(_) | Expr::Int(_) | Expr::Bool(_) | Expr::Reals(_) => {
+                Ok(self.add(e.clone(), span))
+            }
             Expr::Let {
                 pat,
                 ty,

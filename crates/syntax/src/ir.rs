@@ -31,6 +31,7 @@
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
+use std::sync::Arc;
 
 /// Index of an expression in [`Module::exprs`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -840,6 +841,10 @@ pub enum Expr {
     Section(Prim),
     /// `[e1, ..., ek]`.
     Array(Vec<ExprId>),
+    /// An array literal whose elements are all real constants, nested to
+    /// any depth (`[1.5, -2]`, `[[1.5, 2], [3, 4]]`): one node holding its
+    /// numbers flat, so a literal costs an f64 per number (issue 19).
+    Reals(Reals),
     /// `a[i]`.
     Index {
         /// The array.
@@ -860,7 +865,12 @@ impl Expr {
     /// Calls `f` on each direct child, in evaluation order.
     pub fn for_each_child(&self, mut f: impl FnMut(ExprId)) {
         match self {
-            Expr::Var(_) | Expr::Real(_) | Expr::Int(_) | Expr::Bool(_) | Expr::Section(_) => {}
+            Expr::Var(_)
+            | Expr::Real(_)
+            | Expr::Int(_)
+            | Expr::Bool(_)
+            | Expr::Section(_)
+            | Expr::Reals(_) => {}
             Expr::Let { value, body, .. } => {
                 f(*value);
                 f(*body);
@@ -893,7 +903,12 @@ impl Expr {
     /// rewrite the id in place.
     pub fn for_each_child_mut(&mut self, mut f: impl FnMut(&mut ExprId)) {
         match self {
-            Expr::Var(_) | Expr::Real(_) | Expr::Int(_) | Expr::Bool(_) | Expr::Section(_) => {}
+            Expr::Var(_)
+            | Expr::Real(_)
+            | Expr::Int(_)
+            | Expr::Bool(_)
+            | Expr::Section(_)
+            | Expr::Reals(_) => {}
             Expr::Let { value, body, .. } => {
                 f(value);
                 f(body);
@@ -927,6 +942,45 @@ impl Expr {
         let mut e = self.clone();
         e.for_each_child_mut(|c| *c = f(*c));
         e
+    }
+}
+
+/// The numbers of an [`Expr::Reals`] literal: `data` in row-major order,
+/// `shape` its sizes from the outermost in. Invariants (checked by the
+/// verifier): `shape` is not empty, no size is 0, and `data` has the
+/// product of the sizes. The type is `[shape[0]]...[shape[k-1]]R`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Reals {
+    /// The sizes, outermost first.
+    pub shape: Vec<u64>,
+    /// The numbers, row-major; shared, so copying the node is O(1).
+    pub data: Arc<[f64]>,
+}
+
+impl Reals {
+    /// The literal's type: `[shape[0]]...[shape[k-1]]R`.
+    pub fn ty(&self) -> Ty {
+        self.shape
+            .iter()
+            .rev()
+            .fold(Ty::Real, |t, &n| Ty::Array(Size::Lit(n), Box::new(t)))
+    }
+
+    /// How many numbers one element of the outermost dimension holds.
+    pub fn row_len(&self) -> usize {
+        self.shape[1..].iter().map(|&n| n as usize).product()
+    }
+
+    /// Whether the shape and the data agree (the verifier's check).
+    pub fn is_well_formed(&self) -> bool {
+        !self.shape.is_empty()
+            && self.shape.iter().all(|&n| n > 0)
+            && self
+                .shape
+                .iter()
+                .try_fold(1u64, |acc, &n| acc.checked_mul(n))
+                .is_some_and(|total| total == self.data.len() as u64)
     }
 }
 

@@ -15,7 +15,9 @@
 //!   is two projections and never the real `1.2`.
 
 use crate::error::Error;
-use crate::ir::Span;
+use crate::fxhash::FxHashSet;
+use crate::ir::{Reals, Span};
+use crate::reals;
 
 /// A token's kind and payload.
 #[derive(Debug, Clone, PartialEq)]
@@ -27,6 +29,11 @@ pub enum Tok {
     Int(String),
     /// A real literal (it has a point or an exponent).
     Real(f64),
+    /// An array literal of real constants, nested to any depth, with at
+    /// least one number written with a point or an exponent (`[1.5, 2]`,
+    /// `[[1, -2.5], [3, 4]]`): read as one token, so that its numbers cost
+    /// an f64 each (`crate::reals`).
+    Reals(Box<Reals>),
     /// `def`
     Def,
     /// `let`
@@ -128,7 +135,7 @@ impl Tok {
             Tok::Ne => "!=",
             Tok::AndAnd => "&&",
             Tok::OrOr => "||",
-            Tok::Ident(_) | Tok::Int(_) | Tok::Real(_) | Tok::Eof => "",
+            Tok::Ident(_) | Tok::Int(_) | Tok::Real(_) | Tok::Reals(_) | Tok::Eof => "",
         }
     }
 }
@@ -181,22 +188,37 @@ pub fn lex(text: &str) -> Result<Vec<Token>, Error> {
     // A byte-order mark some editors write is not part of the program.
     let mut pos = if text.starts_with('\u{feff}') { 3 } else { 0 };
     let mut space_before = true;
-    while pos < bytes.len() {
+    // The `[`s known not to start a literal of real constants (below).
+    let mut not_reals = FxHashSet::default();
+    loop {
+        let (next, skipped) = skip_trivia(bytes, pos);
+        pos = next;
+        space_before |= skipped;
+        if pos >= bytes.len() {
+            break;
+        }
         let b = bytes[pos];
-        if b.is_ascii_whitespace() {
-            pos += 1;
-            space_before = true;
-            continue;
-        }
-        if b == b'-' && bytes.get(pos + 1) == Some(&b'-') {
-            while pos < bytes.len() && bytes[pos] != b'\n' {
-                pos += 1;
-            }
-            space_before = true;
-            continue;
-        }
         let start = pos;
         let after_dot = matches!(out.last(), Some(t) if t.tok == Tok::Dot);
+        // `[1.5, 2]` (but not the index of `a[2.5]`) is one token.
+        if b == b'[' && (space_before || !out.last().is_some_and(|t| ends_operand(&t.tok))) {
+            if !not_reals.remove(&pos) {
+                match reals::scan(text, pos) {
+                    Ok((literal, end)) => {
+                        out.push(Token {
+                            tok: Tok::Reals(Box::new(literal)),
+                            span: Span::new(start, end),
+                            space_before,
+                        });
+                        space_before = false;
+                        pos = end;
+                        continue;
+                    }
+                    Err(brackets) => not_reals.extend(brackets),
+                }
+                not_reals.remove(&pos);
+            }
+        }
         let tok = if is_ident_start(b) {
             while pos < bytes.len() && is_ident_continue(bytes[pos]) {
                 pos += 1;
@@ -271,9 +293,43 @@ pub fn lex(text: &str) -> Result<Vec<Token>, Error> {
     Ok(out)
 }
 
+/// Skips whitespace and `--` comments from `pos`: where the next token
+/// starts, and whether anything was skipped.
+pub(crate) fn skip_trivia(bytes: &[u8], mut pos: usize) -> (usize, bool) {
+    let start = pos;
+    while pos < bytes.len() {
+        if bytes[pos].is_ascii_whitespace() {
+            pos += 1;
+        } else if bytes[pos] == b'-' && bytes.get(pos + 1) == Some(&b'-') {
+            while pos < bytes.len() && bytes[pos] != b'\n' {
+                pos += 1;
+            }
+        } else {
+            break;
+        }
+    }
+    (pos, pos > start)
+}
+
+/// Whether a token can end an operand, so that a `[` right after it (no
+/// space between) is an index, `a[2]`, and never the start of a literal.
+fn ends_operand(tok: &Tok) -> bool {
+    matches!(
+        tok,
+        Tok::Ident(_)
+            | Tok::Int(_)
+            | Tok::Real(_)
+            | Tok::Reals(_)
+            | Tok::True
+            | Tok::False
+            | Tok::RParen
+            | Tok::RBracket
+    )
+}
+
 /// The end of the number starting at `pos`. After a `.` only digits are
 /// read (a tuple index).
-fn number_end(bytes: &[u8], mut pos: usize, digits_only: bool) -> usize {
+pub(crate) fn number_end(bytes: &[u8], mut pos: usize, digits_only: bool) -> usize {
     let digit_at = |i: usize| bytes.get(i).is_some_and(u8::is_ascii_digit);
     while digit_at(pos) {
         pos += 1;
@@ -303,7 +359,7 @@ fn number_end(bytes: &[u8], mut pos: usize, digits_only: bool) -> usize {
 }
 
 /// The value of a real literal; one too large for an f64 is an error.
-fn real_literal(text: &str, span: Span) -> Result<Tok, Error> {
+pub(crate) fn real_literal(text: &str, span: Span) -> Result<Tok, Error> {
     match text.parse::<f64>() {
         Ok(x) if x.is_finite() => Ok(Tok::Real(x)),
         _ => Err(Error::Syntax {

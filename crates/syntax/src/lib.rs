@@ -28,6 +28,7 @@ pub mod ir;
 pub mod lexer;
 pub mod parser;
 pub mod print;
+mod reals;
 pub mod rules;
 pub mod special;
 pub mod specialize;
@@ -42,7 +43,7 @@ pub use first_order::check_first_order;
 pub use infer::infer;
 pub use inline::{inline_all, inline_entry};
 pub use ir::{
-    Def, Expr, ExprId, Fixity, Module, Name, Param, Pat, Prim, Size, SourceFile, Span, Ty,
+    Def, Expr, ExprId, Fixity, Module, Name, Param, Pat, Prim, Reals, Size, SourceFile, Span, Ty,
 };
 pub use parser::{parse, parse_ty};
 pub use specialize::{specialize, specialize_def};

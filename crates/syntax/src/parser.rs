@@ -107,6 +107,7 @@ fn starts_atom(tok: &Tok) -> bool {
         Tok::Ident(_)
             | Tok::Int(_)
             | Tok::Real(_)
+            | Tok::Reals(_)
             | Tok::True
             | Tok::False
             | Tok::LParen
@@ -615,6 +616,10 @@ impl<'t> Parser<'t> {
             Tok::Real(x) => {
                 self.bump();
                 self.add(Expr::Real(x), t.span)
+            }
+            Tok::Reals(literal) => {
+                self.bump();
+                self.add(Expr::Reals(*literal), t.span)
             }
             Tok::True | Tok::False => {
                 self.bump();

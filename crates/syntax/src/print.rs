@@ -151,6 +151,50 @@ impl fmt::Display for Ty {
     }
 }
 
+/// A compact literal as the nested array it stands for, `[[1.5, 2], [3,
+/// 4]]`, which the lexer reads back to the same node: its numbers are
+/// finite (the verifier's rule), and if none prints with a point or an
+/// exponent the first gets `.0`, so that the literal is not read as one of
+/// integers.
+pub fn reals(literal: &crate::Reals, out: &mut String) {
+    let shape = &literal.shape;
+    let (mut any_real, mut first_end) = (false, out.len());
+    for (k, &x) in literal.data.iter().enumerate() {
+        // `[` for every level that starts at element k, then `, ` after
+        // the previous element at the level that continues.
+        let mut stride = 1usize;
+        let mut opens = 0;
+        for &n in shape.iter().rev() {
+            stride *= n as usize;
+            if k % stride != 0 {
+                break;
+            }
+            opens += 1;
+        }
+        if k > 0 {
+            out.push_str(", ");
+        }
+        (0..opens).for_each(|_| out.push('['));
+        let start = out.len();
+        out.push_str(&real(x));
+        if k == 0 {
+            first_end = out.len();
+        }
+        any_real |= out[start..].contains(['.', 'e']);
+        let mut stride = 1usize;
+        for &n in shape.iter().rev() {
+            stride *= n as usize;
+            if (k + 1) % stride != 0 {
+                break;
+            }
+            out.push(']');
+        }
+    }
+    if !any_real {
+        out.insert_str(first_end, ".0");
+    }
+}
+
 /// The shortest text that reads back as exactly `x`: `18`, `0.1`, `1e-300`,
 /// `-2.5`. Of the positional and the scientific layout of the shortest
 /// round-trip digits, the shorter is taken (the positional one on a tie).
@@ -310,7 +354,8 @@ impl<'a> Printer<'a> {
             | Expr::Bool(_)
             | Expr::Section(_)
             | Expr::Tuple(_)
-            | Expr::Array(_) => ATOM,
+            | Expr::Array(_)
+            | Expr::Reals(_) => ATOM,
         }
     }
 
@@ -413,6 +458,7 @@ impl<'a> Printer<'a> {
                 self.list(items, id);
                 self.out.push(']');
             }
+            Expr::Reals(literal) => reals(literal, &mut self.out),
             Expr::Let {
                 pat,
                 ty,

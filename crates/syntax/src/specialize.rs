@@ -413,7 +413,9 @@ impl Specializer<'_> {
                     message: format!("unknown variable `{x}`"),
                 }),
             },
-            Expr::Real(_) | Expr::Int(_) | Expr::Bool(_) => Ok(dynamic(self.add(e.clone(), span))),
+            Expr::Real(_) | Expr::Int(_) | Expr::Bool(_) | Expr::Reals(_) => {
+                Ok(dynamic(self.add(e.clone(), span)))
+            }
             Expr::Section(op) => Err(Error::Scope {
                 span,
                 message: format!(

@@ -282,6 +282,17 @@ impl<'m> Verifier<'m> {
                         _ => {}
                     }
                 }
+                Expr::Reals(literal) if !literal.is_well_formed() => self.error(
+                    id,
+                    format!(
+                        "a literal of shape {:?} holding {} numbers",
+                        literal.shape,
+                        literal.data.len()
+                    ),
+                ),
+                Expr::Reals(literal) if !literal.data.iter().all(|x| x.is_finite()) => {
+                    self.error(id, "a literal holding a number that is not finite".into());
+                }
                 _ => {}
             }
         }

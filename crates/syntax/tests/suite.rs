@@ -15,6 +15,7 @@ mod envelope;
 mod no_panic;
 mod parse;
 mod print;
+mod reals;
 mod roundtrip;
 mod rules;
 mod specialize;

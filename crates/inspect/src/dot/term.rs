@@ -128,6 +128,16 @@ impl Graph<'_> {
                 None => self.dot.node(x.as_str(), CONST),
             },
             Expr::Real(x) => self.dot.node(&syntax::print::real(*x), CONST),
+            Expr::Reals(literal) => {
+                // A few numbers are drawn as written, more by their shape.
+                let mut label = String::new();
+                if literal.data.len() <= 8 {
+                    syntax::print::reals(literal, &mut label);
+                } else {
+                    label = format!("{} literal", syntax::print::ty(&literal.ty()));
+                }
+                self.dot.node(&label, CONST)
+            }
             Expr::Int(k) => self.dot.node(&k.to_string(), CONST),
             Expr::Bool(b) => self.dot.node(&b.to_string(), CONST),
             Expr::Section(p) => self.dot.node(&format!("({p})"), CONST),

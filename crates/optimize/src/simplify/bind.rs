@@ -612,7 +612,11 @@ impl Round<'_> {
                     }
                     op => arithmetic(*op),
                 },
-                Expr::App { .. } | Expr::Section(_) | Expr::Array(_) | Expr::Index { .. } => false,
+                Expr::App { .. }
+                | Expr::Section(_)
+                | Expr::Array(_)
+                | Expr::Reals(_)
+                | Expr::Index { .. } => false,
             };
             if !ok {
                 return false;

@@ -336,7 +336,7 @@ impl Direct<'_> {
                 Expr::Bool(_) => Some("Bool".to_string()),
                 Expr::Lambda { .. } => Some("fun".to_string()),
                 Expr::App { .. } => Some("application".to_string()),
-                Expr::Array(_) => Some("array literal".to_string()),
+                Expr::Array(_) | Expr::Reals(_) => Some("array literal".to_string()),
                 Expr::Index { .. } => Some("indexing".to_string()),
                 Expr::Section(p) => Some(format!("({p})")),
             };

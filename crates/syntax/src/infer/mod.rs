@@ -631,6 +631,14 @@ impl<'m> Cx<'m> {
             Expr::Real(_) => Ok(self.t.known(Ctor::Real)),
             Expr::Int(_) => Ok(self.t.fresh(span, Class::Num)),
             Expr::Bool(_) => Ok(self.t.known(Ctor::Bool)),
+            Expr::Reals(literal) => {
+                let mut t = self.t.known(Ctor::Real);
+                for &n in literal.shape.iter().rev() {
+                    let size = self.t.known_size(SizeVal::Lit(n as i64));
+                    t = self.t.known(Ctor::Array(size, t));
+                }
+                Ok(t)
+            }
             Expr::Let {
                 pat,
                 ty,

@@ -76,6 +76,7 @@ pub fn sexp(m: &Module, id: ExprId) -> String {
     match m.expr(id) {
         Expr::Var(n) => n.to_string(),
         Expr::Real(x) => format!("{x:?}r"),
+        Expr::Reals(lit) => format!("(reals {:?} {:?})", lit.shape, lit.data),
         Expr::Int(n) => format!("{n}i"),
         Expr::Bool(b) => b.to_string(),
         Expr::Let {

@@ -136,6 +136,21 @@ pub fn eval(m: &Module, id: ExprId, env: &Env) -> Res {
                 .map(|&x| eval(m, x, env))
                 .collect::<Result<_, _>>()?,
         )),
+        Expr::Reals(lit) => {
+            // Row-major: the outermost dimension splits the numbers first.
+            fn rows(shape: &[u64], data: &[f64]) -> V {
+                match shape {
+                    [_] => V::A(data.iter().map(|&x| V::R(x)).collect()),
+                    [n, inner @ ..] => V::A(
+                        data.chunks(data.len() / *n as usize)
+                            .map(|r| rows(inner, r))
+                            .collect(),
+                    ),
+                    [] => V::T(Vec::new()),
+                }
+            }
+            Ok(rows(&lit.shape, &lit.data))
+        }
         Expr::Proj { tuple, index } => match eval(m, *tuple, env)? {
             V::T(vs) => vs
                 .get(*index as usize - 1)

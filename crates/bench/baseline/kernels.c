@@ -372,6 +372,95 @@ static int gmm_main(FILE *f, long reps) {
     return 0;
 }
 
+/* ---- kmeans (GradBench's kmeans eval, evals/kmeans/README.md: the sum
+ * over the points of the squared distance to the nearest centroid) and its
+ * gradient with respect to the centroids, derived by hand: each point adds
+ * 2 (C_j - P_i) to its nearest centroid j (the first of equal minima; the
+ * benchmark's random inputs have no ties). Points [n][d], centroids [k][d],
+ * row-major. ---- */
+static double kmeans_primal(int64_t n, int64_t k, int64_t d, const double *p, const double *c) {
+    double s = 0.0;
+    for (int64_t i = 0; i < n; i++) {
+        double best = INFINITY;
+        for (int64_t j = 0; j < k; j++) {
+            double e = 0.0;
+            for (int64_t l = 0; l < d; l++) {
+                double t = p[i * d + l] - c[j * d + l];
+                e += t * t;
+            }
+            if (e < best) best = e;
+        }
+        s += best;
+    }
+    return s;
+}
+
+static double kmeans_grad(int64_t n, int64_t k, int64_t d, const double *p, const double *c, double *g) {
+    double s = 0.0;
+    for (int64_t j = 0; j < k * d; j++) g[j] = 0.0;
+    for (int64_t i = 0; i < n; i++) {
+        double best = INFINITY;
+        int64_t at = 0;
+        for (int64_t j = 0; j < k; j++) {
+            double e = 0.0;
+            for (int64_t l = 0; l < d; l++) {
+                double t = p[i * d + l] - c[j * d + l];
+                e += t * t;
+            }
+            if (e < best) best = e, at = j;
+        }
+        s += best;
+        for (int64_t l = 0; l < d; l++) g[at * d + l] += 2.0 * (c[at * d + l] - p[i * d + l]);
+    }
+    return s;
+}
+
+/* The input as the generated driver reads `kmeans (points : [n][d]R)
+ * (centroids : [k][d]R)`: each matrix's two lengths, then its reals. */
+static int kmeans_main(FILE *f, long reps) {
+    int64_t kp[2], kc[2];
+    if (!read_i64s(f, kp, 2)) return 4;
+    double *p = read_reals(f, kp[0] * kp[1]);
+    if (!read_i64s(f, kc, 2)) return 4;
+    double *c = read_reals(f, kc[0] * kc[1]);
+    if (!p || !c || kp[1] != kc[1]) return 4;
+    int64_t n = kp[0], k = kc[0], d = kp[1];
+    double *g = malloc(sizeof(double) * (size_t)(k * d > 0 ? k * d : 1));
+    double *wall = malloc(sizeof(double) * (size_t)(reps > 0 ? reps : 1));
+    double *cpu = malloc(sizeof(double) * (size_t)(reps > 0 ? reps : 1));
+    if (!g || !wall || !cpu) return 70;
+    double value = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        for (long r = 0; r < (pass ? reps : 1); r++) {
+            double c0 = cpu_now_ns(), t0 = now_ns();
+            sink = kmeans_primal(n, k, d, p, c);
+            if (pass) {
+                wall[r] = now_ns() - t0;
+                cpu[r] = cpu_now_ns() - c0;
+            }
+        }
+    }
+    print_times("primal_ns", wall, reps);
+    print_times("primal_cpu_ns", cpu, reps);
+    for (int pass = 0; pass < 2; pass++) {
+        for (long r = 0; r < (pass ? reps : 1); r++) {
+            double c0 = cpu_now_ns(), t0 = now_ns();
+            value = kmeans_grad(n, k, d, p, c, g);
+            if (pass) {
+                wall[r] = now_ns() - t0;
+                cpu[r] = cpu_now_ns() - c0;
+            }
+        }
+    }
+    print_times("grad_ns", wall, reps);
+    print_times("grad_cpu_ns", cpu, reps);
+    double gs = 0, gabs = 0;
+    for (int64_t j = 0; j < k * d; j++) gs += g[j], gabs += fabs(g[j]);
+    printf("check %.17g %.17g %.17g\n", value, gs, gabs);
+    free(p); free(c); free(g); free(wall); free(cpu);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     if (argc != 4) {
         fprintf(stderr, "usage: %s KERNEL IN REPS\n", argv[0]);
@@ -381,8 +470,8 @@ int main(int argc, char **argv) {
     long reps = atol(argv[3]);
     FILE *f = fopen(argv[2], "rb");
     if (!f) return 4;
-    if (!strcmp(k, "gmm")) {
-        int rc = gmm_main(f, reps);
+    if (!strcmp(k, "gmm") || !strcmp(k, "kmeans")) {
+        int rc = !strcmp(k, "gmm") ? gmm_main(f, reps) : kmeans_main(f, reps);
         fclose(f);
         return rc;
     }

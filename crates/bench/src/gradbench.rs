@@ -336,6 +336,18 @@ pub fn run(
     min_seconds: f64,
     log: &mut dyn FnMut(&str),
 ) -> (Vec<Row>, Compiles) {
+    run_filtered(only, "", min_runs, min_seconds, log)
+}
+
+/// [`run`] on the workloads whose description contains `matching` (all
+/// when it is empty).
+pub fn run_filtered(
+    only: &[String],
+    matching: &str,
+    min_runs: usize,
+    min_seconds: f64,
+    log: &mut dyn FnMut(&str),
+) -> (Vec<Row>, Compiles) {
     let mut session = Session::default();
     let mut rows = Vec::new();
     let mut compiles = Vec::new();
@@ -347,7 +359,9 @@ pub fn run(
     };
     let mut defined: Vec<&str> = Vec::new();
     for w in workloads() {
-        if !only.is_empty() && !only.iter().any(|o| o == w.eval) {
+        if !only.is_empty() && !only.iter().any(|o| o == w.eval)
+            || !w.description.contains(matching)
+        {
             continue;
         }
         if !defined.contains(&w.eval) {

@@ -38,6 +38,14 @@ pub enum Inputs {
         /// The number of components.
         k: usize,
     },
+    /// GradBench's kmeans at `n` points of dimension `d` and `k`
+    /// centroids ([`kmeans_inputs`]).
+    Kmeans {
+        /// The dimension.
+        d: usize,
+        /// The number of centroids.
+        k: usize,
+    },
 }
 
 /// One benchmark: a primal and a gradient program, their inputs.
@@ -207,7 +215,52 @@ pub fn suite(
         Ok(k) => kernels.push(k),
         Err(e) => notes.push(format!("gmm: {e}")),
     }
+    match kmeans_kernel(diff, gmm_n, 16, 100) {
+        Ok(k) => kernels.push(k),
+        Err(e) => notes.push(format!("kmeans: {e}")),
+    }
     Ok((kernels, notes))
+}
+
+/// GradBench's kmeans (`gradbench/kmeans.ad`, its `kmeans` entry) at `n`
+/// points of dimension `d` and `k` centroids, its gradient with respect to
+/// the centroids from `diff` (the pipeline), against the hand-derived one
+/// of baseline/kernels.c.
+pub fn kmeans_kernel(
+    diff: &Differentiate<'_>,
+    n: usize,
+    d: usize,
+    k: usize,
+) -> Result<Kernel, String> {
+    let eval = gradbench::evals::eval("kmeans").ok_or("no kmeans eval")?;
+    let mut m = syntax::compile(SourceFile {
+        name: eval.file.into(),
+        text: eval.program.to_string(),
+    })
+    .map_err(|e| e.to_string())?;
+    // The primal alone (the C backend compiles every definition, and
+    // `kmeans_dir`'s derivative constructs are expanded by the tool).
+    m.defs.retain(|d| d.name.as_str() == "kmeans");
+    m.compact();
+    let (_, opt) = diff(&m, "kmeans", Some(&["centroids"]));
+    let grad = opt?;
+    let grad_entry = grad
+        .entry(None)
+        .map(|d| d.name.to_string())
+        .unwrap_or_default();
+    Ok(Kernel {
+        name: "kmeans".into(),
+        primal: m,
+        primal_entry: "kmeans".into(),
+        grad,
+        grad_entry,
+        inputs: Inputs::Kmeans { d, k },
+        sizes: vec![n],
+        grad_origin:
+            "reverse mode (UNF, D_rho, UNF^-1) and the optimizer, with respect to the centroids"
+                .into(),
+        variants: Vec::new(),
+    })
 }
 
 /// What to measure.
@@ -442,7 +495,12 @@ pub fn run(
             let input = dir.join(format!("input_{n}.bin"));
             match k.inputs {
                 Inputs::Reals(arrays) => write_input(&input, &inputs(&k.name, arrays, n))?,
-                Inputs::Gmm { d, k: kk } => {
+                Inputs::Gmm { .. } | Inputs::Kmeans { .. } => {
+                    let values = match k.inputs {
+                        Inputs::Gmm { d, k: kk } => gmm_inputs(d, kk, n),
+                        Inputs::Kmeans { d, k: kk } => kmeans_inputs(d, kk, n),
+                        Inputs::Reals(_) => Vec::new(),
+                    };
                     let entry = seq
                         .primal
                         .program
@@ -451,7 +509,7 @@ pub fn run(
                             span: Span::GENERATED,
                             name: Some(seq.primal_entry.clone()),
                         })?;
-                    let (bytes, _) = codegen::encode_args(entry, &gmm_inputs(d, kk, n))?;
+                    let (bytes, _) = codegen::encode_args(entry, &values)?;
                     std::fs::write(&input, bytes).map_err(|e| Error::io("write", &input, e))?;
                 }
             }
@@ -646,6 +704,25 @@ pub fn inputs(kernel: &str, arrays: usize, n: usize) -> Vec<Vec<f64>> {
                 .collect()
         })
         .collect()
+}
+
+/// The inputs of GradBench's kmeans at `n` points of dimension `d`, `k`
+/// centroids: points uniform in [0, 1) from a fixed seed, the centroids the
+/// last `k` points (as the eval's generator, evals/kmeans run.py).
+pub fn kmeans_inputs(d: usize, k: usize, n: usize) -> Vec<semantics::Value> {
+    use semantics::Value;
+    let mut s: u64 = 0x4B3E_A115;
+    let mut uniform = move || {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        (s >> 11) as f64 / (1u64 << 53) as f64
+    };
+    let rows: Vec<Value> = (0..n)
+        .map(|_| Value::reals(&(0..d).map(|_| uniform()).collect::<Vec<_>>()))
+        .collect();
+    let centroids = rows[n.saturating_sub(k)..].to_vec();
+    vec![Value::array(rows), Value::array(centroids)]
 }
 
 /// The inputs of `fixtures/gmm/program.ad` (ADBench's GMM) at `n` points

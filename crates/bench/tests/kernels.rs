@@ -113,3 +113,52 @@ fn the_gmm_gradient_of_the_pipeline_agrees_with_the_hand_written_one() {
         );
     }
 }
+
+#[test]
+fn the_kmeans_gradient_of_the_pipeline_agrees_with_the_hand_written_one() {
+    // gradbench/kmeans.ad differentiated by reverse mode and the optimizer
+    // with respect to the centroids, compiled to C, against the
+    // hand-derived C gradient of baseline/kernels.c.
+    let diff = |m: &syntax::Module, entry: &str, wrt: Option<&[&str]>| {
+        let def = m.def(entry).expect("the entry");
+        let cfg = reverse::Config {
+            wrt: wrt.map(|w| w.iter().map(|s| s.to_string()).collect()),
+        };
+        let g = reverse::gradient(m, def, &cfg).map_err(|e| e.to_string());
+        let o = g.clone().and_then(|g| {
+            optimize::optimize(&g, &optimize::Config::default()).map_err(|e| e.to_string())
+        });
+        (g, o)
+    };
+    let kernel = bench::kmeans_kernel(&diff, 200, 3, 7).expect("the kmeans kernel");
+    let cfg = BenchConfig {
+        reps: 5,
+        rounds: 1,
+        dir: std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("bench-kmeans"),
+        threads: Vec::new(),
+        python: None,
+        fast: false,
+        ..BenchConfig::default()
+    };
+    let report = run(&[kernel], &cfg, &mut |_| {}).expect("the harness runs");
+    let find = |tool: &str| {
+        report
+            .rows
+            .iter()
+            .find(|r| r.tool == tool)
+            .and_then(|r| r.check)
+            .unwrap_or_else(|| panic!("no checked row for {tool}"))
+    };
+    let (ours, base) = (find("adrev-c"), find("baseline-c"));
+    assert!(base.grad_abs > 0.0, "a gradient that is not zero: {base:?}");
+    for (a, b) in [
+        (ours.value, base.value),
+        (ours.grad_sum, base.grad_sum),
+        (ours.grad_abs, base.grad_abs),
+    ] {
+        assert!(
+            (a - b).abs() <= 1e-10 * b.abs().max(1.0),
+            "generated {ours:?}, baseline {base:?}"
+        );
+    }
+}

@@ -12,7 +12,8 @@ use semantics::Value;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Ask {
     /// The entry's value (derivatives the program takes itself, by
-    /// `jacob`, `jvp` or `diff`, are forward mode inside it).
+    /// `jacob`, `jvp` or `diff`, are forward mode inside it; `grad_rev`
+    /// reverse mode), expanded and then optimized.
     Value,
     /// The entry's value, its `jacob` and `grad` expanded in forward mode's
     /// vectorised form (`forward::Mode::Vectorised`: all seeds in one pass,
@@ -23,10 +24,6 @@ pub enum Ask {
     /// The gradient with respect to these parameters, by reverse mode
     /// (UNF, D_rho, UNF^-1, then the optimizer).
     Grad(&'static [&'static str]),
-    /// The gradient with respect to this parameter by reverse mode, and
-    /// the Hessian-vector product with the all-ones vector in that
-    /// parameter: forward mode (a JVP) over the gradient program.
-    GradAndHessianOnes(&'static str),
 }
 
 /// What one call computed.
@@ -34,10 +31,8 @@ pub enum Ask {
 pub struct Outcome {
     /// The entry's value.
     pub value: Value,
-    /// The gradients by parameter name (`Ask::Grad`, `Ask::GradAndHessianOnes`).
+    /// The gradients by parameter name (`Ask::Grad`).
     pub gradients: Vec<(String, Value)>,
-    /// H 1 (`Ask::GradAndHessianOnes`).
-    pub hessian_ones: Option<Value>,
 }
 
 impl Outcome {
@@ -76,7 +71,6 @@ pub fn default_config() -> codegen::Config {
 #[derive(Debug)]
 pub struct Compiled {
     compiled: adrev::Compiled,
-    ask: Ask,
 }
 
 fn err(e: adrev::Error) -> String {
@@ -106,45 +100,47 @@ pub fn compile(
     let program = &only(program, entry)?;
     let c = Backend::C(cfg.clone());
     let compiled = match ask {
-        Ask::Value => program.compile(&Request::new(Kind::Value).entry(entry).backend(c)),
-        Ask::ValueVectorised => {
-            let mut request = Request::new(Kind::Value).entry(entry).backend(c);
-            request.forward.mode = forward::Mode::Vectorised;
-            program.compile(&request)
-        }
+        Ask::Value => optimized_value(program, entry, forward::Mode::default(), c),
+        Ask::ValueVectorised => optimized_value(program, entry, forward::Mode::Vectorised, c),
         Ask::Grad(wrt) => program.compile(
             &Request::new(Kind::Grad)
                 .entry(entry)
                 .wrt(Wrt::names(wrt.iter().copied()))
-                .backend(c.clone()),
+                .backend(c),
         ),
-        Ask::GradAndHessianOnes(wrt) => {
-            // The optimized gradient program `<entry>_grad`, then its JVP
-            // (forward mode, docs/forward.md) compiled as a plain program:
-            // `<entry>_grad_jvp (x.., dx..) = ((value, g), (dvalue, H dx))`.
-            let grad = program
-                .compile(&Request::new(Kind::Grad).entry(entry).wrt(Wrt::names([wrt])))
-                .map_err(err)?;
-            let module = grad
-                .module()
-                .ok_or("the gradient request built no program")?;
-            let name = format!("{entry}_grad");
-            let def = module
-                .def(&name)
-                .ok_or_else(|| format!("the gradient program has no `{name}`"))?;
-            let jvp = forward::jvp(module, def).map_err(|e| e.to_string())?;
-            Program::from_ir(Ir::Source(jvp)).compile(
-                &Request::new(Kind::Value)
-                    .entry(format!("{name}_jvp"))
-                    .backend(c),
-            )
-        }
     }
     .map_err(err)?;
-    Ok(Compiled { compiled, ask })
+    Ok(Compiled { compiled })
+}
+
+/// The entry's value with its derivative constructs expanded by forward
+/// mode in `mode`, then optimized (the constants' zero tangents and the
+/// seeds' literal ones simplified away, docs/optimize.md, note [structural
+/// maps]), compiled for `c`.
+fn optimized_value(
+    program: &Program,
+    entry: &str,
+    mode: forward::Mode,
+    c: Backend,
+) -> adrev::Result<adrev::Compiled> {
+    let mut cx = adrev::passes::Context::new(entry);
+    cx.forward.mode = mode;
+    let m = program.module()?.clone();
+    let flow = adrev::passes::run(
+        &[adrev::passes::Pass::Expand, adrev::passes::Pass::Optimize],
+        adrev::passes::Flow::Source(m),
+        &cx,
+    )?;
+    Program::from_ir(Ir::Target(flow.into_module()?))
+        .compile(&Request::new(Kind::Value).entry(entry).backend(c))
 }
 
 impl Compiled {
+    /// The program that runs (for inspection: `crates/bench/examples/gbtime.rs`).
+    pub fn module(&self) -> Option<&syntax::Module> {
+        self.compiled.module()
+    }
+
     /// Runs on `args` at least `runs.min_runs` times and `runs.min_seconds`
     /// long, after one untimed call; each run's nanoseconds, measured
     /// around the generated function alone.
@@ -154,64 +150,18 @@ impl Compiled {
         runs: Runs,
     ) -> Result<(Outcome, Vec<u128>), String> {
         let mut inputs = Inputs::new();
-        let tangents: Vec<Value> = match self.ask {
-            // The JVP's tangent parameters follow the primal ones, in order.
-            Ask::GradAndHessianOnes(wrt) => args
-                .iter()
-                .map(|(name, v)| filled(v, if name == wrt { 1.0 } else { 0.0 }))
-                .collect(),
-            _ => Vec::new(),
-        };
-        let n = args.len();
         for (name, v) in args {
             inputs = inputs.with(name, v);
-        }
-        let params = &self.compiled.entry().params;
-        for (p, t) in params.iter().skip(n).zip(tangents) {
-            inputs = inputs.with(p.name.to_string(), t);
         }
         let timing = Timing {
             runs: runs.min_runs.max(1),
             min_time: Duration::from_secs_f64(runs.min_seconds.max(0.0)),
         };
         let (out, times) = self.compiled.time(&inputs, timing).map_err(err)?;
-        let outcome = match self.ask {
-            Ask::Value | Ask::ValueVectorised | Ask::Grad(_) => Outcome {
-                value: out.value,
-                gradients: out.gradients,
-                hessian_ones: None,
-            },
-            Ask::GradAndHessianOnes(wrt) => {
-                // The JVP of `<entry>_grad`, which returns (value, gradient).
-                let pair = |v: &Value, what: &str| -> Result<(Value, Value), String> {
-                    match v.as_tuple() {
-                        Some([a, b]) => Ok((a.clone(), b.clone())),
-                        _ => Err(format!(
-                            "the gradient program's {what} is {}, not a pair",
-                            v.kind()
-                        )),
-                    }
-                };
-                let (primal, tangent) = pair(&out.value, "JVP")?;
-                let (value, g) = pair(&primal, "value")?;
-                let (_, hv) = pair(&tangent, "tangent")?;
-                Outcome {
-                    value,
-                    gradients: vec![(wrt.to_string(), g)],
-                    hessian_ones: Some(hv),
-                }
-            }
+        let outcome = Outcome {
+            value: out.value,
+            gradients: out.gradients,
         };
         Ok((outcome, times.iter().map(Duration::as_nanos).collect()))
-    }
-}
-
-/// `v` with every real replaced by `x` (integers and booleans kept).
-fn filled(v: &Value, x: f64) -> Value {
-    match v {
-        Value::Real(_) => Value::Real(x),
-        Value::Array(items) => Value::array(items.iter().map(|i| filled(i, x)).collect()),
-        Value::Tuple(items) => Value::tuple(items.iter().map(|i| filled(i, x)).collect()),
-        other => other.clone(),
     }
 }

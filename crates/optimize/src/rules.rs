@@ -318,13 +318,13 @@ impl RuleName {
                 "shift1L (scanr f z (map (fun _ -> c) A)) ~> map (fun _ -> z) A  (f = (+), c = 0 or f = (*), c = 1; z a literal), and scanl, shift1R"
             }
             RuleName::MapFusion => {
-                "map (x. e1) (map (y. e2) A) ~> map (y. let x = e2 in e1) A, and with map2 inside or outside"
+                "map (x. e1) (map (y. e2) A) ~> map (y. let x = e2 in e1) A, and with map2 inside or outside; (map (x. e) A)[i] ~> let x = A[i] in e"
             }
             RuleName::UnzipFusion => {
                 "let X = map2 f A B in ... map (fun t -> t.i) X ... ~> ... map (fun t -> t.i) (map2 f A B) ...  (every use of X a projection map, each component once, not under a lambda; also map)"
             }
             RuleName::RecomputeCheap => {
-                "let X = map2 f A B in .. X .. X .. ~> let A' = A in let B' = B in .. map2 f A' B' .. map2 f A' B' ..  (X used more than once, never under a lambda; f only arithmetic without division or transcendental functions, projections, tuples, lets, conditionals and maps of such; the copies within the inline budget; also map)"
+                "let X = map2 f A B in .. X .. X .. ~> let A' = A in let B' = B in .. map2 f A' B' .. map2 f A' B' ..  (X used more than once, never under a lambda; f only arithmetic without division or transcendental functions, projections, tuples, lets, conditionals and maps of such; the copies within the inline budget; also map; and, under lambdas and used any number of times, `let X = map f A` with f structural: only taking its element apart and rebuilding it with literals, as forward mode's zero tangents `map (fun v -> (v, 0)) A`)"
             }
             RuleName::ReduceFusion => {
                 "let X = map f A in .. reduce g1 z1 (map p1 X) .. reduce g2 z2 (map p2 X) .. ~> let (r1, r2) = reduce (fun (u, v) -> (g1 u.1 v.1, g2 u.2 v.2)) (z1, z2) (map (fun a -> (p1 a, p2 a)) (map f A)) in .. r1 .. r2 ..  (every use of X such a reduction (or foldl, all alike; `map p` optional), outside lambdas and branches; the g, z, p of every use bound before the first; also map2, build)"

@@ -439,6 +439,9 @@ impl Round<'_> {
             Expr::Index { array, index } => {
                 let array = self.simplify(array, env, blk, Pos::Arg);
                 let index = self.simplify(index, env, blk, Pos::Arg);
+                if let Some(r) = self.index_of_map(array, index, span, &ty) {
+                    return Step::Done(r);
+                }
                 let node = self.add(Expr::Index { array, index }, ty, span);
                 self.cse_use(node)
             }

@@ -184,6 +184,50 @@ impl Round<'_> {
         )
     }
 
+    /// `map-fusion` into an index: `(map (x. e) A)[i] ~> let x = A[i] in e`,
+    /// the one element computed instead of every element (the index's
+    /// bounds check is A's: the lengths are equal). The `let` is left to
+    /// the next round.
+    pub(crate) fn index_of_map(
+        &mut self,
+        array: ExprId,
+        index: ExprId,
+        span: Span,
+        ty: &Ty,
+    ) -> Option<ExprId> {
+        if !self.on(RuleName::MapFusion) {
+            return None;
+        }
+        let Expr::Prim {
+            op: Prim::Map,
+            args,
+        } = self.m.expr(array)
+        else {
+            return None;
+        };
+        let (f, a) = (args[0], args[1]);
+        let (params, body) = self.lambda_parts(f)?;
+        let [p] = params.as_slice() else {
+            return None;
+        };
+        let elem = match self.ty(a) {
+            Ty::Array(_, e) => *e,
+            _ => return None,
+        };
+        self.fire(RuleName::MapFusion);
+        let at = self.add(Expr::Index { array: a, index }, elem, span);
+        Some(self.add(
+            Expr::Let {
+                pat: Pat::Var(p.name.clone()),
+                ty: None,
+                value: at,
+                body,
+            },
+            ty.clone(),
+            span,
+        ))
+    }
+
     pub(super) fn map_rules(&mut self, id: ExprId, args: &[ExprId]) -> Option<ExprId> {
         let (f, a) = (args[0], args[1]);
         let (params, body) = self.lambda_parts(f)?;

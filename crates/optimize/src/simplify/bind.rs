@@ -580,15 +580,60 @@ impl Round<'_> {
     /// division or transcendental functions, projections, tuples, `let`s,
     /// conditionals and inner maps of such; the copies within the budget.
     pub(super) fn recomputable(&self, occ: &Occ, value: ExprId) -> bool {
-        let Expr::Prim { args, .. } = self.m.expr(value) else {
+        let Expr::Prim { op, args } = self.m.expr(value) else {
             return false;
         };
-        occ.count > 1
-            && occ.count != u32::MAX
-            && !occ.under_lambda
-            && matches!(self.m.expr(args[0]), Expr::Lambda { .. })
-            && self.cheap(args[0])
-            && (occ.count as usize).saturating_mul(size(&self.m, args[0])) <= self.cfg.inline_budget
+        let within_budget = occ.count != u32::MAX
+            && (occ.count as usize).saturating_mul(size(&self.m, args[0]))
+                <= self.cfg.inline_budget;
+        if !within_budget || !matches!(self.m.expr(args[0]), Expr::Lambda { .. }) {
+            return false;
+        }
+        // A map that only rearranges its elements (forward mode's
+        // `map (fun v -> (v, 0)) A` for a constant, note [structural
+        // maps]) costs nothing per use once fused: it is copied into every
+        // use, under lambdas too, however often.
+        if *op == Prim::Map && occ.count >= 1 && self.structural(args[0]) {
+            return true;
+        }
+        occ.count > 1 && !occ.under_lambda && self.cheap(args[0])
+    }
+
+    /// Note [structural maps]. Whether the lambda `f` of a map only takes
+    /// its element apart and puts it together again with literals: its
+    /// body is made of the parameters, literals, tuples, projections and
+    /// maps of such lambdas over such values, with no arithmetic, indexing
+    /// or call. Forward mode lifts every ground value the differentiated
+    /// function closes over (and every seed it does not vary) to duals
+    /// with a zero tangent this way; copied into its uses, each fuses into
+    /// its consumer (`map-fusion`, including the index `(map f A)[i]`) and
+    /// the zero tangents meet the ring rules (`zero-mul`, `zero-add`), so
+    /// a constant's tangent arithmetic disappears instead of being
+    /// computed on zeros. A use that does not fuse writes the copy out
+    /// where the use is: at most the one array the `let` wrote, per use.
+    fn structural(&self, f: ExprId) -> bool {
+        let Expr::Lambda { body, .. } = self.m.expr(f) else {
+            return false;
+        };
+        let mut todo = vec![*body];
+        while let Some(i) = todo.pop() {
+            match self.m.expr(i) {
+                Expr::Var(_) | Expr::Real(_) | Expr::Int(_) | Expr::Bool(_) => {}
+                Expr::Tuple(items) => todo.extend(items.iter().copied()),
+                Expr::Proj { tuple, .. } => todo.push(*tuple),
+                Expr::Prim {
+                    op: Prim::Map,
+                    args,
+                } => {
+                    if !self.structural(args[0]) {
+                        return false;
+                    }
+                    todo.push(args[1]);
+                }
+                _ => return false,
+            }
+        }
+        true
     }
 
     /// Whether evaluating the tree under `id` costs a few arithmetic

@@ -1,0 +1,121 @@
+//! Development aid: one GradBench eval's workloads through the tool's
+//! session, the fastest primal and derivative runs and their ratio, without
+//! touching docs/performance.md (`cargo xtask bench gradbench` writes that).
+//!
+//! `cargo run --release -p bench --example gbtime -- EVAL [MIN_SECONDS]`;
+//! `GBTIME_ONLY=text` keeps the workloads whose description contains it;
+//! `GBTIME_DUMP=dir` also writes, for every function variant of the eval,
+//! the program that runs (`<entry>.ad`, printed) and its C (`<entry>.c`),
+//! built with the tool's configuration, and times nothing (`GBTIME_OPT=1`:
+//! optimized first).
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let eval = args.first().cloned().unwrap_or_else(|| "ht".into());
+    let min_seconds: f64 = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(0.5);
+    if let Ok(dir) = std::env::var("GBTIME_DUMP") {
+        dump(&eval, std::path::Path::new(&dir));
+        return;
+    }
+    let only = std::env::var("GBTIME_ONLY").unwrap_or_default();
+    let (rows, compiles) =
+        bench::gradbench::run_filtered(&[eval], &only, 5, min_seconds, &mut |l| eprintln!("{l}"));
+    for (e, t) in compiles {
+        println!("define {e}: {t:?} s");
+    }
+    for r in rows {
+        let ms = |x: &Result<f64, String>| x.as_ref().map(|ns| ns / 1e6).map_err(Clone::clone);
+        let ratio = match (&r.primal, &r.derivative) {
+            (Ok(p), Ok(d)) => format!("{:.2}", d / p),
+            _ => "-".into(),
+        };
+        println!(
+            "{} {}: primal {:?} ms, derivative {:?} ms, ratio {ratio}, runs {:?}",
+            r.eval,
+            r.description,
+            ms(&r.primal),
+            ms(&r.derivative),
+            r.runs
+        );
+    }
+}
+
+fn dump(eval: &str, dir: &std::path::Path) {
+    std::fs::create_dir_all(dir).expect("the dump directory");
+    let e = gradbench::evals::eval(eval).expect("an eval name");
+    let program = adrev::Program::from_text(e.file, e.program).expect("the eval's program");
+    let cfg = gradbench::engine::default_config();
+    for f in &e.functions {
+        let Ok(variants) = &f.variants else { continue };
+        for (entry, ask) in variants {
+            let compiled =
+                gradbench::engine::compile(&program, entry, *ask, &cfg).expect("compiles");
+            let m = compiled.module().expect("a program");
+            // GBTIME_OPT=1: the optimizer over it first.
+            let opt;
+            let m = if std::env::var("GBTIME_OPT").is_ok_and(|v| v == "1") {
+                opt = optimize::optimize(m, &optimize::Config::default()).expect("optimizes");
+                &opt
+            } else {
+                m
+            };
+            std::fs::write(dir.join(format!("{entry}.ad")), syntax::print::module(m))
+                .expect("write");
+            let c = codegen::emit(m, &cfg).expect("emit");
+            std::fs::write(dir.join(format!("{entry}.c")), &c.source).expect("write");
+            eprintln!("wrote {entry}.ad, {entry}.c");
+            // GBTIME_PROFILE=entry: that entry built with -g into dir/entry
+            // and run on the eval's first workload in a driver process
+            // (GBTIME_REPS times), for `perf record`.
+            if std::env::var("GBTIME_PROFILE").is_ok_and(|p| p == *entry) {
+                profile(eval, f, entry, m, &cfg, &dir.join(entry));
+            }
+        }
+    }
+}
+
+fn profile(
+    eval: &str,
+    f: &gradbench::evals::Function,
+    entry: &str,
+    m: &syntax::Module,
+    cfg: &codegen::Config,
+    dir: &std::path::Path,
+) {
+    let w = bench::gradbench::workloads()
+        .into_iter()
+        .find(|w| {
+            w.eval == eval
+                && w.description
+                    .contains(&std::env::var("GBTIME_ONLY").unwrap_or_default())
+        })
+        .expect("a workload");
+    let call = (f.input)(&gradbench::convert::Input::root(&w.input)).expect("the input");
+    let def = m.def(entry).expect("the entry");
+    let args: Vec<semantics::Value> = def
+        .params
+        .iter()
+        .map(|p| {
+            call.args
+                .iter()
+                .find(|(n, _)| n == p.name.as_str())
+                .map(|(_, v)| v.clone())
+                .expect("an argument per parameter")
+        })
+        .collect();
+    let mut cfg = cfg.clone();
+    cfg.extra_flags.push("-g".into());
+    let prog = codegen::emit(m, &cfg).expect("emit");
+    let built = codegen::build(&prog, dir, &cfg).expect("build");
+    let reps = std::env::var("GBTIME_REPS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(20);
+    let (_, t) = codegen::time(&built, entry, &args, reps).expect("run");
+    let mut cpu: Vec<f64> = t.cpu_ns.iter().map(|x| x / 1e6).collect();
+    cpu.sort_by(f64::total_cmp);
+    println!(
+        "{entry}: cpu ms min {:.3} median {:.3}",
+        cpu[0],
+        cpu[cpu.len() / 2]
+    );
+}

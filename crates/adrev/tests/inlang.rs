@@ -317,6 +317,41 @@ fn forward_over_reverse_of_histograms_equals_forward_over_forward() {
 }
 
 #[test]
+fn a_hessian_vector_product_through_histograms_by_hand() {
+    // g z is, per bin b (index 5 is out of range): the product
+    // d[b] · Π z_j, the min of d[b] and the z_j², the sum of the z_j³, and
+    // the scatter's last write squared; the bins are {x0, x1, x2}, {x3 = 0,
+    // x4}, {x5}. H t: the product 2 x0 x1 x2 gives [2 x2 t1 + 2 x1 t2,
+    // 2 x2 t0 + 2 x0 t2, 2 x1 t0 + 2 x0 t1] = [9, 5, 6] and 3 x3 x4 gives
+    // [3 t4, 3 t3] = [0, 3] (a zero factor); the min's winners x2 (0.25)
+    // and x3 (0) give 2 t2 = 4 and 2 t3 = 2 (bin 2's winner is d2 = 2 <
+    // 2.25); the cubes 6 x_j t_j = [6, 12, 6, 0, 0, 9]; the scatter's last
+    // writers x2, x4, x5 give 2 t_j = [4, 0, 2].
+    let text = "def h (d : [m]R) (is : [n]Int) (x : [n]R) (t : [n]R) : [n]R =
+  let g = fun (z : [n]R) -> sum (reduce_by_index d (*) is z) + sum (reduce_by_index d min is (map (fun y -> y * y) z))
+    + sum (reduce_by_index d (+) is (map (fun y -> y * y * y) z)) + dot (scatter d is z) (scatter d is z) in
+  (jvp (fun y -> grad_rev g y) x t).2";
+    let inputs = Inputs::new()
+        .with("d", Value::reals(&[2.0, 3.0, 2.0]))
+        .with("is", Value::array([0, 0, 0, 1, 1, 2, 5].map(Value::Int).to_vec()))
+        .with("x", Value::reals(&[1.0, 2.0, 0.5, 0.0, 3.0, 1.5, 4.0]))
+        .with("t", Value::reals(&[1.0, 1.0, 2.0, 1.0, 0.0, 1.0, 1.0]));
+    let p = program(text);
+    for backend in [adrev::Backend::Eval, adrev::Backend::C(Default::default())] {
+        let got = p
+            .compile(&Request::new(Kind::Value).backend(backend.clone()))
+            .and_then(|c| c.call(&inputs))
+            .unwrap_or_else(|e| panic!("{}", e.message()))
+            .value;
+        assert_eq!(
+            got,
+            Value::reals(&[15.0, 17.0, 20.0, 2.0, 3.0, 11.0, 0.0]),
+            "{backend:?}"
+        );
+    }
+}
+
+#[test]
 fn forward_over_reverse_of_histograms_agrees_with_central_differences() {
     // Away from ties and kinks (the first point above): the derivative of
     // the gradient along (td, tx), by central differences of `grad_rev`.

@@ -78,8 +78,10 @@ fn every_fixture_has_the_same_gradient_checkpointed() {
 }
 
 /// Loops of each kind that reverse mode checkpoints, with free variables,
-/// element cotangents, tuple and array accumulators, and a loop in a loop.
-const LOOPS: [(&str, &str); 7] = [
+/// element cotangents, tuple and array accumulators, a loop in a loop, and
+/// reads of a free array by index (their transposes scattered as pairs,
+/// one and two per step, one of them in a branch).
+const LOOPS: [(&str, &str); 9] = [
     (
         "ifold",
         "def f (x : R) (A : [n]R) : R = ifold (fun (a, i) -> sin a * x + 0.5) x (length A)",
@@ -107,6 +109,14 @@ const LOOPS: [(&str, &str); 7] = [
     (
         "tuple elements",
         "def f (x : R) (A : [n](R, R)) : R = foldl (fun (acc, uv) -> acc * uv.1 + uv.2 * x) x A",
+    ),
+    (
+        "a read by index",
+        "def f (x : R) (A : [n]R) : R = ifold (fun (a, i) -> sin a * x + A[i] * A[i]) x (length A)",
+    ),
+    (
+        "reads in a branch",
+        "def f (x : R) (A : [n]R) : R =\n  ifold (fun (a, i) -> if i > 1 then a * A[i - 1] + A[mod (i * 3) (length A)] else a + x) x (length A)",
     ),
 ];
 

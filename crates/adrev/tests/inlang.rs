@@ -8,7 +8,7 @@
 //! 1 in every combination), forward mode's own constructs (a different
 //! implementation: dual numbers, no UNF), and central differences.
 
-use crate::common::{close, workspace};
+use crate::common::{close, reals, workspace};
 use adrev::{Inputs, Kind, Program, Request};
 use semantics::{Expectations, Value};
 
@@ -217,11 +217,6 @@ fn hessians_by_forward_over_reverse_equal_forward_over_forward_on_every_fixture(
         if matches!(name.as_str(), "hvp_rev" | "vjp_rev_map") {
             continue;
         }
-        // Forward over the reverse derivative of a histogram is refused
-        // (forward_over_reverse_of_a_histogram_is_refused_by_name below).
-        if name.starts_with("hist_") || name.starts_with("scatter_") {
-            continue;
-        }
         // `grad_rev` refuses functions with derivative rules
         // (grad_rev_of_a_function_with_rules_is_refused below).
         if name.starts_with("rules_") {
@@ -260,20 +255,149 @@ fn grad_rev_of_a_function_with_rules_is_refused() {
     );
 }
 
+/// Every histogram and `scatter`, differentiated in the destination and
+/// the values: its reverse derivative writes every partial primitive
+/// (`gather`, `gather_won`, `pick_dest`, the winners, `dhist_mul_*`).
+const HISTOGRAMS: &str = "def g (d : [m]R) (is : [n]Int) (z : [n]R) : R =
+  sum (reduce_by_index d (*) is z) + sum (reduce_by_index (map (fun y -> y * y) d) min is (map (fun y -> y * y) z))
+    + sum (reduce_by_index d max is (map sin z)) + sum (reduce_by_index d (+) is (map (fun y -> y * y * y) z))
+    + dot (scatter d is z) (scatter d is z)
+def hvp (d : [m]R) (is : [n]Int) (x : [n]R) (td : [m]R) (tx : [n]R) : ([m]R, [n]R) =
+  (jvp (fun p -> GRAD (fun q -> let (e, z) = q in g e is z) p) (d, x) (td, tx)).2
+";
+
+fn hvp(grad: &str, d: &[f64], is: &[i64], x: &[f64], td: &[f64], tx: &[f64]) -> Value {
+    let p = program(&HISTOGRAMS.replace("GRAD", grad));
+    let inputs = Inputs::new()
+        .with("d", Value::reals(d))
+        .with(
+            "is",
+            Value::array(is.iter().map(|&i| Value::Int(i)).collect()),
+        )
+        .with("x", Value::reals(x))
+        .with("td", Value::reals(td))
+        .with("tx", Value::reals(tx));
+    value_at(&p, &inputs).unwrap_or_else(|e| panic!("{grad}: {}", e.message()))
+}
+
 #[test]
-fn forward_over_reverse_of_a_histogram_is_refused_by_name() {
-    let text = "def f (d : [m]R) (is : [n]Int) (v : [n]R) : R =\n  \
-                (jvp (fun w -> sum (grad_rev (fun u -> sum (reduce_by_index d min is u)) w)) v v).2\n";
-    let err = program(text)
-        .compile(&Request::new(Kind::Value))
-        .expect_err("no tangent rules for the histograms' partials yet");
-    assert!(matches!(err, adrev::Error::User(_)), "{}", err.message());
-    assert!(
-        err.message().contains("is not supported yet")
-            && err.message().contains("reduce_by_index d min is u"),
-        "{}",
-        err.message()
+fn forward_over_reverse_of_histograms_equals_forward_over_forward() {
+    // Hessian-vector products through every histogram's reverse
+    // derivative (the tangents of its partials, crates/forward/src/
+    // partials.ad) against forward over forward (dual numbers through the
+    // histograms themselves), at points with a zero in a product's bin,
+    // two zeros in one, a zero destination, ties of min and max, an index
+    // out of range, and an empty bin.
+    let is = [0, 0, 0, 1, 1, 2, 5, -1, 3, 3];
+    let td = [0.5, -1.0, 2.0, 0.25, 1.5];
+    let tx = [1.0, -0.5, 2.0, 1.0, 0.75, -1.0, 1.0, 0.5, -2.0, 1.25];
+    let points: [([f64; 5], [f64; 10]); 4] = [
+        (
+            [2.0, 3.0, 2.0, 1.5, 0.5],
+            [1.0, 2.0, 0.5, 0.3, 3.0, 1.5, 4.0, 2.0, 0.7, 1.1],
+        ),
+        (
+            [2.0, 3.0, 2.0, 1.5, 0.5],
+            [1.0, 0.0, 0.5, 0.0, 0.0, 1.5, 4.0, 2.0, 0.0, 1.1],
+        ),
+        (
+            [0.0, 3.0, 0.0, 1.5, 0.0],
+            [1.0, 2.0, 0.0, 0.3, 3.0, 1.5, 0.0, 2.0, 0.7, 0.7],
+        ),
+        (
+            [1.0, 1.0, 2.0, 1.0, 0.5],
+            [1.0, 1.0, 1.0, 1.0, 1.0, 2.0, 4.0, 2.0, 1.0, 1.0],
+        ),
+    ];
+    for (d, x) in &points {
+        let fr = hvp("grad_rev", d, &is, x, &td, &tx);
+        let ff = hvp("grad", d, &is, x, &td, &tx);
+        close(&fr, &ff, 1e-12).unwrap_or_else(|e| panic!("at d = {d:?}, x = {x:?}: fr vs ff: {e}"));
+    }
+}
+
+#[test]
+fn a_hessian_vector_product_through_histograms_by_hand() {
+    // g z is, per bin b (index 5 is out of range): the product
+    // d[b] · Π z_j, the min of d[b] and the z_j², the sum of the z_j³, and
+    // the scatter's last write squared; the bins are {x0, x1, x2}, {x3 = 0,
+    // x4}, {x5}. H t: the product 2 x0 x1 x2 gives [2 x2 t1 + 2 x1 t2,
+    // 2 x2 t0 + 2 x0 t2, 2 x1 t0 + 2 x0 t1] = [9, 5, 6] and 3 x3 x4 gives
+    // [3 t4, 3 t3] = [0, 3] (a zero factor); the min's winners x2 (0.25)
+    // and x3 (0) give 2 t2 = 4 and 2 t3 = 2 (bin 2's winner is d2 = 2 <
+    // 2.25); the cubes 6 x_j t_j = [6, 12, 6, 0, 0, 9]; the scatter's last
+    // writers x2, x4, x5 give 2 t_j = [4, 0, 2].
+    let text = "def h (d : [m]R) (is : [n]Int) (x : [n]R) (t : [n]R) : [n]R =
+  let g = fun (z : [n]R) -> sum (reduce_by_index d (*) is z) + sum (reduce_by_index d min is (map (fun y -> y * y) z))
+    + sum (reduce_by_index d (+) is (map (fun y -> y * y * y) z)) + dot (scatter d is z) (scatter d is z) in
+  (jvp (fun y -> grad_rev g y) x t).2";
+    let inputs = Inputs::new()
+        .with("d", Value::reals(&[2.0, 3.0, 2.0]))
+        .with("is", Value::array([0, 0, 0, 1, 1, 2, 5].map(Value::Int).to_vec()))
+        .with("x", Value::reals(&[1.0, 2.0, 0.5, 0.0, 3.0, 1.5, 4.0]))
+        .with("t", Value::reals(&[1.0, 1.0, 2.0, 1.0, 0.0, 1.0, 1.0]));
+    let p = program(text);
+    for backend in [adrev::Backend::Eval, adrev::Backend::C(Default::default())] {
+        let got = p
+            .compile(&Request::new(Kind::Value).backend(backend.clone()))
+            .and_then(|c| c.call(&inputs))
+            .unwrap_or_else(|e| panic!("{}", e.message()))
+            .value;
+        assert_eq!(
+            got,
+            Value::reals(&[15.0, 17.0, 20.0, 2.0, 3.0, 11.0, 0.0]),
+            "{backend:?}"
+        );
+    }
+}
+
+#[test]
+fn forward_over_reverse_of_histograms_agrees_with_central_differences() {
+    // Away from ties and kinks (the first point above): the derivative of
+    // the gradient along (td, tx), by central differences of `grad_rev`.
+    let (d, x) = (
+        [2.0, 3.0, 2.0, 1.5, 0.5],
+        [1.0, 2.0, 0.5, 0.3, 3.0, 1.5, 4.0, 2.0, 0.7, 1.1],
     );
+    let is = [0, 0, 0, 1, 1, 2, 5, -1, 3, 3];
+    let (td, tx) = (
+        [0.5, -1.0, 2.0, 0.25, 1.5],
+        [1.0, -0.5, 2.0, 1.0, 0.75, -1.0, 1.0, 0.5, -2.0, 1.25],
+    );
+    let fr = hvp("grad_rev", &d, &is, &x, &td, &tx);
+    let grad = program(&HISTOGRAMS.replace(
+        "(jvp (fun p -> GRAD (fun q -> let (e, z) = q in g e is z) p) (d, x) (td, tx)).2",
+        "grad_rev (fun q -> let (e, z) = q in g e is z) (d, x)",
+    ));
+    let h = 1e-6;
+    let at = |s: f64| {
+        let dd: Vec<f64> = d.iter().zip(&td).map(|(a, t)| a + s * t).collect();
+        let xx: Vec<f64> = x.iter().zip(&tx).map(|(a, t)| a + s * t).collect();
+        let inputs = Inputs::new()
+            .with("d", Value::reals(&dd))
+            .with(
+                "is",
+                Value::array(is.iter().map(|&i| Value::Int(i)).collect()),
+            )
+            .with("x", Value::reals(&xx))
+            .with("td", Value::reals(&td))
+            .with("tx", Value::reals(&tx));
+        value_at(&grad, &inputs).expect("the gradient runs")
+    };
+    let (up, down) = (at(h), at(-h));
+    let diff = |a: &Value, b: &Value| -> Vec<f64> {
+        let (a, b) = (reals(a), reals(b));
+        a.iter().zip(&b).map(|(u, v)| (u - v) / (2.0 * h)).collect()
+    };
+    let fd = diff(&up, &down);
+    let got = reals(&fr);
+    assert_eq!(got.len(), fd.len());
+    for (k, (a, b)) in got.iter().zip(&fd).enumerate() {
+        assert!(
+            (a - b).abs() <= 1e-5 * (1.0 + b.abs()),
+            "component {k}: forward over reverse {a} vs differences {b}"
+        );
+    }
 }
 
 #[test]

@@ -124,9 +124,11 @@ impl Lowerer<'_> {
                     Ok(())
                 })?;
                 each(self, &mut |cx, j, b| {
-                    cx.w.line(format!(
-                        "if (!({cur}[{b}] {cmp} {vp}[{j}])) {out}[{b}] = {j};"
-                    ));
+                    // Blocks, not `if (c) x = y;` on one line: the loop
+                    // fusion reads a line's first name as what it writes.
+                    cx.w.open(format!("if (!({cur}[{b}] {cmp} {vp}[{j}]))"));
+                    cx.w.line(format!("{out}[{b}] = {j};"));
+                    cx.w.close();
                     cx.w.line(format!("{cur}[{b}] = {f}({cur}[{b}], {vp}[{j}]);"));
                     Ok(())
                 })?;
@@ -175,9 +177,11 @@ impl Lowerer<'_> {
                     Ok(())
                 })?;
                 each(self, &mut |cx, j, b| {
-                    cx.w.line(format!(
-                        "if ({vp}[{j}] == 0.0) {zeros}[{b}] += 1; else {nonzero}[{b}] = {nonzero}[{b}] * {vp}[{j}];"
-                    ));
+                    cx.w.open(format!("if ({vp}[{j}] == 0.0)"));
+                    cx.w.line(format!("{zeros}[{b}] = {zeros}[{b}] + 1;"));
+                    cx.w.reopen("else");
+                    cx.w.line(format!("{nonzero}[{b}] = {nonzero}[{b}] * {vp}[{j}];"));
+                    cx.w.close();
                     Ok(())
                 })?;
                 self.for_loop(&n, crate::arrays::Dir::Up, false, None, |cx, j| {
@@ -185,10 +189,11 @@ impl Lowerer<'_> {
                     cx.w.line(format!("const int64_t {b} = {isp}[{j}];"));
                     cx.w.line(format!("{out}[{j}] = 0.0;"));
                     cx.w.open(format!("if ({b} >= 0 && {b} < {m})"));
-                    cx.w.line(format!(
-                        "if ({zeros}[{b}] == 0) {out}[{j}] = {nonzero}[{b}] / {vp}[{j}]; \
-                         else if ({zeros}[{b}] == 1 && {vp}[{j}] == 0.0) {out}[{j}] = {nonzero}[{b}];"
-                    ));
+                    cx.w.open(format!("if ({zeros}[{b}] == 0)"));
+                    cx.w.line(format!("{out}[{j}] = {nonzero}[{b}] / {vp}[{j}];"));
+                    cx.w.reopen(&format!("else if ({zeros}[{b}] == 1 && {vp}[{j}] == 0.0)"));
+                    cx.w.line(format!("{out}[{j}] = {nonzero}[{b}];"));
+                    cx.w.close();
                     cx.w.close();
                     Ok(())
                 })?;

@@ -24,15 +24,9 @@ impl Macro<'_> {
     /// else (which commutes with D).
     pub(crate) fn hist(&mut self, op: Prim, args: &[ExprId], ty: &Ty) -> Res<Option<ExprId>> {
         // The partials of the histograms' reverse derivative (what
-        // `grad_rev` of a histogram splices in) have no tangent rules yet:
-        // refuse by name rather than build an ill-typed program.
+        // `grad_rev` of a histogram splices in): their own rules.
         if syntax::hist::is_partial(op) {
-            return Err(crate::Error::Construct {
-                span: self.cx.span,
-                message: format!(
-                    "forward mode over the reverse derivative of scatter or a histogram (`{op}`) is not supported yet: differentiate it with `grad` instead of `grad_rev`, or reverse over reverse"
-                ),
-            });
+            return self.partial(op, args, ty).map(Some);
         }
         let Ty::Array(m, elem) = ty else {
             return Ok(None);

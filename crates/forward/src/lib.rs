@@ -29,6 +29,7 @@ mod dual;
 mod error;
 mod expand;
 mod hist;
+mod partials;
 mod program;
 mod rev;
 mod rules;

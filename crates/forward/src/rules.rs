@@ -138,7 +138,7 @@ fn component_tys(pty: &Ty, n: usize) -> Vec<Ty> {
 
 /// Direction `i` of a vectorised tangent `d` of a value of type `ty`: the
 /// one-direction tangent (`[k]R` becomes `R`).
-fn slice(cx: &mut Builder, ty: &Ty, d: ExprId, i: &Atom) -> Res<ExprId> {
+pub(crate) fn slice(cx: &mut Builder, ty: &Ty, d: ExprId, i: &Atom) -> Res<ExprId> {
     stack::guard(|| match ty {
         Ty::Real => {
             let i = cx.emit(i);
@@ -163,7 +163,7 @@ fn slice(cx: &mut Builder, ty: &Ty, d: ExprId, i: &Atom) -> Res<ExprId> {
 
 /// The vectorised tangent of a value of type `ty` (primal `p`) from its k
 /// one-direction tangents `ts : [k]ty`: the inverse of [`slice`].
-fn unslice(cx: &mut Builder, ty: &Ty, ts: &Atom, p: &Atom) -> Res<ExprId> {
+pub(crate) fn unslice(cx: &mut Builder, ty: &Ty, ts: &Atom, p: &Atom) -> Res<ExprId> {
     stack::guard(|| match ty {
         Ty::Real => Ok(cx.emit(ts)),
         Ty::Int => Ok(cx.int(0)),

@@ -9,7 +9,8 @@
 
 use std::fmt;
 
-use syntax::{Expr, ExprId, Module, Span, Ty, stack};
+use syntax::fxhash::FxHashSet;
+use syntax::{Expr, ExprId, Module, Name, Pat, Span, Ty, stack};
 
 /// A construct outside the paper's guarantee.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -26,8 +27,12 @@ pub struct Caveat {
 /// weakly than Theorem 5.4.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CaveatKind {
-    /// `A[i]` inside a loop: each read's transpose is a scatter-add that
-    /// builds an array of `length A`, so m reads cost O(m n).
+    /// `A[i]` inside a loop, where its transpose is a dense array of
+    /// `length A` per element (m reads cost O(m n)): A's elements are not
+    /// reals, the read is inside two nested loops, or A is bound inside
+    /// the loop (its accumulator, or something made of it). A read of a
+    /// free array of reals in one loop's body is a scatter-add of O(1)
+    /// per read and has no caveat.
     IndexInLoop,
     /// A conditional of a non-real type inside another: each level
     /// re-evaluates the ones it holds.
@@ -38,8 +43,10 @@ impl fmt::Display for Caveat {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let what = match self.kind {
             CaveatKind::IndexInLoop => {
-                "indexing inside a loop: each read's transpose builds an array \
-                 as long as the one read, so the gradient grows with it"
+                "indexing inside a loop (of an array bound in the loop, of an \
+                 array whose elements are not reals, or inside nested loops): \
+                 each read's transpose builds an array as long as the one read, \
+                 so the gradient grows with it"
             }
             CaveatKind::NestedIf => {
                 "a conditional of a non-real type inside another: each level \
@@ -55,49 +62,91 @@ impl fmt::Display for Caveat {
 /// form), in the order they are written.
 pub fn caveats(m: &Module, id: ExprId) -> Vec<Caveat> {
     let mut out = Vec::new();
-    walk(m, id, 0, 0, &mut out);
+    let mut walk = Walk {
+        m,
+        inner: FxHashSet::default(),
+        out: &mut out,
+    };
+    walk.expr(id, 0, 0);
     out.sort_by_key(|c| (c.span.lo, c.span.hi));
     out
 }
 
-/// `loops`: how many array-operation functions enclose `id`; `ifs`: how
-/// many non-real conditionals.
-fn walk(m: &Module, id: ExprId, loops: u32, ifs: u32, out: &mut Vec<Caveat>) {
-    stack::guard(|| match m.expr(id) {
-        Expr::Prim { op, args } if op.function_arg().is_some() => {
-            let funs: Vec<ExprId> = op.function_args().iter().map(|&i| args[i]).collect();
-            for &a in args {
-                let inner = if funs.contains(&a) { loops + 1 } else { loops };
-                walk(m, a, inner, ifs, out);
+struct Walk<'a> {
+    m: &'a Module,
+    /// The names bound inside a loop's function (binders are unique
+    /// within a definition in core form).
+    inner: FxHashSet<Name>,
+    out: &'a mut Vec<Caveat>,
+}
+
+impl Walk<'_> {
+    /// `loops`: how many array-operation functions enclose `id`; `ifs`: how
+    /// many non-real conditionals.
+    fn expr(&mut self, id: ExprId, loops: u32, ifs: u32) {
+        let m = self.m;
+        stack::guard(|| match m.expr(id) {
+            Expr::Prim { op, args } if op.function_arg().is_some() => {
+                let funs: Vec<ExprId> = op.function_args().iter().map(|&i| args[i]).collect();
+                for &a in args {
+                    let inner = if funs.contains(&a) { loops + 1 } else { loops };
+                    self.expr(a, inner, ifs);
+                }
             }
-        }
-        Expr::Index { array, index } => {
-            if loops > 0 {
-                out.push(caveat(m, id, CaveatKind::IndexInLoop));
+            Expr::Index { array, index } => {
+                if loops > 0 && !self.scatter_add(*array, loops) {
+                    self.out.push(caveat(m, id, CaveatKind::IndexInLoop));
+                }
+                self.expr(*array, loops, ifs);
+                self.expr(*index, loops, ifs);
             }
-            walk(m, *array, loops, ifs, out);
-            walk(m, *index, loops, ifs, out);
-        }
-        Expr::If {
-            cond,
-            then_branch,
-            else_branch,
-        } => {
-            let scalar = matches!(m.ty(id), Some(Ty::Real | Ty::Int | Ty::Bool) | None);
-            if !scalar && ifs > 0 {
-                out.push(caveat(m, id, CaveatKind::NestedIf));
+            Expr::If {
+                cond,
+                then_branch,
+                else_branch,
+            } => {
+                let scalar = matches!(m.ty(id), Some(Ty::Real | Ty::Int | Ty::Bool) | None);
+                if !scalar && ifs > 0 {
+                    self.out.push(caveat(m, id, CaveatKind::NestedIf));
+                }
+                let inner = if scalar { ifs } else { ifs + 1 };
+                self.expr(*cond, loops, ifs);
+                self.expr(*then_branch, loops, inner);
+                self.expr(*else_branch, loops, inner);
             }
-            let inner = if scalar { ifs } else { ifs + 1 };
-            walk(m, *cond, loops, ifs, out);
-            walk(m, *then_branch, loops, inner, out);
-            walk(m, *else_branch, loops, inner, out);
-        }
-        e => {
-            for c in e.children() {
-                walk(m, c, loops, ifs, out);
+            e => {
+                if loops > 0 {
+                    match e {
+                        Expr::Lambda { params, .. } => {
+                            self.inner.extend(params.iter().map(|p| p.name.clone()))
+                        }
+                        Expr::Let {
+                            pat: Pat::Var(x), ..
+                        } => {
+                            self.inner.insert(x.clone());
+                        }
+                        Expr::Let {
+                            pat: Pat::Tuple(xs),
+                            ..
+                        } => self.inner.extend(xs.iter().cloned()),
+                        _ => {}
+                    }
+                }
+                for c in e.children() {
+                    self.expr(c, loops, ifs);
+                }
             }
-        }
-    })
+        })
+    }
+
+    /// Whether the transpose of a read of `array` is a scatter-add of one
+    /// element (`unf::raise`'s pairs): a variable bound outside the one
+    /// loop around it, an array of reals.
+    fn scatter_add(&self, array: ExprId, loops: u32) -> bool {
+        let reals = matches!(self.m.ty(array), Some(Ty::Array(_, e)) if **e == Ty::Real);
+        let free = matches!(self.m.expr(array), Expr::Var(x) if !self.inner.contains(x));
+        loops == 1 && reals && free
+    }
 }
 
 fn caveat(m: &Module, id: ExprId, kind: CaveatKind) -> Caveat {

@@ -53,12 +53,8 @@ impl Raise<'_> {
                 let mut s = s;
                 let z = at(&s, n + arity);
                 s = truncate(s, n + arity);
-                let z = match z {
-                    Abs::Val(z) => z,
-                    Abs::Zero(_) => return Ok(s),
-                    Abs::Cont(_) => {
-                        return Err(internal(self.b.span, "a continuation as a cotangent"));
-                    }
+                let Some(z) = self.cot_value(z)? else {
+                    return Ok(s);
                 };
                 match op {
                     Op::Const(_) | Op::Int(_) | Op::Bool(_) => {}
@@ -85,8 +81,7 @@ impl Raise<'_> {
                     Op::Index { .. } => {
                         let a = self.materialize(primal.at(n))?;
                         let i = self.materialize(primal.at(n + 1))?;
-                        let d = self.jt_index(a, i, z)?;
-                        let acc = self.add(at(&s, n), Abs::Val(d))?;
+                        let acc = self.add_read(at(&s, n), a, i, z)?;
                         s.set_mut(n, acc);
                     }
                     Op::Unary(o) => {
@@ -133,6 +128,7 @@ impl Raise<'_> {
                 let n = self.ctx_len(*ctx);
                 let z = at(&s, n);
                 let mut s = truncate(s, n);
+                let z = self.dense(z);
                 let k = match self.t.ground_ty(*ty) {
                     Some(Ty::Tuple(items)) => items.len(),
                     _ => return Err(internal(self.b.span, "pair of a type that is not a tuple")),
@@ -149,7 +145,7 @@ impl Raise<'_> {
                             s.push_back_mut(Abs::Val(v));
                         }
                     }
-                    Abs::Cont(_) => {
+                    Abs::Cont(_) | Abs::Sparse(_) => {
                         return Err(internal(self.b.span, "a continuation as a cotangent"));
                     }
                 }
@@ -177,12 +173,8 @@ impl Raise<'_> {
                 let n = self.ctx_len(*ctx);
                 let z = at(&s, n + 1);
                 let mut s = truncate(s, n + 1);
-                let z = match z {
-                    Abs::Val(z) => z,
-                    Abs::Zero(_) => return Ok(s),
-                    Abs::Cont(_) => {
-                        return Err(internal(self.b.span, "a continuation as a cotangent"));
-                    }
+                let Some(z) = self.cot_value(z)? else {
+                    return Ok(s);
                 };
                 let da = self.jt_reduce(fun.body, *init, primal.at(n), z)?;
                 let acc = self.add(at(&s, n), Abs::Val(da))?;
@@ -193,6 +185,7 @@ impl Raise<'_> {
                 self.b.retype = true;
                 let n = self.ctx_len(*ctx);
                 let z = at(&s, n);
+                let z = self.dense(z);
                 let mut s = truncate(s, n);
                 for i in 0..*len as usize {
                     let d = match z {
@@ -201,7 +194,7 @@ impl Raise<'_> {
                             Abs::Val(self.index_at(z, ie))
                         }
                         Abs::Zero(_) => Abs::Zero(self.witness(primal.at(n + i))?),
-                        Abs::Cont(_) => {
+                        Abs::Cont(_) | Abs::Sparse(_) => {
                             return Err(internal(self.b.span, "a continuation as a cotangent"));
                         }
                     };
@@ -232,7 +225,28 @@ impl Raise<'_> {
     pub(super) fn witness(&mut self, a: Abs) -> Result<ValId, Error> {
         match a {
             Abs::Val(v) | Abs::Zero(v) => Ok(v),
-            Abs::Cont(_) => Err(internal(self.b.span, "a continuation in a primal point")),
+            Abs::Sparse(_) | Abs::Cont(_) => Err(internal(
+                self.b.span,
+                "a cotangent or a continuation in a primal point",
+            )),
+        }
+    }
+
+    /// A cotangent's value, None when it is zero (pairs written out).
+    pub(super) fn cot_value(&mut self, a: Abs) -> Result<Option<ValId>, Error> {
+        match a {
+            Abs::Val(v) => Ok(Some(v)),
+            Abs::Zero(_) => Ok(None),
+            Abs::Sparse(id) => Ok(Some(self.materialize_sparse(id))),
+            Abs::Cont(_) => Err(internal(self.b.span, "a continuation as a cotangent")),
+        }
+    }
+
+    /// A cotangent with its pairs written out (`Abs::Val`), others as they are.
+    pub(super) fn dense(&mut self, a: Abs) -> Abs {
+        match a {
+            Abs::Sparse(id) => Abs::Val(self.materialize_sparse(id)),
+            other => other,
         }
     }
 
@@ -314,6 +328,7 @@ impl Raise<'_> {
 
     /// `old +^ d * z`, in one binding.
     fn accumulate(&mut self, old: Abs, d: Partial, z: ValId) -> Result<Abs, Error> {
+        let old = self.dense(old);
         // With the seed 1, `d * z` is `d`.
         if let (Partial::Term(d), true) = (&d, self.b.is_const(z, 1.0)) {
             return Ok(Abs::Val(match old {
@@ -323,7 +338,9 @@ impl Raise<'_> {
                     let e = self.b.bin(P::Add, oe, *d);
                     self.b.bind(e, "d")
                 }
-                Abs::Cont(_) => return Err(internal(self.b.span, "a continuation as a cotangent")),
+                Abs::Cont(_) | Abs::Sparse(_) => {
+                    return Err(internal(self.b.span, "a continuation as a cotangent"));
+                }
             }));
         }
         let contrib = match d {
@@ -358,7 +375,9 @@ impl Raise<'_> {
                 };
                 Ok(Abs::Val(self.b.bind(e, "d")))
             }
-            Abs::Cont(_) => Err(internal(self.b.span, "a continuation as a cotangent")),
+            Abs::Cont(_) | Abs::Sparse(_) => {
+                Err(internal(self.b.span, "a continuation as a cotangent"))
+            }
         }
     }
 
@@ -367,6 +386,7 @@ impl Raise<'_> {
         match (a, b) {
             (Abs::Zero(_), x) | (x, Abs::Zero(_)) => Ok(x),
             (Abs::Val(x), Abs::Val(y)) => Ok(Abs::Val(self.add_vals(x, y))),
+            (Abs::Sparse(_), _) | (_, Abs::Sparse(_)) => self.add_sparse(a, b),
             _ => Err(internal(self.b.span, "a continuation as a cotangent")),
         }
     }

@@ -34,6 +34,7 @@
 
 use super::emit::ValId;
 use super::loops::{array_of, elem_of};
+use super::sparse::Part;
 use super::{Abs, Raise, State, at};
 use crate::error::Error;
 use crate::ir::{Fun, LoopKind};
@@ -91,7 +92,8 @@ struct Strip {
 }
 
 impl Raise<'_> {
-    fn int_op(&mut self, op: P, a: ValId, b: ValId) -> ValId {
+    /// `a op b` on integers, bound.
+    pub(super) fn int_op(&mut self, op: P, a: ValId, b: ValId) -> ValId {
         let (x, y) = (self.b.use_val(a), self.b.use_val(b));
         let e = self.b.prim(op, vec![x, y], Ty::Int);
         self.b.bind(e, "k")
@@ -357,6 +359,7 @@ impl Raise<'_> {
             let args = [cstep, r.b.use_val(cend), r.b.use_val(ids)];
             let cots = r.call(P::Scanr, &args, array_of(sty.clone()), "c");
             // Per step, the cotangents `loops.rs` computes per element.
+            let mut parts = Vec::new();
             let per = r.lam(&[(Ty::Int, "j")], |r, q| {
                 let je = r.b.use_val(q[0]);
                 let acc = r.index_at(states, je);
@@ -365,7 +368,9 @@ impl Raise<'_> {
                 let c = r.index_at(cots, ce);
                 let inputs = r.step_inputs(st, free, acc, lo, q[0]);
                 let (_, cot) = r.grad(fun.body, inputs, Abs::Val(c))?;
-                r.pack(&cot, nz)
+                let (v, ps) = r.pack_parts(&cot, nz, nf)?;
+                parts = ps;
+                Ok(v)
             })?;
             let elty = r.b.node_ty(super::loops::lam_ret(r, per)).clone();
             let le = r.b.use_val(len);
@@ -378,10 +383,20 @@ impl Raise<'_> {
                     r.proj_map(g, slot as u32 + 1)?
                 };
                 out.push(if j < nf {
-                    let aty = r.b.ty(accs[slot]).clone();
-                    let add = r.add_lambda(&aty);
-                    let args = [add, r.b.use_val(accs[slot]), r.b.use_val(comp)];
-                    r.call(P::Foldl, &args, aty, "d")
+                    match parts[slot] {
+                        // The block's pairs added to the carried sum, in
+                        // order, as the stored loop adds all of them.
+                        Part::Pairs(k) => {
+                            let w = r.witness(free[j])?;
+                            r.add_pairs(w, Some(accs[slot]), comp, k)?
+                        }
+                        Part::Dense => {
+                            let aty = r.b.ty(accs[slot]).clone();
+                            let add = r.add_lambda(&aty);
+                            let args = [add, r.b.use_val(accs[slot]), r.b.use_val(comp)];
+                            r.call(P::Foldl, &args, aty, "d")
+                        }
+                    }
                 } else {
                     r.padded(comp, len, st.size)?
                 });
@@ -458,7 +473,7 @@ impl Raise<'_> {
     }
 
     /// The value itself when there is one, their tuple otherwise.
-    fn tuple_of(&mut self, vals: &[ValId]) -> ValId {
+    pub(super) fn tuple_of(&mut self, vals: &[ValId]) -> ValId {
         if let [only] = vals {
             return *only;
         }

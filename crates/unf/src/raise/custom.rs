@@ -58,10 +58,8 @@ impl Raise<'_> {
         let n = self.ctx_len(ctx);
         let z = at(&s, n + 1);
         let mut s = truncate(s, n + 1);
-        let z = match z {
-            Abs::Val(z) => z,
-            Abs::Zero(_) => return Ok(s),
-            Abs::Cont(_) => return Err(internal(self.b.span, "a continuation as a cotangent")),
+        let Some(z) = self.cot_value(z)? else {
+            return Ok(s);
         };
         let p = self.materialize(primal.at(n))?;
         let r = self.rules_of(node)?;

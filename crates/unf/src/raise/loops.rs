@@ -19,6 +19,7 @@
 //! tuple per element; the components that are zero are not written.
 
 use super::emit::ValId;
+use super::sparse::Part;
 use super::{Abs, Raise, State, at, internal, truncate};
 use crate::error::Error;
 use crate::ir::{CtxId, Fun, LoopKind, Prim, TermId, TyId};
@@ -130,22 +131,6 @@ impl Raise<'_> {
         self.b.bind(e, "e")
     }
 
-    /// The components `which` of a cotangent list as one value: the
-    /// component itself when there is one, their tuple otherwise.
-    pub(super) fn pack(&mut self, cot: &[Abs], which: &[usize]) -> Result<ValId, Error> {
-        let mut vals = Vec::with_capacity(which.len());
-        for &j in which {
-            vals.push(self.materialize(cot[j])?);
-        }
-        if vals.len() == 1 {
-            return Ok(vals[0]);
-        }
-        let tys = vals.iter().map(|&v| self.b.ty(v).clone()).collect();
-        let items = vals.iter().map(|&v| self.b.use_val(v)).collect();
-        let e = self.b.add(Expr::Tuple(items), Ty::Tuple(tys));
-        Ok(self.b.bind(e, "g"))
-    }
-
     /// The positions of the cotangents among `candidates` that are not
     /// known to be zero.
     pub(super) fn nonzero(
@@ -157,20 +142,23 @@ impl Raise<'_> {
             .filter(|&j| match cot[j] {
                 Abs::Zero(_) => false,
                 Abs::Val(v) => !discrete(self.b.ty(v)),
-                Abs::Cont(_) => true,
+                Abs::Sparse(_) | Abs::Cont(_) => true,
             })
             .collect()
     }
 
     /// Adds the per-element cotangents `g` (one value, or a tuple of the
-    /// components `nz` of the body's input) into the context: a parameter
-    /// component into the array position `param_pos` (None: dropped), a free
-    /// variable's summed over the elements.
+    /// components `nz` of the body's input, laid out as `parts` says) into
+    /// the context: a parameter component into the array position
+    /// `param_pos` (None: dropped), a free variable's summed over the
+    /// elements (its pairs scattered, `sparse.rs`).
+    #[allow(clippy::too_many_arguments)]
     fn scatter_components(
         &mut self,
         s: &mut State,
         g: ValId,
         nz: &[usize],
+        parts: &[Part],
         fun: &Fun,
         free: &[Abs],
         param_pos: &[Option<usize>],
@@ -184,7 +172,11 @@ impl Raise<'_> {
             };
             let (pos, total) = if j < nf {
                 let w = self.witness(free[j])?;
-                (fun.free[j] as usize - 1, self.sum_all(w, comp)?)
+                let total = match parts[slot] {
+                    Part::Dense => self.sum_all(w, comp)?,
+                    Part::Pairs(k) => self.add_pairs(w, None, comp, k)?,
+                };
+                (fun.free[j] as usize - 1, total)
             } else {
                 match param_pos[j - nf] {
                     Some(p) => (p, comp),
@@ -206,11 +198,7 @@ impl Raise<'_> {
     ) -> Result<(State, Option<ValId>), Error> {
         let z = at(s, keep);
         let s = truncate(s.clone(), keep);
-        match z {
-            Abs::Val(z) => Ok((s, Some(z))),
-            Abs::Zero(_) => Ok((s, None)),
-            Abs::Cont(_) => Err(internal(self.b.span, "a continuation as a cotangent")),
-        }
+        Ok((s, self.cot_value(z)?))
     }
 
     /// `J^T map` and `J^T map2` (Fig. 16, Fig. 17): one pass
@@ -249,6 +237,7 @@ impl Raise<'_> {
         };
         let zty = elem_of(self.b.ty(z));
         let mut nz = Vec::new();
+        let mut parts = Vec::new();
         let lam = self.lam(&[(first, "x"), (zty, "z")], |r, p| {
             let elems = if k == 1 {
                 vec![p[0]]
@@ -262,7 +251,9 @@ impl Raise<'_> {
             if nz.is_empty() {
                 return Ok(r.b.real(0.0));
             }
-            r.pack(&cot, &nz)
+            let (v, ps) = r.pack_parts(&cot, &nz, nf)?;
+            parts = ps;
+            Ok(v)
         })?;
         if nz.is_empty() {
             return Ok(s);
@@ -276,7 +267,7 @@ impl Raise<'_> {
         let a = [lam, self.b.use_val(src), self.b.use_val(z)];
         let g = self.call(P::Map2, &a, gty, "g");
         let pos: Vec<Option<usize>> = (0..k).map(|i| Some(n + i)).collect();
-        self.scatter_components(&mut s, g, &nz, fun, &free, &pos)?;
+        self.scatter_components(&mut s, g, &nz, &parts, fun, &free, &pos)?;
         Ok(s)
     }
 
@@ -427,6 +418,7 @@ impl Raise<'_> {
             self.call(shift, &[e], array_of(sty.clone()), "c")
         };
         let mut nz = Vec::new();
+        let mut parts = Vec::new();
         let wanted: Vec<usize> = (0..nf).chain([nf + elem_ix]).collect();
         let lam = self.lam(&[(pty, "p"), (sty.clone(), "c")], |r, p| {
             let params = r.b.unpack(p[0], "x");
@@ -437,7 +429,9 @@ impl Raise<'_> {
             if nz.is_empty() {
                 return Ok(r.b.real(0.0));
             }
-            r.pack(&cot, &nz)
+            let (v, ps) = r.pack_parts(&cot, &nz, nf)?;
+            parts = ps;
+            Ok(v)
         })?;
         if nz.is_empty() {
             return Ok(s);
@@ -450,7 +444,7 @@ impl Raise<'_> {
         if kind != LoopKind::Ifold {
             pos[elem_ix] = Some(n + 1);
         }
-        self.scatter_components(&mut s, g, &nz, fun, &free, &pos)?;
+        self.scatter_components(&mut s, g, &nz, &parts, fun, &free, &pos)?;
         Ok(s)
     }
 
@@ -459,6 +453,7 @@ impl Raise<'_> {
     fn jt_build(&mut self, s: &mut State, fun: &Fun, free: &[Abs], z: ValId) -> Result<(), Error> {
         let nf = free.len();
         let mut nz = Vec::new();
+        let mut parts = Vec::new();
         let lam = self.lam(&[(Ty::Int, "i")], |r, p| {
             let ie = r.b.use_val(p[0]);
             let zi = r.index_at(z, ie);
@@ -469,7 +464,9 @@ impl Raise<'_> {
             if nz.is_empty() {
                 return Ok(r.b.real(0.0));
             }
-            r.pack(&cot, &nz)
+            let (v, ps) = r.pack_parts(&cot, &nz, nf)?;
+            parts = ps;
+            Ok(v)
         })?;
         if nz.is_empty() {
             return Ok(());
@@ -477,7 +474,7 @@ impl Raise<'_> {
         let gty = array_of(self.b.node_ty(lam_ret(self, lam)).clone());
         let len = self.b.length(z);
         let g = self.call(P::Build, &[len, lam], gty, "g");
-        self.scatter_components(s, g, &nz, fun, free, &[None])
+        self.scatter_components(s, g, &nz, &parts, fun, free, &[None])
     }
 
     /// `J^T if` (Section 7.2, with the adjoint sent into the taken branch
@@ -520,9 +517,11 @@ impl Raise<'_> {
         if union.is_empty() {
             return Ok(s);
         }
-        let mut branches = Vec::with_capacity(2);
-        for (block, cot) in runs {
-            self.b.resume(block);
+        // Each branch's cotangent of each variable of the union (zero where
+        // the branch has none), and how the `if` returns it (pairs of the
+        // reads' transposes stay pairs: `sparse.rs`).
+        let mut per_run = Vec::with_capacity(2);
+        for (_, cot) in &runs {
             let mut vals = Vec::with_capacity(union.len());
             for &pos in &union {
                 let v = match cot.iter().find(|(p, _)| *p == pos) {
@@ -531,8 +530,15 @@ impl Raise<'_> {
                 };
                 vals.push(v);
             }
-            let all: Vec<usize> = (0..vals.len()).collect();
-            let v = self.pack(&vals, &all)?;
+            per_run.push(vals);
+        }
+        let parts: Vec<Part> = (0..union.len())
+            .map(|u| self.branch_part(&[per_run[0][u], per_run[1][u]]))
+            .collect();
+        let mut branches = Vec::with_capacity(2);
+        for ((block, _), vals) in runs.into_iter().zip(&per_run) {
+            self.b.resume(block);
+            let v = self.pack_with(vals, &parts)?;
             let e = self.b.use_val(v);
             branches.push(self.b.close_pruned(e));
         }
@@ -547,14 +553,16 @@ impl Raise<'_> {
             ty,
         );
         let d = self.b.bind(e, "d");
-        let parts = if union.len() == 1 {
+        let vals = if union.len() == 1 {
             vec![d]
         } else {
             self.b.unpack(d, "d")
         };
-        for (&pos, &v) in union.iter().zip(&parts) {
+        for ((&pos, &v), &part) in union.iter().zip(&vals).zip(&parts) {
             let i = pos as usize - 1;
-            let acc = self.add(at(&s, i), Abs::Val(v))?;
+            let w = self.witness(at(primal, i))?;
+            let d = self.unpacked(v, part, w, None)?;
+            let acc = self.add(at(&s, i), d)?;
             s.set_mut(i, acc);
         }
         Ok(s)
@@ -600,10 +608,10 @@ impl Raise<'_> {
             .collect();
         union.sort_unstable();
         union.dedup();
-        let mut branches = Vec::with_capacity(2);
-        for (block, value, cot) in runs {
-            self.b.resume(block);
-            let mut vals = vec![Abs::Val(value)];
+        // The value, then each variable's gradient, laid out as `jt_if`.
+        let mut per_run = Vec::with_capacity(2);
+        for (_, value, cot) in &runs {
+            let mut vals = vec![Abs::Val(*value)];
             for &pos in &union {
                 let v = match cot.iter().find(|(p, _)| *p == pos) {
                     Some((_, a)) => *a,
@@ -611,8 +619,18 @@ impl Raise<'_> {
                 };
                 vals.push(v);
             }
-            let all: Vec<usize> = (0..vals.len()).collect();
-            let v = self.pack(&vals, &all)?;
+            per_run.push(vals);
+        }
+        let parts: Vec<Part> = (0..=union.len())
+            .map(|u| match u {
+                0 => Part::Dense,
+                u => self.branch_part(&[per_run[0][u], per_run[1][u]]),
+            })
+            .collect();
+        let mut branches = Vec::with_capacity(2);
+        for ((block, _, _), vals) in runs.into_iter().zip(&per_run) {
+            self.b.resume(block);
+            let v = self.pack_with(vals, &parts)?;
             let e = self.b.use_val(v);
             branches.push(self.b.close_pruned(e));
         }
@@ -627,18 +645,24 @@ impl Raise<'_> {
             ty,
         );
         let d = self.b.bind(e, "v");
-        let parts = if union.is_empty() {
+        let vals = if union.is_empty() {
             vec![d]
         } else {
             self.b.unpack(d, "v")
         };
+        let mut grads = Vec::with_capacity(union.len());
+        for ((&pos, &g), &part) in union.iter().zip(&vals[1..]).zip(&parts[1..]) {
+            let i = pos as usize - 1;
+            let w = self.witness(at(&s1, i))?;
+            grads.push(super::ScaledGrad {
+                pos: i,
+                g,
+                part,
+                witness: w,
+            });
+        }
         let mut out = s1;
-        out.push_back_mut(Abs::Val(parts[0]));
-        let grads = union
-            .iter()
-            .zip(&parts[1..])
-            .map(|(&pos, &g)| (pos as usize - 1, g))
-            .collect();
+        out.push_back_mut(Abs::Val(vals[0]));
         let id = self.conts.len() as u32;
         self.conts.push(super::Cont::Scaled { prev, n, grads });
         out.push_back_mut(Abs::Cont(id));
@@ -650,26 +674,23 @@ impl Raise<'_> {
         &mut self,
         cot: State,
         n: usize,
-        grads: &[(usize, ValId)],
+        grads: &[super::ScaledGrad],
     ) -> Result<State, Error> {
         let (mut s, Some(z)) = self.take_cot(&cot, n + 1)? else {
             return Ok(truncate(cot, n + 1));
         };
-        for &(pos, g) in grads {
-            let d = if self.b.is_const(z, 1.0) {
-                g
-            } else {
-                self.scale(g, z)?
-            };
-            let acc = self.add(at(&s, pos), Abs::Val(d))?;
-            s.set_mut(pos, acc);
+        let scale = (!self.b.is_const(z, 1.0)).then_some(z);
+        for g in grads {
+            let d = self.unpacked(g.g, g.part, g.witness, scale)?;
+            let acc = self.add(at(&s, g.pos), d)?;
+            s.set_mut(g.pos, acc);
         }
         Ok(s)
     }
 
     /// `g * z` for a value g of a ground type and a real z: every real in
     /// g times z.
-    fn scale(&mut self, g: ValId, z: ValId) -> Result<ValId, Error> {
+    pub(super) fn scale(&mut self, g: ValId, z: ValId) -> Result<ValId, Error> {
         Ok(match self.b.ty(g).clone() {
             Ty::Real => {
                 let e = self.b.bin_vals(P::Mul, g, z);

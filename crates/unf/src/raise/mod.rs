@@ -35,6 +35,7 @@ mod custom;
 mod emit;
 mod hist;
 mod loops;
+mod sparse;
 
 pub use checkpoint::Checkpoint;
 
@@ -57,6 +58,10 @@ enum Abs {
     Zero(ValId),
     /// A continuation: an index into `Raise::conts`.
     Cont(u32),
+    /// A cotangent of an array of reals that is mostly the transposes of
+    /// reads `a[i]`, kept as their pairs `(i, z)`: an index into
+    /// `Raise::sparse` (`sparse.rs`).
+    Sparse(u32),
 }
 
 type State = Vector<Abs>;
@@ -124,8 +129,19 @@ enum Cont {
     Scaled {
         prev: u32,
         n: usize,
-        grads: Vec<(usize, ValId)>,
+        grads: Vec<ScaledGrad>,
     },
+}
+
+/// One gradient of a [`Cont::Scaled`]: `g`, laid out as `part` says
+/// (`sparse.rs`), scaled and added at context position `pos`, whose
+/// primal value is `witness`.
+#[derive(Debug, Clone)]
+struct ScaledGrad {
+    pos: usize,
+    g: ValId,
+    part: sparse::Part,
+    witness: ValId,
 }
 
 /// The arrow UNF^-1: the Target program of a UNF module (see the module
@@ -173,6 +189,7 @@ pub fn raise_checked_with(
         t: checked.tables,
         b: Builder::new(m.source.file.clone(), &reserved),
         conts: Vec::new(),
+        sparse: Vec::new(),
         checkpoint,
     };
     let inputs: Vec<Abs> = def
@@ -257,6 +274,8 @@ struct Raise<'a> {
     t: Tables,
     b: Builder,
     conts: Vec<Cont>,
+    /// The cotangents kept as pairs (`Abs::Sparse`).
+    sparse: Vec<sparse::Sparse>,
     /// How the loops' transposed Jacobians are written.
     checkpoint: Checkpoint,
 }
@@ -307,6 +326,7 @@ impl Raise<'_> {
         match a {
             Abs::Val(v) => Ok(v),
             Abs::Zero(w) => Ok(self.zero_of(w)),
+            Abs::Sparse(id) => Ok(self.materialize_sparse(id)),
             Abs::Cont(_) => Err(internal(
                 self.b.span,
                 "a continuation where a value is expected",
@@ -500,7 +520,7 @@ impl Raise<'_> {
         for i in 0..n - 2 {
             let w = match at(&out, i) {
                 Abs::Val(v) | Abs::Zero(v) => v,
-                Abs::Cont(_) => {
+                Abs::Cont(_) | Abs::Sparse(_) => {
                     return Err(internal(self.b.span, "a continuation among the results"));
                 }
             };

@@ -1,0 +1,341 @@
+//! Cotangents of arrays of reals kept as sums of one-hot arrays, so that
+//! the transpose of a read `a[i]` costs what the read costs.
+//!
+//! The transpose of `a[i]` adds the cotangent z at position i of a zero
+//! array. Written out at once (`build (length a) (fun j -> if j == i then
+//! z else 0)`, `arrays.rs`) it costs the length m of `a` where the read
+//! cost one move, and inside a `map` over n elements whose body reads a
+//! free array, each element's cotangent of that array is such a dense
+//! one-hot array, then summed: O(n·m) for a gather that costs O(n). Here
+//! a read's transpose is kept symbolic instead, as the list of pairs
+//! `(i, z)` it adds (`Abs::Sparse`), plus the dense cotangent added to it
+//! by anything else. Where a value is needed the pairs are scattered in
+//! one `hist_add dense [i1, ..., ik] [z1, ..., zk]` (O(m + k)); and a
+//! loop whose per-element cotangent of a free variable is only pairs
+//! (`Part::Pairs`) returns the pairs from its per-element pass and adds
+//! them all, in element order, with one `hist_add 0 is zs` after it:
+//! O(n + m), the scatter-add that is the transpose of a gather (Futhark
+//! accumulates such adjoints in place the same way, with `upd_acc`).
+//!
+//! The sum is the same left-to-right sum the dense arrays made, element
+//! by element (a bin that no read reaches adds `+0`, which changes no
+//! value), so a read per element gives the same bits as before; two reads
+//! of one element that reach the same bin are added one after the other
+//! instead of to each other first, a different rounding only. The
+//! checkpointed loops (`checkpoint.rs`) add each block's pairs to the
+//! carried sum with the same `hist_add`, in the same order, so they stay
+//! bit-identical to the stored loops.
+
+use super::emit::ValId;
+use super::loops::{array_of, elem_of};
+use super::{Abs, Raise, internal};
+use crate::error::Error;
+use rpds::Vector;
+use syntax::{Expr, Prim as P, Ty};
+
+/// A cotangent of an array of reals: `dense` (zero when absent) plus, at
+/// each pair's index, the pair's value.
+#[derive(Debug, Clone)]
+pub(super) struct Sparse {
+    /// A value of the cotangent's type and shape (the array read).
+    witness: ValId,
+    /// The dense part, when something other than a read added to it.
+    dense: Option<ValId>,
+    /// `(index, value)`, in the order the reads' transposes added them.
+    pairs: Vector<(ValId, ValId)>,
+}
+
+/// How a component of a loop's per-element cotangent tuple is laid out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Part {
+    /// The cotangent itself.
+    Dense,
+    /// `k` pairs: `(i, z)` for k = 1, `([i1, ..., ik], [z1, ..., zk])`
+    /// otherwise; the cotangent is the one-hot arrays they stand for.
+    Pairs(usize),
+}
+
+impl Raise<'_> {
+    /// `acc +^ (the transpose of a[i] at z)`: pairs for an array of reals,
+    /// the dense one-hot array otherwise.
+    pub(super) fn add_read(
+        &mut self,
+        acc: Abs,
+        a: ValId,
+        i: ValId,
+        z: ValId,
+    ) -> Result<Abs, Error> {
+        if elem_of(self.b.ty(a)) != Ty::Real || !matches!(self.b.ty(a), Ty::Array(..)) {
+            let d = self.jt_index(a, i, z)?;
+            return self.add(acc, Abs::Val(d));
+        }
+        let read = self.sparse_abs(Sparse {
+            witness: a,
+            dense: None,
+            pairs: Vector::new().push_back((i, z)),
+        });
+        self.add(acc, read)
+    }
+
+    fn sparse_abs(&mut self, s: Sparse) -> Abs {
+        let id = self.sparse.len() as u32;
+        self.sparse.push(s);
+        Abs::Sparse(id)
+    }
+
+    /// `a +^ b` when one of them is pairs (the other not zero).
+    pub(super) fn add_sparse(&mut self, a: Abs, b: Abs) -> Result<Abs, Error> {
+        let (x, y) = match (a, b) {
+            (Abs::Sparse(x), Abs::Sparse(y)) => {
+                let (x, y) = (self.sparse[x as usize].clone(), &self.sparse[y as usize]);
+                let mut pairs = x.pairs;
+                for p in y.pairs.iter() {
+                    pairs.push_back_mut(*p);
+                }
+                let dense = (x.dense, y.dense);
+                let dense = match dense {
+                    (Some(u), Some(v)) => Some(self.add_dense(u, v)),
+                    (u, v) => u.or(v),
+                };
+                return Ok(self.sparse_abs(Sparse {
+                    witness: x.witness,
+                    dense,
+                    pairs,
+                }));
+            }
+            (Abs::Sparse(x), Abs::Val(d)) | (Abs::Val(d), Abs::Sparse(x)) => (x, d),
+            _ => return Err(internal(self.b.span, "a continuation as a cotangent")),
+        };
+        let mut s = self.sparse[x as usize].clone();
+        s.dense = Some(match s.dense {
+            Some(u) => self.add_dense(u, y),
+            None => y,
+        });
+        Ok(self.sparse_abs(s))
+    }
+
+    fn add_dense(&mut self, u: ValId, v: ValId) -> ValId {
+        match self.add(Abs::Val(u), Abs::Val(v)) {
+            Ok(Abs::Val(w)) => w,
+            _ => u,
+        }
+    }
+
+    /// The array value of pairs: `hist_add dense [i1, ..., ik] [z1, ..., zk]`.
+    pub(super) fn materialize_sparse(&mut self, id: u32) -> ValId {
+        let s = self.sparse[id as usize].clone();
+        let base = match s.dense {
+            Some(d) => d,
+            None => self.zero_of(s.witness),
+        };
+        if s.pairs.is_empty() {
+            return base;
+        }
+        let (is, zs) = self.pair_arrays(&s.pairs);
+        self.hist_add(base, is, zs)
+    }
+
+    /// The array literals `[i1, ..., ik]` and `[z1, ..., zk]` of the pairs.
+    fn pair_arrays(&mut self, pairs: &Vector<(ValId, ValId)>) -> (ValId, ValId) {
+        self.b.retype = true;
+        let k = pairs.len() as u64;
+        let is: Vec<_> = pairs.iter().map(|&(i, _)| self.b.use_val(i)).collect();
+        let ty = Ty::Array(syntax::Size::Lit(k), Box::new(Ty::Int));
+        let e = self.b.node(Expr::Array(is), ty);
+        let is = self.b.bind(e, "i");
+        let zs: Vec<_> = pairs.iter().map(|&(_, z)| self.b.use_val(z)).collect();
+        let ty = Ty::Array(syntax::Size::Lit(k), Box::new(Ty::Real));
+        let e = self.b.node(Expr::Array(zs), ty);
+        (is, self.b.bind(e, "d"))
+    }
+
+    /// `hist_add dest is zs`.
+    fn hist_add(&mut self, dest: ValId, is: ValId, zs: ValId) -> ValId {
+        self.b.retype = true;
+        let ty = self.b.ty(dest).clone();
+        let args = [dest, is, zs].map(|v| self.b.use_val(v));
+        self.call(P::HistAdd, &args, ty, "d")
+    }
+
+    /// The components `which` of a cotangent list as one value, as
+    /// one value or their tuple, with the components below `pairs_below` (a
+    /// loop's free variables, which it sums) that are only pairs kept as
+    /// pairs: their layout is the second result.
+    pub(super) fn pack_parts(
+        &mut self,
+        cot: &[Abs],
+        which: &[usize],
+        pairs_below: usize,
+    ) -> Result<(ValId, Vec<Part>), Error> {
+        let picked: Vec<Abs> = which.iter().map(|&j| cot[j]).collect();
+        let parts: Vec<Part> = which
+            .iter()
+            .map(|&j| match self.pure_pairs(cot[j]) {
+                Some(k) if j < pairs_below => Part::Pairs(k),
+                _ => Part::Dense,
+            })
+            .collect();
+        Ok((self.pack_with(&picked, &parts)?, parts))
+    }
+
+    /// The number of pairs of a cotangent that is only pairs.
+    fn pure_pairs(&self, a: Abs) -> Option<usize> {
+        match a {
+            Abs::Sparse(id) => {
+                let s = &self.sparse[id as usize];
+                s.dense.is_none().then_some(s.pairs.len())
+            }
+            _ => None,
+        }
+    }
+
+    /// The layout of a cotangent that each branch of an `if` computes
+    /// (`branches`, one per branch): pairs when every branch's is pairs
+    /// or zero (as many as the branch with most, the others padded with
+    /// `(-1, 0)`, which `hist_add` skips), the value otherwise.
+    pub(super) fn branch_part(&self, branches: &[Abs]) -> Part {
+        let mut most = 0;
+        for &a in branches {
+            match (a, self.pure_pairs(a)) {
+                (Abs::Zero(_), _) => {}
+                (_, Some(k)) => most = most.max(k),
+                _ => return Part::Dense,
+            }
+        }
+        if most == 0 {
+            Part::Dense
+        } else {
+            Part::Pairs(most)
+        }
+    }
+
+    /// Cotangents packed as one value (the one itself, or their tuple),
+    /// each laid out as its part says.
+    pub(super) fn pack_with(&mut self, cot: &[Abs], parts: &[Part]) -> Result<ValId, Error> {
+        let mut vals = Vec::with_capacity(cot.len());
+        for (&a, &part) in cot.iter().zip(parts) {
+            vals.push(match part {
+                Part::Dense => self.materialize(a)?,
+                Part::Pairs(k) => self.packed_pairs(a, k),
+            });
+        }
+        Ok(self.tuple_of(&vals))
+    }
+
+    /// The pairs of `a` (pairs or zero) padded to `k`: `(i, z)` for one,
+    /// `([i1, ..., ik], [z1, ..., zk])` otherwise.
+    fn packed_pairs(&mut self, a: Abs, k: usize) -> ValId {
+        let mut pairs = match a {
+            Abs::Sparse(id) => self.sparse[id as usize].pairs.clone(),
+            _ => Vector::new(),
+        };
+        while pairs.len() < k {
+            let none = (self.b.int(-1), self.b.real(0.0));
+            pairs.push_back_mut(none);
+        }
+        if k == 1 {
+            let (i, z) = pairs[0];
+            return self.tuple_of(&[i, z]);
+        }
+        let (is, zs) = self.pair_arrays(&pairs);
+        self.tuple_of(&[is, zs])
+    }
+
+    /// The cotangent a value packed as `part` stands for, its values
+    /// times `scale` when given: pairs are read back into pairs.
+    pub(super) fn unpacked(
+        &mut self,
+        v: ValId,
+        part: Part,
+        witness: ValId,
+        scale: Option<ValId>,
+    ) -> Result<Abs, Error> {
+        let Part::Pairs(k) = part else {
+            return Ok(Abs::Val(match scale {
+                Some(z) => self.scale(v, z)?,
+                None => v,
+            }));
+        };
+        let halves = self.b.unpack(v, "g");
+        let mut pairs = Vector::new();
+        for r in 0..k {
+            let (i, z) = if k == 1 {
+                (halves[0], halves[1])
+            } else {
+                let re = self.b.node(Expr::Int(r as i64), Ty::Int);
+                let i = self.index_at(halves[0], re);
+                let re = self.b.node(Expr::Int(r as i64), Ty::Int);
+                (i, self.index_at(halves[1], re))
+            };
+            let z = match scale {
+                Some(c) => self.scale(z, c)?,
+                None => z,
+            };
+            pairs.push_back_mut((i, z));
+        }
+        Ok(self.sparse_abs(Sparse {
+            witness,
+            dense: None,
+            pairs,
+        }))
+    }
+
+    /// `acc` (the zero of `w` when None) plus every pair of the array `g`
+    /// of per-element pairs (laid out as `Part::Pairs(k)`), in element
+    /// order: `hist_add acc is zs` with the pairs' indices and values laid
+    /// end to end.
+    pub(super) fn add_pairs(
+        &mut self,
+        w: ValId,
+        acc: Option<ValId>,
+        g: ValId,
+        k: usize,
+    ) -> Result<ValId, Error> {
+        self.b.retype = true;
+        let acc = match acc {
+            Some(a) => a,
+            None => self.zero_of(w),
+        };
+        let (is, zs) = if k == 1 {
+            (self.proj_map(g, 1)?, self.proj_map(g, 2)?)
+        } else {
+            (self.flat(g, 1, k, Ty::Int)?, self.flat(g, 2, k, Ty::Real)?)
+        };
+        Ok(self.hist_add(acc, is, zs))
+    }
+
+    /// `build (length g * k) (fun t -> g[t / k].c[t mod k])`: the arrays
+    /// of component c of the pairs of `g`, laid end to end.
+    fn flat(&mut self, g: ValId, c: u32, k: usize, elem: Ty) -> Result<ValId, Error> {
+        let kv = self.b.int(k as i64);
+        let n = {
+            let e = self.b.length(g);
+            self.b.bind(e, "n")
+        };
+        let total = self.int_op(P::Mul, n, kv);
+        let gty = elem_of(self.b.ty(g));
+        let Ty::Tuple(items) = gty else {
+            return Err(internal(self.b.span, "pairs that are not a tuple"));
+        };
+        let arr = items[c as usize - 1].clone();
+        let lam = self.lam(&[(Ty::Int, "t")], |r, p| {
+            let q = r.int_op(P::Div, p[0], kv);
+            let qe = r.b.use_val(q);
+            let t = r.index_at(g, qe);
+            let te = r.b.use_val(t);
+            let e = r.b.node(
+                Expr::Proj {
+                    tuple: te,
+                    index: c,
+                },
+                arr.clone(),
+            );
+            let a = r.b.bind(e, "p");
+            let rem = r.int_op(P::Mod, p[0], kv);
+            let re = r.b.use_val(rem);
+            Ok(r.index_at(a, re))
+        })?;
+        let te = self.b.use_val(total);
+        Ok(self.call(P::Build, &[te, lam], array_of(elem), "p"))
+    }
+}

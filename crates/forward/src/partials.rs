@@ -15,7 +15,6 @@
 use std::sync::OnceLock;
 
 use syntax::fxhash::FxHashMap;
-use syntax::rules::detach;
 use syntax::{ExprId, Module, Pat, Prim, Size, SourceFile, Ty};
 
 use crate::build::{Atom, Builder, Res};
@@ -152,9 +151,9 @@ fn inline_def(
         subst.insert(p.clone(), y.clone());
         binds.push((Pat::Var(y), a));
     }
-    let base = cx.m.exprs.len();
-    let b = detach(src, body, &mut cx.names, &subst).paste(&mut cx.m, true);
-    for span in &mut cx.m.spans[base..] {
+    let base = cx.out.exprs.len();
+    let b = cx.paste(src, body, &subst);
+    for span in &mut cx.out.spans[base..] {
         *span = cx.span;
     }
     cx.wrap(binds, b)

@@ -141,11 +141,11 @@ impl Raise<'_> {
         let k = pairs.len() as u64;
         let is: Vec<_> = pairs.iter().map(|&(i, _)| self.b.use_val(i)).collect();
         let ty = Ty::Array(syntax::Size::Lit(k), Box::new(Ty::Int));
-        let e = self.b.node(Expr::Array(is), ty);
+        let e = self.b.add(Expr::Array(is), ty);
         let is = self.b.bind(e, "i");
         let zs: Vec<_> = pairs.iter().map(|&(_, z)| self.b.use_val(z)).collect();
         let ty = Ty::Array(syntax::Size::Lit(k), Box::new(Ty::Real));
-        let e = self.b.node(Expr::Array(zs), ty);
+        let e = self.b.add(Expr::Array(zs), ty);
         (is, self.b.bind(e, "d"))
     }
 
@@ -262,9 +262,9 @@ impl Raise<'_> {
             let (i, z) = if k == 1 {
                 (halves[0], halves[1])
             } else {
-                let re = self.b.node(Expr::Int(r as i64), Ty::Int);
+                let re = self.b.add(Expr::Int(r as i64), Ty::Int);
                 let i = self.index_at(halves[0], re);
-                let re = self.b.node(Expr::Int(r as i64), Ty::Int);
+                let re = self.b.add(Expr::Int(r as i64), Ty::Int);
                 (i, self.index_at(halves[1], re))
             };
             let z = match scale {
@@ -323,7 +323,7 @@ impl Raise<'_> {
             let qe = r.b.use_val(q);
             let t = r.index_at(g, qe);
             let te = r.b.use_val(t);
-            let e = r.b.node(
+            let e = r.b.add(
                 Expr::Proj {
                     tuple: te,
                     index: c,

@@ -3,7 +3,7 @@
 //! reading it.
 
 use syntax::ir::NameGen;
-use syntax::{Expr, ExprId, Module, Name, Param, Pat, Prim, Ty, stack};
+use syntax::{Expr, ExprId, Module, Name, Param, Pat, Prim, Ty};
 
 use super::super::share::read_alongside;
 use super::super::{Plan, add, elem_ty, fresh};
@@ -12,61 +12,19 @@ use crate::hash::{FxHashMap, FxHashSet};
 
 /// The names read under `id` and bound outside it.
 pub(super) fn free(m: &Module, id: ExprId) -> FxHashSet<Name> {
-    let (mut vs, mut bs) = (FxHashSet::default(), FxHashSet::default());
-    super::super::vars(m, id, &mut vs);
-    super::super::binders(m, id, &mut bs);
-    vs.retain(|v| !bs.contains(v));
-    vs
+    syntax::visit::free_names(m, id).into_iter().collect()
 }
 
 /// A copy of the tree under `id` with fresh binders, renaming free names
-/// by `ren`.
+/// by `ren` (`syntax::visit::detach`).
 fn copy_fresh(
     m: &mut Module,
     names: &mut Option<NameGen>,
     id: ExprId,
     ren: &mut FxHashMap<Name, Name>,
 ) -> ExprId {
-    stack::guard(|| {
-        let (ty, span) = (m.types[id.index()].clone(), m.span(id));
-        let node = match m.expr(id).clone() {
-            Expr::Var(x) => Expr::Var(ren.get(&x).cloned().unwrap_or(x)),
-            Expr::Let {
-                pat,
-                ty: ann,
-                value,
-                body,
-            } => {
-                let value = copy_fresh(m, names, value, ren);
-                let pat = match pat {
-                    Pat::Var(x) => Pat::Var(rename(m, names, &x, ren)),
-                    Pat::Tuple(xs) => {
-                        Pat::Tuple(xs.iter().map(|x| rename(m, names, x, ren)).collect())
-                    }
-                };
-                let body = copy_fresh(m, names, body, ren);
-                Expr::Let {
-                    pat,
-                    ty: ann,
-                    value,
-                    body,
-                }
-            }
-            Expr::Lambda { params, body } => {
-                let params = params
-                    .iter()
-                    .map(|p| Param {
-                        name: rename(m, names, &p.name, ren),
-                        ..p.clone()
-                    })
-                    .collect();
-                let body = copy_fresh(m, names, body, ren);
-                Expr::Lambda { params, body }
-            }
-            e => e.map_children(|c| copy_fresh(m, names, c, ren)),
-        };
-        add(m, node, ty, span)
-    })
+    let names = names.get_or_insert_with(|| m.name_gen());
+    syntax::visit::detach(m, id, names, ren).paste(m, true)
 }
 
 fn rename(

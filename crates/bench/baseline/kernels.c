@@ -296,6 +296,20 @@ static double *read_reals(FILE *f, int64_t count) {
 }
 
 /* GMM: the inputs of fixtures/gmm/program.ad in the driver's format. */
+/* One untimed CALL, then REPS timed ones, their wall-clock and CPU times
+ * into wall[] and cpu[] (the kernels with their own input format). */
+#define TIME_CALLS(CALL)                                       \
+    for (int pass = 0; pass < 2; pass++) {                     \
+        for (long r = 0; r < (pass ? reps : 1); r++) {         \
+            double c0 = cpu_now_ns(), t0 = now_ns();           \
+            CALL;                                              \
+            if (pass) {                                        \
+                wall[r] = now_ns() - t0;                       \
+                cpu[r] = cpu_now_ns() - c0;                    \
+            }                                                  \
+        }                                                      \
+    }
+
 static int gmm_main(FILE *f, long reps) {
     int64_t ka, km[2], ki[2], kx[2];
     if (!read_i64s(f, &ka, 1)) return 4;
@@ -337,28 +351,10 @@ static int gmm_main(FILE *f, long reps) {
     if (!g.q || !g.sq || !g.xc || !g.z || !g.w || !g.zb || !g.xcb || !g.gq || !g.gsq || !ga || !gm || !gi || !wall || !cpu)
         return 70;
     double value = 0;
-    for (int pass = 0; pass < 2; pass++) {
-        for (long r = 0; r < (pass ? reps : 1); r++) {
-            double c0 = cpu_now_ns(), t0 = now_ns();
-            sink = gmm_primal(&g);
-            if (pass) {
-                wall[r] = now_ns() - t0;
-                cpu[r] = cpu_now_ns() - c0;
-            }
-        }
-    }
+    TIME_CALLS(sink = gmm_primal(&g));
     print_times("primal_ns", wall, reps);
     print_times("primal_cpu_ns", cpu, reps);
-    for (int pass = 0; pass < 2; pass++) {
-        for (long r = 0; r < (pass ? reps : 1); r++) {
-            double c0 = cpu_now_ns(), t0 = now_ns();
-            value = gmm_grad(&g, ga, gm, gi);
-            if (pass) {
-                wall[r] = now_ns() - t0;
-                cpu[r] = cpu_now_ns() - c0;
-            }
-        }
-    }
+    TIME_CALLS(value = gmm_grad(&g, ga, gm, gi));
     print_times("grad_ns", wall, reps);
     print_times("grad_cpu_ns", cpu, reps);
     double gs = 0, gabs = 0;
@@ -430,28 +426,10 @@ static int kmeans_main(FILE *f, long reps) {
     double *cpu = malloc(sizeof(double) * (size_t)(reps > 0 ? reps : 1));
     if (!g || !wall || !cpu) return 70;
     double value = 0;
-    for (int pass = 0; pass < 2; pass++) {
-        for (long r = 0; r < (pass ? reps : 1); r++) {
-            double c0 = cpu_now_ns(), t0 = now_ns();
-            sink = kmeans_primal(n, k, d, p, c);
-            if (pass) {
-                wall[r] = now_ns() - t0;
-                cpu[r] = cpu_now_ns() - c0;
-            }
-        }
-    }
+    TIME_CALLS(sink = kmeans_primal(n, k, d, p, c));
     print_times("primal_ns", wall, reps);
     print_times("primal_cpu_ns", cpu, reps);
-    for (int pass = 0; pass < 2; pass++) {
-        for (long r = 0; r < (pass ? reps : 1); r++) {
-            double c0 = cpu_now_ns(), t0 = now_ns();
-            value = kmeans_grad(n, k, d, p, c, g);
-            if (pass) {
-                wall[r] = now_ns() - t0;
-                cpu[r] = cpu_now_ns() - c0;
-            }
-        }
-    }
+    TIME_CALLS(value = kmeans_grad(n, k, d, p, c, g));
     print_times("grad_ns", wall, reps);
     print_times("grad_cpu_ns", cpu, reps);
     double gs = 0, gabs = 0;

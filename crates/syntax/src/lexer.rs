@@ -201,8 +201,11 @@ pub fn lex(text: &str) -> Result<Vec<Token>, Error> {
         let start = pos;
         let after_dot = matches!(out.last(), Some(t) if t.tok == Tok::Dot);
         // `[1.5, 2]` (but not the index of `a[2.5]`) is one token.
-        if b == b'[' && (space_before || !out.last().is_some_and(|t| ends_operand(&t.tok))) {
-            if !not_reals.remove(&pos) {
+        if b == b'['
+            && (space_before || !out.last().is_some_and(|t| ends_operand(&t.tok)))
+            && !not_reals.remove(&pos)
+        {
+            {
                 match reals::scan(text, pos) {
                     Ok((literal, end)) => {
                         out.push(Token {

@@ -51,7 +51,7 @@ fn the_numbers_are_what_rust_reads_from_each_written_number() {
         "0",
     ];
     let m = ok(&program(&format!("[{}, 1.5]", written.join(", "))));
-    let mut want: Vec<f64> = written.iter().map(|w| w.parse().unwrap()).collect();
+    let mut want: Vec<f64> = written.iter().map(|w| w.parse().expect("a number")).collect();
     want.push(1.5);
     let (_, got) = &literals(&m)[0];
     let bits = |xs: &[f64]| xs.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
@@ -122,7 +122,7 @@ fn printing_and_ron_give_back_the_same_numbers_bit_for_bit() {
         );
         let ron = syntax::to_ron(syntax::SOURCE_IR, syntax::FORMAT_VERSION, &m);
         let back: Module =
-            syntax::from_ron(syntax::SOURCE_IR, syntax::FORMAT_VERSION, &ron).unwrap();
+            syntax::from_ron(syntax::SOURCE_IR, syntax::FORMAT_VERSION, &ron).expect("reads back");
         let bits = |m: &Module| {
             literals(m)
                 .into_iter()
@@ -145,7 +145,7 @@ fn a_malformed_literal_fails_the_verifier() {
             l.shape = vec![3];
         }
     }
-    let errs = syntax::verify(&m).unwrap_err();
+    let errs = syntax::verify(&m).expect_err("malformed");
     assert!(
         errs.iter()
             .any(|e| e.message.contains("shape [3] holding 2")),
@@ -157,7 +157,7 @@ fn a_malformed_literal_fails_the_verifier() {
             l.data = vec![1.5, f64::NAN].into();
         }
     }
-    let errs = syntax::verify(&m).unwrap_err();
+    let errs = syntax::verify(&m).expect_err("malformed");
     assert!(
         errs.iter().any(|e| e.message.contains("not finite")),
         "{errs:?}"
@@ -171,9 +171,9 @@ fn nesting_costs_linear_time() {
     std::thread::Builder::new()
         .stack_size(64 << 20)
         .spawn(deep_literals)
-        .unwrap()
+        .expect("a thread")
         .join()
-        .unwrap();
+        .expect("no panic");
 }
 
 fn deep_literals() {

@@ -71,6 +71,7 @@ class Program:
         route: str = "unf",
         optimize: bool = True,
         parallel: bool = False,
+        checkpoint: str = "off",
     ) -> "Function":
         """The definition ``name`` (default: the last) as a callable function.
 
@@ -80,9 +81,14 @@ class Program:
         are built: ``"unf"`` (UNF, reverse differentiation, UNF inverse),
         ``"direct"`` or ``"forward"``. ``parallel`` runs large loops of the
         generated C on several threads (results then may differ from the
-        evaluator's in the last bits).
+        evaluator's in the last bits). ``checkpoint`` is how reverse mode
+        through UNF keeps a loop's states: ``"off"`` (every state) or
+        ``"sqrt"`` (√n checkpoints: the same gradient, bit for bit, in
+        O(√n) memory for about twice the time; docs/derivatives.md).
         """
-        return Function(self._native.function(name, backend, route, optimize, parallel))
+        return Function(
+            self._native.function(name, backend, route, optimize, parallel, checkpoint)
+        )
 
     def stages(self, name: Optional[str] = None, wrt: Wrt = None) -> List[Stage]:
         """Every stage boundary of the gradient of ``name``, as text and as RON."""

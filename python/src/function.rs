@@ -24,11 +24,18 @@ pub struct Options {
     backend: adrev::Backend,
     route: adrev::Route,
     optimize: bool,
+    checkpoint: adrev::Checkpoint,
 }
 
 impl Options {
     /// Checks the names the Python API takes.
-    pub fn new(backend: &str, route: &str, optimize: bool, parallel: bool) -> PyResult<Options> {
+    pub fn new(
+        backend: &str,
+        route: &str,
+        optimize: bool,
+        parallel: bool,
+        checkpoint: &str,
+    ) -> PyResult<Options> {
         let backend = match backend {
             "c" => adrev::Backend::C(codegen::Config {
                 parallel,
@@ -53,10 +60,17 @@ impl Options {
             ],
             adrev::Route::name,
         )?;
+        let checkpoint = choose(
+            "checkpoint",
+            checkpoint,
+            &adrev::Checkpoint::ALL,
+            adrev::Checkpoint::name,
+        )?;
         Ok(Options {
             backend,
             route,
             optimize,
+            checkpoint,
         })
     }
 }
@@ -141,6 +155,7 @@ impl Function {
             .wrt(wrt)
             .route(self.options.route)
             .optimize(self.options.optimize)
+            .checkpoint(self.options.checkpoint)
             .backend(self.options.backend.clone())
     }
 }

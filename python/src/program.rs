@@ -63,9 +63,10 @@ impl Program {
         route: &str,
         optimize: bool,
         parallel: bool,
+        checkpoint: &str,
     ) -> PyResult<Function> {
         guarded(|| {
-            let options = Options::new(backend, route, optimize, parallel)?;
+            let options = Options::new(backend, route, optimize, parallel, checkpoint)?;
             Function::new(Arc::clone(&self.inner), name, options)
         })
     }

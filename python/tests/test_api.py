@@ -104,3 +104,32 @@ def test_threads_share_a_function(backend):
         assert_close(value, float(A @ B))
         assert_close(grads["A"], B)
     assert f.compiled == 1
+
+
+LOOP = "def f (x : R) (A : [n]R) : R = ifold (fun (a, i) -> sin a * x + A[i]) x (length A)"
+
+
+def test_checkpointed_loops_give_the_same_gradient_to_the_bit(backend):
+    # √n checkpoints (docs/derivatives.md, "Checkpointing long loops"):
+    # another way to run the same backward pass, so the same bits.
+    prog = adrev.compile(LOOP)
+    stored = prog.function(backend=backend)
+    sqrt = prog.function(backend=backend, checkpoint="sqrt")
+    rng = np.random.default_rng(1)
+    for n in [0, 1, 17, 100]:
+        A = rng.normal(size=n)
+        v1, g1 = stored.value_and_grad(x=0.7, A=A)
+        v2, g2 = sqrt.value_and_grad(x=0.7, A=A)
+        assert v1 == v2
+        assert g1["x"] == g2["x"]
+        assert np.array_equal(g1["A"], g2["A"])
+
+
+def test_an_unknown_checkpoint_scheme_is_an_input_error():
+    prog = adrev.compile(LOOP)
+    try:
+        prog.function(backend="eval", checkpoint="binomial")
+    except adrev.InputError as e:
+        assert '"off", "sqrt"' in str(e) and '"binomial"' in str(e)
+    else:
+        raise AssertionError("checkpoint=\"binomial\" was accepted")

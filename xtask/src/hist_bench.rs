@@ -4,7 +4,10 @@
 //! `semantics::cost`) and the time of one call of the generated C. Both
 //! grow linearly, O(n + m), as the primal's do: each transposed Jacobian
 //! is a gather or an elementwise product, never a dense one-hot array per
-//! element. Nothing is asserted (docs/cost.md, "Scatter and histograms").
+//! element. The same for a gather written with indexing, `sum (map (fun
+//! i -> A[i] * A[i]) is)`, whose reads' transposes are scattered once
+//! (docs/derivatives.md, section 4). Nothing is asserted (docs/cost.md,
+//! "Scatter and histograms").
 
 use std::time::Duration;
 
@@ -41,6 +44,21 @@ fn fail(e: impl std::fmt::Display) -> CliError {
     CliError::Internal(format!("bench hist: {e}\n"))
 }
 
+/// A gather written with indexing: each read's transpose is a pair,
+/// scattered once after the loop (docs/derivatives.md, section 4).
+const GATHER: &str = "def g (A : [m]R) (is : [n]Int) : R =
+  sum (map (fun i -> A[i] * A[i]) is)
+";
+
+/// Its inputs at size n = m: indices spread over A.
+fn gather_inputs(n: usize) -> Inputs<'static> {
+    let a = (0..n)
+        .map(|j| Value::Real(1.0 + (j % 7) as f64 / 8.0))
+        .collect();
+    let is = (0..n).map(|j| Value::Int(((j * 37) % n) as i64)).collect();
+    Inputs::from_values([("A", Value::array(a)), ("is", Value::array(is))])
+}
+
 /// `cargo xtask bench hist`.
 pub fn hist(quick: bool) -> Result<(), CliError> {
     let sizes: &[usize] = if quick {
@@ -48,7 +66,30 @@ pub fn hist(quick: bool) -> Result<(), CliError> {
     } else {
         &[25_000, 50_000, 100_000, 200_000]
     };
-    let program = Program::from_text("hist.ad", PROGRAM).map_err(fail)?;
+    println!(
+        "The gradient of `sum (reduce_by_index d (+) is v) + sum (... (*) ...) + sum (... min ...) \
+         + sum (scatter d is v)` at n elements into n/4 bins: the cost counted by the evaluator \
+         (Fig. 11) and the least time of one call of the generated C. Ratios are to the \
+         previous size (linear: 2).\n"
+    );
+    doubling(PROGRAM, "h", sizes, quick, inputs)?;
+    println!(
+        "\nThe gradient of `sum (map (fun i -> A[i] * A[i]) is)`, a gather written with \
+         indexing, at n = m: each read's transpose is a pair (i, z), scattered into A's \
+         gradient with one `hist_add` after the map (linear: 2).\n"
+    );
+    doubling(GATHER, "g", sizes, quick, gather_inputs)
+}
+
+/// One table: the gradient of `entry` of `text` at each size.
+fn doubling(
+    text: &str,
+    entry: &str,
+    sizes: &[usize],
+    quick: bool,
+    inputs: fn(usize) -> Inputs<'static>,
+) -> Result<(), CliError> {
+    let program = Program::from_text("bench.ad", text).map_err(fail)?;
     let eval = program
         .compile(&Request::new(Kind::ValueAndGrad))
         .map_err(fail)?;
@@ -56,13 +97,8 @@ pub fn hist(quick: bool) -> Result<(), CliError> {
         .compile(&Request::new(Kind::ValueAndGrad).backend(Backend::C(Default::default())))
         .map_err(fail)?;
     let g = eval.module().ok_or_else(|| fail("no gradient program"))?;
-    let gdef = g.def("h_grad").ok_or_else(|| fail("no `h_grad`"))?;
-    println!(
-        "The gradient of `sum (reduce_by_index d (+) is v) + sum (... (*) ...) + sum (... min ...) \
-         + sum (scatter d is v)` at n elements into n/4 bins: the cost counted by the evaluator \
-         (Fig. 11) and the least time of one call of the generated C. Ratios are to the \
-         previous size (linear: 2).\n"
-    );
+    let name = format!("{entry}_grad");
+    let gdef = g.def(&name).ok_or_else(|| fail(format!("no `{name}`")))?;
     println!("| n | cost of the gradient | cost × | C ms | C × |");
     println!("|---:|---:|---:|---:|---:|");
     let mut prev: Option<(u64, f64)> = None;

@@ -101,26 +101,6 @@ impl forward::Reverse for InLanguage {
         let def = fo
             .def(entry)
             .ok_or_else(|| refused(Span::GENERATED, format!("no definition `{entry}`"), true))?;
-        // The optimizer replaces a function with derivative rules by its
-        // body (`syntax::rules::erase`), so an outer derivative of the
-        // spliced gradient would differentiate the body, not the rules:
-        // refuse rather than give a silently different number.
-        if let Some(span) = fo.exprs.iter().enumerate().find_map(|(i, e)| {
-            matches!(
-                e,
-                Expr::Prim {
-                    op: syntax::Prim::WithRules,
-                    ..
-                }
-            )
-            .then(|| fo.span(syntax::ExprId(i as u32)))
-        }) {
-            return Err(refused(
-                span,
-                "`grad_rev` and `vjp_rev` of a function with derivative rules (`with jvp`, `with vjp`) are not supported yet: use `grad` or `vjp`",
-                false,
-            ));
-        }
         let lowered = unf::lower(&fo, def).map_err(|e| refused(e.span(), &e, false))?;
         let cfg = reverse::Config {
             wrt: Some(wrt.to_vec()),
@@ -132,7 +112,14 @@ impl forward::Reverse for InLanguage {
         let mut raised = unf::raise(&target).map_err(|e| refused(e.span(), &e, false))?;
         gradients_only(&mut raised, wrt.len())
             .map_err(|message| refused(Span::GENERATED, message, true))?;
-        let opt = optimize::optimize_owned(raised, &optimize::Config::default()).map_err(|e| {
+        // An outer derivative differentiates the spliced gradient again:
+        // the functions with derivative rules stay (the primal part of
+        // each, raised as the node itself), so that it uses their rules.
+        let cfg = optimize::Config {
+            keep_rules: true,
+            ..optimize::Config::default()
+        };
+        let opt = optimize::optimize_owned(raised, &cfg).map_err(|e| {
             let internal = matches!(e, optimize::Error::Internal { .. });
             refused(e.span(), &e, internal)
         })?;

@@ -55,6 +55,11 @@ pub struct Config {
     /// [`Error::Internal`]). The verifier re-infers every type, which costs
     /// about as much as the optimization itself on large programs.
     pub verify: bool,
+    /// Keep the functions with derivative rules (`with_rules`) rather
+    /// than replace each by its body (`syntax::rules::erase`): for a
+    /// program that will be differentiated again, such as the gradient
+    /// `grad_rev` splices into a program (docs/derivatives.md, section 8).
+    pub keep_rules: bool,
 }
 
 impl Default for Config {
@@ -65,6 +70,7 @@ impl Default for Config {
             inline_budget: 200,
             inline_height: 8,
             verify: true,
+            keep_rules: false,
         }
     }
 }
@@ -132,9 +138,12 @@ pub fn optimize_report(m: &Module, cfg: &Config) -> Result<(Module, Report), Err
 
 /// The rounds, the compaction and the verification, on a checked input.
 fn run(mut m: Module, cfg: &Config) -> Result<(Module, Report), Error> {
-    // Nothing differentiates an optimized program again: a function with
-    // derivative rules is its body from here on (`syntax::rules::erase`).
-    syntax::rules::erase(&mut m);
+    // Nothing differentiates an optimized program again (unless the
+    // caller says it will): a function with derivative rules is its body
+    // from here on (`syntax::rules::erase`).
+    if !cfg.keep_rules {
+        syntax::rules::erase(&mut m);
+    }
     let mut cur = m;
     let mut names = None;
     let mut report = Report::default();

@@ -112,10 +112,15 @@ pub fn check_first_order(m: &Module, def: &Def) -> Result<(), Error> {
             Expr::Prim { op, .. } => *op,
             _ => Prim::D1Pow,
         };
-        return Err(not_fo(
-            m.span(id),
-            format!("`{op}` is a Target primitive: reverse mode takes Source programs"),
-        ));
+        // A histogram's partial comes from an inner `grad_rev`: say so.
+        let message = if crate::hist::is_partial(op) {
+            format!(
+                "reverse mode over the reverse derivative of scatter or a histogram (`{op}`) is not supported: differentiate `grad_rev` of it by forward mode (`jvp`, `grad`) instead"
+            )
+        } else {
+            format!("`{op}` is a Target primitive: reverse mode takes Source programs")
+        };
+        return Err(not_fo(m.span(id), message));
     }
     if let Some(&id) = nodes
         .iter()

@@ -51,7 +51,10 @@ fn the_numbers_are_what_rust_reads_from_each_written_number() {
         "0",
     ];
     let m = ok(&program(&format!("[{}, 1.5]", written.join(", "))));
-    let mut want: Vec<f64> = written.iter().map(|w| w.parse().expect("a number")).collect();
+    let mut want: Vec<f64> = written
+        .iter()
+        .map(|w| w.parse().expect("a number"))
+        .collect();
     want.push(1.5);
     let (_, got) = &literals(&m)[0];
     let bits = |xs: &[f64]| xs.iter().map(|x| x.to_bits()).collect::<Vec<_>>();

@@ -126,15 +126,13 @@ fn optimized_value(
     let mut cx = adrev::passes::Context::new(entry);
     cx.forward.mode = mode;
     let m = program.module()?.clone();
-    // Target from the start: `grad_rev` splices in reverse mode's output,
-    // which may hold Target-only primitives (a histogram's `gather`).
     let flow = adrev::passes::run(
         &[
             adrev::passes::Pass::Inline,
             adrev::passes::Pass::Expand,
             adrev::passes::Pass::Optimize,
         ],
-        adrev::passes::Flow::Target(m),
+        adrev::passes::Flow::Source(m),
         &cx,
     )?;
     Program::from_ir(Ir::Target(flow.into_module()?))

@@ -7,7 +7,7 @@ cd "$(dirname "$0")"
 root=..
 out=seeds
 rm -rf "$out"
-mkdir -p "$out"/{program_text,ron_source,ron_target,ron_source_unf,ron_target_unf,value_literal,json_value,npy_file}
+mkdir -p "$out"/{program_text,ron_source,ron_target,ron_source_unf,ron_target_unf,value_literal,json_value,npy_file,gradbench_protocol}
 small() { [ "$(stat -c %s "$1")" -le 65536 ]; }
 put() { if small "$1"; then cp "$1" "$2"; fi; }
 for d in "$root"/fixtures/*/; do
@@ -84,4 +84,45 @@ for name, mode in (("stored.npz", zipfile.ZIP_STORED), ("deflated.npz", zipfile.
         z.writestr("A.npy", seeds["f8_matrix.npy"])
     with open(os.path.join(out, name), "wb") as f:
         f.write(buf.getvalue())
+PY
+# GradBench sessions: a start, a define and evaluates of each eval as the
+# evals send them (crates/gradbench/tests/evals.rs has the same inputs),
+# then an analysis; the test data under 64 KB verbatim.
+python3 - "$out/gradbench_protocol" "$root/crates/gradbench/tests/data" <<'PY'
+import json, os, sys
+out, data = sys.argv[1], sys.argv[2]
+os.makedirs(out, exist_ok=True)
+runs = {"min_runs": 1, "min_seconds": 0}
+def session(module, calls):
+    lines = [{"id": 0, "kind": "start", "eval": module, "config": None},
+             {"id": 1, "kind": "define", "module": module}]
+    for i, (function, value) in enumerate(calls):
+        lines.append({"id": 2 + 2 * i, "kind": "evaluate", "module": module,
+                      "function": function, "input": value, "description": "seed"})
+        lines.append({"id": 3 + 2 * i, "kind": "analysis", "of": 2 + 2 * i, "valid": True})
+    return "\n".join(json.dumps(l) for l in lines) + "\n"
+def with_runs(d):
+    return {**d, **runs}
+ba = json.load(open(os.path.join(data, "ba_test.json")))
+sessions = {
+    "hello": [("square", 3.0), ("double", 9.0)],
+    "lse": [("primal", with_runs({"x": [1, 2, 3]})), ("gradient", with_runs({"x": [1, 2, 3]}))],
+    "llsq": [("primal", with_runs({"x": [0.5, -1], "n": 33})), ("gradient", with_runs({"x": [0.5, -1], "n": 33}))],
+    "ode": [("primal", with_runs({"x": [1, 2], "s": 3})), ("gradient", with_runs({"x": [1, 2], "s": 3}))],
+    "det": [("primal", with_runs({"A": [1, 2, 3, 4], "ell": 2})), ("gradient", with_runs({"A": [1, 2, 3, 4], "ell": 2}))],
+    "gmm": [(f, with_runs({"d": 2, "k": 2, "n": 1, "x": [[0.1, 0.2]], "m": 0, "gamma": 1.0,
+                           "mu": [[0, 1], [1, 0]], "q": [[0.1, 0.2], [0.3, 0.4]], "l": [[0.5], [0.6]],
+                           "alpha": [0.1, 0.2]})) for f in ("objective", "jacobian")],
+    "kmeans": [(f, with_runs({"points": [[1, 2], [3, 4], [5, 6]], "centroids": [[1, 1], [4, 4]]})) for f in ("cost", "dir")],
+    "ba": [(f, with_runs(ba)) for f in ("objective", "jacobian")],
+    "saddle": [(f, with_runs({"start": [1.0, 1.0]})) for f in ("ff", "fr", "rf", "rr")],
+    "particle": [(f, with_runs({"w": 0.0})) for f in ("ff", "fr", "rf", "rr")],
+}
+for module, calls in sessions.items():
+    with open(os.path.join(out, module + ".jsonl"), "w") as f:
+        f.write(session(module, calls))
+bad = ['not json', '[1, 2]', '{"kind": "define", "module": "lse"}', '{"id": 7, "kind": "fly"}',
+       '{"id": 8, "kind": "evaluate", "module": "lse", "function": "primal", "input": {"x": "one"}}']
+with open(os.path.join(out, "bad.jsonl"), "w") as f:
+    f.write("\n".join(bad) + "\n")
 PY

@@ -19,6 +19,10 @@
 
 use syntax::{SourceFile, Span};
 
+mod protocol;
+
+pub use protocol::gradbench_protocol;
+
 /// The body of a target: the bytes the fuzzer made up, in; a panic, out,
 /// when something is wrong.
 pub type Body = fn(&[u8]);
@@ -34,6 +38,7 @@ pub const TARGETS: &[(&str, Body)] = &[
     ("value_literal", value_literal),
     ("json_value", json_value),
     ("npy_file", npy_file),
+    ("gradbench_protocol", gradbench_protocol),
 ];
 
 /// Inputs larger than this are ignored: the readers are linear, and the

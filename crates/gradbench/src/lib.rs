@@ -12,7 +12,7 @@ pub mod evals;
 pub mod protocol;
 mod session;
 
-pub use session::Session;
+pub use session::{Session, read_input};
 
 use std::io::{BufRead, Write};
 

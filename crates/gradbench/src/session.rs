@@ -124,16 +124,26 @@ impl Session {
             Some(Err(e)) => return Err(e.clone()),
             None => return Err(format!("`{module}` function `{function}` was not compiled")),
         };
-        let root = Input::root(input);
-        let runs = runs(&root)?;
-        let call = (f.input)(&root)?;
+        let (runs, call) = read_input(f, input)?;
         let program = compiled
             .get(call.variant)
             .ok_or("the input chose a variant that was not compiled")?;
         let (outcome, times) = program.run(call.args, runs)?;
-        let output = (f.output)(&root, &outcome)?;
+        let output = (f.output)(&Input::root(input), &outcome)?;
         Ok((output, times))
     }
+}
+
+/// The input of an `evaluate` message of `f`, read as the session reads
+/// it before running anything: how often to run, and the call (the
+/// variant and the program's arguments, converted from GradBench's JSON).
+/// The fuzz target of the protocol (`fuzzing::gradbench_protocol`) reads
+/// every message through this, with no program compiled or run.
+pub fn read_input(f: &evals::Function, input: &Json) -> Result<(Runs, evals::Call), String> {
+    let root = Input::root(input);
+    let runs = runs(&root)?;
+    let call = (f.input)(&root)?;
+    Ok((runs, call))
 }
 
 /// `min_runs` and `min_seconds` (GradBench's `Runs`); absent (as for

@@ -9,7 +9,7 @@ cd "$(dirname "$0")"
 max_len=${MAX_LEN:-4096}
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-  targets=(program_text ron_source ron_target ron_source_unf ron_target_unf value_literal json_value npy_file)
+  targets=(program_text ron_source ron_target ron_source_unf ron_target_unf value_literal json_value npy_file gradbench_protocol)
 fi
 ./seed.sh
 for t in "${targets[@]}"; do

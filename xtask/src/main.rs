@@ -211,6 +211,10 @@ enum Command {
         /// The C compiler's optimisation level, 0 to 3 (default 3).
         #[arg(long)]
         opt_level: Option<String>,
+        /// Build every program with AddressSanitizer and
+        /// UndefinedBehaviorSanitizer (the debug mode; docs/gradbench.md).
+        #[arg(long)]
+        sanitize: bool,
     },
     /// Benchmarks, reported as tables and ratios (never asserted): `all`
     /// (the default) runs `codegen`, `jacobian` and `scale`; `gradbench`
@@ -553,11 +557,12 @@ fn run(command: Command) -> Result<(), CliError> {
             c_every,
             keep_going,
         }),
-        Command::Gradbench { opt_level } => {
-            let config = match opt_level {
-                Some(level) => gradbench::config_with_opt_level(&level).map_err(CliError::user)?,
-                None => gradbench::engine::default_config(),
-            };
+        Command::Gradbench {
+            opt_level,
+            sanitize,
+        } => {
+            let config =
+                gradbench::tool_config(opt_level.as_deref(), sanitize).map_err(CliError::user)?;
             gradbench::serve(std::io::stdin().lock(), std::io::stdout().lock(), config)
                 .map_err(CliError::user)
         }

@@ -41,15 +41,22 @@ pub fn serve(
     Ok(())
 }
 
-/// The configuration `--opt-level LEVEL` asks for (0 to 3).
-pub fn config_with_opt_level(level: &str) -> Result<codegen::Config, String> {
+/// The configuration the command line asks for: `--opt-level LEVEL` (0
+/// to 3) lowers the C compiler's optimisation from the default `-O3`;
+/// `--sanitize` builds every program with AddressSanitizer and
+/// UndefinedBehaviorSanitizer, run in a process of its own so that a
+/// report is an error answer, not the end of the tool (the debug mode).
+pub fn tool_config(opt_level: Option<&str>, sanitize: bool) -> Result<codegen::Config, String> {
     let mut config = engine::default_config();
-    config.opt_level = match level {
-        "0" => codegen::OptLevel::O0,
-        "1" => codegen::OptLevel::O1,
-        "2" => codegen::OptLevel::O2,
-        "3" => codegen::OptLevel::O3,
-        other => return Err(format!("--opt-level takes 0, 1, 2 or 3, not `{other}`")),
-    };
+    if let Some(level) = opt_level {
+        config.opt_level = match level {
+            "0" => codegen::OptLevel::O0,
+            "1" => codegen::OptLevel::O1,
+            "2" => codegen::OptLevel::O2,
+            "3" => codegen::OptLevel::O3,
+            other => return Err(format!("--opt-level takes 0, 1, 2 or 3, not `{other}`")),
+        };
+    }
+    config.sanitize = sanitize;
     Ok(config)
 }

@@ -108,3 +108,41 @@ fn bad_messages_get_an_error_and_the_tool_goes_on() {
     let out = t.evaluate("lse", "primal", json!({"x": [0, 0]}));
     assert!((out.as_f64().expect("a number") - 2f64.ln()).abs() < 1e-15);
 }
+
+/// The debug mode: `--sanitize` builds with AddressSanitizer and
+/// UndefinedBehaviorSanitizer (reported in `start`'s flags) and computes
+/// the normal build's gradient (to 1e-12: the fast configuration's vector
+/// math and reassociated sums may round differently in another build).
+#[test]
+fn the_sanitized_tool_gives_the_same_gradient() {
+    let input = json!({"x": [1.5, -2, 0.25, 7], "min_runs": 1, "min_seconds": 0});
+    let mut plain = Tool::start("lse");
+    plain.define("lse");
+    let expected = plain.evaluate_raw("lse", "gradient", input.clone());
+    let mut t = Tool::start_with("lse", &["--sanitize"]);
+    let started = t.send(json!({"kind": "start", "eval": "lse"}));
+    let flags = started["config"]["flags"].to_string();
+    assert!(flags.contains("-fsanitize=address,undefined"), "{started}");
+    t.define("lse");
+    let r = t.evaluate_raw("lse", "gradient", input);
+    assert_eq!(r["success"], true, "{r}");
+    let (got, want) = (r["output"].as_array(), expected["output"].as_array());
+    let (got, want) = (got.expect("an array"), want.expect("an array"));
+    assert_eq!(got.len(), want.len(), "{r}");
+    for (g, w) in got.iter().zip(want) {
+        let (g, w) = (g.as_f64().expect("a number"), w.as_f64().expect("a number"));
+        assert!((g - w).abs() <= 1e-12 * w.abs().max(1e-300), "{g} against {w}");
+    }
+}
+
+#[test]
+fn a_bad_argument_is_refused_with_the_usage() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_adrev-gradbench"))
+        .arg("--sanitise")
+        .output()
+        .expect("the tool runs");
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("unexpected argument `--sanitise`"), "{err}");
+    assert!(err.contains("[--sanitize]"), "{err}");
+}

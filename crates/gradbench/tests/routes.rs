@@ -23,7 +23,7 @@ fn both(file: &str, entry: &str, wrt: &[&str], args: Vec<(&str, Value)>) {
     };
     let reverse = program
         .compile(&request(Route::Unf).backend(adrev::Backend::C(
-            gradbench::config_with_opt_level("1").expect("a level"),
+            gradbench::tool_config(Some("1"), false).expect("a level"),
         )))
         .expect("reverse mode")
         .call(&inputs)

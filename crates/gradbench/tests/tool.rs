@@ -18,8 +18,15 @@ impl Tool {
     /// Starts the tool (C built at -O1: the tests check values, not speed)
     /// and sends `start`.
     pub fn start(eval: &str) -> Tool {
+        Tool::start_with(eval, &[])
+    }
+
+    /// Starts the tool with more command-line arguments after
+    /// `--opt-level 1`, and sends `start`.
+    pub fn start_with(eval: &str, args: &[&str]) -> Tool {
         let mut child = Command::new(env!("CARGO_BIN_EXE_adrev-gradbench"))
             .args(["--opt-level", "1"])
+            .args(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .spawn()

@@ -9,16 +9,18 @@
 //! reached in O(log n) jumps. Nothing here is serialized but the two tables.
 
 use crate::ir::{Ctx, CtxId, TyId, UTy};
-use std::collections::HashMap;
 use syntax::Ty;
+use syntax::fxhash::FxHashMap;
 
 /// The type and context tables, interned, with random access into contexts.
 #[derive(Debug, Clone)]
 pub struct Tables {
     tys: Vec<UTy>,
     ctxs: Vec<Ctx>,
-    ty_index: HashMap<UTy, TyId>,
-    ctx_index: HashMap<(CtxId, TyId), CtxId>,
+    // Fx, not SipHash: a literal of n reals interns n contexts, and these
+    // lookups were a quarter of its gradient's time (docs/scale.md).
+    ty_index: FxHashMap<UTy, TyId>,
+    ctx_index: FxHashMap<(CtxId, TyId), CtxId>,
     /// Length of each context.
     len: Vec<u32>,
     /// Jump pointer of each context (itself for the empty one).
@@ -48,8 +50,8 @@ impl Tables {
         Tables {
             tys: Vec::new(),
             ctxs: vec![Ctx::Empty],
-            ty_index: HashMap::new(),
-            ctx_index: HashMap::new(),
+            ty_index: FxHashMap::default(),
+            ctx_index: FxHashMap::default(),
             len: vec![0],
             jump: vec![CtxId::EMPTY],
             max_ty: vec![None],
@@ -65,8 +67,8 @@ impl Tables {
         let mut t = Tables {
             tys: Vec::with_capacity(tys.len()),
             ctxs: vec![Ctx::Empty],
-            ty_index: HashMap::new(),
-            ctx_index: HashMap::new(),
+            ty_index: FxHashMap::default(),
+            ctx_index: FxHashMap::default(),
             len: vec![0],
             jump: vec![CtxId::EMPTY],
             max_ty: vec![None],

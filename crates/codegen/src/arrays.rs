@@ -264,7 +264,7 @@ impl Lowerer<'_> {
             ),
             Leaves::Array { len, elem } => Val::Array(Arr::Manifest(Manifest {
                 len: len.clone(),
-                elem: elem.offset(&E::bin(BinOp::Mul, i.clone(), len.clone())),
+                elem: elem.offset(&crate::val::row_start(i, len)),
                 owned,
             })),
         }
@@ -560,7 +560,7 @@ impl Lowerer<'_> {
                 Ok(())
             }
             (Val::Array(a), Leaves::Array { len, elem }) => {
-                let sub = elem.offset(&E::bin(BinOp::Mul, i.clone(), len.clone()));
+                let sub = elem.offset(&crate::val::row_start(i, len));
                 let a = a.clone();
                 let n = a.len().clone();
                 self.open_streams(&a);

@@ -153,8 +153,10 @@ impl Lowerer<'_> {
         if let Some((acc, sym)) = simd {
             // A vectorizable reduction (note [reassociation]).
             let pragma = Pragma::SimdReduction {
-                op: sym.to_string(),
-                acc,
+                reductions: vec![imp::Reduction {
+                    op: sym.to_string(),
+                    acc,
+                }],
             };
             let body = self.body_block(lines, flags, None);
             self.push_loop(i, Some(E::I64(0)), n, Dir::Up, 1, Some(pragma), body);
@@ -279,16 +281,23 @@ impl Lowerer<'_> {
             }],
             els: vec![],
         });
-        let split = [Scalar::I64, Scalar::I32, Scalar::I32];
+        // `ad_split(n, t, tn)`: where thread `t`'s share of `0..n` starts.
+        let split = [Scalar::I64, Scalar::I64, Scalar::I64];
+        let wide = |e: E| E::Cast(Scalar::I64, Box::new(e));
         let lo = self.call(
             "ad_split",
             &split,
             Scalar::I64,
-            vec![n.clone(), t.clone(), tn.clone()],
+            vec![n.clone(), wide(t.clone()), wide(tn.clone())],
         );
         let lo = E::Var(self.let_var(Kind::Int, lo, "lo"));
         let next = E::bin(BinOp::Add, t.clone(), E::I32(1));
-        let hi = self.call("ad_split", &split, Scalar::I64, vec![n.clone(), next, tn]);
+        let hi = self.call(
+            "ad_split",
+            &split,
+            Scalar::I64,
+            vec![n.clone(), wide(next), wide(tn)],
+        );
         let hi = E::Var(self.let_var(Kind::Int, hi, "hi"));
         let mut zs = Vec::new();
         scalars(z, &mut zs);

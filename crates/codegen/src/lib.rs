@@ -338,9 +338,11 @@ pub fn emit_named(m: &Module, cfg: &Config, name: &str) -> Result<CProgram, Erro
     })
 }
 
-/// The loop IR's passes on every function, in order: sibling loop fusion,
-/// then loop-invariant code motion (docs/codegen.md), each checked by the
-/// verifier (as the lowering's output is first): a failure is a bug here.
+/// The loop IR's passes on every function: sibling loop fusion, then
+/// loop-invariant code motion (docs/codegen.md), twice (a loop whose
+/// checks left it may fuse with the next, and code motion then takes the
+/// invariants out of the loops fused), each checked by the verifier (as
+/// the lowering's output is first): a failure is a bug here.
 fn optimize(prog: &mut imp::Program) -> Result<(), Error> {
     let internal = |e: imp::VerifyError| Error::Internal {
         span: syntax::Span::GENERATED,
@@ -349,10 +351,12 @@ fn optimize(prog: &mut imp::Program) -> Result<(), Error> {
     imp::verify(prog).map_err(internal)?;
     let mut funcs = std::mem::take(&mut prog.funcs);
     for f in &mut funcs {
-        imp::fuse::fuse(f);
-        imp::verify_func(prog, f).map_err(internal)?;
-        imp::licm::hoist(prog, f);
-        imp::verify_func(prog, f).map_err(internal)?;
+        for _ in 0..2 {
+            imp::fuse::fuse(f);
+            imp::verify_func(prog, f).map_err(internal)?;
+            imp::licm::hoist(prog, f);
+            imp::verify_func(prog, f).map_err(internal)?;
+        }
     }
     prog.funcs = funcs;
     Ok(())

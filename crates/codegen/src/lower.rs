@@ -950,27 +950,3 @@ fn op_hint(op: Prim) -> &'static str {
         other => other.symbol(),
     }
 }
-
-/// A real constant as a C literal that reads back to the same f64.
-pub(crate) fn real_lit(x: f64) -> String {
-    if x.is_nan() {
-        "NAN".to_string()
-    } else if x.is_infinite() {
-        if x > 0.0 { "INFINITY" } else { "(-INFINITY)" }.to_string()
-    } else if x.is_sign_negative() {
-        format!("({x:?})")
-    } else {
-        format!("{x:?}")
-    }
-}
-
-/// An integer constant as a C literal.
-pub(crate) fn int_lit(i: i64) -> String {
-    if i == i64::MIN {
-        "INT64_MIN".to_string()
-    } else if i < 0 {
-        format!("(-INT64_C({}))", i.unsigned_abs())
-    } else {
-        format!("INT64_C({i})")
-    }
-}

@@ -96,6 +96,9 @@ pub(crate) enum Leaves {
 impl Leaves {
     /// The same leaves advanced by `off` elements (an `I64` expression).
     pub fn offset(&self, off: &Expr) -> Leaves {
+        if *off == Expr::I64(0) {
+            return self.clone();
+        }
         match self {
             Leaves::Scalar { kind, ptr } => Leaves::Scalar {
                 kind: *kind,
@@ -104,7 +107,7 @@ impl Leaves {
             Leaves::Tuple(items) => Leaves::Tuple(items.iter().map(|l| l.offset(off)).collect()),
             Leaves::Array { len, elem } => Leaves::Array {
                 len: len.clone(),
-                elem: Box::new(elem.offset(&Expr::bin(BinOp::Mul, off.clone(), len.clone()))),
+                elem: Box::new(elem.offset(&row_start(off, len))),
             },
         }
     }
@@ -209,5 +212,14 @@ impl Arr {
             Arr::Manifest(m) => &m.len,
             Arr::Delayed(d) => &d.len,
         }
+    }
+}
+
+/// Where row `i` of rows of `len` elements starts: `i * len` (0 for row 0).
+pub(crate) fn row_start(i: &Expr, len: &Expr) -> Expr {
+    if *i == Expr::I64(0) {
+        Expr::I64(0)
+    } else {
+        Expr::bin(BinOp::Mul, i.clone(), len.clone())
     }
 }

@@ -449,13 +449,15 @@ impl Checker<'_> {
                 false
             }
         };
-        if let Some(Pragma::SimdReduction { acc, .. }) = &l.pragma {
-            let v = self.used(*acc)?;
-            if !v.mutable || !matches!(v.ty, Ty::Scalar(_)) {
-                return Err(self.err(format!(
-                    "reduction into `{}`, not a scalar variable",
-                    v.name
-                )));
+        if let Some(Pragma::SimdReduction { reductions }) = &l.pragma {
+            for r in reductions {
+                let v = self.used(r.acc)?;
+                if !v.mutable || !matches!(v.ty, Ty::Scalar(_)) {
+                    return Err(self.err(format!(
+                        "reduction into `{}`, not a scalar variable",
+                        v.name
+                    )));
+                }
             }
         }
         let parallel = matches!(l.pragma, Some(Pragma::ParallelFor { .. }));

@@ -86,7 +86,8 @@ impl Lowerer<'_> {
         let i = self.index_var();
         let (lines, flags) = self.capture(|cx| step(cx, &acc_val, &accs, &E::Var(i)))?;
         let parallel = op == Prim::Reduce && self.may_parallelize(flags);
-        if parallel {
+        // In parallel: `if (n >= min && threads > 1) { chunks } else { loop }`.
+        let chunked = if parallel {
             self.w.open();
             self.parallel_reduce(f, &z, &accs, &kinds, &acc_val, &n, span, &step)?;
             let then = self.w.close();
@@ -97,31 +98,24 @@ impl Lowerer<'_> {
                 E::bin(BinOp::Gt, threads, E::I32(1)),
             );
             self.w.open();
-            self.fold_loop(
-                f,
-                &z,
-                (&accs, &kinds, &acc_val),
-                &n,
-                span,
-                &step,
-                (i, lines, flags),
-                op,
-                &src,
-            )?;
+            Some((cond, then))
+        } else {
+            None
+        };
+        self.fold_loop(
+            f,
+            &z,
+            (&accs, &kinds, &acc_val),
+            &n,
+            span,
+            &step,
+            (i, lines, flags),
+            op,
+            &src,
+        )?;
+        if let Some((cond, then)) = chunked {
             let els = self.w.close();
             self.w.push(Stmt::If { cond, then, els });
-        } else {
-            self.fold_loop(
-                f,
-                &z,
-                (&accs, &kinds, &acc_val),
-                &n,
-                span,
-                &step,
-                (i, lines, flags),
-                op,
-                &src,
-            )?;
         }
         Ok(acc_val)
     }

@@ -347,6 +347,10 @@ enum Command {
         /// The C file to write.
         #[arg(short, long)]
         output: PathBuf,
+        /// Also write the loop IR the C is printed from (RON; `print`
+        /// shows it in the IR's notation).
+        #[arg(long, value_name = "FILE")]
+        loop_ir: Option<PathBuf>,
         #[command(flatten)]
         options: native::COptions,
     },
@@ -493,8 +497,9 @@ fn run(command: Command) -> Result<(), CliError> {
         Command::Codegen {
             input,
             output,
+            loop_ir,
             options,
-        } => native::codegen_cmd(&input, &output, options),
+        } => native::codegen_cmd(&input, &output, loop_ir.as_deref(), options),
         Command::Compile {
             file,
             grad,
@@ -832,6 +837,15 @@ fn signature(def: &syntax::Def) -> String {
 }
 
 fn print(file: &Path) -> Result<(), CliError> {
+    // The loop IR of the C backend (`codegen --loop-ir`).
+    if let Ok(text) = std::fs::read_to_string(file)
+        && syntax::read_header(&text).is_ok_and(|h| h.ir == codegen::imp::IR_NAME)
+    {
+        let p = codegen::imp::from_ron(&text)
+            .map_err(|e| CliError::user(format!("{}: {e}", file.display())))?;
+        print!("{}", codegen::imp::print::program(&p));
+        return Ok(());
+    }
     match load::load(file)? {
         load::Program::Source(m) | load::Program::Target(m) => {
             print!("{}", syntax::print::module(&m))

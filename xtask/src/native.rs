@@ -85,7 +85,12 @@ fn codegen_error(m: &syntax::Module, e: &codegen::Error) -> CliError {
 
 /// `cargo xtask codegen IN -o OUT.c`: the C source and, beside it, the
 /// header `OUT.h` that the source includes.
-pub fn codegen_cmd(input: &Path, output: &Path, options: COptions) -> Result<(), CliError> {
+pub fn codegen_cmd(
+    input: &Path,
+    output: &Path,
+    loop_ir: Option<&Path>,
+    options: COptions,
+) -> Result<(), CliError> {
     let program = Program::load(input)?;
     // Every definition, each with its calls inlined: C has a function per
     // definition and none calls another.
@@ -102,6 +107,10 @@ pub fn codegen_cmd(input: &Path, output: &Path, options: COptions) -> Result<(),
     let header = output.with_extension("h");
     crate::load::write_text(&header, &c.header)?;
     println!("wrote {} and {}", output.display(), header.display());
+    if let Some(path) = loop_ir {
+        crate::load::write_text(path, &codegen::imp::to_ron(&c.loop_ir))?;
+        println!("wrote {}", path.display());
+    }
     Ok(())
 }
 

@@ -57,3 +57,24 @@ fn codegen_writes_the_c_and_its_header() {
             .is_file()
     );
 }
+
+#[test]
+fn codegen_writes_the_loop_ir_that_print_shows() {
+    let dir = "target/tmp/native-codegen-imp";
+    let (c, ir) = (format!("{dir}/gmm.c"), format!("{dir}/gmm.imp.ron"));
+    let run = xtask(&[
+        "codegen",
+        "fixtures/gmm/50.opt.ron",
+        "-o",
+        &c,
+        "--loop-ir",
+        &ir,
+    ]);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let shown = xtask(&["print", &ir]);
+    assert_eq!(shown.code, Some(0), "{}", shown.stderr);
+    // The fixture runner's snapshot of the same program's loop IR.
+    let want = std::fs::read_to_string(workspace().join("fixtures/gmm/65.grad.imp"))
+        .expect("the snapshot");
+    assert_eq!(shown.stdout, want);
+}

@@ -16,6 +16,7 @@ use syntax::{Def, Module, Name, Size, Span, Ty};
 
 use crate::Config;
 use crate::error::Error;
+use crate::imp::{self, BinOp, Expr as E, Place, Scalar, Stmt, VarId};
 use crate::layout::{Kind, Layout};
 use crate::lower::{Lowerer, Site, SiteKind};
 use crate::val::{Arr, Env, Leaves, Manifest, Val};
@@ -200,14 +201,65 @@ pub(crate) fn symbols(m: &Module) -> Vec<(String, String)> {
         .collect()
 }
 
-/// Compiles one definition to an exported C function.
+/// The parameters of an exported function as loop-IR variables: per
+/// definition parameter its dims and leaves, then the result's.
+struct Params {
+    ins: Vec<(Vec<VarId>, Vec<VarId>)>,
+    out_dims: Vec<VarId>,
+    out_leaves: Vec<VarId>,
+}
+
+/// Declares the parameters of `entry` in the order of its prototype.
+fn declare_params(cx: &mut Lowerer<'_>, entry: &Entry) -> Params {
+    let i64 = imp::Ty::Scalar(Scalar::I64);
+    let leaf_ty = |leaf: &crate::layout::Leaf| {
+        if leaf.under.is_empty() {
+            imp::Ty::Scalar(leaf.kind.scalar())
+        } else {
+            crate::lower::mem(leaf.kind, false)
+        }
+    };
+    let mut ins = Vec::new();
+    for (k, p) in entry.params.iter().enumerate() {
+        let dims = (0..p.layout.dims)
+            .map(|d| cx.w.param(format!("p{k}_d{d}"), i64.clone()))
+            .collect();
+        let leaves = p
+            .layout
+            .leaves
+            .iter()
+            .enumerate()
+            .map(|(l, leaf)| cx.w.param(format!("p{k}_l{l}"), leaf_ty(leaf)))
+            .collect();
+        ins.push((dims, leaves));
+    }
+    let out = |t: imp::Ty| imp::Ty::Out(Box::new(t));
+    let out_dims = (0..entry.ret_layout.dims)
+        .map(|d| cx.w.param(format!("out_d{d}"), out(i64.clone())))
+        .collect();
+    let out_leaves = entry
+        .ret_layout
+        .leaves
+        .iter()
+        .enumerate()
+        .map(|(l, leaf)| cx.w.param(format!("out_l{l}"), out(leaf_ty(leaf))))
+        .collect();
+    Params {
+        ins,
+        out_dims,
+        out_leaves,
+    }
+}
+
+/// Compiles one definition to an exported function in the loop IR.
 pub(crate) fn emit_def(
     m: &Module,
     def: &Def,
     (symbol, call_symbol): &(String, String),
     cfg: &Config,
+    prog: &mut imp::Program,
     sites: &mut Vec<Site>,
-) -> Result<(Entry, String), Error> {
+) -> Result<(Entry, imp::Func), Error> {
     let mut params = Vec::new();
     for p in &def.params {
         let ty = p
@@ -240,52 +292,66 @@ pub(crate) fn emit_def(
         body_span: m.span(def.body),
     };
 
-    let mut cx = Lowerer::new(m, def, cfg, sites);
-    cx.w.open(entry.prototype());
-    cx.w.line("ad_begin(ctx);");
+    let mut cx = Lowerer::new(m, def, cfg, prog, sites);
+    let vars = declare_params(&mut cx, &entry);
     let mut env = Env::new();
-    let mut sizes: BTreeMap<Name, (String, i64)> = BTreeMap::new();
+    let mut sizes: BTreeMap<Name, (E, i64)> = BTreeMap::new();
     for (k, p) in entry.params.iter().enumerate() {
         let mut at = (0, 0);
-        let v = param_val(&mut cx, &p.ty, k, &mut at, &p.name, p.span, &mut sizes);
+        let v = param_val(
+            &mut cx,
+            &p.ty,
+            &vars.ins[k],
+            &mut at,
+            &p.name,
+            p.span,
+            &mut sizes,
+        );
         env = env.insert(Name::new(p.name.clone()), v);
     }
     let res = cx.expr(def.body, &env)?;
     let res = cx.materialize_val(res)?;
     let res = own(&mut cx, res, &entry.ret, def.name_span)?;
     let mut at = (0, 0);
-    write_outputs(&mut cx, &res, &mut at);
-    cx.w.line("return 0;");
-    cx.w.close();
-    let fused = crate::fuse::fuse(&cx.w.finish());
-    Ok((entry, crate::hoist::hoist(&fused)))
+    write_outputs(&mut cx, &res, &vars, &mut at);
+    let f = std::mem::take(&mut cx.w).finish(entry.symbol.clone());
+    Ok((entry, f))
 }
 
-/// The value of parameter `k` of type `ty`, reading dims and leaves from
+/// The dims and leaves of one parameter.
+type ParamVars = (Vec<VarId>, Vec<VarId>);
+
+/// The next dim (`at.0`) or leaf (`at.1`) of a parameter.
+fn next(vars: &[VarId], at: &mut usize) -> E {
+    let v = vars.get(*at).copied().unwrap_or(VarId(0));
+    *at += 1;
+    E::Var(v)
+}
+
+/// The value of a parameter of type `ty`, reading dims and leaves from
 /// `at` on; checks the array sizes against the type.
 #[allow(clippy::too_many_arguments)]
 fn param_val(
     cx: &mut Lowerer<'_>,
     ty: &Ty,
-    k: usize,
+    vars: &ParamVars,
     at: &mut (usize, usize),
     name: &str,
     span: Span,
-    sizes: &mut BTreeMap<Name, (String, i64)>,
+    sizes: &mut BTreeMap<Name, (E, i64)>,
 ) -> Val {
     match ty {
         Ty::Tuple(items) => Val::Tuple(
             items
                 .iter()
-                .map(|t| param_val(cx, t, k, at, name, span, sizes))
+                .map(|t| param_val(cx, t, vars, at, name, span, sizes))
                 .collect::<Vec<_>>()
                 .into(),
         ),
         Ty::Array(size, elem) => {
-            let len = format!("p{k}_d{}", at.0);
-            at.0 += 1;
+            let len = next(&vars.0, &mut at.0);
             let len = check_size(cx, size, &len, name, span, sizes);
-            let elem = param_leaves(cx, elem, k, at, name, span, sizes);
+            let elem = param_leaves(cx, elem, vars, at, name, span, sizes);
             Val::Array(Arr::Manifest(Manifest {
                 len,
                 elem,
@@ -294,9 +360,7 @@ fn param_val(
         }
         _ => {
             let kind = Kind::of(ty).unwrap_or(Kind::Real);
-            let v = Val::Scalar(kind, format!("p{k}_l{}", at.1));
-            at.1 += 1;
-            v
+            Val::Scalar(kind, next(&vars.1, &mut at.1))
         }
     }
 }
@@ -305,36 +369,33 @@ fn param_val(
 fn param_leaves(
     cx: &mut Lowerer<'_>,
     ty: &Ty,
-    k: usize,
+    vars: &ParamVars,
     at: &mut (usize, usize),
     name: &str,
     span: Span,
-    sizes: &mut BTreeMap<Name, (String, i64)>,
+    sizes: &mut BTreeMap<Name, (E, i64)>,
 ) -> Leaves {
     match ty {
         Ty::Tuple(items) => Leaves::Tuple(
             items
                 .iter()
-                .map(|t| param_leaves(cx, t, k, at, name, span, sizes))
+                .map(|t| param_leaves(cx, t, vars, at, name, span, sizes))
                 .collect(),
         ),
         Ty::Array(size, elem) => {
-            let len = format!("p{k}_d{}", at.0);
-            at.0 += 1;
+            let len = next(&vars.0, &mut at.0);
             let len = check_size(cx, size, &len, name, span, sizes);
             Leaves::Array {
                 len,
-                elem: Box::new(param_leaves(cx, elem, k, at, name, span, sizes)),
+                elem: Box::new(param_leaves(cx, elem, vars, at, name, span, sizes)),
             }
         }
         _ => {
             let kind = Kind::of(ty).unwrap_or(Kind::Real);
-            let l = Leaves::Scalar {
+            Leaves::Scalar {
                 kind,
-                ptr: format!("p{k}_l{}", at.1),
-            };
-            at.1 += 1;
-            l
+                ptr: next(&vars.1, &mut at.1),
+            }
         }
     }
 }
@@ -347,41 +408,46 @@ fn param_leaves(
 fn check_size(
     cx: &mut Lowerer<'_>,
     size: &Size,
-    len: &str,
+    len: &E,
     name: &str,
     span: Span,
-    sizes: &mut BTreeMap<Name, (String, i64)>,
-) -> String {
+    sizes: &mut BTreeMap<Name, (E, i64)>,
+) -> E {
     let kind = SiteKind::InputSize {
         param: name.to_string(),
     };
+    let (b, l) = (E::bin, len.clone());
     match size {
-        Size::Dyn => cx.fail_if(&format!("{len} < 0"), span, kind, len, "0"),
-        Size::Lit(n) => cx.fail_if(&format!("{len} != {n}"), span, kind, len, &n.to_string()),
+        Size::Dyn => cx.fail_if(b(BinOp::Lt, l.clone(), E::I64(0)), span, kind, l, E::I64(0)),
+        Size::Lit(n) => {
+            // No length reaches a literal beyond `Int`.
+            let n = E::I64(i64::try_from(*n).unwrap_or(i64::MAX));
+            cx.fail_if(b(BinOp::Ne, l.clone(), n.clone()), span, kind, l, n)
+        }
         Size::Var(v, off) => match sizes.get(v) {
             Some((first, off0)) => {
                 let want = match off - off0 {
                     0 => first.clone(),
-                    d if d > 0 => format!("{first} + {d}"),
-                    d => format!("{first} - {}", -d),
+                    d if d > 0 => b(BinOp::Add, first.clone(), E::I64(d)),
+                    d => b(BinOp::Sub, first.clone(), E::I64(-d)),
                 };
-                cx.fail_if(&format!("{len} != {want}"), span, kind, len, &want);
+                cx.fail_if(b(BinOp::Ne, l.clone(), want.clone()), span, kind, l, want);
                 if off == off0 {
                     return first.clone();
                 }
             }
             None => {
                 let cond = if *off > 0 {
-                    format!("{len} - {off} < 0")
+                    b(BinOp::Lt, b(BinOp::Sub, l.clone(), E::I64(*off)), E::I64(0))
                 } else {
-                    format!("{len} < 0")
+                    b(BinOp::Lt, l.clone(), E::I64(0))
                 };
-                cx.fail_if(&cond, span, kind, len, "0");
-                sizes.insert(v.clone(), (len.to_string(), *off));
+                cx.fail_if(cond, span, kind, l.clone(), E::I64(0));
+                sizes.insert(v.clone(), (l, *off));
             }
         },
     }
-    len.to_string()
+    len.clone()
 }
 
 /// Copies every array of a result that is a view of an input into the
@@ -407,28 +473,31 @@ fn own(cx: &mut Lowerer<'_>, v: Val, ty: &Ty, span: Span) -> Result<Val, Error> 
     }
 }
 
-/// Writes a (materialized) result to the output parameters.
-fn write_outputs(cx: &mut Lowerer<'_>, v: &Val, at: &mut (usize, usize)) {
-    match v {
-        Val::Scalar(_, c) => {
-            cx.w.line(format!("*out_l{} = {c};", at.1));
-            at.1 += 1;
+/// Stores a (materialized) result into the output parameters.
+fn write_outputs(cx: &mut Lowerer<'_>, v: &Val, vars: &Params, at: &mut (usize, usize)) {
+    let out = |cx: &mut Lowerer<'_>, outs: &[VarId], k: &mut usize, value: E| {
+        if let Some(o) = outs.get(*k) {
+            cx.w.push(Stmt::Set {
+                place: Place::Out(*o),
+                value,
+            });
         }
-        Val::Tuple(items) => items.iter().for_each(|v| write_outputs(cx, v, at)),
+        *k += 1;
+    };
+    match v {
+        Val::Scalar(_, c) => out(cx, &vars.out_leaves, &mut at.1, c.clone()),
+        Val::Tuple(items) => items.iter().for_each(|v| write_outputs(cx, v, vars, at)),
         Val::Array(Arr::Manifest(m)) => {
-            cx.w.line(format!("*out_d{} = {};", at.0, m.len));
-            at.0 += 1;
+            out(cx, &vars.out_dims, &mut at.0, m.len.clone());
             let mut dims = Vec::new();
             m.elem.dims(&mut dims);
             for d in dims {
-                cx.w.line(format!("*out_d{} = {d};", at.0));
-                at.0 += 1;
+                out(cx, &vars.out_dims, &mut at.0, d);
             }
             let mut ptrs = Vec::new();
             m.elem.ptrs(&mut ptrs);
             for (_, p) in ptrs {
-                cx.w.line(format!("*out_l{} = {p};", at.1));
-                at.1 += 1;
+                out(cx, &vars.out_leaves, &mut at.1, p);
             }
         }
         // Materialized before, and functions are refused by the layout.

@@ -22,8 +22,9 @@ use std::rc::Rc;
 use syntax::{ExprId, Prim, Span, Ty, stack};
 
 use crate::error::Error;
+use crate::imp::{self, BinOp, Block, Expr as E, Pragma, Stmt, VarId};
 use crate::layout::{Kind, has_array};
-use crate::lower::{Flags, Lowerer, SiteKind, int_lit};
+use crate::lower::{Flags, Lowerer, SiteKind};
 use crate::streams::{Order, order};
 use crate::val::{Arr, Delayed, Env, Func, Gen, Leaves, Manifest, Val};
 
@@ -71,18 +72,18 @@ impl Lowerer<'_> {
                     .collect::<Result<Vec<_>, _>>()?;
                 let srcs = self.compatible(srcs)?;
                 if let [a, b] = srcs.as_slice() {
-                    let (la, lb) = (a.len().to_string(), b.len().to_string());
+                    let (la, lb) = (a.len().clone(), b.len().clone());
                     if la != lb {
                         self.fail_if(
-                            &format!("{la} != {lb}"),
+                            E::bin(BinOp::Ne, la.clone(), lb.clone()),
                             span,
                             SiteKind::SizeMismatch(op),
-                            &la,
-                            &lb,
+                            la,
+                            lb,
                         );
                     }
                 }
-                let len = srcs[0].len().to_string();
+                let len = srcs[0].len().clone();
                 // Projections and zips of arrays in memory are views of
                 // their buffers (structure of arrays): no loop at all.
                 if let Some(view) = structural_view(self.m, &f, &srcs) {
@@ -100,13 +101,13 @@ impl Lowerer<'_> {
                 let Some((Kind::Int, n)) = vals[0].scalar() else {
                     return Err(Error::core(span, "`build` needs an integer count"));
                 };
-                let n = n.to_string();
+                let n = n.clone();
                 self.fail_if(
-                    &format!("{n} < 0"),
+                    E::bin(BinOp::Lt, n.clone(), E::I64(0)),
                     span,
                     SiteKind::NegativeCount(op),
-                    &n,
-                    "0",
+                    n.clone(),
+                    E::I64(0),
                 );
                 let f = func(&vals[1], span)?;
                 Ok(delayed(n, ty, Gen::Build { f }, span))
@@ -120,13 +121,17 @@ impl Lowerer<'_> {
                     (_, Order::Any) | (Prim::Shift1R, Order::Up) | (Prim::Shift1L, Order::Down)
                 );
                 let a = if aligned { a } else { self.random_access(a)? };
-                let n = a.len().to_string();
+                let n = a.len().clone();
                 let len = self.len_minus_one(&n);
                 let off = if op == Prim::Shift1L { 1 } else { 0 };
                 Ok(match a {
                     Arr::Manifest(m) => Val::Array(Arr::Manifest(Manifest {
                         len,
-                        elem: if off == 1 { m.elem.offset("1") } else { m.elem },
+                        elem: if off == 1 {
+                            m.elem.offset(&E::I64(1))
+                        } else {
+                            m.elem
+                        },
                         owned: m.owned,
                     })),
                     Arr::Delayed(_) => delayed(len, ty, Gen::Offset { src: a, off }, span),
@@ -134,7 +139,7 @@ impl Lowerer<'_> {
             }
             Prim::Length => {
                 let a = array(&vals[0], span)?;
-                Ok(Val::Scalar(Kind::Int, a.len().to_string()))
+                Ok(Val::Scalar(Kind::Int, a.len().clone()))
             }
             Prim::Reduce | Prim::Foldl => {
                 let f = func(&vals[0], span)?;
@@ -146,13 +151,13 @@ impl Lowerer<'_> {
                 let Some((Kind::Int, n)) = vals[2].scalar() else {
                     return Err(Error::core(span, "`ifold` needs an integer count"));
                 };
-                let n = n.to_string();
+                let n = n.clone();
                 self.fail_if(
-                    &format!("{n} < 0"),
+                    E::bin(BinOp::Lt, n.clone(), E::I64(0)),
                     span,
                     SiteKind::NegativeCount(op),
-                    &n,
-                    "0",
+                    n.clone(),
+                    E::I64(0),
                 );
                 self.fold(op, &f, vals[1].clone(), Source::Count(n), &ty, span)
             }
@@ -195,39 +200,49 @@ impl Lowerer<'_> {
     }
 
     /// The length `n + 1`, remembered as an offset of `n`'s base.
-    pub fn len_plus_one(&mut self, n: &str) -> String {
-        let (base, off) = self.lens.get(n).cloned().unwrap_or((n.to_string(), 0));
-        let len = self.fresh("n");
-        self.w.line(format!("const int64_t {len} = {n} + 1;"));
-        self.lens.insert(len.clone(), (base, off + 1));
-        len
+    pub fn len_plus_one(&mut self, n: &E) -> E {
+        let (base, off) = self.len_base(n);
+        let len = self.let_var(Kind::Int, E::bin(BinOp::Add, n.clone(), E::I64(1)), "n");
+        self.lens.insert(len, (base, off + 1));
+        E::Var(len)
+    }
+
+    /// The length `n` as a length it is known to exceed by a constant
+    /// (itself and 0 when none is known).
+    fn len_base(&self, n: &E) -> (E, i64) {
+        match n {
+            E::Var(v) => self.lens.get(v).cloned(),
+            _ => None,
+        }
+        .unwrap_or((n.clone(), 0))
     }
 
     /// The length `max(n - 1, 0)` (a shift): when `n` is known to be a
     /// length plus at least one, that length plus one less, so that
     /// `shift1L (scanl f z A)` has the length of `A` itself (and its loops
     /// fuse with those over `A`).
-    pub fn len_minus_one(&mut self, n: &str) -> String {
-        match self.lens.get(n).cloned() {
-            Some((base, 1)) => base,
-            Some((base, off)) if off > 1 => {
-                let len = self.fresh("n");
-                self.w
-                    .line(format!("const int64_t {len} = {base} + {};", off - 1));
-                self.lens.insert(len.clone(), (base, off - 1));
-                len
+    pub fn len_minus_one(&mut self, n: &E) -> E {
+        match self.len_base(n) {
+            (base, 1) => base,
+            (base, off) if off > 1 => {
+                let e = E::bin(BinOp::Add, base.clone(), E::I64(off - 1));
+                let len = self.let_var(Kind::Int, e, "n");
+                self.lens.insert(len, (base, off - 1));
+                E::Var(len)
             }
             _ => {
-                let len = self.fresh("n");
-                self.w
-                    .line(format!("const int64_t {len} = {n} > 0 ? {n} - 1 : 0;"));
-                len
+                let e = E::Select(
+                    Box::new(E::bin(BinOp::Gt, n.clone(), E::I64(0))),
+                    Box::new(E::bin(BinOp::Sub, n.clone(), E::I64(1))),
+                    Box::new(E::I64(0)),
+                );
+                E::Var(self.let_var(Kind::Int, e, "n"))
             }
         }
     }
 
     /// Element `i` of an array (no bounds check).
-    pub fn elem(&mut self, a: &Arr, i: &str) -> Result<Val, Error> {
+    pub fn elem(&mut self, a: &Arr, i: &E) -> Result<Val, Error> {
         match a {
             Arr::Manifest(m) => Ok(self.element(&m.elem, i, m.owned)),
             Arr::Delayed(d) => self.element_of(d, i),
@@ -235,9 +250,11 @@ impl Lowerer<'_> {
     }
 
     /// Element `i` of manifest leaves; scalars are loaded into variables.
-    pub fn element(&mut self, leaves: &Leaves, i: &str, owned: bool) -> Val {
+    pub fn element(&mut self, leaves: &Leaves, i: &E, owned: bool) -> Val {
         match leaves {
-            Leaves::Scalar { kind, ptr } => self.let_scalar(*kind, &format!("{ptr}[{i}]"), "x"),
+            Leaves::Scalar { kind, ptr } => {
+                self.let_scalar(*kind, E::load(ptr.clone(), i.clone()), "x")
+            }
             Leaves::Tuple(items) => Val::Tuple(
                 items
                     .iter()
@@ -247,14 +264,14 @@ impl Lowerer<'_> {
             ),
             Leaves::Array { len, elem } => Val::Array(Arr::Manifest(Manifest {
                 len: len.clone(),
-                elem: elem.offset(&format!("({i}) * {len}")),
+                elem: elem.offset(&crate::val::row_start(i, len)),
                 owned,
             })),
         }
     }
 
     /// Computes element `i` of a delayed array.
-    pub(crate) fn element_of(&mut self, d: &Delayed, i: &str) -> Result<Val, Error> {
+    pub(crate) fn element_of(&mut self, d: &Delayed, i: &E) -> Result<Val, Error> {
         stack::guard(|| match &d.recipe {
             Gen::Map { f, srcs } => {
                 let args = srcs
@@ -263,15 +280,15 @@ impl Lowerer<'_> {
                     .collect::<Result<Vec<_>, _>>()?;
                 self.apply(f, args, d.span)
             }
-            Gen::Build { f } => self.apply(f, vec![Val::Scalar(Kind::Int, i.to_string())], d.span),
+            Gen::Build { f } => self.apply(f, vec![Val::Scalar(Kind::Int, i.clone())], d.span),
             Gen::Scan { .. } => self.scan_element(d, i),
             Gen::Offset { src, off } => {
                 if *off == 0 {
                     self.elem(src, i)
                 } else {
-                    let j = self.fresh("j");
-                    self.w.line(format!("const int64_t {j} = {i} + {off};"));
-                    self.elem(src, &j)
+                    let j =
+                        self.let_var(Kind::Int, E::bin(BinOp::Add, i.clone(), E::I64(*off)), "j");
+                    self.elem(src, &E::Var(j))
                 }
             }
         })
@@ -348,11 +365,12 @@ impl Lowerer<'_> {
         self.open_streams(a);
         // The rows' buffers are allocated in the first iteration, whose
         // temporaries are kept.
+        let last = E::bin(BinOp::Sub, len.clone(), E::I64(1));
         let (first, later) = match dir {
-            Dir::Up => ("0".to_string(), "> 0".to_string()),
-            Dir::Down => (format!("{len} - 1"), format!("< {len} - 1")),
+            Dir::Up => (E::I64(0), (BinOp::Gt, E::I64(0))),
+            Dir::Down => (last.clone(), (BinOp::Lt, last)),
         };
-        self.for_loop(&len, dir, false, Some(&later), |cx, i| {
+        self.for_loop(&len, dir, false, Some(later), |cx, i| {
             let v = cx.element_of(&d, i)?;
             let v = cx.settle(v)?;
             cx.fit_row(&v, &leaves, i, &first, &len, span, SiteKind::Ragged, op)?;
@@ -398,9 +416,9 @@ impl Lowerer<'_> {
         &mut self,
         row: &Val,
         leaves: &Leaves,
-        i: &str,
-        first: &str,
-        n: &str,
+        i: &E,
+        first: &E,
+        n: &E,
         span: Span,
         kind: SiteKind,
         op: Option<Prim>,
@@ -409,48 +427,49 @@ impl Lowerer<'_> {
         dims_of(row, &mut have);
         let mut want = Vec::new();
         leaves.dims(&mut want);
-        self.w.open(format!("if ({i} == {first})"));
+        self.w.open();
         for (w, h) in want.iter().zip(&have) {
-            self.w.line(format!("{w} = {h};"));
+            if let E::Var(w) = w {
+                self.set(*w, h.clone());
+            }
         }
         self.alloc_declared(leaves, n, span, op);
-        self.w.reopen("else");
+        let then = self.w.close();
+        self.w.open();
         self.check_dims(&want, &have, span, kind);
-        self.w.close();
+        let els = self.w.close();
+        self.w.push(Stmt::If {
+            cond: E::bin(BinOp::Eq, i.clone(), first.clone()),
+            then,
+            els,
+        });
         Ok(())
     }
 
     /// Fails unless the dims `have` equal the dims `want` (checks between
     /// identical expressions are left out).
-    pub(crate) fn check_dims(
-        &mut self,
-        want: &[String],
-        have: &[String],
-        span: Span,
-        kind: SiteKind,
-    ) {
+    pub(crate) fn check_dims(&mut self, want: &[E], have: &[E], span: Span, kind: SiteKind) {
         for (w, h) in want.iter().zip(have) {
             if w != h {
-                self.fail_if(&format!("{h} != {w}"), span, kind.clone(), w, h);
+                let cond = E::bin(BinOp::Ne, h.clone(), w.clone());
+                self.fail_if(cond, span, kind.clone(), w.clone(), h.clone());
             }
         }
     }
 
     /// Allocates the declared pointers of `leaves` for `n` elements.
-    pub(crate) fn alloc_declared(
-        &mut self,
-        leaves: &Leaves,
-        n: &str,
-        span: Span,
-        op: Option<Prim>,
-    ) {
+    pub(crate) fn alloc_declared(&mut self, leaves: &Leaves, n: &E, span: Span, op: Option<Prim>) {
         match leaves {
-            Leaves::Scalar { kind, ptr } => self.alloc_into(ptr, *kind, n, span, op),
+            Leaves::Scalar {
+                kind,
+                ptr: E::Var(p),
+            } => self.alloc_into(*p, *kind, n, span, op),
+            Leaves::Scalar { .. } => {}
             Leaves::Tuple(items) => items
                 .iter()
                 .for_each(|l| self.alloc_declared(l, n, span, op)),
             Leaves::Array { len, elem } => {
-                let count = format!("ad_mulc({n}, {len})");
+                let count = self.mulc(n.clone(), len.clone());
                 self.alloc_declared(elem, &count, span, op);
             }
         }
@@ -461,8 +480,8 @@ impl Lowerer<'_> {
     pub(crate) fn alloc_leaves_dims(
         &mut self,
         elem: &Ty,
-        n: &str,
-        dims: &mut std::slice::Iter<'_, String>,
+        n: &E,
+        dims: &mut std::slice::Iter<'_, E>,
         span: Span,
         op: Option<Prim>,
     ) -> Result<Leaves, Error> {
@@ -483,9 +502,8 @@ impl Lowerer<'_> {
                     .next()
                     .cloned()
                     .ok_or_else(|| Error::core(span, "a value with fewer dims than its type"))?;
-                let count = self.fresh("c");
-                self.w
-                    .line(format!("const int64_t {count} = ad_mulc({n}, {len});"));
+                let c = self.mulc(n.clone(), len.clone());
+                let count = E::Var(self.let_var(Kind::Int, c, "c"));
                 let elem = self.alloc_leaves_dims(inner, &count, dims, span, op)?;
                 Ok(Leaves::Array {
                     len,
@@ -499,7 +517,7 @@ impl Lowerer<'_> {
     pub(crate) fn alloc_leaves(
         &mut self,
         elem: &Ty,
-        n: &str,
+        n: &E,
         span: Span,
         op: Option<Prim>,
     ) -> Result<Leaves, Error> {
@@ -512,7 +530,7 @@ impl Lowerer<'_> {
         &mut self,
         m: &Manifest,
         elem_ty: &Ty,
-        inner: &[String],
+        inner: &[E],
         span: Span,
     ) -> Result<Manifest, Error> {
         let leaves = self.alloc_leaves_dims(elem_ty, &m.len, &mut inner.iter(), span, None)?;
@@ -529,10 +547,10 @@ impl Lowerer<'_> {
     }
 
     /// Writes value `v` as element `i` of `dest` (whose dims `v` matches).
-    pub fn store(&mut self, v: &Val, dest: &Leaves, i: &str) -> Result<(), Error> {
+    pub fn store(&mut self, v: &Val, dest: &Leaves, i: &E) -> Result<(), Error> {
         stack::guard(|| match (v, dest) {
             (Val::Scalar(_, c), Leaves::Scalar { ptr, .. }) => {
-                self.w.line(format!("{ptr}[{i}] = {c};"));
+                self.store_at(ptr, i, c.clone());
                 Ok(())
             }
             (Val::Tuple(vs), Leaves::Tuple(ds)) if vs.len() == ds.len() => {
@@ -542,9 +560,9 @@ impl Lowerer<'_> {
                 Ok(())
             }
             (Val::Array(a), Leaves::Array { len, elem }) => {
-                let sub = elem.offset(&format!("({i}) * {len}"));
+                let sub = elem.offset(&crate::val::row_start(i, len));
                 let a = a.clone();
-                let n = a.len().to_string();
+                let n = a.len().clone();
                 self.open_streams(&a);
                 self.for_loop(&n, order(&a).dir(), true, None, |cx, j| {
                     let e = cx.elem(&a, j)?;
@@ -561,70 +579,76 @@ impl Lowerer<'_> {
     /// Writes a loop over `0..n` (in direction `dir`); `body` gets the
     /// index variable. `parallel` says whether the loop may run in
     /// parallel if its body allows; `reset_when` is a condition on the
-    /// index (`"> 0"`) under which the arena is reset after the body, when
-    /// not every iteration's temporaries may be dropped.
+    /// index (`i > 0`: the operator and its right operand) under which
+    /// the arena is reset after the body, when not every iteration's
+    /// temporaries may be dropped.
     pub fn for_loop(
         &mut self,
-        n: &str,
+        n: &E,
         dir: Dir,
         parallel: bool,
-        reset_when: Option<&str>,
-        body: impl FnOnce(&mut Self, &str) -> Result<(), Error>,
+        reset_when: Option<(BinOp, E)>,
+        body: impl FnOnce(&mut Self, &E) -> Result<(), Error>,
     ) -> Result<(), Error> {
-        let i = self.fresh("i");
-        let (lines, flags) = self.capture(|cx| body(cx, &i))?;
-        self.write_loop(&i, n, dir, lines, flags, parallel, reset_when);
+        let i = self.index_var();
+        let (block, flags) = self.capture(|cx| body(cx, &E::Var(i)))?;
+        let pragma = (parallel && self.may_parallelize(flags)).then_some(Pragma::ParallelFor {
+            min: self.cfg.parallel_min,
+        });
+        let reset_when = reset_when.map(|(op, e)| E::bin(op, E::Var(i), e));
+        let body = self.body_block(block, flags, reset_when);
+        self.push_loop(i, Some(E::I64(0)), n, dir, 1, pragma, body);
         Ok(())
     }
 
-    /// Writes a loop around a captured body.
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) fn write_loop(
-        &mut self,
-        i: &str,
-        n: &str,
-        dir: Dir,
-        lines: Vec<String>,
-        flags: Flags,
-        parallel: bool,
-        reset_when: Option<&str>,
-    ) {
-        let head = match dir {
-            Dir::Up => format!("for (int64_t {i} = 0; {i} < {n}; {i}++)"),
-            Dir::Down => format!("for (int64_t {i} = {n} - 1; {i} >= 0; {i}--)"),
-        };
-        if parallel && self.may_parallelize(flags) {
-            self.w.line(format!(
-                "AD_PRAGMA(omp parallel for schedule(static) if ({n} >= {}))",
-                self.cfg.parallel_min
-            ));
-        }
-        self.w.open(head);
-        let reset_when = reset_when.map(|cond| format!("{i} {cond}"));
-        self.splice_body(lines, flags, reset_when.as_deref());
-        self.w.close();
+    /// A fresh loop index.
+    pub(crate) fn index_var(&mut self) -> VarId {
+        self.new_var("i", imp::Ty::Scalar(imp::Scalar::I64), false)
     }
 
-    /// A captured loop body; if it allocates, an arena mark taken before it
-    /// and reset after it (only where `reset_when`, a C condition, holds).
-    pub(crate) fn splice_body(
+    /// Appends a counted loop.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn push_loop(
         &mut self,
-        lines: Vec<String>,
-        flags: Flags,
-        reset_when: Option<&str>,
+        index: VarId,
+        lo: Option<E>,
+        n: &E,
+        dir: Dir,
+        step: u32,
+        pragma: Option<Pragma>,
+        body: Block,
     ) {
-        let mark = flags.allocs.then(|| self.fresh("mark"));
-        if let Some(mark) = &mark {
-            self.w
-                .line(format!("const ad_mark {mark} = ad_mark_get(ctx);"));
+        self.w.push(Stmt::For(Box::new(imp::For {
+            index,
+            lo,
+            hi: n.clone(),
+            dir: match dir {
+                Dir::Up => imp::Dir::Up,
+                Dir::Down => imp::Dir::Down,
+            },
+            step,
+            pragma,
+            body,
+        })));
+    }
+
+    /// A captured loop body; if it allocates, a region around it
+    /// (released only where `reset_when` holds, if given).
+    pub(crate) fn body_block(
+        &mut self,
+        block: Block,
+        flags: Flags,
+        reset_when: Option<E>,
+    ) -> Block {
+        if !flags.allocs {
+            return block;
         }
-        self.w.splice(lines);
-        if let Some(mark) = &mark {
-            match reset_when {
-                Some(cond) => self.w.line(format!("if ({cond}) ad_reset(ctx, {mark});")),
-                None => self.w.line(format!("ad_reset(ctx, {mark});")),
-            }
-        }
+        let mark = self.new_var("mark", imp::Ty::Mark, false);
+        vec![Stmt::Region {
+            mark,
+            body: block,
+            reset_if: reset_when,
+        }]
     }
 
     /// Whether a loop with this body may get a parallel pragma: only when
@@ -638,14 +662,14 @@ impl Lowerer<'_> {
             && !flags.sequential
     }
 
-    /// Runs `f` writing into a detached buffer, inside a new loop frame;
-    /// returns the lines and what the body did (also recorded in the
+    /// Runs `f` writing into a detached block, inside a new loop frame;
+    /// returns the block and what the body did (also recorded in the
     /// enclosing frames).
     pub fn capture(
         &mut self,
         f: impl FnOnce(&mut Self) -> Result<(), Error>,
-    ) -> Result<(Vec<String>, Flags), Error> {
-        let saved = std::mem::take(&mut self.w);
+    ) -> Result<(Block, Flags), Error> {
+        self.w.open();
         self.frames.push(Flags::default());
         self.loop_depth += 1;
         let res = f(self);
@@ -655,9 +679,9 @@ impl Lowerer<'_> {
             outer.allocs |= flags.allocs;
             outer.fails |= flags.fails;
         }
-        let inner = std::mem::replace(&mut self.w, saved);
+        let block = self.w.close();
         res?;
-        Ok((inner.into_lines(), flags))
+        Ok((block, flags))
     }
 
     /// An array literal, written to buffers.
@@ -673,7 +697,7 @@ impl Lowerer<'_> {
                 "an array literal whose type is not an array",
             ));
         };
-        let len = int_lit(vals.len() as i64);
+        let len = E::I64(vals.len() as i64);
         let vals = vals
             .into_iter()
             .map(|v| self.settle(v))
@@ -682,11 +706,11 @@ impl Lowerer<'_> {
         if let Some(v) = vals.first() {
             dims_of(v, &mut dims);
         } else {
-            dims = vec!["INT64_C(0)".to_string(); crate::layout::count(elem_ty).0];
+            dims = vec![E::I64(0); crate::layout::count(elem_ty).0];
         }
-        let dims: Vec<String> = dims
+        let dims: Vec<E> = dims
             .into_iter()
-            .map(|d| self.let_var(Kind::Int, &d, "dim"))
+            .map(|d| E::Var(self.let_var(Kind::Int, d, "dim")))
             .collect();
         for v in vals.iter().skip(1) {
             let mut have = Vec::new();
@@ -695,7 +719,7 @@ impl Lowerer<'_> {
         }
         let out = self.alloc_leaves_dims(elem_ty, &len, &mut dims.iter(), span, None)?;
         for (j, v) in vals.iter().enumerate() {
-            self.store(v, &out, &int_lit(j as i64))?;
+            self.store(v, &out, &E::I64(j as i64))?;
         }
         Ok(Manifest {
             len,
@@ -707,8 +731,7 @@ impl Lowerer<'_> {
 
 /// Writes one step of a fold: the context, the accumulator value, its
 /// variables, the index.
-pub(crate) type Step<'s> =
-    dyn Fn(&mut Lowerer<'_>, &Val, &[String], &str) -> Result<(), Error> + 's;
+pub(crate) type Step<'s> = dyn Fn(&mut Lowerer<'_>, &Val, &[VarId], &E) -> Result<(), Error> + 's;
 
 /// The elements of `map f A` / `map2 f A B` over manifest arrays as leaves
 /// of the sources, when `f` only takes tuples apart and puts them together
@@ -812,10 +835,10 @@ pub(crate) enum Source {
     /// The elements of an array.
     Array(Arr),
     /// The integers `0..n`.
-    Count(String),
+    Count(E),
 }
 
-fn delayed(len: String, ty: Ty, recipe: Gen, span: Span) -> Val {
+fn delayed(len: E, ty: Ty, recipe: Gen, span: Span) -> Val {
     Val::Array(Arr::Delayed(Rc::new(Delayed {
         len,
         ty,
@@ -841,7 +864,7 @@ fn array(v: &Val, span: Span) -> Result<Arr, Error> {
 }
 
 /// The dims of a value, in the preorder of its type (`settle`d values).
-pub(crate) fn dims_of(v: &Val, out: &mut Vec<String>) {
+pub(crate) fn dims_of(v: &Val, out: &mut Vec<E>) {
     match v {
         Val::Scalar(..) | Val::Func(_) => {}
         Val::Tuple(items) => items.iter().for_each(|v| dims_of(v, out)),

@@ -8,37 +8,34 @@ use syntax::{Prim, Span, Ty};
 
 use crate::arrays::{Dir, LANES, Source, Step, dims_of, simple_op};
 use crate::error::Error;
+use crate::imp::{self, BinOp, Expr as E, Pragma, Scalar, Stmt, VarId};
 use crate::layout::{Kind, has_array, scalar_kinds};
 use crate::lower::{Lowerer, SiteKind};
 use crate::streams::{Order, order, rebuild, scalars};
 use crate::val::{Arr, Func, Leaves, Manifest, Val};
 
 impl Lowerer<'_> {
-    /// One mutable C variable per scalar of a value shaped like `z`
+    /// One mutable variable per scalar of a value shaped like `z`
     /// (`kinds`), named from `base` and set to `zs`: the variables, and the
     /// value made of them.
     pub(crate) fn scalar_vars(
         &mut self,
         z: &Val,
         kinds: &[Kind],
-        zs: &[String],
+        zs: &[E],
         base: &str,
-    ) -> (Vec<String>, Val) {
-        let vars: Vec<String> = kinds
+    ) -> (Vec<VarId>, Val) {
+        let vars: Vec<VarId> = kinds
             .iter()
             .zip(zs)
-            .map(|(k, z)| {
-                let a = self.fresh(base);
-                self.w.line(format!("{} {a} = {z};", k.c_type()));
-                a
-            })
+            .map(|(k, z)| self.mut_var(*k, Some(z.clone()), base))
             .collect();
         let val = rebuild(
             z,
             &mut vars
                 .iter()
                 .zip(kinds)
-                .map(|(a, k)| Val::Scalar(*k, a.clone())),
+                .map(|(a, k)| Val::Scalar(*k, E::Var(*a))),
         );
         (vars, val)
     }
@@ -58,7 +55,7 @@ impl Lowerer<'_> {
             count => count,
         };
         let n = match &src {
-            Source::Array(a) => a.len().to_string(),
+            Source::Array(a) => a.len().clone(),
             Source::Count(n) => n.clone(),
         };
         if has_array(ty) {
@@ -75,54 +72,95 @@ impl Lowerer<'_> {
         }
         // The accumulator lives in mutable variables.
         let (accs, acc_val) = self.scalar_vars(&z, &kinds, &zs, "acc");
-        let step =
-            |cx: &mut Lowerer<'_>, acc: &Val, accs: &[String], i: &str| -> Result<(), Error> {
-                let x = match &src {
-                    Source::Array(a) => cx.elem(a, i)?,
-                    Source::Count(_) => Val::Scalar(Kind::Int, i.to_string()),
-                };
-                let v = cx.apply(f, vec![acc.clone(), x], span)?;
-                cx.update(accs, &kinds, &v, span)
+        let step = |cx: &mut Lowerer<'_>, acc: &Val, accs: &[VarId], i: &E| -> Result<(), Error> {
+            let x = match &src {
+                Source::Array(a) => cx.elem(a, i)?,
+                Source::Count(_) => Val::Scalar(Kind::Int, i.clone()),
             };
+            let v = cx.apply(f, vec![acc.clone(), x], span)?;
+            cx.update(accs, &kinds, &v, span)
+        };
         if let Source::Array(a) = &src {
             self.open_streams(a);
         }
-        let i = self.fresh("i");
-        let (lines, flags) = self.capture(|cx| step(cx, &acc_val, &accs, &i))?;
+        let i = self.index_var();
+        let (lines, flags) = self.capture(|cx| step(cx, &acc_val, &accs, &E::Var(i)))?;
         let parallel = op == Prim::Reduce && self.may_parallelize(flags);
-        if parallel {
-            self.w.open(format!(
-                "if ({n} >= {} && ad_max_threads() > 1)",
-                self.cfg.parallel_min
-            ));
+        // In parallel: `if (n >= min && threads > 1) { chunks } else { loop }`.
+        let chunked = if parallel {
+            self.w.open();
             self.parallel_reduce(f, &z, &accs, &kinds, &acc_val, &n, span, &step)?;
-            self.w.reopen("else");
+            let then = self.w.close();
+            let threads = self.call("ad_max_threads", &[], Scalar::I32, vec![]);
+            let cond = E::bin(
+                BinOp::And,
+                E::bin(BinOp::Ge, n.clone(), E::I64(self.cfg.parallel_min.into())),
+                E::bin(BinOp::Gt, threads, E::I32(1)),
+            );
+            self.w.open();
+            Some((cond, then))
+        } else {
+            None
+        };
+        self.fold_loop(
+            f,
+            &z,
+            (&accs, &kinds, &acc_val),
+            &n,
+            span,
+            &step,
+            (i, lines, flags),
+            op,
+            &src,
+        )?;
+        if let Some((cond, then)) = chunked {
+            let els = self.w.close();
+            self.w.push(Stmt::If { cond, then, els });
         }
-        let random = match &src {
+        Ok(acc_val)
+    }
+
+    /// The sequential loop of a scalar fold: plain, a vector reduction or
+    /// several lanes (note [reassociation]).
+    #[allow(clippy::too_many_arguments)]
+    fn fold_loop(
+        &mut self,
+        f: &Func,
+        z: &Val,
+        (accs, kinds, acc_val): (&[VarId], &[Kind], &Val),
+        n: &E,
+        span: Span,
+        step: &Step<'_>,
+        (i, lines, flags): (VarId, imp::Block, crate::lower::Flags),
+        op: Prim,
+        src: &Source,
+    ) -> Result<(), Error> {
+        let random = match src {
             Source::Array(a) => order(a) == Order::Any,
             Source::Count(_) => true,
         };
         let reassociate = op == Prim::Reduce && self.cfg.reassociate && random && !flags.sequential;
-        let simd = match (accs.as_slice(), simple_op(self.m, f)) {
-            ([acc], Some(sym)) if reassociate && !flags.fails && !flags.allocs => {
-                Some((acc.clone(), sym))
-            }
+        let simd = match (accs, simple_op(self.m, f)) {
+            ([acc], Some(sym)) if reassociate && !flags.fails && !flags.allocs => Some((*acc, sym)),
             _ => None,
         };
         if let Some((acc, sym)) = simd {
             // A vectorizable reduction (note [reassociation]).
-            self.w
-                .line(format!("AD_PRAGMA(omp simd reduction({sym}:{acc}))"));
-            self.write_loop(&i, &n, Dir::Up, lines, flags, false, None);
+            let pragma = Pragma::SimdReduction {
+                reductions: vec![imp::Reduction {
+                    op: sym.to_string(),
+                    acc,
+                }],
+            };
+            let body = self.body_block(lines, flags, None);
+            self.push_loop(i, Some(E::I64(0)), n, Dir::Up, 1, Some(pragma), body);
         } else if reassociate {
-            self.lanes_reduce(f, &z, &accs, &kinds, &acc_val, &n, span, &step)?;
+            self.lanes_reduce(f, z, accs, kinds, acc_val, n, span, step)?;
         } else {
-            self.write_loop(&i, &n, Dir::Up, lines, flags, false, None);
+            let body = self.body_block(lines, flags, None);
+            self.push_loop(i, Some(E::I64(0)), n, Dir::Up, 1, None, body);
         }
-        if parallel {
-            self.w.close();
-        }
-        Ok(acc_val)
+        Ok(())
     }
 
     /// `reduce` with [`LANES`] accumulators, each taking every `LANES`-th
@@ -134,37 +172,34 @@ impl Lowerer<'_> {
         &mut self,
         f: &Func,
         z: &Val,
-        accs: &[String],
+        accs: &[VarId],
         kinds: &[Kind],
         acc_val: &Val,
-        n: &str,
+        n: &E,
         span: Span,
         step: &Step<'_>,
     ) -> Result<(), Error> {
         let mut zs = Vec::new();
         scalars(z, &mut zs);
-        let mut lanes: Vec<(Vec<String>, Val)> = vec![(accs.to_vec(), acc_val.clone())];
+        let mut lanes: Vec<(Vec<VarId>, Val)> = vec![(accs.to_vec(), acc_val.clone())];
         for _ in 1..LANES {
             let (vars, val) = self.scalar_vars(z, kinds, &zs, "lane");
             lanes.push((vars, val));
         }
-        let i = self.fresh("i");
-        self.w.line(format!("int64_t {i} = 0;"));
+        let i = self.mut_var(Kind::Int, Some(E::I64(0)), "i");
         let (lines, flags) = self.capture(|cx| {
             for (l, (vars, val)) in lanes.iter().enumerate() {
-                let il = cx.let_var(Kind::Int, &format!("{i} + {l}"), "il");
-                step(cx, val, vars, &il)?;
+                let il = E::bin(BinOp::Add, E::Var(i), E::I64(l as i64));
+                let il = cx.let_var(Kind::Int, il, "il");
+                step(cx, val, vars, &E::Var(il))?;
             }
             Ok(())
         })?;
-        self.w
-            .open(format!("for (; {i} + {LANES} <= {n}; {i} += {LANES})"));
-        self.splice_body(lines, flags, None);
-        self.w.close();
-        let (lines, flags) = self.capture(|cx| step(cx, acc_val, accs, &i))?;
-        self.w.open(format!("for (; {i} < {n}; {i}++)"));
-        self.splice_body(lines, flags, None);
-        self.w.close();
+        let body = self.body_block(lines, flags, None);
+        self.push_loop(i, None, n, Dir::Up, LANES as u32, None, body);
+        let (lines, flags) = self.capture(|cx| step(cx, acc_val, accs, &E::Var(i)))?;
+        let body = self.body_block(lines, flags, None);
+        self.push_loop(i, None, n, Dir::Up, 1, None, body);
         for (_, val) in lanes.iter().skip(1) {
             let v = self.apply(f, vec![acc_val.clone(), val.clone()], span)?;
             self.update(accs, kinds, &v, span)?;
@@ -176,7 +211,7 @@ impl Lowerer<'_> {
     /// (through temporaries, so that `(a, b) -> (b, a)` is right).
     pub fn update(
         &mut self,
-        accs: &[String],
+        accs: &[VarId],
         kinds: &[Kind],
         v: &Val,
         span: Span,
@@ -189,13 +224,13 @@ impl Lowerer<'_> {
                 "a fold step of another type than its accumulator",
             ));
         }
-        let tmps: Vec<String> = vs
+        let tmps: Vec<VarId> = vs
             .iter()
             .zip(kinds)
-            .map(|(c, k)| self.let_var(*k, c, "next"))
+            .map(|(c, k)| self.let_var(*k, c.clone(), "next"))
             .collect();
         for (a, t) in accs.iter().zip(tmps) {
-            self.w.line(format!("{a} = {t};"));
+            self.set(*a, E::Var(t));
         }
         Ok(())
     }
@@ -207,60 +242,96 @@ impl Lowerer<'_> {
         &mut self,
         f: &Func,
         z: &Val,
-        accs: &[String],
+        accs: &[VarId],
         kinds: &[Kind],
         acc_val: &Val,
-        n: &str,
+        n: &E,
         span: Span,
         step: &Step<'_>,
     ) -> Result<(), Error> {
-        let nt = self.fresh("nt");
-        let used = self.fresh("used");
-        self.w.line(format!("const int {nt} = ad_max_threads();"));
-        self.w.line(format!("int {used} = 1;"));
-        let parts: Vec<String> = kinds
+        let int = imp::Ty::Scalar(Scalar::I32);
+        let threads = self.call("ad_max_threads", &[], Scalar::I32, vec![]);
+        let nt = E::Var(self.let_typed(int.clone(), threads, "nt"));
+        let used = self.new_var("used", int.clone(), true);
+        self.w.push(Stmt::Let {
+            var: used,
+            init: Some(E::I32(1)),
+        });
+        let count = E::Cast(Scalar::I64, Box::new(nt.clone()));
+        let parts: Vec<E> = kinds
             .iter()
-            .map(|k| self.alloc(*k, &nt.to_string(), span, Some(Prim::Reduce)))
+            .map(|k| self.alloc(*k, &count, span, Some(Prim::Reduce)))
             .collect();
-        self.w
-            .line(format!("AD_PRAGMA(omp parallel num_threads({nt}))"));
-        self.w.open("");
-        let (t, tn) = (self.fresh("t"), self.fresh("tn"));
-        self.w.line(format!(
-            "const int {t} = ad_thread_num(), {tn} = ad_num_threads();"
-        ));
-        self.w.line(format!("if ({t} == 0) {used} = {tn};"));
-        let (lo, hi) = (self.fresh("lo"), self.fresh("hi"));
-        self.w.line(format!(
-            "const int64_t {lo} = ad_split({n}, {t}, {tn}), {hi} = ad_split({n}, {t} + 1, {tn});"
-        ));
+        self.w.open();
+        let me = self.call("ad_thread_num", &[], Scalar::I32, vec![]);
+        let t = E::Var(self.let_typed(int.clone(), me, "t"));
+        let all = self.call("ad_num_threads", &[], Scalar::I32, vec![]);
+        let tn = E::Var(self.let_typed(int.clone(), all, "tn"));
+        self.w.push(Stmt::If {
+            cond: E::bin(BinOp::Eq, t.clone(), E::I32(0)),
+            then: vec![Stmt::Set {
+                place: imp::Place::Var(used),
+                value: tn.clone(),
+            }],
+            els: vec![],
+        });
+        // `ad_split(n, t, tn)`: where thread `t`'s share of `0..n` starts.
+        let split = [Scalar::I64, Scalar::I64, Scalar::I64];
+        let wide = |e: E| E::Cast(Scalar::I64, Box::new(e));
+        let lo = self.call(
+            "ad_split",
+            &split,
+            Scalar::I64,
+            vec![n.clone(), wide(t.clone()), wide(tn.clone())],
+        );
+        let lo = E::Var(self.let_var(Kind::Int, lo, "lo"));
+        let next = E::bin(BinOp::Add, t.clone(), E::I32(1));
+        let hi = self.call(
+            "ad_split",
+            &split,
+            Scalar::I64,
+            vec![n.clone(), wide(next), wide(tn)],
+        );
+        let hi = E::Var(self.let_var(Kind::Int, hi, "hi"));
         let mut zs = Vec::new();
         scalars(z, &mut zs);
         let (locals, local_val) = self.scalar_vars(z, kinds, &zs, "part");
-        let i = self.fresh("i");
-        self.w
-            .open(format!("for (int64_t {i} = {lo}; {i} < {hi}; {i}++)"));
+        let i = self.index_var();
+        self.w.open();
         self.loop_depth += 1;
-        step(self, &local_val, &locals, &i)?;
+        let r = step(self, &local_val, &locals, &E::Var(i));
         self.loop_depth -= 1;
-        self.w.close();
+        let body = self.w.close();
+        r?;
+        self.push_loop(i, Some(lo), &hi, Dir::Up, 1, None, body);
         for (p, l) in parts.iter().zip(&locals) {
-            self.w.line(format!("{p}[{t}] = {l};"));
+            self.store_at(p, &t, E::Var(*l));
         }
-        self.w.close();
+        let body = self.w.close();
+        self.w.push(Stmt::Parallel { threads: nt, body });
         // Combine the partial results in thread order.
-        let t = self.fresh("t");
-        self.w
-            .open(format!("for (int {t} = 0; {t} < {used}; {t}++)"));
+        let t = self.new_var("t", int, false);
+        self.w.open();
         let part_vals: Vec<Val> = parts
             .iter()
             .zip(kinds)
-            .map(|(p, k)| self.let_scalar(*k, &format!("{p}[{t}]"), "part"))
+            .map(|(p, k)| self.let_scalar(*k, E::load(p.clone(), E::Var(t)), "part"))
             .collect();
         let part_val = rebuild(z, &mut part_vals.into_iter());
-        let v = self.apply(f, vec![acc_val.clone(), part_val], span)?;
-        self.update(accs, kinds, &v, span)?;
-        self.w.close();
+        let r = self
+            .apply(f, vec![acc_val.clone(), part_val], span)
+            .and_then(|v| self.update(accs, kinds, &v, span));
+        let body = self.w.close();
+        r?;
+        self.w.push(Stmt::For(Box::new(imp::For {
+            index: t,
+            lo: Some(E::I32(0)),
+            hi: E::Var(used),
+            dir: imp::Dir::Up,
+            step: 1,
+            pragma: None,
+            body,
+        })));
         Ok(())
     }
 
@@ -274,52 +345,53 @@ impl Lowerer<'_> {
         z: Val,
         src: Source,
         ty: &Ty,
-        n: &str,
+        n: &E,
         span: Span,
     ) -> Result<Val, Error> {
         let z = self.materialize_val(z)?;
         let mut dims = Vec::new();
         dims_of(&z, &mut dims);
-        let dims: Vec<String> = dims
+        let dims: Vec<E> = dims
             .into_iter()
-            .map(|d| self.let_var(Kind::Int, &d, "dim"))
+            .map(|d| E::Var(self.let_var(Kind::Int, d, "dim")))
             .collect();
-        let cur = self.alloc_leaves_dims(ty, "1", &mut dims.iter(), span, Some(op))?;
+        let (one, zero) = (E::I64(1), E::I64(0));
+        let cur = self.alloc_leaves_dims(ty, &one, &mut dims.iter(), span, Some(op))?;
         if crate::inplace::aligned(self.m, f) {
             // Each step writes its result over the accumulator, element
             // by element (`inplace.rs`): one set of buffers, no copy.
-            self.store(&z, &cur, "0")?;
+            self.store(&z, &cur, &zero)?;
             if let Source::Array(a) = &src {
                 self.open_streams(a);
             }
             self.for_loop(n, Dir::Up, false, None, |cx, i| {
-                let acc = cx.element(&cur, "0", true);
+                let acc = cx.element(&cur, &zero, true);
                 let x = match &src {
                     Source::Array(a) => cx.elem(a, i)?,
-                    Source::Count(_) => Val::Scalar(Kind::Int, i.to_string()),
+                    Source::Count(_) => Val::Scalar(Kind::Int, i.clone()),
                 };
                 let v = cx.apply(f, vec![acc, x], span)?;
-                cx.store(&v, &cur, "0")
+                cx.store(&v, &cur, &zero)
             })?;
-            return Ok(self.element(&cur, "0", true));
+            return Ok(self.element(&cur, &zero, true));
         }
-        let next = self.alloc_leaves_dims(ty, "1", &mut dims.iter(), span, Some(op))?;
-        self.store(&z, &cur, "0")?;
+        let next = self.alloc_leaves_dims(ty, &one, &mut dims.iter(), span, Some(op))?;
+        self.store(&z, &cur, &zero)?;
         // The pointers are swapped, so they must be variables.
         let (cur, next) = (self.pointer_vars(&cur), self.pointer_vars(&next));
         if let Source::Array(a) = &src {
             self.open_streams(a);
         }
         self.for_loop(n, Dir::Up, false, None, |cx, i| {
-            let acc = cx.element(&cur, "0", true);
+            let acc = cx.element(&cur, &zero, true);
             let x = match &src {
                 Source::Array(a) => cx.elem(a, i)?,
-                Source::Count(_) => Val::Scalar(Kind::Int, i.to_string()),
+                Source::Count(_) => Val::Scalar(Kind::Int, i.clone()),
             };
             let v = cx.apply(f, vec![acc, x], span)?;
             cx.step_buffers(v, &dims, &cur, &next, op, span)
         })?;
-        Ok(self.element(&cur, "0", true))
+        Ok(self.element(&cur, &zero, true))
     }
 
     /// One step of a loop whose state holds arrays (a fold's accumulator,
@@ -329,7 +401,7 @@ impl Lowerer<'_> {
     pub(crate) fn step_buffers(
         &mut self,
         v: Val,
-        dims: &[String],
+        dims: &[E],
         cur: &Leaves,
         next: &Leaves,
         op: Prim,
@@ -339,16 +411,17 @@ impl Lowerer<'_> {
         let mut have = Vec::new();
         dims_of(&v, &mut have);
         self.check_dims(dims, &have, span, SiteKind::AccumulatorSize(op));
-        self.store(&v, next, "0")?;
+        self.store(&v, next, &E::I64(0))?;
         let (mut pc, mut pn) = (Vec::new(), Vec::new());
         cur.ptrs(&mut pc);
         next.ptrs(&mut pn);
         for ((k, c), (_, nx)) in pc.iter().zip(&pn) {
-            let t = self.fresh("swap");
-            self.w.line(format!(
-                "{} *{t} = {c}; {c} = {nx}; {nx} = {t};",
-                k.c_type()
-            ));
+            let (E::Var(c), E::Var(nx)) = (c, nx) else {
+                return Err(Error::core(span, "swapped buffers that are not variables"));
+            };
+            let t = self.let_typed(crate::lower::mem(*k, true), E::Var(*c), "swap");
+            self.set(*c, E::Var(*nx));
+            self.set(*nx, E::Var(t));
         }
         Ok(())
     }
@@ -357,11 +430,14 @@ impl Lowerer<'_> {
     pub(crate) fn pointer_vars(&mut self, leaves: &Leaves) -> Leaves {
         match leaves {
             Leaves::Scalar { kind, ptr } => {
-                let p = self.fresh("cur");
-                self.w.line(format!("{} *{p} = {ptr};", kind.c_type()));
+                let p = self.new_var("cur", crate::lower::mem(*kind, true), true);
+                self.w.push(Stmt::Let {
+                    var: p,
+                    init: Some(ptr.clone()),
+                });
                 Leaves::Scalar {
                     kind: *kind,
-                    ptr: p,
+                    ptr: E::Var(p),
                 }
             }
             Leaves::Tuple(items) => {
@@ -394,10 +470,10 @@ impl Lowerer<'_> {
         )?;
         // A source that is itself a stream is read by the loops below.
         self.open_streams(&a);
-        let n = a.len().to_string();
+        let n = a.len().clone();
         let len = self.len_plus_one(&n);
         let first = if op == Prim::Scanl {
-            "0".to_string()
+            E::I64(0)
         } else {
             n.clone()
         };
@@ -423,9 +499,9 @@ impl Lowerer<'_> {
                 let v = cx.apply(f, args, span)?;
                 cx.update(&accs, &kinds, &v, span)?;
                 let at = if op == Prim::Scanl {
-                    format!("{i} + 1")
+                    E::bin(BinOp::Add, i.clone(), E::I64(1))
                 } else {
-                    i.to_string()
+                    i.clone()
                 };
                 cx.store(&acc_val, &out, &at)
             })?;
@@ -451,10 +527,11 @@ impl Lowerer<'_> {
             Dir::Down
         };
         self.for_loop(&n, dir, false, None, |cx, i| {
+            let next = E::bin(BinOp::Add, i.clone(), E::I64(1));
             let (prev, at) = if op == Prim::Scanl {
-                (i.to_string(), format!("{i} + 1"))
+                (i.clone(), next)
             } else {
-                (format!("{i} + 1"), i.to_string())
+                (next, i.clone())
             };
             let acc = cx.element(&out, &prev, true);
             let x = cx.elem(&a, i)?;

@@ -9,14 +9,15 @@
 use syntax::{Prim, Span, Ty, hist};
 
 use crate::error::Error;
+use crate::imp::{BinOp, Block, Expr as E, Scalar, Stmt};
 use crate::layout::Kind;
 use crate::lower::{Lowerer, SiteKind};
 use crate::val::{Arr, Leaves, Manifest, Val};
 
 /// A materialized array of scalars: its length, kind and pointer.
 struct Buf {
-    len: String,
-    ptr: String,
+    len: E,
+    ptr: E,
 }
 
 impl Lowerer<'_> {
@@ -65,48 +66,56 @@ impl Lowerer<'_> {
             _ => m.clone(),
         };
         let out = self.alloc(kind, &out_len, span, Some(op));
-        let (dp, n) = (d.ptr.clone(), is.map(|b| b.len.clone()).unwrap_or_default());
-        let isp = is.map(|b| b.ptr.clone()).unwrap_or_default();
-        let vp = bufs.get(2).map(|b| b.ptr.clone()).unwrap_or_default();
+        let (dp, n) = (
+            d.ptr.clone(),
+            is.map(|b| b.len.clone()).unwrap_or(E::I64(0)),
+        );
+        let isp = is.map(|b| b.ptr.clone()).unwrap_or(E::I64(0));
+        let vp = bufs.get(2).map(|b| b.ptr.clone()).unwrap_or(E::I64(0));
+        let (ld, bin) = (E::load, E::bin);
         // `for b: out[b] = init(b)`, then for each in-range element j of bin b: `step(j, b)`.
-        let fill = |cx: &mut Self, init: &dyn Fn(&str) -> String| {
+        let fill = |cx: &mut Self, init: &dyn Fn(&E) -> E| {
             cx.for_loop(&m, crate::arrays::Dir::Up, false, None, |cx, b| {
-                cx.w.line(format!("{out}[{b}] = {};", init(b)));
+                cx.store_at(&out, b, init(b));
                 Ok(())
             })
         };
-        let each =
-            |cx: &mut Self, step: &mut dyn FnMut(&mut Self, &str, &str) -> Result<(), Error>| {
-                cx.for_loop(&n, crate::arrays::Dir::Up, false, None, |cx, j| {
-                    let b = cx.fresh("b");
-                    cx.w.line(format!("const int64_t {b} = {isp}[{j}];"));
-                    cx.w.open(format!("if ({b} >= 0 && {b} < {m})"));
-                    step(cx, j, &b)?;
-                    cx.w.close();
-                    Ok(())
-                })
-            };
+        let each = |cx: &mut Self, step: &mut dyn FnMut(&mut Self, &E, &E) -> Result<(), Error>| {
+            cx.for_loop(&n, crate::arrays::Dir::Up, false, None, |cx, j| {
+                let b = E::Var(cx.let_var(Kind::Int, ld(isp.clone(), j.clone()), "b"));
+                cx.w.open();
+                let r = step(cx, j, &b);
+                let then = cx.w.close();
+                r?;
+                cx.w.push(Stmt::If {
+                    cond: in_range(&b, &m),
+                    then,
+                    els: Vec::new(),
+                });
+                Ok(())
+            })
+        };
         match op {
             Prim::HistAdd | Prim::HistMul | Prim::HistMin | Prim::HistMax => {
                 let scalar = hist::operator(op).unwrap_or(op);
-                fill(self, &|b| format!("{dp}[{b}]"))?;
+                fill(self, &|b| ld(dp.clone(), b.clone()))?;
                 each(self, &mut |cx, j, b| {
                     let args = [
-                        Val::Scalar(kind, format!("{out}[{b}]")),
-                        Val::Scalar(kind, format!("{vp}[{j}]")),
+                        Val::Scalar(kind, ld(out.clone(), b.clone())),
+                        Val::Scalar(kind, ld(vp.clone(), j.clone())),
                     ];
                     let r = cx.scalar_prim(scalar, &args, span)?;
                     let Some((_, code)) = r.scalar() else {
                         return Err(Error::core(span, "a histogram operator that is not scalar"));
                     };
-                    cx.w.line(format!("{out}[{b}] = {code};"));
+                    cx.store_at(&out, b, code.clone());
                     Ok(())
                 })?;
             }
             Prim::WinnerScatter => {
-                fill(self, &|_| "-1".to_string())?;
+                fill(self, &|_| E::I64(-1))?;
                 each(self, &mut |cx, j, b| {
-                    cx.w.line(format!("{out}[{b}] = {j};"));
+                    cx.store_at(&out, b, j.clone());
                     Ok(())
                 })?;
             }
@@ -114,53 +123,68 @@ impl Lowerer<'_> {
                 // The running extremum beside the winners (`hist::winner_select`).
                 let cur = self.alloc(Kind::Real, &m, span, Some(op));
                 let (cmp, f) = if op == Prim::WinnerMax {
-                    (">", "fmax")
+                    (BinOp::Gt, "fmax")
                 } else {
-                    ("<", "fmin")
+                    (BinOp::Lt, "fmin")
                 };
                 self.for_loop(&m, crate::arrays::Dir::Up, false, None, |cx, b| {
-                    cx.w.line(format!("{cur}[{b}] = {dp}[{b}];"));
-                    cx.w.line(format!("{out}[{b}] = -1;"));
+                    cx.store_at(&cur, b, ld(dp.clone(), b.clone()));
+                    cx.store_at(&out, b, E::I64(-1));
                     Ok(())
                 })?;
                 each(self, &mut |cx, j, b| {
-                    // Blocks, not `if (c) x = y;` on one line: the loop
-                    // fusion reads a line's first name as what it writes.
-                    cx.w.open(format!("if (!({cur}[{b}] {cmp} {vp}[{j}]))"));
-                    cx.w.line(format!("{out}[{b}] = {j};"));
-                    cx.w.close();
-                    cx.w.line(format!("{cur}[{b}] = {f}({cur}[{b}], {vp}[{j}]);"));
+                    let (c, v) = (ld(cur.clone(), b.clone()), ld(vp.clone(), j.clone()));
+                    cx.w.push(Stmt::If {
+                        cond: not(bin(cmp, c.clone(), v.clone())),
+                        then: vec![set_elem(&out, b, j.clone())],
+                        els: Vec::new(),
+                    });
+                    let best = cx.math(f, vec![c, v]);
+                    cx.store_at(&cur, b, best);
                     Ok(())
                 })?;
             }
             Prim::Gather | Prim::GatherWon => {
-                let wp = bufs.get(2).map(|b| b.ptr.clone()).unwrap_or_default();
-                let won = |j: &str, b: &str| {
-                    if op == Prim::GatherWon {
-                        format!(" && {wp}[{b}] == {j}")
-                    } else {
-                        String::new()
-                    }
-                };
+                let wp = bufs.get(2).map(|b| b.ptr.clone()).unwrap_or(E::I64(0));
                 let ip = bufs[1].ptr.clone();
                 self.for_loop(&out_len, crate::arrays::Dir::Up, false, None, |cx, j| {
-                    let b = cx.fresh("b");
-                    cx.w.line(format!("const int64_t {b} = {ip}[{j}];"));
-                    cx.w.line(format!(
-                        "{out}[{j}] = ({b} >= 0 && {b} < {m}{}) ? {dp}[{b}] : 0.0;",
-                        won(j, &b)
-                    ));
+                    let b = E::Var(cx.let_var(Kind::Int, ld(ip.clone(), j.clone()), "b"));
+                    let mut ok = in_range(&b, &m);
+                    if op == Prim::GatherWon {
+                        ok = bin(
+                            BinOp::And,
+                            ok,
+                            bin(BinOp::Eq, ld(wp.clone(), b.clone()), j.clone()),
+                        );
+                    }
+                    let v = E::Select(
+                        Box::new(ok),
+                        Box::new(ld(dp.clone(), b)),
+                        Box::new(E::F64(0.0)),
+                    );
+                    cx.store_at(&out, j, v);
                     Ok(())
                 })?;
             }
             Prim::PickDest => {
                 let wp = bufs[1].ptr.clone();
-                fill(self, &|b| format!("{wp}[{b}] == -1 ? {dp}[{b}] : 0.0"))?;
+                fill(self, &|b| {
+                    E::Select(
+                        Box::new(bin(BinOp::Eq, ld(wp.clone(), b.clone()), E::I64(-1))),
+                        Box::new(ld(dp.clone(), b.clone())),
+                        Box::new(E::F64(0.0)),
+                    )
+                })?;
             }
             Prim::DHistMulDest => {
-                fill(self, &|_| "1.0".to_string())?;
+                fill(self, &|_| E::F64(1.0))?;
                 each(self, &mut |cx, j, b| {
-                    cx.w.line(format!("{out}[{b}] = {out}[{b}] * {vp}[{j}];"));
+                    let v = bin(
+                        BinOp::Mul,
+                        ld(out.clone(), b.clone()),
+                        ld(vp.clone(), j.clone()),
+                    );
+                    cx.store_at(&out, b, v);
                     Ok(())
                 })?;
             }
@@ -170,31 +194,47 @@ impl Lowerer<'_> {
                 let zeros = self.alloc(Kind::Int, &m, span, Some(op));
                 let nonzero = self.alloc(Kind::Real, &m, span, Some(op));
                 self.for_loop(&m, crate::arrays::Dir::Up, false, None, |cx, b| {
-                    cx.w.line(format!("{zeros}[{b}] = {dp}[{b}] == 0.0;"));
-                    cx.w.line(format!(
-                        "{nonzero}[{b}] = {dp}[{b}] == 0.0 ? 1.0 : {dp}[{b}];"
-                    ));
+                    let x = ld(dp.clone(), b.clone());
+                    let zero = bin(BinOp::Eq, x.clone(), E::F64(0.0));
+                    cx.store_at(&zeros, b, E::Cast(Scalar::I64, Box::new(zero.clone())));
+                    let v = E::Select(Box::new(zero), Box::new(E::F64(1.0)), Box::new(x));
+                    cx.store_at(&nonzero, b, v);
                     Ok(())
                 })?;
                 each(self, &mut |cx, j, b| {
-                    cx.w.open(format!("if ({vp}[{j}] == 0.0)"));
-                    cx.w.line(format!("{zeros}[{b}] = {zeros}[{b}] + 1;"));
-                    cx.w.reopen("else");
-                    cx.w.line(format!("{nonzero}[{b}] = {nonzero}[{b}] * {vp}[{j}];"));
-                    cx.w.close();
+                    let v = ld(vp.clone(), j.clone());
+                    let (z, nz) = (ld(zeros.clone(), b.clone()), ld(nonzero.clone(), b.clone()));
+                    cx.w.push(Stmt::If {
+                        cond: bin(BinOp::Eq, v.clone(), E::F64(0.0)),
+                        then: vec![set_elem(&zeros, b, bin(BinOp::Add, z, E::I64(1)))],
+                        els: vec![set_elem(&nonzero, b, bin(BinOp::Mul, nz, v))],
+                    });
                     Ok(())
                 })?;
                 self.for_loop(&n, crate::arrays::Dir::Up, false, None, |cx, j| {
-                    let b = cx.fresh("b");
-                    cx.w.line(format!("const int64_t {b} = {isp}[{j}];"));
-                    cx.w.line(format!("{out}[{j}] = 0.0;"));
-                    cx.w.open(format!("if ({b} >= 0 && {b} < {m})"));
-                    cx.w.open(format!("if ({zeros}[{b}] == 0)"));
-                    cx.w.line(format!("{out}[{j}] = {nonzero}[{b}] / {vp}[{j}];"));
-                    cx.w.reopen(&format!("else if ({zeros}[{b}] == 1 && {vp}[{j}] == 0.0)"));
-                    cx.w.line(format!("{out}[{j}] = {nonzero}[{b}];"));
-                    cx.w.close();
-                    cx.w.close();
+                    let b = E::Var(cx.let_var(Kind::Int, ld(isp.clone(), j.clone()), "b"));
+                    cx.store_at(&out, j, E::F64(0.0));
+                    let v = ld(vp.clone(), j.clone());
+                    let (z, nz) = (ld(zeros.clone(), b.clone()), ld(nonzero.clone(), b.clone()));
+                    let one_zero: Block = vec![Stmt::If {
+                        cond: bin(
+                            BinOp::And,
+                            bin(BinOp::Eq, z.clone(), E::I64(1)),
+                            bin(BinOp::Eq, v.clone(), E::F64(0.0)),
+                        ),
+                        then: vec![set_elem(&out, j, nz.clone())],
+                        els: Vec::new(),
+                    }];
+                    let per_bin = vec![Stmt::If {
+                        cond: bin(BinOp::Eq, z, E::I64(0)),
+                        then: vec![set_elem(&out, j, bin(BinOp::Div, nz, v))],
+                        els: one_zero,
+                    }];
+                    cx.w.push(Stmt::If {
+                        cond: in_range(&b, &m),
+                        then: per_bin,
+                        els: Vec::new(),
+                    });
                     Ok(())
                 })?;
             }
@@ -237,19 +277,23 @@ impl Lowerer<'_> {
         let m = d.len.clone();
         self.for_loop(&m, crate::arrays::Dir::Up, false, None, |cx, b| {
             for (o, x) in ol.iter().zip(&dl) {
-                cx.w.line(format!("{o}[{b}] = {x}[{b}];"));
+                cx.store_at(o, b, E::load(x.clone(), b.clone()));
             }
             Ok(())
         })?;
         let isp = is.ptr.clone();
         self.for_loop(&is.len, crate::arrays::Dir::Up, false, None, |cx, j| {
-            let b = cx.fresh("b");
-            cx.w.line(format!("const int64_t {b} = {isp}[{j}];"));
-            cx.w.open(format!("if ({b} >= 0 && {b} < {m})"));
-            for (o, x) in ol.iter().zip(&vl) {
-                cx.w.line(format!("{o}[{b}] = {x}[{j}];"));
-            }
-            cx.w.close();
+            let b = E::Var(cx.let_var(Kind::Int, E::load(isp.clone(), j.clone()), "b"));
+            let then = ol
+                .iter()
+                .zip(&vl)
+                .map(|(o, x)| set_elem(o, &b, E::load(x.clone(), j.clone())))
+                .collect();
+            cx.w.push(Stmt::If {
+                cond: in_range(&b, &m),
+                then,
+                els: Vec::new(),
+            });
             Ok(())
         })?;
         Ok(Val::Array(Arr::Manifest(Manifest {
@@ -261,13 +305,13 @@ impl Lowerer<'_> {
 
     /// The run-time check that two lengths agree, the evaluator's
     /// `SizeMismatch` otherwise.
-    fn same_len(&mut self, op: Prim, a: &str, b: &str, span: Span) {
+    fn same_len(&mut self, op: Prim, a: &E, b: &E, span: Span) {
         self.fail_if(
-            &format!("{a} != {b}"),
+            E::bin(BinOp::Ne, a.clone(), b.clone()),
             span,
             SiteKind::SizeMismatch(op),
-            a,
-            b,
+            a.clone(),
+            b.clone(),
         );
     }
 
@@ -287,9 +331,34 @@ impl Lowerer<'_> {
     }
 }
 
+/// `0 <= b && b < m`: bin `b` is one of the `m` bins.
+fn in_range(b: &E, m: &E) -> E {
+    E::bin(
+        BinOp::And,
+        E::bin(BinOp::Ge, b.clone(), E::I64(0)),
+        E::bin(BinOp::Lt, b.clone(), m.clone()),
+    )
+}
+
+/// `!c`.
+fn not(c: E) -> E {
+    E::Unary(crate::imp::UnOp::Not, Box::new(c))
+}
+
+/// `mem[i] := v` as a statement.
+fn set_elem(mem: &E, i: &E, value: E) -> Stmt {
+    Stmt::Set {
+        place: crate::imp::Place::Elem {
+            mem: mem.clone(),
+            index: i.clone(),
+        },
+        value,
+    }
+}
+
 /// The pointers of leaves made of scalars and tuples, in order; false when
 /// an element is an array.
-fn scalar_leaves(l: &Leaves, out: &mut Vec<String>) -> bool {
+fn scalar_leaves(l: &Leaves, out: &mut Vec<E>) -> bool {
     match l {
         Leaves::Scalar { ptr, .. } => {
             out.push(ptr.clone());

@@ -1,12 +1,13 @@
-//! Expressions to C statements: the context, scalars, `let`, tuples,
-//! conditionals, lambdas and their inlining, indexing.
+//! Expressions to loop-IR statements (`imp`): the context, scalars, `let`,
+//! tuples, conditionals, lambdas and their inlining, indexing.
 //!
 //! Each expression is compiled to a [`Val`] (see `val.rs`) while the
-//! statements that compute it are appended to the current [`Writer`]. Every
-//! scalar that is not a literal gets its own `const` variable, so C
-//! expressions never grow and every name is assigned once (the SSA form the
-//! optimizer produces carries over to C, where gcc does the rest). Names in
-//! C are fresh (`t12_acc`), never the source's, because one lambda may be
+//! statements that compute it are appended to the current block of the
+//! function being built ([`FuncBuilder`]). Every scalar that is not a
+//! literal gets its own constant, so expressions never grow and every
+//! variable is assigned once (the SSA form the optimizer produces carries
+//! over to the IR and to C, where gcc does the rest). Variable names are
+//! fresh (`t12_acc`), never the source's, because one lambda may be
 //! inlined at several places.
 //!
 //! The builtins on arrays, loops and materialization are in `arrays.rs`, the
@@ -18,10 +19,12 @@ use syntax::{Def, Expr, ExprId, Module, Name, Pat, Prim, Span, Ty, stack};
 
 use crate::Config;
 use crate::error::Error;
+use crate::imp::{
+    self, BinOp, CheckedOp, Expr as E, FuncBuilder, Place, Scalar, Stmt, UnOp, VarId,
+};
 use crate::layout::Kind;
 use crate::uses::Uses;
 use crate::val::{Arr, Env, Func, Leaves, Manifest, Val};
-use crate::writer::Writer;
 
 /// A place in the generated code that can stop the call with an error.
 #[derive(Debug, Clone, PartialEq)]
@@ -79,7 +82,9 @@ pub(crate) struct Flags {
 pub(crate) struct Lowerer<'a> {
     pub m: &'a Module,
     pub cfg: &'a Config,
-    pub w: Writer,
+    pub w: FuncBuilder,
+    /// The program's table of called functions (shared by all definitions).
+    pub prog: &'a mut imp::Program,
     pub uses: Uses,
     pub sites: &'a mut Vec<Site>,
     /// One frame per loop body (or captured block) being written.
@@ -88,21 +93,28 @@ pub(crate) struct Lowerer<'a> {
     pub loop_depth: usize,
     /// Length variables known to be another length plus a constant
     /// (`n + 1` of a scan), for shifts to undo exactly.
-    pub lens: std::collections::HashMap<String, (String, i64)>,
+    pub lens: std::collections::HashMap<VarId, (E, i64)>,
     /// The last element of each `scanl` written out with scalar
     /// accumulators, which its loop leaves in the accumulator variables:
-    /// the first buffer pointer to the array's length, the element's index
-    /// and the accumulator (`streams.rs`, [`Lowerer::last_element`]).
-    pub lasts: std::collections::HashMap<String, (String, String, Val)>,
+    /// the first buffer to the array's length, the element's index and
+    /// the accumulator (`streams.rs`, [`Lowerer::last_element`]).
+    pub lasts: std::collections::HashMap<VarId, (E, E, Val)>,
     fresh: usize,
 }
 
 impl<'a> Lowerer<'a> {
-    pub fn new(m: &'a Module, def: &Def, cfg: &'a Config, sites: &'a mut Vec<Site>) -> Lowerer<'a> {
+    pub fn new(
+        m: &'a Module,
+        def: &Def,
+        cfg: &'a Config,
+        prog: &'a mut imp::Program,
+        sites: &'a mut Vec<Site>,
+    ) -> Lowerer<'a> {
         Lowerer {
             m,
             cfg,
-            w: Writer::default(),
+            w: FuncBuilder::new(),
+            prog,
             uses: Uses::of(m, def),
             sites,
             frames: Vec::new(),
@@ -113,7 +125,7 @@ impl<'a> Lowerer<'a> {
         }
     }
 
-    /// A fresh C name.
+    /// A fresh variable name.
     pub fn fresh(&mut self, hint: &str) -> String {
         self.fresh += 1;
         let hint = crate::writer::c_ident(hint);
@@ -142,53 +154,139 @@ impl<'a> Lowerer<'a> {
         self.sites.len()
     }
 
-    /// Writes `if (cond) return ad_fail(...)`.
-    pub fn fail_if(&mut self, cond: &str, span: Span, kind: SiteKind, a: &str, b: &str) {
-        let k = self.site(span, kind);
-        self.w
-            .line(format!("if ({cond}) return ad_fail(ctx, {k}, {a}, {b});"));
+    /// A fresh variable of type `ty` (declared by the statement that
+    /// introduces it).
+    pub fn new_var(&mut self, hint: &str, ty: imp::Ty, mutable: bool) -> VarId {
+        let name = self.fresh(hint);
+        self.w.var(name, ty, mutable)
+    }
+
+    /// Records in every enclosing frame that the code can fail.
+    fn note_fails(&mut self) {
         for f in &mut self.frames {
             f.fails = true;
         }
     }
 
+    /// Stops the call at a new failure site when `cond` holds.
+    pub fn fail_if(&mut self, cond: E, span: Span, kind: SiteKind, a: E, b: E) {
+        let site = self.site(span, kind) as u32;
+        self.w.push(Stmt::Fail { cond, site, a, b });
+        self.note_fails();
+    }
+
+    /// `a op b` on `Int`, failing with an overflow at `span`.
+    pub fn checked(&mut self, op: CheckedOp, a: E, b: E, span: Span, prim: Prim, hint: &str) -> E {
+        let var = self.new_var(hint, imp::Ty::Scalar(Scalar::I64), false);
+        let site = self.site(span, SiteKind::Overflow(prim)) as u32;
+        self.w.push(Stmt::Checked {
+            var,
+            op,
+            a,
+            b,
+            site,
+        });
+        self.note_fails();
+        E::Var(var)
+    }
+
+    /// A call of the C function `name` taking and returning scalars.
+    pub fn call(&mut self, name: &str, params: &[Scalar], ret: Scalar, args: Vec<E>) -> E {
+        E::Call(self.prog.extern_id(name, params, ret), args)
+    }
+
+    /// A call of a real function of reals (`sin`, `pow`, `ad_lgamma`).
+    pub fn math(&mut self, name: &str, args: Vec<E>) -> E {
+        let params = vec![Scalar::F64; args.len()];
+        self.call(name, &params, Scalar::F64, args)
+    }
+
+    /// `ad_mulc(a, b)`: a product of sizes, saturated so that the
+    /// allocation refuses it.
+    pub fn mulc(&mut self, a: E, b: E) -> E {
+        self.call(
+            "ad_mulc",
+            &[Scalar::I64, Scalar::I64],
+            Scalar::I64,
+            vec![a, b],
+        )
+    }
+
     /// Declares a fresh buffer of `count` scalars from the arena.
-    pub fn alloc(&mut self, kind: Kind, count: &str, span: Span, op: Option<Prim>) -> String {
-        let p = self.fresh("buf");
-        let t = kind.c_type();
-        self.w.line(format!(
-            "{t} *{p} = ({t} *)ad_alloc(ctx, {count}, sizeof({t}));"
-        ));
-        self.check_alloc(&p, count, span, op);
-        p
+    pub fn alloc(&mut self, kind: Kind, count: &E, span: Span, op: Option<Prim>) -> E {
+        let var = self.new_var("buf", mem(kind, true), false);
+        self.w.push(Stmt::Alloc {
+            var,
+            count: count.clone(),
+            when: None,
+        });
+        self.check_alloc(&E::Var(var), count, span, op);
+        E::Var(var)
     }
 
     /// Assigns a fresh buffer to the declared pointer variable `p`.
-    pub fn alloc_into(&mut self, p: &str, kind: Kind, count: &str, span: Span, op: Option<Prim>) {
-        let t = kind.c_type();
-        self.w
-            .line(format!("{p} = ({t} *)ad_alloc(ctx, {count}, sizeof({t}));"));
-        self.check_alloc(p, count, span, op);
+    pub fn alloc_into(&mut self, p: VarId, kind: Kind, count: &E, span: Span, op: Option<Prim>) {
+        let b = self.alloc(kind, count, span, op);
+        self.set(p, b);
     }
 
-    fn check_alloc(&mut self, p: &str, count: &str, span: Span, op: Option<Prim>) {
+    fn check_alloc(&mut self, p: &E, count: &E, span: Span, op: Option<Prim>) {
         for f in &mut self.frames {
             f.allocs = true;
         }
-        self.fail_if(&format!("!{p}"), span, SiteKind::Alloc(op), count, "0");
+        self.fail_if(
+            E::IsNull(Box::new(p.clone())),
+            span,
+            SiteKind::Alloc(op),
+            count.clone(),
+            E::I64(0),
+        );
     }
 
-    /// Binds a scalar C expression to a fresh `const` variable.
-    pub fn let_scalar(&mut self, kind: Kind, code: &str, hint: &str) -> Val {
-        Val::Scalar(kind, self.let_var(kind, code, hint))
+    /// `v := e` for a mutable variable.
+    pub fn set(&mut self, v: VarId, e: E) {
+        self.w.push(Stmt::Set {
+            place: Place::Var(v),
+            value: e,
+        });
     }
 
-    /// Binds a scalar C expression to a fresh `const` variable, returning its name.
-    pub fn let_var(&mut self, kind: Kind, code: &str, hint: &str) -> String {
-        let t = self.fresh(hint);
-        self.w
-            .line(format!("const {} {t} = {code};", kind.c_type()));
-        t
+    /// `mem[index] := value`.
+    pub fn store_at(&mut self, mem: &E, index: &E, value: E) {
+        self.w.push(Stmt::Set {
+            place: Place::Elem {
+                mem: mem.clone(),
+                index: index.clone(),
+            },
+            value,
+        });
+    }
+
+    /// A fresh mutable scalar variable with an optional first value.
+    pub fn mut_var(&mut self, kind: Kind, init: Option<E>, hint: &str) -> VarId {
+        let var = self.new_var(hint, imp::Ty::Scalar(kind.scalar()), true);
+        self.w.push(Stmt::Let { var, init });
+        var
+    }
+
+    /// Binds a scalar expression to a fresh constant.
+    pub fn let_scalar(&mut self, kind: Kind, code: E, hint: &str) -> Val {
+        Val::Scalar(kind, E::Var(self.let_var(kind, code, hint)))
+    }
+
+    /// Binds a scalar expression to a fresh constant, returning it.
+    pub fn let_var(&mut self, kind: Kind, code: E, hint: &str) -> VarId {
+        self.let_typed(imp::Ty::Scalar(kind.scalar()), code, hint)
+    }
+
+    /// Binds an expression of type `ty` to a fresh constant.
+    pub fn let_typed(&mut self, ty: imp::Ty, code: E, hint: &str) -> VarId {
+        let var = self.new_var(hint, ty, false);
+        self.w.push(Stmt::Let {
+            var,
+            init: Some(code),
+        });
+        var
     }
 
     /// Compiles an expression.
@@ -216,7 +314,7 @@ impl<'a> Lowerer<'a> {
             let vals = (0..len)
                 .map(|j| {
                     if depth + 1 == literal.shape.len() {
-                        Ok(Val::Scalar(Kind::Real, real_lit(literal.data[offset + j])))
+                        Ok(Val::Scalar(Kind::Real, E::F64(literal.data[offset + j])))
                     } else {
                         self.reals(literal, depth + 1, offset + j * row, span)
                     }
@@ -238,9 +336,9 @@ impl<'a> Lowerer<'a> {
                 .get(name)
                 .cloned()
                 .ok_or_else(|| Error::core(span, format!("unbound variable `{name}`"))),
-            Expr::Real(x) => Ok(Val::Scalar(Kind::Real, real_lit(*x))),
-            Expr::Int(i) => Ok(Val::Scalar(Kind::Int, int_lit(*i))),
-            Expr::Bool(b) => Ok(Val::Scalar(Kind::Bool, b.to_string())),
+            Expr::Real(x) => Ok(Val::Scalar(Kind::Real, E::F64(*x))),
+            Expr::Int(i) => Ok(Val::Scalar(Kind::Int, E::I64(*i))),
+            Expr::Bool(b) => Ok(Val::Scalar(Kind::Bool, E::Bool(*b))),
             Expr::Let {
                 pat, value, body, ..
             } => {
@@ -310,19 +408,18 @@ impl<'a> Lowerer<'a> {
                 let (Val::Array(a), Some((Kind::Int, i))) = (&a, i.scalar()) else {
                     return Err(Error::core(span, "indexing needs an array and an integer"));
                 };
-                let (a, i) = (a.clone(), i.to_string());
+                let (a, i) = (a.clone(), i.clone());
                 let a = self.random_access(a)?;
                 if let Some(v) = self.last_element(&a, &i) {
                     return Ok(v);
                 }
-                let len = a.len().to_string();
-                self.fail_if(
-                    &format!("{i} < 0 || {i} >= {len}"),
-                    span,
-                    SiteKind::Index,
-                    &i,
-                    &len,
+                let len = a.len().clone();
+                let out = E::bin(
+                    BinOp::Or,
+                    E::bin(BinOp::Lt, i.clone(), E::I64(0)),
+                    E::bin(BinOp::Ge, i.clone(), len.clone()),
                 );
+                self.fail_if(out, span, SiteKind::Index, i.clone(), len);
                 self.elem(&a, &i)
             }
         }
@@ -424,22 +521,25 @@ impl<'a> Lowerer<'a> {
         let Some((Kind::Bool, c)) = c.scalar() else {
             return Err(Error::core(span, "a condition that is not a boolean"));
         };
-        let c = c.to_string();
+        let c = c.clone();
         // Constant conditions (left by earlier stages) need no branch.
-        if c == "true" {
-            return self.expr(then_branch, env);
-        }
-        if c == "false" {
-            return self.expr(else_branch, env);
+        match c {
+            E::Bool(true) => return self.expr(then_branch, env),
+            E::Bool(false) => return self.expr(else_branch, env),
+            _ => {}
         }
         let slot = self.declare(&ty, span)?;
-        self.w.open(format!("if ({c})"));
-        let a = self.expr(then_branch, env)?;
-        let owned_a = self.assign(&slot, a, span)?;
-        self.w.reopen("else");
-        let b = self.expr(else_branch, env)?;
-        let owned_b = self.assign(&slot, b, span)?;
-        self.w.close();
+        self.w.open();
+        let a = self.expr(then_branch, env);
+        let owned_a = a.and_then(|a| self.assign(&slot, a, span));
+        let then = self.w.close();
+        let owned_a = owned_a?;
+        self.w.open();
+        let b = self.expr(else_branch, env);
+        let owned_b = b.and_then(|b| self.assign(&slot, b, span));
+        let els = self.w.close();
+        let owned_b = owned_b?;
+        self.w.push(Stmt::If { cond: c, then, els });
         Ok(set_owned(slot, owned_a && owned_b))
     }
 
@@ -449,9 +549,8 @@ impl<'a> Lowerer<'a> {
         stack::guard(|| match ty {
             Ty::Real | Ty::Int | Ty::Bool => {
                 let kind = Kind::of(ty).expect("invariant: a scalar type");
-                let t = self.fresh("r");
-                self.w.line(format!("{} {t};", kind.c_type()));
-                Ok(Val::Scalar(kind, t))
+                let t = self.mut_var(kind, None, "r");
+                Ok(Val::Scalar(kind, E::Var(t)))
             }
             Ty::Tuple(items) => {
                 let vals = items
@@ -461,11 +560,10 @@ impl<'a> Lowerer<'a> {
                 Ok(Val::Tuple(vals.into()))
             }
             Ty::Array(_, elem) => {
-                let len = self.fresh("n");
-                self.w.line(format!("int64_t {len} = 0;"));
+                let len = self.mut_var(Kind::Int, Some(E::I64(0)), "n");
                 let elem = self.declare_leaves(elem, span, true)?;
                 Ok(Val::Array(Arr::Manifest(Manifest {
-                    len,
+                    len: E::Var(len),
                     elem,
                     owned: true,
                 })))
@@ -488,10 +586,16 @@ impl<'a> Lowerer<'a> {
         stack::guard(|| match elem {
             Ty::Real | Ty::Int | Ty::Bool => {
                 let kind = Kind::of(elem).expect("invariant: a scalar type");
-                let p = self.fresh("p");
-                let c = if readonly { "const " } else { "" };
-                self.w.line(format!("{c}{} *{p} = NULL;", kind.c_type()));
-                Ok(Leaves::Scalar { kind, ptr: p })
+                let ty = mem(kind, !readonly);
+                let p = self.new_var("p", ty.clone(), true);
+                self.w.push(Stmt::Let {
+                    var: p,
+                    init: Some(E::Null(ty)),
+                });
+                Ok(Leaves::Scalar {
+                    kind,
+                    ptr: E::Var(p),
+                })
             }
             Ty::Tuple(items) => Ok(Leaves::Tuple(
                 items
@@ -500,11 +604,10 @@ impl<'a> Lowerer<'a> {
                     .collect::<Result<Vec<_>, _>>()?,
             )),
             Ty::Array(_, inner) => {
-                let len = self.fresh("m");
-                self.w.line(format!("int64_t {len} = 0;"));
+                let len = self.mut_var(Kind::Int, Some(E::I64(0)), "m");
                 let elem = self.declare_leaves(inner, span, readonly)?;
                 Ok(Leaves::Array {
-                    len,
+                    len: E::Var(len),
                     elem: Box::new(elem),
                 })
             }
@@ -517,7 +620,7 @@ impl<'a> Lowerer<'a> {
     pub fn assign(&mut self, slot: &Val, v: Val, span: Span) -> Result<bool, Error> {
         stack::guard(|| match (slot, v) {
             (Val::Scalar(_, t), Val::Scalar(_, c)) => {
-                self.w.line(format!("{t} = {c};"));
+                assign_var(&mut self.w, t, c);
                 Ok(true)
             }
             (Val::Tuple(ts), Val::Tuple(vs)) if ts.len() == vs.len() => {
@@ -529,7 +632,7 @@ impl<'a> Lowerer<'a> {
             }
             (Val::Array(Arr::Manifest(t)), Val::Array(a)) => {
                 let a = self.materialize(&a)?;
-                self.w.line(format!("{} = {};", t.len, a.len));
+                assign_var(&mut self.w, &t.len, a.len.clone());
                 assign_leaves(&mut self.w, &t.elem, &a.elem);
                 Ok(a.owned)
             }
@@ -546,9 +649,9 @@ impl<'a> Lowerer<'a> {
 
     /// Compiles a scalar builtin on evaluated operands.
     pub fn scalar_prim(&mut self, op: Prim, args: &[Val], span: Span) -> Result<Val, Error> {
-        let ops: Vec<(Kind, &str)> = args
+        let ops: Vec<(Kind, E)> = args
             .iter()
-            .map(|a| a.scalar())
+            .map(|a| a.scalar().map(|(k, e)| (k, e.clone())))
             .collect::<Option<Vec<_>>>()
             .ok_or_else(|| {
                 Error::core(
@@ -557,81 +660,106 @@ impl<'a> Lowerer<'a> {
                 )
             })?;
         let hint = op_hint(op);
+        let bin = E::bin;
+        let real = Kind::Real;
         match (op, ops.as_slice()) {
             (Prim::Neg, [(Kind::Real, a)]) => {
-                Ok(self.let_scalar(Kind::Real, &format!("-{a}"), hint))
+                Ok(self.let_scalar(real, E::Unary(UnOp::Neg, Box::new(a.clone())), hint))
             }
             (Prim::Abs, [(Kind::Real, a)]) => {
-                Ok(self.let_scalar(Kind::Real, &format!("fabs({a})"), hint))
+                let c = self.math("fabs", vec![a.clone()]);
+                Ok(self.let_scalar(real, c, hint))
             }
             (Prim::Neg | Prim::Abs, [(Kind::Int, a)]) => {
-                let (a, k) = (a.to_string(), self.fresh(hint));
                 self.fail_if(
-                    &format!("{a} == INT64_MIN"),
+                    bin(BinOp::Eq, a.clone(), E::I64(i64::MIN)),
                     span,
                     SiteKind::Overflow(op),
-                    "0",
-                    "0",
+                    E::I64(0),
+                    E::I64(0),
                 );
+                let neg = E::Unary(UnOp::Neg, Box::new(a.clone()));
                 let code = if op == Prim::Neg {
-                    format!("-{a}")
+                    neg
                 } else {
-                    format!("({a} < 0 ? -{a} : {a})")
+                    E::Select(
+                        Box::new(bin(BinOp::Lt, a.clone(), E::I64(0))),
+                        Box::new(neg),
+                        Box::new(a.clone()),
+                    )
                 };
-                self.w.line(format!("const int64_t {k} = {code};"));
-                Ok(Val::Scalar(Kind::Int, k))
+                Ok(self.let_scalar(Kind::Int, code, hint))
             }
             (
                 Prim::Sin | Prim::Cos | Prim::Tan | Prim::Exp | Prim::Log | Prim::Sqrt | Prim::Tanh,
                 [(Kind::Real, a)],
-            ) => Ok(self.let_scalar(Kind::Real, &format!("{}({a})", op.symbol()), hint)),
+            ) => {
+                let c = self.math(op.symbol(), vec![a.clone()]);
+                Ok(self.let_scalar(real, c, hint))
+            }
             (Prim::Not, [(Kind::Bool, a)]) => {
-                Ok(self.let_scalar(Kind::Bool, &format!("!{a}"), hint))
+                Ok(self.let_scalar(Kind::Bool, E::Unary(UnOp::Not, Box::new(a.clone())), hint))
             }
             // The table's other real functions, as `syntax::derivatives::eval`
             // computes them: the same libm calls, or the runtime's.
             (
                 Prim::Log1p | Prim::Expm1 | Prim::Atan | Prim::Sinh | Prim::Cosh | Prim::Erf,
                 [(Kind::Real, a)],
-            ) => Ok(self.let_scalar(Kind::Real, &format!("{}({a})", op.symbol()), hint)),
+            ) => {
+                let c = self.math(op.symbol(), vec![a.clone()]);
+                Ok(self.let_scalar(real, c, hint))
+            }
             (
                 Prim::Lgamma | Prim::Digamma | Prim::Trigamma | Prim::Sigmoid | Prim::Sign,
                 [(Kind::Real, a)],
-            ) => Ok(self.let_scalar(Kind::Real, &format!("ad_{}({a})", op.symbol()), hint)),
+            ) => {
+                let c = self.math(&format!("ad_{}", op.symbol()), vec![a.clone()]);
+                Ok(self.let_scalar(real, c, hint))
+            }
             (Prim::Atan2, [(Kind::Real, a), (Kind::Real, b)]) => {
-                Ok(self.let_scalar(Kind::Real, &format!("atan2({a}, {b})"), hint))
+                let c = self.math("atan2", vec![a.clone(), b.clone()]);
+                Ok(self.let_scalar(real, c, hint))
             }
             (Prim::Real, [(Kind::Int, a)]) => {
-                Ok(self.let_scalar(Kind::Real, &format!("(double){a}"), hint))
+                Ok(self.let_scalar(real, E::Cast(Scalar::F64, Box::new(a.clone())), hint))
             }
             (Prim::Floor | Prim::Ceil | Prim::Round | Prim::Trunc, [(Kind::Real, a)]) => {
-                let r = self.let_var(Kind::Real, &format!("{}({a})", op.symbol()), "r");
+                let c = self.math(op.symbol(), vec![a.clone()]);
+                let r = E::Var(self.let_var(real, c, "r"));
                 // The reals with an Int value: [-2^63, 2^63); NaN fails.
+                let fits = bin(
+                    BinOp::And,
+                    bin(BinOp::Ge, r.clone(), E::F64(-9223372036854775808.0)),
+                    bin(BinOp::Lt, r.clone(), E::F64(9223372036854775808.0)),
+                );
                 self.fail_if(
-                    &format!("!({r} >= -9223372036854775808.0 && {r} < 9223372036854775808.0)"),
+                    E::Unary(UnOp::Not, Box::new(fits)),
                     span,
                     SiteKind::NotAnInt(op),
-                    "0",
-                    "0",
+                    E::I64(0),
+                    E::I64(0),
                 );
-                Ok(self.let_scalar(Kind::Int, &format!("(int64_t){r}"), hint))
+                Ok(self.let_scalar(Kind::Int, E::Cast(Scalar::I64, Box::new(r)), hint))
             }
             (Prim::Div | Prim::Mod, [(Kind::Int, a), (Kind::Int, b)]) => {
-                let (a, b) = (a.to_string(), b.to_string());
                 self.fail_if(
-                    &format!("{b} == 0"),
+                    bin(BinOp::Eq, b.clone(), E::I64(0)),
                     span,
                     SiteKind::DivisionByZero(op),
-                    "0",
-                    "0",
+                    E::I64(0),
+                    E::I64(0),
                 );
                 if op == Prim::Div {
                     self.fail_if(
-                        &format!("{a} == INT64_MIN && {b} == -1"),
+                        bin(
+                            BinOp::And,
+                            bin(BinOp::Eq, a.clone(), E::I64(i64::MIN)),
+                            bin(BinOp::Eq, b.clone(), E::I64(-1)),
+                        ),
                         span,
                         SiteKind::Overflow(op),
-                        "0",
-                        "0",
+                        E::I64(0),
+                        E::I64(0),
                     );
                 }
                 let f = if op == Prim::Div {
@@ -639,34 +767,54 @@ impl<'a> Lowerer<'a> {
                 } else {
                     "ad_mod_floor"
                 };
-                Ok(self.let_scalar(Kind::Int, &format!("{f}({a}, {b})"), hint))
+                let ints = [Scalar::I64, Scalar::I64];
+                let c = self.call(f, &ints, Scalar::I64, vec![a.clone(), b.clone()]);
+                Ok(self.let_scalar(Kind::Int, c, hint))
             }
             // The derivative primitives, as `syntax::derivatives` defines them.
             (Prim::DTan | Prim::DTanh, [(Kind::Real, a)]) => {
                 let (f, sign) = if op == Prim::DTan {
-                    ("tan", "+")
+                    ("tan", BinOp::Add)
                 } else {
-                    ("tanh", "-")
+                    ("tanh", BinOp::Sub)
                 };
-                let t = self.let_var(Kind::Real, &format!("{f}({a})"), f);
-                Ok(self.let_scalar(Kind::Real, &format!("1.0 {sign} {t} * {t}"), hint))
+                let c = self.math(f, vec![a.clone()]);
+                let t = E::Var(self.let_var(real, c, f));
+                let code = bin(sign, E::F64(1.0), bin(BinOp::Mul, t.clone(), t));
+                Ok(self.let_scalar(real, code, hint))
             }
             (Prim::DAbs, [(Kind::Real, a)]) => {
-                Ok(self.let_scalar(Kind::Real, &format!("({a} > 0.0 ? 1.0 : -1.0)"), hint))
+                let code = E::Select(
+                    Box::new(bin(BinOp::Gt, a.clone(), E::F64(0.0))),
+                    Box::new(E::F64(1.0)),
+                    Box::new(E::F64(-1.0)),
+                );
+                Ok(self.let_scalar(real, code, hint))
             }
             (Prim::D1Pow, [(Kind::Real, a), (Kind::Real, b)]) => {
-                Ok(self.let_scalar(Kind::Real, &format!("{b} * pow({a}, {b} - 1.0)"), hint))
+                let p = self.math(
+                    "pow",
+                    vec![a.clone(), bin(BinOp::Sub, b.clone(), E::F64(1.0))],
+                );
+                Ok(self.let_scalar(real, bin(BinOp::Mul, b.clone(), p), hint))
             }
             (Prim::D2Div, [(Kind::Real, a), (Kind::Real, b)]) => {
-                Ok(self.let_scalar(Kind::Real, &format!("-({a} / {b} / {b})"), hint))
+                let q = bin(BinOp::Div, bin(BinOp::Div, a.clone(), b.clone()), b.clone());
+                Ok(self.let_scalar(real, E::Unary(UnOp::Neg, Box::new(q)), hint))
             }
-            (Prim::D2Pow, [(Kind::Real, a), (Kind::Real, b)]) => Ok(self.let_scalar(
-                Kind::Real,
-                &format!("({a} > 0.0 ? log({a}) * pow({a}, {b}) : 0.0)"),
-                hint,
-            )),
+            (Prim::D2Pow, [(Kind::Real, a), (Kind::Real, b)]) => {
+                let l = self.math("log", vec![a.clone()]);
+                let p = self.math("pow", vec![a.clone(), b.clone()]);
+                let code = E::Select(
+                    Box::new(bin(BinOp::Gt, a.clone(), E::F64(0.0))),
+                    Box::new(bin(BinOp::Mul, l, p)),
+                    Box::new(E::F64(0.0)),
+                );
+                Ok(self.let_scalar(real, code, hint))
+            }
             (Prim::Add | Prim::Sub | Prim::Mul | Prim::Div, [(Kind::Real, a), (Kind::Real, b)]) => {
-                Ok(self.let_scalar(Kind::Real, &format!("{a} {} {b}", op.symbol()), hint))
+                let o = arith(op);
+                Ok(self.let_scalar(real, bin(o, a.clone(), b.clone()), hint))
             }
             (Prim::Pow | Prim::Max | Prim::Min, [(Kind::Real, a), (Kind::Real, b)]) => {
                 let f = match op {
@@ -674,43 +822,84 @@ impl<'a> Lowerer<'a> {
                     Prim::Max => "fmax",
                     _ => "fmin",
                 };
-                Ok(self.let_scalar(Kind::Real, &format!("{f}({a}, {b})"), hint))
+                let c = self.math(f, vec![a.clone(), b.clone()]);
+                Ok(self.let_scalar(real, c, hint))
             }
             (Prim::Add | Prim::Sub | Prim::Mul, [(Kind::Int, a), (Kind::Int, b)]) => {
-                let (a, b, k) = (a.to_string(), b.to_string(), self.fresh(hint));
-                let f = match op {
-                    Prim::Add => "ad_add_ovf",
-                    Prim::Sub => "ad_sub_ovf",
-                    _ => "ad_mul_ovf",
+                let c = match op {
+                    Prim::Add => CheckedOp::Add,
+                    Prim::Sub => CheckedOp::Sub,
+                    _ => CheckedOp::Mul,
                 };
-                self.w.line(format!("int64_t {k};"));
-                self.fail_if(
-                    &format!("{f}({a}, {b}, &{k})"),
-                    span,
-                    SiteKind::Overflow(op),
-                    "0",
-                    "0",
-                );
+                let k = self.checked(c, a.clone(), b.clone(), span, op, hint);
                 Ok(Val::Scalar(Kind::Int, k))
             }
             (Prim::Max | Prim::Min, [(Kind::Int, a), (Kind::Int, b)]) => {
-                let c = if op == Prim::Max { ">" } else { "<" };
-                Ok(self.let_scalar(Kind::Int, &format!("({a} {c} {b} ? {a} : {b})"), hint))
+                let c = if op == Prim::Max {
+                    BinOp::Gt
+                } else {
+                    BinOp::Lt
+                };
+                let code = E::Select(
+                    Box::new(bin(c, a.clone(), b.clone())),
+                    Box::new(a.clone()),
+                    Box::new(b.clone()),
+                );
+                Ok(self.let_scalar(Kind::Int, code, hint))
             }
             (
                 Prim::Lt | Prim::Le | Prim::Gt | Prim::Ge | Prim::Eq | Prim::Ne,
                 [(ka, a), (kb, b)],
             ) if ka == kb && (*ka != Kind::Bool || matches!(op, Prim::Eq | Prim::Ne)) => {
-                Ok(self.let_scalar(Kind::Bool, &format!("{a} {} {b}", op.symbol()), hint))
+                let o = arith(op);
+                Ok(self.let_scalar(Kind::Bool, bin(o, a.clone(), b.clone()), hint))
             }
             (Prim::And | Prim::Or, [(Kind::Bool, a), (Kind::Bool, b)]) => {
-                Ok(self.let_scalar(Kind::Bool, &format!("{a} {} {b}", op.symbol()), hint))
+                let o = arith(op);
+                Ok(self.let_scalar(Kind::Bool, bin(o, a.clone(), b.clone()), hint))
             }
             _ => Err(Error::core(
                 span,
                 format!("`{op}` applied to operands of the wrong type"),
             )),
         }
+    }
+}
+
+/// The loop IR's operator for a binary builtin of the same meaning.
+fn arith(op: Prim) -> BinOp {
+    match op {
+        Prim::Add => BinOp::Add,
+        Prim::Sub => BinOp::Sub,
+        Prim::Mul => BinOp::Mul,
+        Prim::Div => BinOp::Div,
+        Prim::Lt => BinOp::Lt,
+        Prim::Le => BinOp::Le,
+        Prim::Gt => BinOp::Gt,
+        Prim::Ge => BinOp::Ge,
+        Prim::Eq => BinOp::Eq,
+        Prim::Ne => BinOp::Ne,
+        Prim::And => BinOp::And,
+        _ => BinOp::Or,
+    }
+}
+
+/// The type of an address of scalars of `kind`.
+pub(crate) fn mem(kind: Kind, writable: bool) -> imp::Ty {
+    imp::Ty::Mem {
+        elem: kind.scalar(),
+        writable,
+    }
+}
+
+/// Assigns to a variable made by [`Lowerer::declare`] (whose value is
+/// always a variable).
+fn assign_var(w: &mut FuncBuilder, slot: &E, value: E) {
+    if let E::Var(v) = slot {
+        w.push(Stmt::Set {
+            place: Place::Var(*v),
+            value,
+        });
     }
 }
 
@@ -729,10 +918,10 @@ fn set_owned(v: Val, owned: bool) -> Val {
 }
 
 /// Assigns the dims and pointers of `src` to the variables of `dst`.
-fn assign_leaves(w: &mut Writer, dst: &Leaves, src: &Leaves) {
+fn assign_leaves(w: &mut FuncBuilder, dst: &Leaves, src: &Leaves) {
     match (dst, src) {
         (Leaves::Scalar { ptr: d, .. }, Leaves::Scalar { ptr: s, .. }) => {
-            w.line(format!("{d} = {s};"))
+            assign_var(w, d, s.clone())
         }
         (Leaves::Tuple(ds), Leaves::Tuple(ss)) => {
             for (d, s) in ds.iter().zip(ss) {
@@ -740,7 +929,7 @@ fn assign_leaves(w: &mut Writer, dst: &Leaves, src: &Leaves) {
             }
         }
         (Leaves::Array { len: dl, elem: de }, Leaves::Array { len: sl, elem: se }) => {
-            w.line(format!("{dl} = {sl};"));
+            assign_var(w, dl, sl.clone());
             assign_leaves(w, de, se);
         }
         // Same type, same shape: the verifier guaranteed it.
@@ -759,29 +948,5 @@ fn op_hint(op: Prim) -> &'static str {
         Prim::Lt | Prim::Le | Prim::Gt | Prim::Ge | Prim::Eq | Prim::Ne => "cmp",
         Prim::And | Prim::Or | Prim::Not => "b",
         other => other.symbol(),
-    }
-}
-
-/// A real constant as a C literal that reads back to the same f64.
-pub(crate) fn real_lit(x: f64) -> String {
-    if x.is_nan() {
-        "NAN".to_string()
-    } else if x.is_infinite() {
-        if x > 0.0 { "INFINITY" } else { "(-INFINITY)" }.to_string()
-    } else if x.is_sign_negative() {
-        format!("({x:?})")
-    } else {
-        format!("{x:?}")
-    }
-}
-
-/// An integer constant as a C literal.
-pub(crate) fn int_lit(i: i64) -> String {
-    if i == i64::MIN {
-        "INT64_MIN".to_string()
-    } else if i < 0 {
-        format!("(-INT64_C({}))", i.unsigned_abs())
-    } else {
-        format!("INT64_C({i})")
     }
 }

@@ -21,6 +21,7 @@ use syntax::{Prim, Span, Ty};
 
 use crate::arrays::Dir;
 use crate::error::Error;
+use crate::imp::{BinOp, Expr as E, Stmt, VarId};
 use crate::layout::{has_array, scalar_kinds};
 use crate::lower::Lowerer;
 use crate::val::{Arr, Delayed, Func, Gen, Leaves, Manifest, Val};
@@ -138,7 +139,7 @@ impl Lowerer<'_> {
             Dir::Down
         };
         let src = self.readable(a.clone(), dir)?;
-        let n = src.len().to_string();
+        let n = src.len().clone();
         let len = self.len_plus_one(&n);
         Ok(Some(Val::Array(Arr::Delayed(Rc::new(Delayed {
             len,
@@ -168,14 +169,10 @@ impl Lowerer<'_> {
             } => {
                 let mut zs = Vec::new();
                 scalars(z, &mut zs);
-                let vars: Vec<String> = kinds
+                let vars: Vec<VarId> = kinds
                     .iter()
                     .zip(&zs)
-                    .map(|(k, z)| {
-                        let v = self.fresh("scan");
-                        self.w.line(format!("{} {v} = {z};", k.c_type()));
-                        v
-                    })
+                    .map(|(k, z)| self.mut_var(*k, Some(z.clone()), "scan"))
                     .collect();
                 *acc.borrow_mut() = vars;
                 self.open_streams(src);
@@ -185,7 +182,7 @@ impl Lowerer<'_> {
 
     /// Element `i` of a stream: the accumulator before (`scanl`) or after
     /// (`scanr`) taking in element `i` of the source.
-    pub fn scan_element(&mut self, d: &Delayed, i: &str) -> Result<Val, Error> {
+    pub fn scan_element(&mut self, d: &Delayed, i: &E) -> Result<Val, Error> {
         let Gen::Scan {
             op,
             f,
@@ -212,27 +209,34 @@ impl Lowerer<'_> {
             &mut accs
                 .iter()
                 .zip(kinds)
-                .map(|(a, k)| Val::Scalar(*k, a.clone())),
+                .map(|(a, k)| Val::Scalar(*k, E::Var(*a))),
         );
         let take = |cx: &mut Lowerer<'_>| -> Val {
             let vals: Vec<Val> = accs
                 .iter()
                 .zip(kinds)
-                .map(|(a, k)| cx.let_scalar(*k, a, "elem"))
+                .map(|(a, k)| cx.let_scalar(*k, E::Var(*a), "elem"))
                 .collect();
             rebuild(z, &mut vals.into_iter())
         };
         let advance = |cx: &mut Lowerer<'_>| -> Result<(), Error> {
-            cx.w.open(format!("if ({i} < {})", src.len()));
-            let x = cx.elem(src, i)?;
-            let args = if *op == Prim::Scanl {
-                vec![acc_val.clone(), x]
-            } else {
-                vec![x, acc_val.clone()]
-            };
-            let v = cx.apply(f, args, d.span)?;
-            cx.update(&accs, kinds, &v, d.span)?;
-            cx.w.close();
+            cx.w.open();
+            let r = cx.elem(src, i).and_then(|x| {
+                let args = if *op == Prim::Scanl {
+                    vec![acc_val.clone(), x]
+                } else {
+                    vec![x, acc_val.clone()]
+                };
+                let v = cx.apply(f, args, d.span)?;
+                cx.update(&accs, kinds, &v, d.span)
+            });
+            let then = cx.w.close();
+            r?;
+            cx.w.push(Stmt::If {
+                cond: E::bin(BinOp::Lt, i.clone(), src.len().clone()),
+                then,
+                els: Vec::new(),
+            });
             Ok(())
         };
         if *op == Prim::Scanl {
@@ -252,10 +256,9 @@ impl Lowerer<'_> {
     /// variables, which the loop leaves holding it and nothing writes
     /// again; they are declared in the block that declares `m`'s buffers,
     /// so they are in scope wherever `m` is).
-    pub fn record_last(&mut self, m: &Manifest, index: &str, acc: Val) {
+    pub fn record_last(&mut self, m: &Manifest, index: &E, acc: Val) {
         if let Some(p) = first_ptr(&m.elem) {
-            self.lasts
-                .insert(p.to_string(), (m.len.clone(), index.to_string(), acc));
+            self.lasts.insert(p, (m.len.clone(), index.clone(), acc));
         }
     }
 
@@ -263,30 +266,31 @@ impl Lowerer<'_> {
     /// last element of a `scanl` written out (`S[length A]` for `S =
     /// scanl f z A`, `reduce-from-scan`'s form): the value the scan's
     /// accumulator ended with. The array must be the scan's own (same
-    /// buffer, same length: not a shift of it), the index the same C
+    /// buffer, same length: not a shift of it), the index the same
     /// expression as the scanned array's length, which lies in `[0, n +
     /// 1)`.
-    pub fn last_element(&self, a: &Arr, i: &str) -> Option<Val> {
+    pub fn last_element(&self, a: &Arr, i: &E) -> Option<Val> {
         let Arr::Manifest(m) = a else {
             return None;
         };
-        let (len, index, v) = self.lasts.get(first_ptr(&m.elem)?)?;
+        let (len, index, v) = self.lasts.get(&first_ptr(&m.elem)?)?;
         (*len == m.len && index == i).then(|| v.clone())
     }
 }
 
-/// The first buffer pointer of a manifest array of scalars or tuples of
-/// scalars.
-fn first_ptr(l: &Leaves) -> Option<&str> {
+/// The first buffer of a manifest array of scalars or tuples of scalars,
+/// when it is a variable (not an offset into one).
+fn first_ptr(l: &Leaves) -> Option<VarId> {
     match l {
-        Leaves::Scalar { ptr, .. } => Some(ptr),
+        Leaves::Scalar { ptr: E::Var(p), .. } => Some(*p),
+        Leaves::Scalar { .. } => None,
         Leaves::Tuple(items) => items.first().and_then(first_ptr),
         Leaves::Array { .. } => None,
     }
 }
 
-/// The scalar C expressions of a value without arrays, in preorder.
-pub(crate) fn scalars(v: &Val, out: &mut Vec<String>) {
+/// The scalar expressions of a value without arrays, in preorder.
+pub(crate) fn scalars(v: &Val, out: &mut Vec<E>) {
     match v {
         Val::Scalar(_, c) => out.push(c.clone()),
         Val::Tuple(items) => items.iter().for_each(|v| scalars(v, out)),

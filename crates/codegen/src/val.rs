@@ -1,8 +1,8 @@
 //! What an expression compiles to: the C-side representation of a value
 //! while the generated code is being written.
 //!
-//! - A scalar is a C expression that is cheap and pure (a variable, a
-//!   literal, or a load `p[i]` bound to a variable right away).
+//! - A scalar is a loop-IR expression that is cheap and pure (a variable,
+//!   a literal, or a load `p[i]` bound to a variable right away).
 //! - A tuple is its components: tuples never exist in C, they are flattened.
 //! - An array is either *manifest*, a length and buffers in the layout of
 //!   `layout.rs` (structure of arrays, row-major), or *delayed*: a length
@@ -14,13 +14,14 @@
 //!
 //! Invariant: a delayed array never outlives the C block it was created in
 //! (conditionals materialize their results, loops consume their elements),
-//! so the C variables its recipe mentions are always in scope where it is
+//! so the variables its recipe mentions are always in scope where it is
 //! forced.
 
 use std::rc::Rc;
 
 use syntax::{ExprId, Name, Span, Ty};
 
+use crate::imp::{BinOp, Expr, VarId};
 use crate::layout::Kind;
 
 /// The environment: source names to their compiled values.
@@ -29,8 +30,8 @@ pub(crate) type Env = rpds::HashTrieMap<Name, Val>;
 /// A compiled value.
 #[derive(Clone, Debug)]
 pub(crate) enum Val {
-    /// A scalar: its kind and a pure C expression.
-    Scalar(Kind, String),
+    /// A scalar: its kind and a pure expression.
+    Scalar(Kind, Expr),
     /// A tuple, flattened.
     Tuple(Rc<[Val]>),
     /// An array.
@@ -60,8 +61,8 @@ pub(crate) enum Arr {
 /// An array in memory.
 #[derive(Clone, Debug)]
 pub(crate) struct Manifest {
-    /// The number of elements: a C expression of type `int64_t`.
-    pub len: String,
+    /// The number of elements, an `I64` expression.
+    pub len: Expr,
     /// Where element `i` lives.
     pub elem: Leaves,
     /// Whether the buffers belong to this call's arena (false for views of
@@ -77,8 +78,8 @@ pub(crate) enum Leaves {
     Scalar {
         /// Its kind.
         kind: Kind,
-        /// A pointer expression.
-        ptr: String,
+        /// An address expression.
+        ptr: Expr,
     },
     /// Element `i` is the tuple of the components' elements `i`.
     Tuple(Vec<Leaves>),
@@ -86,30 +87,33 @@ pub(crate) enum Leaves {
     /// `i * len` elements into `elem`.
     Array {
         /// The common length of the element arrays.
-        len: String,
+        len: Expr,
         /// Their leaves.
         elem: Box<Leaves>,
     },
 }
 
 impl Leaves {
-    /// The same leaves advanced by `off` elements (a C expression).
-    pub fn offset(&self, off: &str) -> Leaves {
+    /// The same leaves advanced by `off` elements (an `I64` expression).
+    pub fn offset(&self, off: &Expr) -> Leaves {
+        if *off == Expr::I64(0) {
+            return self.clone();
+        }
         match self {
             Leaves::Scalar { kind, ptr } => Leaves::Scalar {
                 kind: *kind,
-                ptr: format!("({ptr} + {off})"),
+                ptr: Expr::bin(BinOp::Add, ptr.clone(), off.clone()),
             },
             Leaves::Tuple(items) => Leaves::Tuple(items.iter().map(|l| l.offset(off)).collect()),
             Leaves::Array { len, elem } => Leaves::Array {
                 len: len.clone(),
-                elem: Box::new(elem.offset(&format!("({off}) * {len}"))),
+                elem: Box::new(elem.offset(&row_start(off, len))),
             },
         }
     }
 
     /// The dims below this level, in preorder.
-    pub fn dims(&self, out: &mut Vec<String>) {
+    pub fn dims(&self, out: &mut Vec<Expr>) {
         match self {
             Leaves::Scalar { .. } => {}
             Leaves::Tuple(items) => items.iter().for_each(|l| l.dims(out)),
@@ -121,7 +125,7 @@ impl Leaves {
     }
 
     /// The pointers of the scalar leaves, in preorder.
-    pub fn ptrs(&self, out: &mut Vec<(Kind, String)>) {
+    pub fn ptrs(&self, out: &mut Vec<(Kind, Expr)>) {
         match self {
             Leaves::Scalar { kind, ptr } => out.push((*kind, ptr.clone())),
             Leaves::Tuple(items) => items.iter().for_each(|l| l.ptrs(out)),
@@ -133,8 +137,8 @@ impl Leaves {
 /// A pull array: a length and a recipe for element `i`.
 #[derive(Debug)]
 pub(crate) struct Delayed {
-    /// The number of elements: a C variable or literal of type `int64_t`.
-    pub len: String,
+    /// The number of elements: an `I64` variable or literal.
+    pub len: Expr,
     /// The array's type.
     pub ty: Ty,
     /// The recipe.
@@ -179,7 +183,7 @@ pub(crate) enum Gen {
         /// The scalar kinds of the accumulator.
         kinds: Vec<crate::layout::Kind>,
         /// The accumulator's variables, once the reading loop declared them.
-        acc: std::cell::RefCell<Vec<String>>,
+        acc: std::cell::RefCell<Vec<VarId>>,
     },
 }
 
@@ -192,8 +196,8 @@ impl Val {
         }
     }
 
-    /// The C expression of a scalar.
-    pub fn scalar(&self) -> Option<(Kind, &str)> {
+    /// The expression of a scalar.
+    pub fn scalar(&self) -> Option<(Kind, &Expr)> {
         match self {
             Val::Scalar(k, c) => Some((*k, c)),
             _ => None,
@@ -202,11 +206,20 @@ impl Val {
 }
 
 impl Arr {
-    /// The length (a C expression).
-    pub fn len(&self) -> &str {
+    /// The length (an `I64` expression).
+    pub fn len(&self) -> &Expr {
         match self {
             Arr::Manifest(m) => &m.len,
             Arr::Delayed(d) => &d.len,
         }
+    }
+}
+
+/// Where row `i` of rows of `len` elements starts: `i * len` (0 for row 0).
+pub(crate) fn row_start(i: &Expr, len: &Expr) -> Expr {
+    if *i == Expr::I64(0) {
+        Expr::I64(0)
+    } else {
+        Expr::bin(BinOp::Mul, i.clone(), len.clone())
     }
 }

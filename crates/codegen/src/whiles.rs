@@ -22,6 +22,7 @@ use syntax::{Prim, Span, Ty};
 
 use crate::arrays::dims_of;
 use crate::error::Error;
+use crate::imp::{BinOp, Block, Expr as E, Stmt, UnOp, VarId};
 use crate::layout::{Kind, has_array, scalar_kinds};
 use crate::lower::{Flags, Lowerer};
 use crate::streams::scalars;
@@ -35,8 +36,8 @@ struct WhileLoop<'a> {
     body: &'a Func,
     /// The state's type.
     ty: &'a Ty,
-    /// The C variable counting the trips.
-    trips: &'a str,
+    /// The variable counting the trips.
+    trips: VarId,
     span: Span,
 }
 
@@ -52,14 +53,13 @@ impl Lowerer<'_> {
         ty: &Ty,
         span: Span,
     ) -> Result<Val, Error> {
-        let trips = self.fresh("trips");
-        self.w.line(format!("int64_t {trips} = 0;"));
+        let trips = self.mut_var(Kind::Int, Some(E::I64(0)), "trips");
         let l = WhileLoop {
             op,
             cond,
             body,
             ty,
-            trips: &trips,
+            trips,
             span,
         };
         let state = if has_array(ty) {
@@ -68,7 +68,7 @@ impl Lowerer<'_> {
             self.while_scalars(&l, z)?
         };
         Ok(if op == Prim::Trips {
-            Val::Scalar(Kind::Int, trips)
+            Val::Scalar(Kind::Int, E::Var(trips))
         } else {
             state
         })
@@ -81,14 +81,14 @@ impl Lowerer<'_> {
         cond: &Func,
         state: impl FnOnce(&mut Self) -> Val,
         span: Span,
-    ) -> Result<(Vec<String>, Flags, String, Val), Error> {
+    ) -> Result<(Block, Flags, E, Val), Error> {
         let mut out = None;
         let (lines, flags) = self.capture(|cx| {
             let s = state(cx);
             let go = cx.apply(cond, vec![s.clone()], span)?;
             match go.scalar() {
                 Some((Kind::Bool, e)) => {
-                    out = Some((e.to_string(), s));
+                    out = Some((e.clone(), s));
                     Ok(())
                 }
                 _ => Err(Error::core(
@@ -101,38 +101,35 @@ impl Lowerer<'_> {
         Ok((lines, flags, go, s))
     }
 
-    /// Writes `for (;;) { cond; if (!go) break; body; trips++; }` with the
-    /// arena reset after each iteration when it allocates.
+    /// Writes `loop { cond; if !go { break } body; trips += 1 }`, in a
+    /// region when it allocates (a `break` releases it too).
     #[allow(clippy::too_many_arguments)]
     fn write_while(
         &mut self,
-        cond_lines: Vec<String>,
+        cond_lines: Block,
         cond_flags: Flags,
-        go: &str,
-        body_lines: Vec<String>,
+        go: &E,
+        body_lines: Block,
         body_flags: Flags,
-        trips: &str,
+        trips: VarId,
     ) {
-        let allocs = cond_flags.allocs || body_flags.allocs;
-        self.w.open("for (;;)");
-        let mark = allocs.then(|| self.fresh("mark"));
-        if let Some(mark) = &mark {
-            self.w
-                .line(format!("const ad_mark {mark} = ad_mark_get(ctx);"));
-        }
-        self.w.splice(cond_lines);
-        self.w.open(format!("if (!({go}))"));
-        if let Some(mark) = &mark {
-            self.w.line(format!("ad_reset(ctx, {mark});"));
-        }
-        self.w.line("break;");
-        self.w.close();
-        self.w.splice(body_lines);
-        self.w.line(format!("{trips}++;"));
-        if let Some(mark) = &mark {
-            self.w.line(format!("ad_reset(ctx, {mark});"));
-        }
-        self.w.close();
+        let mut block = cond_lines;
+        block.push(Stmt::If {
+            cond: E::Unary(UnOp::Not, Box::new(go.clone())),
+            then: vec![Stmt::Break],
+            els: Vec::new(),
+        });
+        block.extend(body_lines);
+        block.push(Stmt::Set {
+            place: crate::imp::Place::Var(trips),
+            value: E::bin(BinOp::Add, E::Var(trips), E::I64(1)),
+        });
+        let flags = Flags {
+            allocs: cond_flags.allocs || body_flags.allocs,
+            ..Flags::default()
+        };
+        let body = self.body_block(block, flags, None);
+        self.w.push(Stmt::Loop { body });
     }
 
     /// A state of scalars, in mutable variables.
@@ -177,22 +174,23 @@ impl Lowerer<'_> {
         let z = self.materialize_val(z)?;
         let mut dims = Vec::new();
         dims_of(&z, &mut dims);
-        let dims: Vec<String> = dims
+        let dims: Vec<E> = dims
             .into_iter()
-            .map(|d| self.let_var(Kind::Int, &d, "dim"))
+            .map(|d| E::Var(self.let_var(Kind::Int, d, "dim")))
             .collect();
-        let cur = self.alloc_leaves_dims(ty, "1", &mut dims.iter(), span, Some(op))?;
-        let next = self.alloc_leaves_dims(ty, "1", &mut dims.iter(), span, Some(op))?;
-        self.store(&z, &cur, "0")?;
+        let (one, zero) = (E::I64(1), E::I64(0));
+        let cur = self.alloc_leaves_dims(ty, &one, &mut dims.iter(), span, Some(op))?;
+        let next = self.alloc_leaves_dims(ty, &one, &mut dims.iter(), span, Some(op))?;
+        self.store(&z, &cur, &zero)?;
         // The pointers are swapped, so they must be variables.
         let (cur, next) = (self.pointer_vars(&cur), self.pointer_vars(&next));
         let (cond_lines, cond_flags, go, s) =
-            self.condition(cond, |cx| cx.element(&cur, "0", true), span)?;
+            self.condition(cond, |cx| cx.element(&cur, &E::I64(0), true), span)?;
         let (body_lines, body_flags) = self.capture(|cx| {
             let v = cx.apply(body, vec![s], span)?;
             cx.step_buffers(v, &dims, &cur, &next, op, span)
         })?;
         self.write_while(cond_lines, cond_flags, &go, body_lines, body_flags, trips);
-        Ok(self.element(&cur, "0", true))
+        Ok(self.element(&cur, &zero, true))
     }
 }

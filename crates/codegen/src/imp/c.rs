@@ -162,10 +162,13 @@ impl<'a> Printer<'a> {
                     Some(Pragma::ParallelFor { min }) => w.line(format!(
                         "AD_PRAGMA(omp parallel for schedule(static) if ({hi} >= {min}))"
                     )),
-                    Some(Pragma::SimdReduction { op, acc }) => w.line(format!(
-                        "AD_PRAGMA(omp simd reduction({op}:{}))",
-                        self.name(*acc)
-                    )),
+                    Some(Pragma::SimdReduction { reductions }) => {
+                        let clauses: Vec<String> = reductions
+                            .iter()
+                            .map(|r| format!(" reduction({}:{})", r.op, self.name(r.acc)))
+                            .collect();
+                        w.line(format!("AD_PRAGMA(omp simd{})", clauses.concat()))
+                    }
                     None => {}
                 }
                 let iv = f.var(l.index);

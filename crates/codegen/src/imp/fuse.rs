@@ -1,32 +1,30 @@
-//! Sibling loop fusion on the loop IR: the rule of the text pass
-//! `fuse.rs` (docs/codegen.md, "Sibling loop fusion"), on statements. The
-//! lowering does not build the IR yet, so this pass runs in its tests
-//! only; once it does, it replaces `fuse.rs`.
+//! Sibling loop fusion on the loop IR (docs/codegen.md, "Sibling loop
+//! fusion"), run by `emit` on every function before code motion.
 //!
 //! `L1; S; L2`, two counted loops from 0 by 1 over the same bound in the
-//! same direction with the same pragma, and `S` declarations and checks
-//! only, become `S; L1+L2` (the second body after the first, its index
-//! renamed to the first's) when:
+//! same direction, and `S` declarations and checks only, become `S;
+//! L1+L2` (the second body after the first, its index renamed to the
+//! first's) when:
 //!
 //! - neither loop breaks, and the bound reads nothing `L1` writes;
 //! - `S` reads nothing `L1` writes, and `L1` cannot fail if `S` can (the
-//!   evaluator would report `L1`'s error first);
+//!   evaluator would report `L1`'s error first), a failed allocation of
+//!   `S` aside (an error the evaluator does not have);
 //! - every variable or memory block written by one loop and read or
 //!   written by the other is a block used, in both, only as `p[i]` with
 //!   the loop's own index (the same element in the same iteration, which
 //!   fusion keeps in order) and through no other variable (a view of it,
-//!   or a mutable variable that may hold it).
-//!
-//! The text pass also merges `omp simd` reductions with each other and
-//! with loops that may run in vector lanes; here, pragmas must be equal.
+//!   or a mutable variable that may hold it);
+//! - the pragmas agree: equal, or vector reductions (`omp simd`, the
+//!   `reassociate` configuration) whose reductions are then listed
+//!   together, or a vector reduction and a loop without a pragma whose
+//!   body may run in vector lanes too (it neither fails, allocates nor
+//!   breaks, and writes only its own variables and elements `p[i]` of its
+//!   own iteration).
 
 use std::collections::{HashMap, HashSet};
 
 use super::ir::*;
-
-/// Every memory block a mutable address variable may hold stands for
-/// this one root: blocks that flow into one are aliased with all others.
-const MUTABLE: VarId = VarId(u32::MAX);
 
 /// Fuses sibling loops everywhere in `f`.
 pub fn fuse(f: &mut Func) {
@@ -102,7 +100,7 @@ fn try_fuse_at(r: &Roots, b: &mut Block, k: usize) -> bool {
     let Some(l2) = simple(b.get(j)) else {
         return false;
     };
-    if l1.hi != l2.hi || l1.dir != l2.dir || l1.pragma != l2.pragma {
+    if l1.hi != l2.hi || l1.dir != l2.dir {
         return false;
     }
     // A loop left early runs fewer iterations of the other's body.
@@ -124,7 +122,7 @@ fn try_fuse_at(r: &Roots, b: &mut Block, k: usize) -> bool {
     if e1.writes.iter().any(|v| es.reads.contains(v)) {
         return false;
     }
-    if super::licm::may_fail(between) && super::licm::may_fail(&l1.body) {
+    if fails_between(between) && super::licm::may_fail(&l1.body) {
         return false;
     }
     let conflicts: HashSet<VarId> = e1
@@ -135,17 +133,19 @@ fn try_fuse_at(r: &Roots, b: &mut Block, k: usize) -> bool {
         .copied()
         .collect();
     for v in conflicts {
-        let ok = v != MUTABLE
-            && r.is_block(v)
-            && indexed_only(r, &l1.body, v, i1)
-            && indexed_only(r, &body2, v, i1);
+        let ok =
+            r.is_block(v) && indexed_only(r, &l1.body, v, i1) && indexed_only(r, &body2, v, i1);
         if !ok {
             return false;
         }
     }
+    let Some(pragma) = merged_pragma(r, l1, &l2.pragma, &body2) else {
+        return false;
+    };
     let Some(Stmt::For(mut fused)) = b.get(k).cloned() else {
         return false;
     };
+    fused.pragma = pragma;
     fused.body.extend(body2);
     let mut replacement: Block = between.to_vec();
     replacement.push(Stmt::For(fused));
@@ -153,9 +153,87 @@ fn try_fuse_at(r: &Roots, b: &mut Block, k: usize) -> bool {
     true
 }
 
+/// Whether the statements between two loops may fail other than by an
+/// allocation the arena cannot supply: no error of the evaluator's, so
+/// that it may be reported before the first loop's errors.
+fn fails_between(b: &[Stmt]) -> bool {
+    let allocated: HashSet<VarId> = b
+        .iter()
+        .filter_map(|s| match s {
+            Stmt::Alloc { var, .. } => Some(*var),
+            _ => None,
+        })
+        .collect();
+    b.iter().any(|s| match s {
+        Stmt::Fail {
+            cond: Expr::IsNull(p),
+            ..
+        } => !matches!(**p, Expr::Var(v) if allocated.contains(&v)),
+        s => super::licm::may_fail(std::slice::from_ref(s)),
+    })
+}
+
+/// The pragma of `l1` fused with a loop of pragma `p2` and body `body2`
+/// (its index renamed to `l1`'s), or `None` when they cannot be fused.
+fn merged_pragma(
+    r: &Roots,
+    l1: &For,
+    p2: &Option<Pragma>,
+    body2: &[Stmt],
+) -> Option<Option<Pragma>> {
+    let i = l1.index;
+    match (&l1.pragma, p2) {
+        (a, b) if a == b => Some(a.clone()),
+        (Some(Pragma::SimdReduction { .. }), None) if lanes_safe(r, body2, i) => {
+            Some(l1.pragma.clone())
+        }
+        (None, Some(Pragma::SimdReduction { .. })) if lanes_safe(r, &l1.body, i) => {
+            Some(p2.clone())
+        }
+        (
+            Some(Pragma::SimdReduction { reductions: a }),
+            Some(Pragma::SimdReduction { reductions: b }),
+        ) => Some(Some(Pragma::SimdReduction {
+            reductions: a.iter().chain(b).cloned().collect(),
+        })),
+        _ => None,
+    }
+}
+
+/// Whether a loop body of index `i` may run in vector lanes: it neither
+/// fails, allocates, breaks nor holds a loop with a pragma, and every
+/// variable or block it writes is its own or a block used only as `p[i]`.
+fn lanes_safe(r: &Roots, body: &[Stmt], i: VarId) -> bool {
+    fn plain(b: &[Stmt], own: &mut HashSet<VarId>) -> bool {
+        b.iter().all(|s| match s {
+            Stmt::Let { var, .. } => {
+                own.insert(*var);
+                true
+            }
+            Stmt::Set { .. } => true,
+            Stmt::If { then, els, .. } => plain(then, own) && plain(els, own),
+            Stmt::For(l) => {
+                own.insert(l.index);
+                l.pragma.is_none() && plain(&l.body, own)
+            }
+            _ => false,
+        })
+    }
+    let mut own = HashSet::new();
+    if !plain(body, &mut own) {
+        return false;
+    }
+    Effects::of(r, body, i)
+        .writes
+        .iter()
+        .filter(|v| !own.contains(v))
+        .all(|&v| r.is_block(v) && indexed_only(r, body, v, i))
+}
+
 /// Where each address variable may point: the blocks (allocations and
-/// parameters) it is derived from, [`MUTABLE`] for those that flow into
-/// mutable variables.
+/// parameters) of every value it is given, its first and every later one
+/// (flow-insensitive, so a mutable variable assigned two blocks, as
+/// buffers swapped after each step are, may point into both).
 struct Roots {
     of: HashMap<VarId, HashSet<VarId>>,
     blocks: HashSet<VarId>,
@@ -173,45 +251,51 @@ impl Roots {
                 r.of.insert(p, HashSet::from([p]));
             }
         }
-        let mut escaped = HashSet::new();
-        r.walk(f, &f.body, &mut escaped);
-        for roots in r.of.values_mut() {
-            if roots.iter().any(|x| escaped.contains(x)) {
-                roots.insert(MUTABLE);
+        let mut flows = Vec::new();
+        r.walk(f, &f.body, &mut flows);
+        // Until nothing changes: a value given to a variable adds its
+        // blocks to the variable's.
+        loop {
+            let mut changed = false;
+            for (v, e) in &flows {
+                let from = r.expr(e);
+                let to = r.of.entry(*v).or_default();
+                for x in from {
+                    changed |= to.insert(x);
+                }
+            }
+            if !changed {
+                return r;
             }
         }
-        r
     }
 
-    fn walk(&mut self, f: &Func, b: &Block, escaped: &mut HashSet<VarId>) {
+    /// Records the blocks and every value given to an address variable.
+    fn walk<'b>(&mut self, f: &Func, b: &'b Block, flows: &mut Vec<(VarId, &'b Expr)>) {
         for s in b {
             match s {
                 Stmt::Alloc { var, .. } => {
                     self.blocks.insert(*var);
                     self.of.insert(*var, HashSet::from([*var]));
                 }
-                Stmt::Let { var, init } if matches!(f.var(*var).ty, Ty::Mem { .. }) => {
-                    let from = init.as_ref().map(|e| self.expr(e)).unwrap_or_default();
-                    if f.var(*var).mutable {
-                        escaped.extend(from);
-                        self.of.insert(*var, HashSet::from([MUTABLE]));
-                    } else {
-                        self.of.insert(*var, from);
-                    }
+                Stmt::Let {
+                    var,
+                    init: Some(value),
                 }
-                Stmt::Set {
-                    place: Place::Var(v),
+                | Stmt::Set {
+                    place: Place::Var(var),
                     value,
-                } if matches!(f.var(*v).ty, Ty::Mem { .. }) => {
-                    escaped.extend(self.expr(value));
+                } if matches!(f.var(*var).ty, Ty::Mem { .. }) => {
+                    self.of.entry(*var).or_default();
+                    flows.push((*var, value));
                 }
-                Stmt::For(l) => self.walk(f, &l.body, escaped),
+                Stmt::For(l) => self.walk(f, &l.body, flows),
                 Stmt::Loop { body } | Stmt::Region { body, .. } | Stmt::Parallel { body, .. } => {
-                    self.walk(f, body, escaped)
+                    self.walk(f, body, flows)
                 }
                 Stmt::If { then, els, .. } => {
-                    self.walk(f, then, escaped);
-                    self.walk(f, els, escaped);
+                    self.walk(f, then, flows);
+                    self.walk(f, els, flows);
                 }
                 _ => {}
             }
@@ -307,8 +391,8 @@ impl Effects {
                         self.read(r, lo);
                     }
                     self.read(r, &l.hi);
-                    if let Some(Pragma::SimdReduction { acc, .. }) = &l.pragma {
-                        self.writes.insert(*acc);
+                    if let Some(Pragma::SimdReduction { reductions }) = &l.pragma {
+                        self.writes.extend(reductions.iter().map(|r| r.acc));
                     }
                     self.block(r, &l.body);
                 }

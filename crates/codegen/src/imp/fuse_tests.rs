@@ -189,9 +189,10 @@ fn reads_of_the_first_loop_between_them_are_not_moved() {
     assert_eq!(loops(&fused(&p)), 2);
 }
 
-#[test]
-fn a_check_does_not_move_before_a_loop_that_can_fail() {
-    let p = sum_sin("f", |st, vs, _| {
+/// The sum's loop fails at `i > 100`; `check` adds a size check between
+/// the loops.
+fn failing_sum(check: bool) -> Program {
+    sum_sin("f", |st, vs, _| {
         if let Stmt::For(l) = &mut st[1] {
             l.body.insert(
                 0,
@@ -203,8 +204,28 @@ fn a_check_does_not_move_before_a_loop_that_can_fail() {
                 },
             );
         }
-    });
-    assert_eq!(loops(&fused(&p)), 2);
+        if check {
+            let size = Stmt::Fail {
+                cond: Expr::bin(BinOp::Gt, v(vs.n), Expr::I64(1000)),
+                site: 3,
+                a: v(vs.n),
+                b: Expr::I64(0),
+            };
+            st.insert(4, size);
+        }
+    })
+}
+
+#[test]
+fn a_check_does_not_move_before_a_loop_that_can_fail() {
+    assert_eq!(loops(&fused(&failing_sum(true))), 2);
+}
+
+#[test]
+fn a_failed_allocation_may_move_before_a_loop_that_can_fail() {
+    // The buffer's null check between the loops is no error of the
+    // evaluator's: it may be reported first.
+    assert_eq!(loops(&fused(&failing_sum(false))), 1);
 }
 
 #[test]
@@ -256,5 +277,124 @@ fn a_view_of_a_written_block_is_not_fused() {
     });
     let q = fused(&p);
     // The writer of `h` stays alone; the two loops after it fuse.
+    assert_eq!(loops(&q), 2, "{}", print::func(&q, &q.funcs[0]));
+}
+
+/// The sum as a vector reduction (`reassociate`).
+fn simd_sum(st: &mut Block, vs: &Vars) {
+    if let Stmt::For(l) = &mut st[1] {
+        l.pragma = Some(Pragma::SimdReduction {
+            reductions: vec![Reduction {
+                op: "+".into(),
+                acc: vs.s,
+            }],
+        });
+    }
+}
+
+#[test]
+fn a_vector_reduction_takes_in_a_map_that_runs_in_lanes() {
+    let q = fused(&sum_sin("f", |st, vs, _| simd_sum(st, vs)));
+    assert_eq!(loops(&q), 1, "{}", print::func(&q, &q.funcs[0]));
+    let text = c::func(&q, &q.funcs[0]);
+    assert!(
+        text.contains("AD_PRAGMA(omp simd reduction(+:t1_sum))"),
+        "{text}"
+    );
+}
+
+#[test]
+fn two_vector_reductions_list_both() {
+    let p = sum_sin("f", |st, vs, b| {
+        simd_sum(st, vs);
+        // The map becomes a second vector reduction, into `t7_prod`.
+        let prod = b.var("t7_prod", F64, true);
+        st.insert(0, let_(prod, Expr::F64(1.0)));
+        if let Stmt::For(l) = &mut st[5] {
+            l.body[1] = set(
+                prod,
+                Expr::bin(BinOp::Mul, v(prod), Expr::load(v(vs.g), v(l.index))),
+            );
+            l.pragma = Some(Pragma::SimdReduction {
+                reductions: vec![Reduction {
+                    op: "*".into(),
+                    acc: prod,
+                }],
+            });
+        }
+    });
+    let q = fused(&p);
+    assert_eq!(loops(&q), 1, "{}", print::func(&q, &q.funcs[0]));
+    let text = c::func(&q, &q.funcs[0]);
+    assert!(
+        text.contains("AD_PRAGMA(omp simd reduction(+:t1_sum) reduction(*:t7_prod))"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_vector_reduction_does_not_take_in_a_loop_carrying_a_scalar() {
+    let p = sum_sin("f", |st, vs, b| {
+        simd_sum(st, vs);
+        // The map also keeps a running maximum: not lane-safe.
+        let top = b.var("t7_top", F64, true);
+        st.insert(0, let_(top, Expr::F64(0.0)));
+        if let Stmt::For(l) = &mut st[5] {
+            let x = Expr::load(v(vs.g), v(l.index));
+            l.body.push(set(top, Expr::bin(BinOp::Add, v(top), x)));
+        }
+    });
+    assert_eq!(loops(&fused(&p)), 2);
+}
+
+/// A first loop writing `p[i] := 1` through a mutable address `p`, given
+/// a new block (`alias`: the gradient's block `g` too), before the sum.
+fn through_mutable(alias: bool) -> Program {
+    sum_sin("f", |st, vs, b| {
+        let h = b.var("t8_buf", MEM, false);
+        let p = b.var("t9_p", MEM, true);
+        let k = b.var("t10_i", I64, false);
+        let write = for_up(
+            k,
+            v(vs.n),
+            vec![Stmt::Set {
+                place: Place::Elem {
+                    mem: v(p),
+                    index: v(k),
+                },
+                value: Expr::F64(1.0),
+            }],
+        );
+        let mut pre = vec![
+            Stmt::Alloc {
+                var: h,
+                count: v(vs.n),
+                when: None,
+            },
+            Stmt::Let {
+                var: p,
+                init: Some(v(h)),
+            },
+        ];
+        if alias {
+            // After the loops: `p` may hold the map's block all along
+            // (the analysis does not follow the order).
+            st.insert(5, set(p, v(vs.g)));
+        }
+        pre.push(write);
+        for (k, s) in pre.into_iter().enumerate() {
+            st.insert(k, s);
+        }
+    })
+}
+
+#[test]
+fn mutable_addresses_alias_only_the_blocks_they_are_given() {
+    // `p` holds `t8_buf` only: its loop fuses with the sum and the map.
+    let q = fused(&through_mutable(false));
+    assert_eq!(loops(&q), 1, "{}", print::func(&q, &q.funcs[0]));
+    // `p` may hold the map's block too: the map stays apart from the
+    // loop writing through `p`.
+    let q = fused(&through_mutable(true));
     assert_eq!(loops(&q), 2, "{}", print::func(&q, &q.funcs[0]));
 }

@@ -7,8 +7,8 @@ use serde::{Deserialize, Serialize};
 
 /// The envelope name of a dumped loop-IR program.
 pub const IR_NAME: &str = "imp";
-/// Its format version.
-pub const FORMAT: u32 = 1;
+/// Its format version (2: a vector loop lists its reductions).
+pub const FORMAT: u32 = 2;
 
 /// A scalar type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -138,14 +138,23 @@ pub enum Pragma {
         /// The least trip count run in parallel.
         min: u32,
     },
-    /// A reduction into `acc` with the C operator `op` the compiler may
-    /// reassociate (OpenMP `simd reduction`).
+    /// Iterations in vector lanes (OpenMP `simd`), with reductions into
+    /// accumulators the compiler may reassociate: the body neither
+    /// allocates, fails nor breaks, and writes only its own variables,
+    /// elements of its own iteration and these accumulators.
     SimdReduction {
-        /// `+` or `*`.
-        op: String,
-        /// The accumulator.
-        acc: VarId,
+        /// The accumulators, each with its operator.
+        reductions: Vec<Reduction>,
     },
+}
+
+/// A reduction of a vector loop: `acc op= ...` in any order.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Reduction {
+    /// The C operator, `+` or `*`.
+    pub op: String,
+    /// The accumulator, a mutable scalar.
+    pub acc: VarId,
 }
 
 /// A counted loop.

@@ -135,8 +135,12 @@ fn stmt(w: &mut Lines, cx: &Notation<'_>, s: &Stmt) {
             if let Some(p) = &l.pragma {
                 w.line(match p {
                     Pragma::ParallelFor { min } => format!("@parallel(min {min})"),
-                    Pragma::SimdReduction { op, acc } => {
-                        format!("@simd(reduce {op} {})", name(acc))
+                    Pragma::SimdReduction { reductions } => {
+                        let r: Vec<String> = reductions
+                            .iter()
+                            .map(|r| format!("reduce {} {}", r.op, name(&r.acc)))
+                            .collect();
+                        format!("@simd({})", r.join(", "))
                     }
                 });
             }
@@ -288,9 +292,9 @@ impl Notation<'_> {
         let c = matches!(self, Notation::C { .. });
         match e {
             Expr::Var(v) => (self.func().var(*v).name.clone(), ATOM),
-            Expr::F64(x) if c => (crate::lower::real_lit(*x), ATOM),
+            Expr::F64(x) if c => (real_lit(*x), ATOM),
             Expr::F64(x) => (imp_real(*x), ATOM),
-            Expr::I64(i) if c => (crate::lower::int_lit(*i), ATOM),
+            Expr::I64(i) if c => (int_lit(*i), ATOM),
             Expr::I64(i) if *i < 0 => (format!("({i})"), ATOM),
             Expr::I64(i) => (i.to_string(), ATOM),
             Expr::I32(i) if c && *i < 0 => (format!("({i})"), ATOM),
@@ -352,7 +356,39 @@ fn imp_real(x: f64) -> String {
         if x > 0.0 { "inf" } else { "(-inf)" }.into()
     } else {
         // Finite reals read the same in C.
-        crate::lower::real_lit(x)
+        real_lit(x)
+    }
+}
+
+/// A real constant as a C literal that reads back to the same f64.
+fn real_lit(x: f64) -> String {
+    if x.is_nan() {
+        "NAN".to_string()
+    } else if x.is_infinite() {
+        if x > 0.0 { "INFINITY" } else { "(-INFINITY)" }.to_string()
+    } else if x.is_sign_negative() {
+        format!("({x:?})")
+    } else {
+        format!("{x:?}")
+    }
+}
+
+/// An `int64_t` constant as a C literal: plain decimal where C's `int`
+/// holds it (the usual conversions then give the `int64_t` value wherever
+/// it meets one), `INT64_C` beyond.
+fn int_lit(i: i64) -> String {
+    if i == i64::MIN {
+        "INT64_MIN".to_string()
+    } else if i32::try_from(i).is_ok() {
+        if i < 0 {
+            format!("({i})")
+        } else {
+            i.to_string()
+        }
+    } else if i < 0 {
+        format!("(-INT64_C({}))", i.unsigned_abs())
+    } else {
+        format!("INT64_C({i})")
     }
 }
 

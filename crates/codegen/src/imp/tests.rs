@@ -168,11 +168,11 @@ fn adrev_sines(ctx, p0_d0: i64, p0_l0: mem const f64, out_l0: out f64, out_d0: o
     let c = c::func(&p, &p.funcs[0]);
     for line in [
         "int adrev_sines(ad_ctx *ctx, int64_t p0_d0, const double *p0_l0, double *out_l0, int64_t *out_d0, double **out_l1) {",
-        "    for (int64_t t3_i = p0_d0 - 1; t3_i >= INT64_C(0); t3_i--) {",
+        "    for (int64_t t3_i = p0_d0 - 1; t3_i >= 0; t3_i--) {",
         "        if (!t9_go) {",
         "            ad_reset(ctx, t7_mark);",
         "        const ad_mark t7_mark = ad_mark_get(ctx);",
-        "        if (ad_add_ovf(t6_k, INT64_C(1), &t10_k)) return ad_fail(ctx, 4, 0, 0);",
+        "        if (ad_add_ovf(t6_k, 1, &t10_k)) return ad_fail(ctx, 4, 0, 0);",
     ] {
         assert!(c.lines().any(|l| l == line), "no line `{line}` in\n{c}");
     }

@@ -4,7 +4,9 @@
 //!   `Checked`, a `For` index with a first value, a `Region` mark) and used
 //!   only after its declaration, in the block it was declared in or one
 //!   nested in it.
-//! - Types agree: operands of an operator, a value and its place, call
+//! - Types agree: operands of an operator, a value and its place (an
+//!   address of writable memory may be stored where a read-only one is
+//!   expected, as C converts `double *` to `const double *`), call
 //!   arguments and the extern's parameters; conditions are `Bool`; loop
 //!   bounds, indices, counts and failure details are integers; a loop's
 //!   bounds have its index's type.
@@ -191,6 +193,21 @@ impl Checker<'_> {
         }
     }
 
+    /// Like [`Checker::expect`], for a value stored where `want` is
+    /// expected: writable memory may go where read-only memory is.
+    fn assignable(&self, what: &str, want: &Ty, got: &Ty) -> Result<(), VerifyError> {
+        match (want, got) {
+            (
+                Ty::Mem {
+                    elem: a,
+                    writable: false,
+                },
+                Ty::Mem { elem: b, .. },
+            ) if a == b => Ok(()),
+            _ => self.expect(what, want, got),
+        }
+    }
+
     fn scalar(&self, what: &str, e: &Expr) -> Result<Scalar, VerifyError> {
         match self.expr(e)? {
             Ty::Scalar(s) => Ok(s),
@@ -234,9 +251,11 @@ impl Checker<'_> {
                     )));
                 }
                 match init {
-                    Some(e) => {
-                        self.expect(&format!("the value of `{}`", v.name), &v.ty, &self.expr(e)?)?
-                    }
+                    Some(e) => self.assignable(
+                        &format!("the value of `{}`", v.name),
+                        &v.ty,
+                        &self.expr(e)?,
+                    )?,
                     None if !v.mutable => {
                         return Err(self.err(format!("constant `{}` has no value", v.name)));
                     }
@@ -366,7 +385,7 @@ impl Checker<'_> {
                 if !var.mutable {
                     return Err(self.err(format!("constant `{}` is assigned", var.name)));
                 }
-                self.expect(
+                self.assignable(
                     &format!("the value stored in `{}`", var.name),
                     &var.ty,
                     &got,
@@ -395,7 +414,7 @@ impl Checker<'_> {
                 let Ty::Out(inner) = &var.ty else {
                     return Err(self.err(format!("`{}` is not a result parameter", var.name)));
                 };
-                self.expect(&format!("the result stored in `{}`", var.name), inner, &got)?;
+                self.assignable(&format!("the result stored in `{}`", var.name), inner, &got)?;
                 if matches!(got, Ty::Mem { .. }) && self.lifetime(value) > 0 {
                     return Err(self.err(format!(
                         "`{}` is given memory released before the call returns",
@@ -430,13 +449,15 @@ impl Checker<'_> {
                 false
             }
         };
-        if let Some(Pragma::SimdReduction { acc, .. }) = &l.pragma {
-            let v = self.used(*acc)?;
-            if !v.mutable || !matches!(v.ty, Ty::Scalar(_)) {
-                return Err(self.err(format!(
-                    "reduction into `{}`, not a scalar variable",
-                    v.name
-                )));
+        if let Some(Pragma::SimdReduction { reductions }) = &l.pragma {
+            for r in reductions {
+                let v = self.used(r.acc)?;
+                if !v.mutable || !matches!(v.ty, Ty::Scalar(_)) {
+                    return Err(self.err(format!(
+                        "reduction into `{}`, not a scalar variable",
+                        v.name
+                    )));
+                }
             }
         }
         let parallel = matches!(l.pragma, Some(Pragma::ParallelFor { .. }));

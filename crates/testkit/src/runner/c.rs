@@ -81,16 +81,22 @@ fn own_code(c: &codegen::CProgram) -> String {
 
 /// The UNF route's gradient program as it comes and after the optimizer,
 /// built into one C program: both give the evaluator's result on the same
-/// program and the `-- grad` lines. The generated C of the optimized
-/// gradient is the snapshot `70.grad.c`.
+/// program and the `-- grad` lines. The optimized gradient's loop IR, as
+/// C is printed from it, is the snapshot `65.grad.imp`, and its generated
+/// C `70.grad.c`.
 pub fn grad(f: &Fixture, env: &Env) {
     let name = &f.name;
     let Some(b) = stages::boundaries(f) else {
+        f.no_snapshot("65.grad.imp", "UNF does not take the program");
         f.no_snapshot("70.grad.c", "UNF does not take the program");
         return;
     };
     let cfg = Config::default();
     let emitted = codegen::emit(&b.opt, &cfg).unwrap_or_else(|e| panic!("{name}: {e}"));
+    f.snapshot(
+        "65.grad.imp",
+        &codegen::imp::print::program(&emitted.loop_ir),
+    );
     f.snapshot("70.grad.c", &own_code(&emitted));
     let g = &b.target;
     let mut o = b.opt.clone();

@@ -129,7 +129,7 @@ const STEP: f64 = 1e-4;
 /// How closely the Richardson estimates at two steps must agree
 /// (relative to 1 + their size) for the construct to count as resolved;
 /// otherwise the point is not admissible.
-const SETTLED: f64 = 1e-7;
+const SETTLED: f64 = 1e-6;
 
 /// The construct's value by central finite differences of its body: per
 /// real of `x`, the Richardson extrapolation of the quotients at steps h

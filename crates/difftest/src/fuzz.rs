@@ -217,7 +217,7 @@ fn features(rng: &mut Rng) -> Features {
         extended: rng.chance(0.7),
         arrays: true,
         ops: None,
-        derivatives: rng.chance(0.25),
+        derivatives: rng.chance(0.35),
     }
 }
 

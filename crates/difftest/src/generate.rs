@@ -357,7 +357,7 @@ impl Gen<'_> {
             } else {
                 0
             }, // conversion
-            if self.derivatives_ok(size) { 12 } else { 0 }, // derivative construct
+            if self.derivatives_ok(size) { 30 } else { 0 }, // derivative construct
         ];
         match self.rng.weighted(&w) {
             0 => {
@@ -678,7 +678,7 @@ impl Gen<'_> {
             if ext && can_loop && size >= 5 { 6 } else { 0 },
             if hist_ok && size >= 4 { 8 } else { 0 },
             if *el == GTy::Real && self.derivatives_ok(size) {
-                10
+                20
             } else {
                 0
             },

@@ -589,6 +589,12 @@ fn refusals_are_positioned_user_errors() {
             "def f (x : R) : R = grad_rev (fun y -> grad_rev (fun z -> lgamma z) y) x",
             "digamma",
         ),
+        // The same over a forward derivative (found by the fuzzer,
+        // docs/testing.md: `fuzz_digamma_reverse`), named as such.
+        (
+            "def f (x : R) : R = grad_rev (fun y -> diff (fun z -> lgamma z) y) x",
+            "an inner derivative of `lgamma` wrote it",
+        ),
     ];
     for (text, want) in cases {
         let e = error(text);

@@ -114,10 +114,16 @@ pub fn check_first_order(m: &Module, def: &Def) -> Result<(), Error> {
             Expr::Prim { op, .. } => *op,
             _ => Prim::D1Pow,
         };
-        return Err(not_fo(
-            m.span(id),
-            format!("`{op}` is a Target primitive: reverse mode takes Source programs"),
-        ));
+        // `digamma` and `trigamma` come from an inner derivative of
+        // `lgamma` (they have no Source form): say so.
+        let message = if matches!(op, Prim::Digamma | Prim::Trigamma) {
+            format!(
+                "`{op}` is a Target primitive: reverse mode takes Source programs (an inner derivative of `lgamma` wrote it, and reverse mode has no derivative for it: differentiate that derivative by forward mode, `grad` or `jvp`, instead)"
+            )
+        } else {
+            format!("`{op}` is a Target primitive: reverse mode takes Source programs")
+        };
+        return Err(not_fo(m.span(id), message));
     }
     if let Some(&id) = nodes
         .iter()

@@ -517,6 +517,9 @@ impl GExpr {
 
     fn count_node(&self, counts: &mut BTreeMap<String, u64>) -> u32 {
         *counts.entry(self.construct()).or_insert(0) += 1;
+        if let GExpr::Deriv(d) = self {
+            crate::deriv::count_nesting(d, counts);
+        }
         if let GExpr::Loop(l) = self {
             if l.section().is_some() {
                 *counts.entry("section".to_string()).or_insert(0) += 1;

@@ -14,6 +14,8 @@
 //! [`forward_twin`], every reverse construct replaced by its forward one
 //! (forward against reverse, to rounding).
 
+use std::collections::BTreeMap;
+
 use crate::ast::{GExpr, GTy, GVal};
 use crate::eval::{Probe, Singular, apply_fn};
 use syntax::Prim;
@@ -122,6 +124,48 @@ fn to_forward(e: &mut GExpr) {
 /// Whether `e` holds a derivative construct.
 pub fn has_deriv(e: &GExpr) -> bool {
     syntax::stack::guard(|| matches!(e, GExpr::Deriv(_)) || e.children().iter().any(|c| has_deriv(c)))
+}
+
+/// Counts what a construct nests over into a coverage table: another
+/// construct (`forward over reverse` and so on, by the modes of the
+/// two), a histogram or `scatter`, and the variables of the enclosing
+/// program its function reads.
+pub fn count_nesting(d: &Deriv, counts: &mut BTreeMap<String, u64>) {
+    let mode = |op: Prim| {
+        if matches!(op, Prim::GradRev | Prim::VjpRev) {
+            "reverse"
+        } else {
+            "forward"
+        }
+    };
+    let mut inner = Vec::new();
+    collect(&d.body, &mut inner);
+    for op in inner {
+        let key = match op {
+            Some(op) => format!("{} over {}", mode(d.op), mode(op)),
+            None => format!("{} over a histogram", mode(d.op)),
+        };
+        *counts.entry(key).or_insert(0) += 1;
+    }
+    if d.body.free_vars().iter().any(|v| *v != d.x) {
+        *counts
+            .entry(format!("{} (free vars)", d.op.symbol()))
+            .or_insert(0) += 1;
+    }
+}
+
+/// The constructs (`Some`) and histograms or scatters (`None`) in `e`.
+fn collect(e: &GExpr, out: &mut Vec<Option<Prim>>) {
+    syntax::stack::guard(|| {
+        match e {
+            GExpr::Deriv(d) => out.push(Some(d.op)),
+            GExpr::Hist(..) => out.push(None),
+            _ => {}
+        }
+        for c in e.children() {
+            collect(c, out);
+        }
+    });
 }
 
 /// The relative step of the finite differences.

@@ -683,7 +683,13 @@ impl Gen<'_> {
             if size >= 6 { 4 } else { 0 },
             if size >= 4 { 15 } else { 0 },
             if ext && can_loop && size >= 5 { 6 } else { 0 },
-            if hist_ok && size >= 4 { 8 } else { 0 },
+            // Likelier inside a derivative construct: reverse (or
+            // forward) over a histogram's reverse derivative.
+            match (hist_ok && size >= 4, self.nest > 0) {
+                (false, _) => 0,
+                (true, false) => 8,
+                (true, true) => 24,
+            },
             if *el == GTy::Real && self.derivatives_ok(size) {
                 20
             } else {

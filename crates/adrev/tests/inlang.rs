@@ -292,6 +292,19 @@ def hvp (d : [m]R) (is : [n]Int) (x : [n]R) (td : [m]R) (tx : [n]R) : ([m]R, [n]
 
 fn hvp(grad: &str, d: &[f64], is: &[i64], x: &[f64], td: &[f64], tx: &[f64]) -> Value {
     let p = program(&HISTOGRAMS.replace("GRAD", grad));
+    hvp_in(&p, &adrev::Backend::Eval, d, is, x, td, tx)
+}
+
+/// `hvp` of `p` on `backend`.
+fn hvp_in(
+    p: &Program,
+    backend: &adrev::Backend,
+    d: &[f64],
+    is: &[i64],
+    x: &[f64],
+    td: &[f64],
+    tx: &[f64],
+) -> Value {
     let inputs = Inputs::new()
         .with("d", Value::reals(d))
         .with(
@@ -301,43 +314,62 @@ fn hvp(grad: &str, d: &[f64], is: &[i64], x: &[f64], td: &[f64], tx: &[f64]) -> 
         .with("x", Value::reals(x))
         .with("td", Value::reals(td))
         .with("tx", Value::reals(tx));
-    value_at(&p, &inputs).unwrap_or_else(|e| panic!("{grad}: {}", e.message()))
+    p.compile(&Request::new(Kind::Value).backend(backend.clone()))
+        .and_then(|c| c.call(&inputs))
+        .unwrap_or_else(|e| panic!("{backend:?}: {}", e.message()))
+        .value
 }
+
+/// The indices and the direction of the histograms' Hessian-vector
+/// products, and their points: a zero in a product's bin, two zeros in
+/// one, a zero destination, ties of min and max, an index out of range,
+/// and an empty bin.
+const HIST_IS: [i64; 10] = [0, 0, 0, 1, 1, 2, 5, -1, 3, 3];
+const HIST_TD: [f64; 5] = [0.5, -1.0, 2.0, 0.25, 1.5];
+const HIST_TX: [f64; 10] = [1.0, -0.5, 2.0, 1.0, 0.75, -1.0, 1.0, 0.5, -2.0, 1.25];
+const HIST_POINTS: [([f64; 5], [f64; 10]); 4] = [
+    (
+        [2.0, 3.0, 2.0, 1.5, 0.5],
+        [1.0, 2.0, 0.5, 0.3, 3.0, 1.5, 4.0, 2.0, 0.7, 1.1],
+    ),
+    (
+        [2.0, 3.0, 2.0, 1.5, 0.5],
+        [1.0, 0.0, 0.5, 0.0, 0.0, 1.5, 4.0, 2.0, 0.0, 1.1],
+    ),
+    (
+        [0.0, 3.0, 0.0, 1.5, 0.0],
+        [1.0, 2.0, 0.0, 0.3, 3.0, 1.5, 0.0, 2.0, 0.7, 0.7],
+    ),
+    (
+        [1.0, 1.0, 2.0, 1.0, 0.5],
+        [1.0, 1.0, 1.0, 1.0, 1.0, 2.0, 4.0, 2.0, 1.0, 1.0],
+    ),
+];
 
 #[test]
 fn forward_over_reverse_of_histograms_equals_forward_over_forward() {
     // Hessian-vector products through every histogram's reverse
-    // derivative (the tangents of its partials, crates/forward/src/
-    // partials.ad) against forward over forward (dual numbers through the
-    // histograms themselves), at points with a zero in a product's bin,
-    // two zeros in one, a zero destination, ties of min and max, an index
-    // out of range, and an empty bin.
-    let is = [0, 0, 0, 1, 1, 2, 5, -1, 3, 3];
-    let td = [0.5, -1.0, 2.0, 0.25, 1.5];
-    let tx = [1.0, -0.5, 2.0, 1.0, 0.75, -1.0, 1.0, 0.5, -2.0, 1.25];
-    let points: [([f64; 5], [f64; 10]); 4] = [
-        (
-            [2.0, 3.0, 2.0, 1.5, 0.5],
-            [1.0, 2.0, 0.5, 0.3, 3.0, 1.5, 4.0, 2.0, 0.7, 1.1],
-        ),
-        (
-            [2.0, 3.0, 2.0, 1.5, 0.5],
-            [1.0, 0.0, 0.5, 0.0, 0.0, 1.5, 4.0, 2.0, 0.0, 1.1],
-        ),
-        (
-            [0.0, 3.0, 0.0, 1.5, 0.0],
-            [1.0, 2.0, 0.0, 0.3, 3.0, 1.5, 0.0, 2.0, 0.7, 0.7],
-        ),
-        (
-            [1.0, 1.0, 2.0, 1.0, 0.5],
-            [1.0, 1.0, 1.0, 1.0, 1.0, 2.0, 4.0, 2.0, 1.0, 1.0],
-        ),
-    ];
-    for (d, x) in &points {
-        let fr = hvp("grad_rev", d, &is, x, &td, &tx);
-        let ff = hvp("grad", d, &is, x, &td, &tx);
+    // derivative (the tangents of its partials, syntax::hist::rules)
+    // against forward over forward (dual numbers through the histograms
+    // themselves), at [`HIST_POINTS`].
+    for (d, x) in &HIST_POINTS {
+        let fr = hvp("grad_rev", d, &HIST_IS, x, &HIST_TD, &HIST_TX);
+        let ff = hvp("grad", d, &HIST_IS, x, &HIST_TD, &HIST_TX);
         close(&fr, &ff, 1e-12).unwrap_or_else(|e| panic!("at d = {d:?}, x = {x:?}: fr vs ff: {e}"));
     }
+}
+
+/// The point of the Hessian-vector products worked out by hand: d, is
+/// (index 5 out of range), x and the direction t.
+fn hand_point() -> Inputs<'static> {
+    Inputs::new()
+        .with("d", Value::reals(&[2.0, 3.0, 2.0]))
+        .with(
+            "is",
+            Value::array([0, 0, 0, 1, 1, 2, 5].map(Value::Int).to_vec()),
+        )
+        .with("x", Value::reals(&[1.0, 2.0, 0.5, 0.0, 3.0, 1.5, 4.0]))
+        .with("t", Value::reals(&[1.0, 1.0, 2.0, 1.0, 0.0, 1.0, 1.0]))
 }
 
 #[test]
@@ -355,14 +387,7 @@ fn a_hessian_vector_product_through_histograms_by_hand() {
   let g = fun (z : [n]R) -> sum (reduce_by_index d (*) is z) + sum (reduce_by_index d min is (map (fun y -> y * y) z))
     + sum (reduce_by_index d (+) is (map (fun y -> y * y * y) z)) + dot (scatter d is z) (scatter d is z) in
   (jvp (fun y -> grad_rev g y) x t).2";
-    let inputs = Inputs::new()
-        .with("d", Value::reals(&[2.0, 3.0, 2.0]))
-        .with(
-            "is",
-            Value::array([0, 0, 0, 1, 1, 2, 5].map(Value::Int).to_vec()),
-        )
-        .with("x", Value::reals(&[1.0, 2.0, 0.5, 0.0, 3.0, 1.5, 4.0]))
-        .with("t", Value::reals(&[1.0, 1.0, 2.0, 1.0, 0.0, 1.0, 1.0]));
+    let inputs = hand_point();
     let p = program(text);
     for backend in [adrev::Backend::Eval, adrev::Backend::C(Default::default())] {
         let got = p
@@ -382,15 +407,8 @@ fn a_hessian_vector_product_through_histograms_by_hand() {
 fn forward_over_reverse_of_histograms_agrees_with_central_differences() {
     // Away from ties and kinks (the first point above): the derivative of
     // the gradient along (td, tx), by central differences of `grad_rev`.
-    let (d, x) = (
-        [2.0, 3.0, 2.0, 1.5, 0.5],
-        [1.0, 2.0, 0.5, 0.3, 3.0, 1.5, 4.0, 2.0, 0.7, 1.1],
-    );
-    let is = [0, 0, 0, 1, 1, 2, 5, -1, 3, 3];
-    let (td, tx) = (
-        [0.5, -1.0, 2.0, 0.25, 1.5],
-        [1.0, -0.5, 2.0, 1.0, 0.75, -1.0, 1.0, 0.5, -2.0, 1.25],
-    );
+    let (d, x) = HIST_POINTS[0];
+    let (is, td, tx) = (HIST_IS, HIST_TD, HIST_TX);
     let fr = hvp("grad_rev", &d, &is, &x, &td, &tx);
     let grad = program(&HISTOGRAMS.replace(
         "(jvp (fun p -> GRAD (fun q -> let (e, z) = q in g e is z) p) (d, x) (td, tx)).2",
@@ -437,53 +455,20 @@ const HISTOGRAMS_RR: &str = "def hvp (d : [m]R) (is : [n]Int) (x : [n]R) (td : [
 
 #[test]
 fn reverse_over_reverse_of_histograms_equals_forward_over_forward() {
-    // At the points of the forward-over-reverse test (a zero in a
-    // product's bin, two zeros in one, a zero destination, ties of min and
-    // max, an index out of range, an empty bin), in the evaluator and, at
-    // the first point, in C.
+    // At [`HIST_POINTS`] in the evaluator and, at the first one, in C.
     let defs = HISTOGRAMS
         .split("def hvp")
         .next()
         .expect("the definition of g");
     let rr = program(&format!("{defs}{HISTOGRAMS_RR}"));
-    let is = [0, 0, 0, 1, 1, 2, 5, -1, 3, 3];
-    let td = [0.5, -1.0, 2.0, 0.25, 1.5];
-    let tx = [1.0, -0.5, 2.0, 1.0, 0.75, -1.0, 1.0, 0.5, -2.0, 1.25];
-    let points: [([f64; 5], [f64; 10]); 3] = [
-        (
-            [2.0, 3.0, 2.0, 1.5, 0.5],
-            [1.0, 2.0, 0.5, 0.3, 3.0, 1.5, 4.0, 2.0, 0.7, 1.1],
-        ),
-        (
-            [2.0, 3.0, 2.0, 1.5, 0.5],
-            [1.0, 0.0, 0.5, 0.0, 0.0, 1.5, 4.0, 2.0, 0.0, 1.1],
-        ),
-        (
-            [0.0, 3.0, 0.0, 1.5, 0.0],
-            [1.0, 2.0, 0.0, 0.3, 3.0, 1.5, 0.0, 2.0, 0.7, 0.7],
-        ),
-    ];
-    for (k, (d, x)) in points.iter().enumerate() {
-        let inputs = Inputs::new()
-            .with("d", Value::reals(d))
-            .with(
-                "is",
-                Value::array(is.iter().map(|&i| Value::Int(i)).collect()),
-            )
-            .with("x", Value::reals(x))
-            .with("td", Value::reals(&td))
-            .with("tx", Value::reals(&tx));
-        let ff = hvp("grad", d, &is, x, &td, &tx);
+    for (k, (d, x)) in HIST_POINTS.iter().enumerate() {
+        let ff = hvp("grad", d, &HIST_IS, x, &HIST_TD, &HIST_TX);
         let mut backends = vec![adrev::Backend::Eval];
         if k == 0 {
             backends.push(adrev::Backend::C(Default::default()));
         }
-        for backend in backends {
-            let got = rr
-                .compile(&Request::new(Kind::Value).backend(backend.clone()))
-                .and_then(|c| c.call(&inputs))
-                .unwrap_or_else(|e| panic!("{}", e.message()))
-                .value;
+        for backend in &backends {
+            let got = hvp_in(&rr, backend, d, &HIST_IS, x, &HIST_TD, &HIST_TX);
             close(&got, &ff, 1e-12)
                 .unwrap_or_else(|e| panic!("{backend:?} at d = {d:?}, x = {x:?}: rr vs ff: {e}"));
         }
@@ -501,14 +486,7 @@ fn reverse_over_reverse_of_a_histogram_by_hand() {
     let text = "def h (d : [m]R) (is : [n]Int) (x : [n]R) (t : [n]R) : [n]R =
   let g = fun (z : [n]R) -> sum (reduce_by_index d (*) is z) + dot (scatter d is z) (scatter d is z) in
   grad_rev (fun y -> dot (grad_rev g y) t) x";
-    let inputs = Inputs::new()
-        .with("d", Value::reals(&[2.0, 3.0, 2.0]))
-        .with(
-            "is",
-            Value::array([0, 0, 0, 1, 1, 2, 5].map(Value::Int).to_vec()),
-        )
-        .with("x", Value::reals(&[1.0, 2.0, 0.5, 0.0, 3.0, 1.5, 4.0]))
-        .with("t", Value::reals(&[1.0, 1.0, 2.0, 1.0, 0.0, 1.0, 1.0]));
+    let inputs = hand_point();
     let got = value_at(&program(text), &inputs).unwrap_or_else(|e| panic!("{}", e.message()));
     assert_eq!(got, Value::reals(&[9.0, 5.0, 10.0, 0.0, 3.0, 2.0, 0.0]));
 }

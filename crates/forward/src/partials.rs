@@ -2,7 +2,8 @@
 //! `gather_won`, `pick_dest`, `hist_winner_*`, `dhist_mul_*`;
 //! `syntax::hist`), which reverse mode writes in a histogram's gradient:
 //! with them forward mode runs over `grad_rev` of a program with a
-//! histogram (a Hessian-vector product by forward over reverse).
+//! histogram (a Hessian-vector product by forward over reverse). `scatter`
+//! of reals goes the same way, by its rule `tangent_scatter`.
 //!
 //! Each one's tangent is a jvp rule written in the language, in
 //! `crates/syntax/src/hist_rules.ad` (`syntax::hist::rules`: one

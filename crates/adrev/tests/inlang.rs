@@ -636,3 +636,28 @@ fn grad_rev_costs_a_constant_multiple_of_the_function_and_grad_a_multiple_of_n()
     );
     assert!(cost_ratio("grad_rev", 64) < 1.2 * cost_ratio("grad_rev", 8));
 }
+
+#[test]
+fn reverse_over_forward_of_a_scatter_by_hand() {
+    // Found by the fuzzer (docs/testing.md, "Findings"): forward mode
+    // wrote a scatter of dual pairs, which reverse mode refused. With is =
+    // i / 2 = [0, 0, 1], v1 wins bin 0 over v0, v2 takes bin 1 and bin 2
+    // keeps d2: the function of s is s² (v1² + v2² + d2²) = 29 s², its
+    // derivative at s = 1.5 is 87, and that derivative's gradient is
+    // 4 s (0, 0, d2) in d and 4 s (0, v1, v2) in v.
+    let text = "def f (d : [m]R) (v : [n]R) : R =
+  diff (fun s -> sum (map (fun a -> a * a) (scatter (map (fun a -> a * s) d) (build (length v) (fun i -> i / 2)) (map (fun a -> a * s) v)))) 1.5";
+    let inputs = Inputs::new()
+        .with("d", Value::reals(&[1.0, 2.0, 3.0]))
+        .with("v", Value::reals(&[0.5, 4.0, -2.0]));
+    let p = program(text);
+    for route in [adrev::Route::Unf, adrev::Route::Forward] {
+        let out = p
+            .compile(&Request::new(Kind::Grad).route(route))
+            .and_then(|c| c.call(&inputs))
+            .unwrap_or_else(|e| panic!("{route:?}: {}", e.message()));
+        assert_eq!(out.value, Value::Real(87.0), "{route:?}");
+        assert_eq!(out.gradient("d"), Some(&Value::reals(&[0.0, 0.0, 18.0])));
+        assert_eq!(out.gradient("v"), Some(&Value::reals(&[0.0, 24.0, -12.0])));
+    }
+}

@@ -12,9 +12,9 @@
 //! `Bool` values of indices, lengths and conditions. Every name is unique
 //! in a program.
 
+use crate::deriv::Deriv;
 use std::collections::BTreeMap;
 use std::fmt::Write;
-use crate::deriv::Deriv;
 use syntax::Prim;
 
 /// The size of an array: size variable `var` (0 is `n`, 1 is `m`) plus

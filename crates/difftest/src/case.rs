@@ -97,7 +97,12 @@ pub fn check_case(p: &Program, inputs: &[GVal], subset: bool) -> Result<CaseInfo
     let mine = value_at(p, inputs).ok_or_else(|| fail("generator", "inputs not admissible"))?;
     if p.has_derivatives() {
         // The generator's evaluator differentiates by finite differences.
-        close_to("reference evaluator vs generator's evaluator (finite differences)", v, mine, 1e-5)?;
+        close_to(
+            "reference evaluator vs generator's evaluator (finite differences)",
+            v,
+            mine,
+            1e-5,
+        )?;
         check_forward_twin(p, &named, v)?;
     } else {
         close_value("reference evaluator vs generator's evaluator", v, mine)?;
@@ -470,11 +475,7 @@ fn close_to(check: &str, a: f64, b: f64, rel: f64) -> Result<(), Disagreement> {
 /// Forward against reverse inside the program: `p` with every `grad_rev`
 /// and `vjp_rev` replaced by `grad` and `vjp` has the value `v` (to
 /// rounding: the modes sum in other orders).
-fn check_forward_twin(
-    p: &Program,
-    named: &[(String, Value)],
-    v: f64,
-) -> Result<(), Disagreement> {
+fn check_forward_twin(p: &Program, named: &[(String, Value)], v: f64) -> Result<(), Disagreement> {
     let twin = Program {
         body: crate::deriv::forward_twin(&p.body),
         ..p.clone()
@@ -483,7 +484,8 @@ fn check_forward_twin(
         return Ok(());
     }
     let (m, def) = compile(&twin)?;
-    let w = source_value(&m, &def, named).map_err(|e| fail("source evaluation (forward twin)", e))?;
+    let w =
+        source_value(&m, &def, named).map_err(|e| fail("source evaluation (forward twin)", e))?;
     if (w - v).abs() <= 1e-8 * (1.0 + w.abs().max(v.abs())) {
         Ok(())
     } else {

@@ -123,7 +123,9 @@ fn to_forward(e: &mut GExpr) {
 
 /// Whether `e` holds a derivative construct.
 pub fn has_deriv(e: &GExpr) -> bool {
-    syntax::stack::guard(|| matches!(e, GExpr::Deriv(_)) || e.children().iter().any(|c| has_deriv(c)))
+    syntax::stack::guard(|| {
+        matches!(e, GExpr::Deriv(_)) || e.children().iter().any(|c| has_deriv(c))
+    })
 }
 
 /// Counts what a construct nests over into a coverage table: another
@@ -181,11 +183,7 @@ const SETTLED: f64 = 1e-6;
 /// evaluation of the body goes through the generator's evaluator, so the
 /// perturbed points are admissible ones too (away from every kink by its
 /// margin, which is a hundred times the step).
-pub fn eval(
-    d: &Deriv,
-    env: &mut Vec<(String, GVal)>,
-    probe: &mut Probe,
-) -> Result<GVal, Singular> {
+pub fn eval(d: &Deriv, env: &mut Vec<(String, GVal)>, probe: &mut Probe) -> Result<GVal, Singular> {
     let at = crate::eval::eval_probed(&d.at, env, probe)?;
     let dir = match &d.dir {
         Some(e) => Some(crate::eval::eval_probed(e, env, probe)?),

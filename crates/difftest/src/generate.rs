@@ -916,7 +916,8 @@ impl Gen<'_> {
     /// array of reals.
     fn deriv_array(&mut self, s: Size, size: usize, env: &Env, nao: u32) -> GExpr {
         let arrays = Self::real_sizes(env);
-        let op = [Prim::Grad, Prim::GradRev, Prim::VjpRev, Prim::Vjp][self.rng.weighted(&[2, 4, 3, 1])];
+        let op =
+            [Prim::Grad, Prim::GradRev, Prim::VjpRev, Prim::Vjp][self.rng.weighted(&[2, 4, 3, 1])];
         let body_ty = match op {
             Prim::Vjp | Prim::VjpRev if !arrays.is_empty() => GTy::reals(self.pick(&arrays)),
             Prim::Vjp | Prim::VjpRev => GTy::reals(s),

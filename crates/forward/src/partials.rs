@@ -39,7 +39,8 @@ impl Macro<'_> {
         let rule = if rep.dual_ty(&ty) == ty {
             None
         } else {
-            let m = syntax::hist::rules().map_err(|e| self.cx.internal(format!("the partials' rules: {e}")))?;
+            let m = syntax::hist::rules()
+                .map_err(|e| self.cx.internal(format!("the partials' rules: {e}")))?;
             let def = m
                 .def(&name)
                 .ok_or_else(|| self.cx.internal(format!("no tangent rule `{name}`")))?;

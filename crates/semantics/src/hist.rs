@@ -146,7 +146,11 @@ pub(crate) fn transpose_partial(
     };
     Ok(match (op, args) {
         (Prim::Gather, [a, is]) => {
-            let (m, is, zr) = (reals(op, a, span)?.len(), ints(op, is, span)?, reals(op, z, span)?);
+            let (m, is, zr) = (
+                reals(op, a, span)?.len(),
+                ints(op, is, span)?,
+                reals(op, z, span)?,
+            );
             let mut da = vec![0.0; m];
             for (j, b) in hist::bins(&is, m) {
                 da[b] += zr[j];
@@ -154,7 +158,11 @@ pub(crate) fn transpose_partial(
             vec![(0, real_array(da))]
         }
         (Prim::GatherWon, [a, is, w]) => {
-            let (m, is, zr) = (reals(op, a, span)?.len(), ints(op, is, span)?, reals(op, z, span)?);
+            let (m, is, zr) = (
+                reals(op, a, span)?.len(),
+                ints(op, is, span)?,
+                reals(op, z, span)?,
+            );
             let w = ints(op, w, span)?;
             let mut da = vec![0.0; m];
             for (j, b) in hist::bins(&is, m) {
@@ -169,7 +177,11 @@ pub(crate) fn transpose_partial(
             vec![(0, real_array(hist::pick_dest(&zr, &w)))]
         }
         (Prim::DHistMulDest | Prim::DHistMulVals, [d, is, v]) => {
-            let (dr, is, vr) = (reals(op, d, span)?, ints(op, is, span)?, reals(op, v, span)?);
+            let (dr, is, vr) = (
+                reals(op, d, span)?,
+                ints(op, is, span)?,
+                reals(op, v, span)?,
+            );
             let zr = reals(op, z, span)?;
             let m = dr.len();
             let members = binned(&is, m);

@@ -81,7 +81,10 @@ impl Raise<'_> {
             return Ok(Vec::new());
         };
         if def.params.len() != args.len() + 1 || reals.is_empty() {
-            return Err(internal(self.b.span, &format!("the rule `{name}` does not fit")));
+            return Err(internal(
+                self.b.span,
+                &format!("the rule `{name}` does not fit"),
+            ));
         }
         // The rule's sizes are its own: the module is retyped afterwards.
         self.b.retype = true;

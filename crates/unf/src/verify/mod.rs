@@ -633,9 +633,7 @@ pub fn builtin_fits(op: syntax::Prim, args: &[Ty], ret: &Ty) -> bool {
         // array `a`, the indices `is`, the winners `w`, `syntax::hist`).
         (P::Gather, [a, is]) => reals(a) && ints(is) && reals(ret),
         (P::WinnerScatter, [Ty::Array(..), is]) => ints(is) && ints(ret),
-        (P::WinnerMin | P::WinnerMax, [d, is, v]) => {
-            reals(d) && ints(is) && reals(v) && ints(ret)
-        }
+        (P::WinnerMin | P::WinnerMax, [d, is, v]) => reals(d) && ints(is) && reals(v) && ints(ret),
         (P::GatherWon, [a, is, w]) => reals(a) && ints(is) && ints(w) && reals(ret),
         (P::PickDest, [a, w]) => reals(a) && ints(w) && same_shape(a, ret),
         (P::DHistMulDest | P::DHistMulVals, [d, is, v]) => {

@@ -661,3 +661,35 @@ fn reverse_over_forward_of_a_scatter_by_hand() {
         assert_eq!(out.gradient("v"), Some(&Value::reals(&[0.0, 24.0, -12.0])));
     }
 }
+
+#[test]
+fn a_scatter_into_a_longer_destination_in_every_forward_mode() {
+    // Found by the fuzzer after scatter got its tangent rule: pasted into
+    // the vectorised tangents, the rule's sizes clashed with the
+    // program's (`[m+1]R` against `[m]R`); that mode keeps scattering the
+    // dual pairs. By hand: dest = scanl (+) 0 A = [0, 1, 3, 6], the
+    // scatter writes A into bins 0..2, so the value is 1 + 2 + 3 + 6 = 12
+    // and every A_j counts once in the last bin and once as written.
+    let p = program(
+        "def f (A : [m]R) : R =
+  sum (scatter (scanl (fun (a, b) -> a + b) 0 A) (build (length A) (fun i -> i / 1)) A)",
+    );
+    let inputs = Inputs::new().with("A", Value::reals(&[1.0, 2.0, 3.0]));
+    let want = Value::reals(&[2.0, 2.0, 2.0]);
+    let jac = Request::new(Kind::Jacobian {
+        mode: adrev::JacobianMode::Forward,
+    });
+    let out = p
+        .compile(&jac)
+        .and_then(|c| c.call(&inputs))
+        .unwrap_or_else(|e| panic!("{}", e.message()));
+    assert_eq!(out.value, Value::Real(12.0));
+    assert_eq!(out.jacobian_block("A"), Some(&want));
+    for route in [adrev::Route::Unf, adrev::Route::Forward] {
+        let out = p
+            .compile(&Request::new(Kind::Grad).route(route))
+            .and_then(|c| c.call(&inputs))
+            .unwrap_or_else(|e| panic!("{route:?}: {}", e.message()));
+        assert_eq!(out.gradient("A"), Some(&want), "{route:?}");
+    }
+}

@@ -36,8 +36,10 @@ impl Macro<'_> {
         // `scatter` of reals scatters the primals and the tangents apart
         // (its rule `tangent_scatter`), so the result holds arrays of
         // reals that reverse mode takes (reverse over forward), not a
-        // scatter of dual pairs.
-        if op == Prim::Scatter && **elem == Ty::Real {
+        // scatter of dual pairs. One direction at a time only: the
+        // vectorised tangents (whole-program `jacob`, never under reverse
+        // mode) keep the scatter of pairs, whose sizes need no rule.
+        if op == Prim::Scatter && **elem == Ty::Real && matches!(self.rep, Rep::Scalar) {
             return self.partial(op, args, ty).map(Some);
         }
         if !matches!(

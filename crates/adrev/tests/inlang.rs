@@ -292,6 +292,19 @@ def hvp (d : [m]R) (is : [n]Int) (x : [n]R) (td : [m]R) (tx : [n]R) : ([m]R, [n]
 
 fn hvp(grad: &str, d: &[f64], is: &[i64], x: &[f64], td: &[f64], tx: &[f64]) -> Value {
     let p = program(&HISTOGRAMS.replace("GRAD", grad));
+    hvp_in(&p, &adrev::Backend::Eval, d, is, x, td, tx)
+}
+
+/// `hvp` of `p` on `backend`.
+fn hvp_in(
+    p: &Program,
+    backend: &adrev::Backend,
+    d: &[f64],
+    is: &[i64],
+    x: &[f64],
+    td: &[f64],
+    tx: &[f64],
+) -> Value {
     let inputs = Inputs::new()
         .with("d", Value::reals(d))
         .with(
@@ -301,43 +314,62 @@ fn hvp(grad: &str, d: &[f64], is: &[i64], x: &[f64], td: &[f64], tx: &[f64]) -> 
         .with("x", Value::reals(x))
         .with("td", Value::reals(td))
         .with("tx", Value::reals(tx));
-    value_at(&p, &inputs).unwrap_or_else(|e| panic!("{grad}: {}", e.message()))
+    p.compile(&Request::new(Kind::Value).backend(backend.clone()))
+        .and_then(|c| c.call(&inputs))
+        .unwrap_or_else(|e| panic!("{backend:?}: {}", e.message()))
+        .value
 }
+
+/// The indices and the direction of the histograms' Hessian-vector
+/// products, and their points: a zero in a product's bin, two zeros in
+/// one, a zero destination, ties of min and max, an index out of range,
+/// and an empty bin.
+const HIST_IS: [i64; 10] = [0, 0, 0, 1, 1, 2, 5, -1, 3, 3];
+const HIST_TD: [f64; 5] = [0.5, -1.0, 2.0, 0.25, 1.5];
+const HIST_TX: [f64; 10] = [1.0, -0.5, 2.0, 1.0, 0.75, -1.0, 1.0, 0.5, -2.0, 1.25];
+const HIST_POINTS: [([f64; 5], [f64; 10]); 4] = [
+    (
+        [2.0, 3.0, 2.0, 1.5, 0.5],
+        [1.0, 2.0, 0.5, 0.3, 3.0, 1.5, 4.0, 2.0, 0.7, 1.1],
+    ),
+    (
+        [2.0, 3.0, 2.0, 1.5, 0.5],
+        [1.0, 0.0, 0.5, 0.0, 0.0, 1.5, 4.0, 2.0, 0.0, 1.1],
+    ),
+    (
+        [0.0, 3.0, 0.0, 1.5, 0.0],
+        [1.0, 2.0, 0.0, 0.3, 3.0, 1.5, 0.0, 2.0, 0.7, 0.7],
+    ),
+    (
+        [1.0, 1.0, 2.0, 1.0, 0.5],
+        [1.0, 1.0, 1.0, 1.0, 1.0, 2.0, 4.0, 2.0, 1.0, 1.0],
+    ),
+];
 
 #[test]
 fn forward_over_reverse_of_histograms_equals_forward_over_forward() {
     // Hessian-vector products through every histogram's reverse
-    // derivative (the tangents of its partials, crates/forward/src/
-    // partials.ad) against forward over forward (dual numbers through the
-    // histograms themselves), at points with a zero in a product's bin,
-    // two zeros in one, a zero destination, ties of min and max, an index
-    // out of range, and an empty bin.
-    let is = [0, 0, 0, 1, 1, 2, 5, -1, 3, 3];
-    let td = [0.5, -1.0, 2.0, 0.25, 1.5];
-    let tx = [1.0, -0.5, 2.0, 1.0, 0.75, -1.0, 1.0, 0.5, -2.0, 1.25];
-    let points: [([f64; 5], [f64; 10]); 4] = [
-        (
-            [2.0, 3.0, 2.0, 1.5, 0.5],
-            [1.0, 2.0, 0.5, 0.3, 3.0, 1.5, 4.0, 2.0, 0.7, 1.1],
-        ),
-        (
-            [2.0, 3.0, 2.0, 1.5, 0.5],
-            [1.0, 0.0, 0.5, 0.0, 0.0, 1.5, 4.0, 2.0, 0.0, 1.1],
-        ),
-        (
-            [0.0, 3.0, 0.0, 1.5, 0.0],
-            [1.0, 2.0, 0.0, 0.3, 3.0, 1.5, 0.0, 2.0, 0.7, 0.7],
-        ),
-        (
-            [1.0, 1.0, 2.0, 1.0, 0.5],
-            [1.0, 1.0, 1.0, 1.0, 1.0, 2.0, 4.0, 2.0, 1.0, 1.0],
-        ),
-    ];
-    for (d, x) in &points {
-        let fr = hvp("grad_rev", d, &is, x, &td, &tx);
-        let ff = hvp("grad", d, &is, x, &td, &tx);
+    // derivative (the tangents of its partials, syntax::hist::rules)
+    // against forward over forward (dual numbers through the histograms
+    // themselves), at [`HIST_POINTS`].
+    for (d, x) in &HIST_POINTS {
+        let fr = hvp("grad_rev", d, &HIST_IS, x, &HIST_TD, &HIST_TX);
+        let ff = hvp("grad", d, &HIST_IS, x, &HIST_TD, &HIST_TX);
         close(&fr, &ff, 1e-12).unwrap_or_else(|e| panic!("at d = {d:?}, x = {x:?}: fr vs ff: {e}"));
     }
+}
+
+/// The point of the Hessian-vector products worked out by hand: d, is
+/// (index 5 out of range), x and the direction t.
+fn hand_point() -> Inputs<'static> {
+    Inputs::new()
+        .with("d", Value::reals(&[2.0, 3.0, 2.0]))
+        .with(
+            "is",
+            Value::array([0, 0, 0, 1, 1, 2, 5].map(Value::Int).to_vec()),
+        )
+        .with("x", Value::reals(&[1.0, 2.0, 0.5, 0.0, 3.0, 1.5, 4.0]))
+        .with("t", Value::reals(&[1.0, 1.0, 2.0, 1.0, 0.0, 1.0, 1.0]))
 }
 
 #[test]
@@ -355,14 +387,7 @@ fn a_hessian_vector_product_through_histograms_by_hand() {
   let g = fun (z : [n]R) -> sum (reduce_by_index d (*) is z) + sum (reduce_by_index d min is (map (fun y -> y * y) z))
     + sum (reduce_by_index d (+) is (map (fun y -> y * y * y) z)) + dot (scatter d is z) (scatter d is z) in
   (jvp (fun y -> grad_rev g y) x t).2";
-    let inputs = Inputs::new()
-        .with("d", Value::reals(&[2.0, 3.0, 2.0]))
-        .with(
-            "is",
-            Value::array([0, 0, 0, 1, 1, 2, 5].map(Value::Int).to_vec()),
-        )
-        .with("x", Value::reals(&[1.0, 2.0, 0.5, 0.0, 3.0, 1.5, 4.0]))
-        .with("t", Value::reals(&[1.0, 1.0, 2.0, 1.0, 0.0, 1.0, 1.0]));
+    let inputs = hand_point();
     let p = program(text);
     for backend in [adrev::Backend::Eval, adrev::Backend::C(Default::default())] {
         let got = p
@@ -382,15 +407,8 @@ fn a_hessian_vector_product_through_histograms_by_hand() {
 fn forward_over_reverse_of_histograms_agrees_with_central_differences() {
     // Away from ties and kinks (the first point above): the derivative of
     // the gradient along (td, tx), by central differences of `grad_rev`.
-    let (d, x) = (
-        [2.0, 3.0, 2.0, 1.5, 0.5],
-        [1.0, 2.0, 0.5, 0.3, 3.0, 1.5, 4.0, 2.0, 0.7, 1.1],
-    );
-    let is = [0, 0, 0, 1, 1, 2, 5, -1, 3, 3];
-    let (td, tx) = (
-        [0.5, -1.0, 2.0, 0.25, 1.5],
-        [1.0, -0.5, 2.0, 1.0, 0.75, -1.0, 1.0, 0.5, -2.0, 1.25],
-    );
+    let (d, x) = HIST_POINTS[0];
+    let (is, td, tx) = (HIST_IS, HIST_TD, HIST_TX);
     let fr = hvp("grad_rev", &d, &is, &x, &td, &tx);
     let grad = program(&HISTOGRAMS.replace(
         "(jvp (fun p -> GRAD (fun q -> let (e, z) = q in g e is z) p) (d, x) (td, tx)).2",
@@ -427,23 +445,50 @@ fn forward_over_reverse_of_histograms_agrees_with_central_differences() {
     }
 }
 
+/// [`HISTOGRAMS`]' Hessian along `(td, tx)` by reverse over reverse: the
+/// gradient of `<grad g, (td, tx)>`, which is `H (td, tx)` since H is
+/// symmetric. The outer reverse mode differentiates the partials the inner
+/// one spliced in, by their adjoints (`syntax::hist::rules`).
+const HISTOGRAMS_RR: &str = "def hvp (d : [m]R) (is : [n]Int) (x : [n]R) (td : [m]R) (tx : [n]R) : ([m]R, [n]R) =
+  grad_rev (fun p -> let (gd, gz) = grad_rev (fun q -> let (e, z) = q in g e is z) p in dot gd td + dot gz tx) (d, x)
+";
+
 #[test]
-fn reverse_over_reverse_of_a_histogram_is_refused_by_name() {
-    // The partials are Target primitives, which reverse mode does not
-    // differentiate; forward over reverse does (above).
-    let text = "def f (d : [m]R) (is : [n]Int) (v : [n]R) : [n]R =\n  \
-                grad_rev (fun w -> sum (grad_rev (fun u -> sum (reduce_by_index d min is u)) w)) v\n";
-    let err = program(text)
-        .compile(&Request::new(Kind::Value))
-        .expect_err("refused");
-    assert!(matches!(err, adrev::Error::User(_)), "{}", err.message());
-    assert!(
-        err.message()
-            .contains("reverse mode over the reverse derivative of scatter or a histogram")
-            && err.message().contains("reduce_by_index d min is u"),
-        "{}",
-        err.message()
-    );
+fn reverse_over_reverse_of_histograms_equals_forward_over_forward() {
+    // At [`HIST_POINTS`] in the evaluator and, at the first one, in C.
+    let defs = HISTOGRAMS
+        .split("def hvp")
+        .next()
+        .expect("the definition of g");
+    let rr = program(&format!("{defs}{HISTOGRAMS_RR}"));
+    for (k, (d, x)) in HIST_POINTS.iter().enumerate() {
+        let ff = hvp("grad", d, &HIST_IS, x, &HIST_TD, &HIST_TX);
+        let mut backends = vec![adrev::Backend::Eval];
+        if k == 0 {
+            backends.push(adrev::Backend::C(Default::default()));
+        }
+        for backend in &backends {
+            let got = hvp_in(&rr, backend, d, &HIST_IS, x, &HIST_TD, &HIST_TX);
+            close(&got, &ff, 1e-12)
+                .unwrap_or_else(|e| panic!("{backend:?} at d = {d:?}, x = {x:?}: rr vs ff: {e}"));
+        }
+    }
+}
+
+#[test]
+fn reverse_over_reverse_of_a_histogram_by_hand() {
+    // The scatter and the product of the hand-computed forward-over-reverse
+    // test above, by grad_rev over grad_rev: the gradient of <grad g x, t>
+    // in x is H t = [9, 5, 6, 0, 3, 0, 0] for the product 2 x0 x1 x2 and
+    // 3 x3 x4 (bins {0, 1, 2}, {3, 4}; index 5 out of range), plus the
+    // scatter's last writers x2, x4, x5 squared: 2 t_j = [0, 0, 4, 0, 0, 2,
+    // 0], so [9, 5, 10, 0, 3, 2, 0].
+    let text = "def h (d : [m]R) (is : [n]Int) (x : [n]R) (t : [n]R) : [n]R =
+  let g = fun (z : [n]R) -> sum (reduce_by_index d (*) is z) + dot (scatter d is z) (scatter d is z) in
+  grad_rev (fun y -> dot (grad_rev g y) t) x";
+    let inputs = hand_point();
+    let got = value_at(&program(text), &inputs).unwrap_or_else(|e| panic!("{}", e.message()));
+    assert_eq!(got, Value::reals(&[9.0, 5.0, 10.0, 0.0, 3.0, 2.0, 0.0]));
 }
 
 #[test]
@@ -522,6 +567,12 @@ fn refusals_are_positioned_user_errors() {
             "def f (x : R) : R = grad_rev (fun y -> grad_rev (fun z -> lgamma z) y) x",
             "digamma",
         ),
+        // The same over a forward derivative (found by the fuzzer,
+        // docs/testing.md: `fuzz_digamma_reverse`), named as such.
+        (
+            "def f (x : R) : R = grad_rev (fun y -> diff (fun z -> lgamma z) y) x",
+            "an inner derivative of `lgamma` wrote it",
+        ),
     ];
     for (text, want) in cases {
         let e = error(text);
@@ -584,4 +635,61 @@ fn grad_rev_costs_a_constant_multiple_of_the_function_and_grad_a_multiple_of_n()
         "grad: {small} at n = 8, {large} at n = 64"
     );
     assert!(cost_ratio("grad_rev", 64) < 1.2 * cost_ratio("grad_rev", 8));
+}
+
+#[test]
+fn reverse_over_forward_of_a_scatter_by_hand() {
+    // Found by the fuzzer (docs/testing.md, "Findings"): forward mode
+    // wrote a scatter of dual pairs, which reverse mode refused. With is =
+    // i / 2 = [0, 0, 1], v1 wins bin 0 over v0, v2 takes bin 1 and bin 2
+    // keeps d2: the function of s is s² (v1² + v2² + d2²) = 29 s², its
+    // derivative at s = 1.5 is 87, and that derivative's gradient is
+    // 4 s (0, 0, d2) in d and 4 s (0, v1, v2) in v.
+    let text = "def f (d : [m]R) (v : [n]R) : R =
+  diff (fun s -> sum (map (fun a -> a * a) (scatter (map (fun a -> a * s) d) (build (length v) (fun i -> i / 2)) (map (fun a -> a * s) v)))) 1.5";
+    let inputs = Inputs::new()
+        .with("d", Value::reals(&[1.0, 2.0, 3.0]))
+        .with("v", Value::reals(&[0.5, 4.0, -2.0]));
+    let p = program(text);
+    for route in [adrev::Route::Unf, adrev::Route::Forward] {
+        let out = p
+            .compile(&Request::new(Kind::Grad).route(route))
+            .and_then(|c| c.call(&inputs))
+            .unwrap_or_else(|e| panic!("{route:?}: {}", e.message()));
+        assert_eq!(out.value, Value::Real(87.0), "{route:?}");
+        assert_eq!(out.gradient("d"), Some(&Value::reals(&[0.0, 0.0, 18.0])));
+        assert_eq!(out.gradient("v"), Some(&Value::reals(&[0.0, 24.0, -12.0])));
+    }
+}
+
+#[test]
+fn a_scatter_into_a_longer_destination_in_every_forward_mode() {
+    // Found by the fuzzer after scatter got its tangent rule: pasted into
+    // the vectorised tangents, the rule's sizes clashed with the
+    // program's (`[m+1]R` against `[m]R`); that mode keeps scattering the
+    // dual pairs. By hand: dest = scanl (+) 0 A = [0, 1, 3, 6], the
+    // scatter writes A into bins 0..2, so the value is 1 + 2 + 3 + 6 = 12
+    // and every A_j counts once in the last bin and once as written.
+    let p = program(
+        "def f (A : [m]R) : R =
+  sum (scatter (scanl (fun (a, b) -> a + b) 0 A) (build (length A) (fun i -> i / 1)) A)",
+    );
+    let inputs = Inputs::new().with("A", Value::reals(&[1.0, 2.0, 3.0]));
+    let want = Value::reals(&[2.0, 2.0, 2.0]);
+    let jac = Request::new(Kind::Jacobian {
+        mode: adrev::JacobianMode::Forward,
+    });
+    let out = p
+        .compile(&jac)
+        .and_then(|c| c.call(&inputs))
+        .unwrap_or_else(|e| panic!("{}", e.message()));
+    assert_eq!(out.value, Value::Real(12.0));
+    assert_eq!(out.jacobian_block("A"), Some(&want));
+    for route in [adrev::Route::Unf, adrev::Route::Forward] {
+        let out = p
+            .compile(&Request::new(Kind::Grad).route(route))
+            .and_then(|c| c.call(&inputs))
+            .unwrap_or_else(|e| panic!("{route:?}: {}", e.message()));
+        assert_eq!(out.gradient("A"), Some(&want), "{route:?}");
+    }
 }

@@ -12,6 +12,7 @@
 //! `Bool` values of indices, lengths and conditions. Every name is unique
 //! in a program.
 
+use crate::deriv::Deriv;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 use syntax::Prim;
@@ -154,6 +155,8 @@ pub enum GExpr {
     /// (fun i -> i / k)`: repeated indices for k > 1, out of range where
     /// `vs` is longer than k times `dest`.
     Hist(Prim, Box<GExpr>, Box<GExpr>, i64),
+    /// A derivative construct of a generated function (`crate::deriv`).
+    Deriv(Deriv),
 }
 
 /// `map`, `map2`, `reduce`, `foldl`, `scanl`, `scanr`, `build`, `ifold`:
@@ -257,6 +260,7 @@ impl GExpr {
             GExpr::If(c, a, b) => vec![c, a, b],
             GExpr::Loop(l) => l.args.iter().chain([&*l.body]).collect(),
             GExpr::Hist(_, d, v, _) => vec![d, v],
+            GExpr::Deriv(d) => d.children(),
         }
     }
 
@@ -273,6 +277,7 @@ impl GExpr {
             GExpr::If(c, a, b) => vec![c, a, b],
             GExpr::Loop(l) => l.args.iter_mut().chain([&mut *l.body]).collect(),
             GExpr::Hist(_, d, v, _) => vec![d, v],
+            GExpr::Deriv(d) => d.children_mut(),
         }
     }
 
@@ -324,6 +329,14 @@ impl GExpr {
                 l.args.iter().for_each(|a| a.collect_free(bound, out));
                 bound.extend(l.params.iter().cloned());
                 l.body.collect_free(bound, out);
+            }
+            GExpr::Deriv(d) => {
+                d.at.collect_free(bound, out);
+                if let Some(dir) = &d.dir {
+                    dir.collect_free(bound, out);
+                }
+                bound.push(d.x.clone());
+                d.body.collect_free(bound, out);
             }
             _ => self
                 .children()
@@ -425,6 +438,7 @@ impl GExpr {
                 out.push_str("])");
             }
             GExpr::Loop(l) if l.op == Prim::While => write_while(l, out),
+            GExpr::Deriv(d) => d.write(out, |e, out| e.write(out)),
             GExpr::Hist(op, d, v, k) => {
                 match op {
                     Prim::Scatter => out.push_str("(scatter "),
@@ -490,6 +504,7 @@ impl GExpr {
             GExpr::Index(..) => "index".to_string(),
             GExpr::Loop(l) => l.op.symbol().to_string(),
             GExpr::Hist(op, ..) => op.symbol().to_string(),
+            GExpr::Deriv(d) => d.op.symbol().to_string(),
         }
     }
 
@@ -502,6 +517,9 @@ impl GExpr {
 
     fn count_node(&self, counts: &mut BTreeMap<String, u64>) -> u32 {
         *counts.entry(self.construct()).or_insert(0) += 1;
+        if let GExpr::Deriv(d) = self {
+            crate::deriv::count_nesting(d, counts);
+        }
         if let GExpr::Loop(l) = self {
             if l.section().is_some() {
                 *counts.entry("section".to_string()).or_insert(0) += 1;
@@ -588,6 +606,11 @@ impl Program {
             count_shapes(&t, counts);
         }
         self.body.count(counts)
+    }
+
+    /// Whether the body holds a derivative construct (`crate::deriv`).
+    pub fn has_derivatives(&self) -> bool {
+        crate::deriv::has_deriv(&self.body)
     }
 
     /// The fragments of the language the program lies in.
@@ -684,7 +707,9 @@ fn in_direct_node(e: &GExpr, env: &mut Vec<(String, GTy)>) -> bool {
     let k = env.len();
     let ok = match e {
         // Indices are `Int` arrays, which the direct macro does not have.
-        GExpr::Index(..) | GExpr::Hist(..) => false,
+        // Derivative constructs are expanded before any route; the direct
+        // macro's fragment has none.
+        GExpr::Index(..) | GExpr::Hist(..) | GExpr::Deriv(_) => false,
         // The direct macro has no Int values: no `length`, no conversions.
         GExpr::Op1(op, a) => {
             !matches!(op, Prim::Shift1L | Prim::Shift1R | Prim::Length)
@@ -821,6 +846,7 @@ fn type_in(e: &GExpr, env: &mut Vec<(String, GTy)>) -> Option<GTy> {
         GExpr::If(_, a, _) => type_of(a, env),
         GExpr::Index(a, _) => elem(&type_of(a, env)?).map(|(t, _)| t),
         GExpr::Hist(_, d, _, _) => type_of(d, env),
+        GExpr::Deriv(d) => Some(d.result_ty()),
         GExpr::Loop(l) => {
             let ps = loop_params(l, env)?;
             let arg = |i: usize, env: &mut Vec<(String, GTy)>| type_of(&l.args[i], env);

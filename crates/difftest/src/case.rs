@@ -20,7 +20,7 @@ use crate::ast::{GExpr, GTy, GVal, Loop, Program};
 use crate::generate::value_at;
 use crate::paths::{
     Gradient, ad_agree, as_gradient, direct_program, fd_agree, finite_differences, flat, flatten,
-    forward_program, forward_program_with, inconclusive, optimized, run_c, run_gradient,
+    forward_program, forward_program_with, inconclusive, one_line, optimized, run_c, run_gradient,
     source_value, unf_program, unf_stages,
 };
 use crate::rng::Rng;
@@ -63,6 +63,8 @@ pub struct CaseInfo {
     pub fd_inconclusive: usize,
 }
 
+/// The program compiled and its derivative constructs expanded (what every
+/// route takes; `crate::deriv`).
 fn compile(p: &Program) -> Result<(syntax::Module, syntax::Def), Disagreement> {
     let m = p.compile().map_err(|e| {
         fail(
@@ -70,6 +72,14 @@ fn compile(p: &Program) -> Result<(syntax::Module, syntax::Def), Disagreement> {
             format!("a generated program does not compile: {e}"),
         )
     })?;
+    let m = if p.has_derivatives() {
+        // Expansion leaves applications of the closed functions (`jvp`'s
+        // lambda, say): specialise to first order as every route does.
+        let m = adrev::passes::expand(&m).map_err(|e| fail("forward (expand)", one_line(&e)))?;
+        adrev::passes::first_order(m, "f").map_err(|e| fail("specialize", one_line(&e)))?
+    } else {
+        m
+    };
     let def = m
         .defs
         .last()
@@ -85,7 +95,18 @@ pub fn check_case(p: &Program, inputs: &[GVal], subset: bool) -> Result<CaseInfo
     let named = p.named_inputs(inputs);
     let v = source_value(&m, &def, &named).map_err(|e| fail("source evaluation", e))?;
     let mine = value_at(p, inputs).ok_or_else(|| fail("generator", "inputs not admissible"))?;
-    close_value("reference evaluator vs generator's evaluator", v, mine)?;
+    if p.has_derivatives() {
+        // The generator's evaluator differentiates by finite differences.
+        close_to(
+            "reference evaluator vs generator's evaluator (finite differences)",
+            v,
+            mine,
+            1e-5,
+        )?;
+        check_forward_twin(p, &named, v)?;
+    } else {
+        close_value("reference evaluator vs generator's evaluator", v, mine)?;
+    }
     let all = reverse::Config::default();
 
     // The UNF path, boundary by boundary.
@@ -439,6 +460,39 @@ fn close_value(check: &str, a: f64, b: f64) -> Result<(), Disagreement> {
         Ok(())
     } else {
         Err(fail(check, format!("{a} vs {b}")))
+    }
+}
+
+/// `a` and `b` agree to `rel` relative to 1 + their size.
+fn close_to(check: &str, a: f64, b: f64, rel: f64) -> Result<(), Disagreement> {
+    if (a - b).abs() <= rel * (1.0 + a.abs().max(b.abs())) {
+        Ok(())
+    } else {
+        Err(fail(check, format!("{a} vs {b}")))
+    }
+}
+
+/// Forward against reverse inside the program: `p` with every `grad_rev`
+/// and `vjp_rev` replaced by `grad` and `vjp` has the value `v` (to
+/// rounding: the modes sum in other orders).
+fn check_forward_twin(p: &Program, named: &[(String, Value)], v: f64) -> Result<(), Disagreement> {
+    let twin = Program {
+        body: crate::deriv::forward_twin(&p.body),
+        ..p.clone()
+    };
+    if twin == *p {
+        return Ok(());
+    }
+    let (m, def) = compile(&twin)?;
+    let w =
+        source_value(&m, &def, named).map_err(|e| fail("source evaluation (forward twin)", e))?;
+    if (w - v).abs() <= 1e-8 * (1.0 + w.abs().max(v.abs())) {
+        Ok(())
+    } else {
+        Err(fail(
+            "reverse constructs vs their forward twins",
+            format!("{v} by grad_rev/vjp_rev, {w} by grad/vjp"),
+        ))
     }
 }
 

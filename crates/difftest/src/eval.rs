@@ -95,6 +95,18 @@ fn apply(
     r
 }
 
+/// Applies `fun x -> body` to `arg` (the function of a derivative
+/// construct, `crate::deriv`).
+pub(crate) fn apply_fn(
+    x: &str,
+    body: &GExpr,
+    arg: GVal,
+    env: &mut Vec<(String, GVal)>,
+    probe: &mut Probe,
+) -> Result<GVal, Singular> {
+    apply(&[x.to_string()], body, vec![arg], env, probe)
+}
+
 fn eval_in(e: &GExpr, env: &mut Vec<(String, GVal)>, probe: &mut Probe) -> Result<GVal, Singular> {
     syntax::stack::guard(|| eval_node(e, env, probe))
 }
@@ -240,6 +252,7 @@ fn eval_node(
             }
             GVal::Array(out.into_iter().map(GVal::Real).collect())
         }
+        GExpr::Deriv(d) => crate::deriv::eval(d, env, probe)?,
         GExpr::Loop(l) => {
             let mut args = Vec::with_capacity(l.args.len());
             for a in &l.args {

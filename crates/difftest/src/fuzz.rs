@@ -65,6 +65,12 @@ pub const CONSTRUCTS: &[&str] = &[
     "ifold",
     "while",
     "with_rules",
+    "diff",
+    "grad",
+    "grad_rev",
+    "jvp",
+    "vjp",
+    "vjp_rev",
     "section",
     "map (free vars)",
     "map2 (free vars)",
@@ -211,6 +217,7 @@ fn features(rng: &mut Rng) -> Features {
         extended: rng.chance(0.7),
         arrays: true,
         ops: None,
+        derivatives: rng.chance(0.35),
     }
 }
 

@@ -48,6 +48,10 @@ pub struct Features {
     /// statement about a set of primitives (the cost bounds of seeds/000
     /// Section 5) names that set.
     pub ops: Option<Vec<Prim>>,
+    /// Whether the program may hold derivative constructs (`diff`,
+    /// `grad`, `grad_rev`, `jvp`, `vjp`, `vjp_rev`) of generated
+    /// functions, nested up to two deep (`crate::deriv`).
+    pub derivatives: bool,
 }
 
 impl Default for Features {
@@ -58,6 +62,7 @@ impl Default for Features {
             extended: true,
             arrays: true,
             ops: None,
+            derivatives: false,
         }
     }
 }
@@ -84,6 +89,8 @@ struct Gen<'a> {
     rng: &'a mut Rng,
     feat: &'a Features,
     next: usize,
+    /// How many derivative constructs enclose the expression being built.
+    nest: u32,
 }
 
 fn b(e: GExpr) -> Box<GExpr> {
@@ -179,8 +186,15 @@ impl Gen<'_> {
     }
 
     /// The real operators of `arity` arguments this program may apply.
+    /// Inside a derivative construct's body, not `lgamma`: its derivative
+    /// `digamma` has none in reverse mode, which every route but forward
+    /// mode would then refuse (docs/testing.md, "Findings":
+    /// `fuzz_digamma_reverse`).
     fn ops(&self, arity: usize) -> Vec<Prim> {
-        let all = real_ops(arity);
+        let all: Vec<Prim> = real_ops(arity)
+            .into_iter()
+            .filter(|&p| self.nest == 0 || p != Prim::Lgamma)
+            .collect();
         match &self.feat.ops {
             Some(allowed) => all.into_iter().filter(|p| allowed.contains(p)).collect(),
             None => all,
@@ -350,6 +364,7 @@ impl Gen<'_> {
             } else {
                 0
             }, // conversion
+            if self.derivatives_ok(size) { 30 } else { 0 }, // derivative construct
         ];
         match self.rng.weighted(&w) {
             0 => {
@@ -401,7 +416,8 @@ impl Gen<'_> {
             6 => self.if_(&GTy::Real, size, env, nao),
             7 => self.guarded(size, env, nao),
             8 => self.fold(&GTy::Real, size, env, nao),
-            _ => self.conversion(size, env, nao),
+            9 => self.conversion(size, env, nao),
+            _ => self.deriv_real(size, env, nao),
         }
     }
 
@@ -667,7 +683,18 @@ impl Gen<'_> {
             if size >= 6 { 4 } else { 0 },
             if size >= 4 { 15 } else { 0 },
             if ext && can_loop && size >= 5 { 6 } else { 0 },
-            if hist_ok && size >= 4 { 8 } else { 0 },
+            // Likelier inside a derivative construct: reverse (or
+            // forward) over a histogram's reverse derivative.
+            match (hist_ok && size >= 4, self.nest > 0) {
+                (false, _) => 0,
+                (true, false) => 8,
+                (true, true) => 24,
+            },
+            if *el == GTy::Real && self.derivatives_ok(size) {
+                20
+            } else {
+                0
+            },
         ];
         if w.iter().all(|&x| x == 0) {
             return match ls.first() {
@@ -773,10 +800,157 @@ impl Gen<'_> {
                 let k = 1 + self.rng.below(3) as i64;
                 GExpr::Hist(op, b(dest), b(vals), k)
             }
+            9 => self.deriv_array(s, size, env, nao),
             // An array accumulated by `foldl` or `ifold` (the state of a
             // recurrence).
             _ => self.fold(&ty, size, env, nao),
         }
+    }
+
+    /// Whether a derivative construct may be built here: the feature is
+    /// on, fewer than two constructs enclose this point, and the budget
+    /// leaves room for a function body.
+    fn derivatives_ok(&self, size: usize) -> bool {
+        self.feat.derivatives && self.nest < 2 && size >= 6
+    }
+
+    /// The sizes of the arrays of reals in scope.
+    fn real_sizes(env: &Env) -> Vec<Size> {
+        let mut out: Vec<Size> = accessible(env)
+            .iter()
+            .filter_map(|(_, t)| match t {
+                GTy::Array(e, z) if **e == GTy::Real => Some(*z),
+                _ => None,
+            })
+            .collect();
+        out.sort();
+        out.dedup();
+        out
+    }
+
+    /// `fun x -> body` for a construct: `x : ty`, the body of `body_ty`
+    /// built with one more enclosing construct, and made to read `x` if it
+    /// does not (times the sum of `x`'s reals).
+    fn deriv_fn(
+        &mut self,
+        ty: &GTy,
+        body_ty: &GTy,
+        size: usize,
+        env: &Env,
+        nao: u32,
+    ) -> (String, GExpr) {
+        let x = self.fresh("d");
+        let mut body_env = env.clone();
+        body_env.push((x.clone(), ty.clone()));
+        self.nest += 1;
+        let body_size = 3 + self.rng.below(size / 2 + 1);
+        let body = self.expr(body_ty, body_size, &body_env, nao);
+        self.nest -= 1;
+        if body.mentions(&x) {
+            return (x, body);
+        }
+        let xs = match ty {
+            GTy::Real => GExpr::Var(x.clone()),
+            _ => {
+                let (s, t) = (self.fresh("s"), self.fresh("t"));
+                GExpr::Loop(Loop {
+                    op: Prim::Reduce,
+                    params: vec![s.clone(), t.clone()],
+                    body: b(GExpr::Op2(Prim::Add, b(GExpr::Var(s)), b(GExpr::Var(t)))),
+                    args: vec![GExpr::Const(0.0), GExpr::Var(x.clone())],
+                })
+            }
+        };
+        let body = match body_ty {
+            GTy::Real => GExpr::Op2(Prim::Mul, b(body), b(xs)),
+            _ => {
+                let e = self.fresh("e");
+                GExpr::Loop(Loop {
+                    op: Prim::Map,
+                    params: vec![e.clone()],
+                    body: b(GExpr::Op2(Prim::Mul, b(GExpr::Var(e)), b(xs))),
+                    args: vec![body],
+                })
+            }
+        };
+        (x, body)
+    }
+
+    /// A derivative construct of real value: `diff`, `grad` or `grad_rev`
+    /// of a function of a real; `jvp` of one of a real or of an array of
+    /// reals (its tangent); `vjp` or `vjp_rev` of a function of a real
+    /// returning an array of reals.
+    fn deriv_real(&mut self, size: usize, env: &Env, nao: u32) -> GExpr {
+        let arrays = Self::real_sizes(env);
+        let w = [
+            2,
+            2,
+            4,
+            3,
+            if arrays.is_empty() { 0 } else { 3 },
+            if arrays.is_empty() { 0 } else { 2 },
+        ];
+        let op = [
+            Prim::Diff,
+            Prim::Grad,
+            Prim::GradRev,
+            Prim::Jvp,
+            Prim::VjpRev,
+            Prim::Vjp,
+        ][self.rng.weighted(&w)];
+        let ty = if op == Prim::Jvp && !arrays.is_empty() && self.rng.chance(0.5) {
+            GTy::reals(self.pick(&arrays))
+        } else {
+            GTy::Real
+        };
+        let body_ty = if matches!(op, Prim::Vjp | Prim::VjpRev) {
+            GTy::reals(self.pick(&arrays))
+        } else {
+            GTy::Real
+        };
+        self.deriv(op, ty, body_ty, size, env, nao)
+    }
+
+    /// A derivative construct of type `[s]R`: `grad`, `grad_rev` of a
+    /// real function of `[s]R`, or `vjp`, `vjp_rev` of one returning an
+    /// array of reals.
+    fn deriv_array(&mut self, s: Size, size: usize, env: &Env, nao: u32) -> GExpr {
+        let arrays = Self::real_sizes(env);
+        let op =
+            [Prim::Grad, Prim::GradRev, Prim::VjpRev, Prim::Vjp][self.rng.weighted(&[2, 4, 3, 1])];
+        let body_ty = match op {
+            Prim::Vjp | Prim::VjpRev if !arrays.is_empty() => GTy::reals(self.pick(&arrays)),
+            Prim::Vjp | Prim::VjpRev => GTy::reals(s),
+            _ => GTy::Real,
+        };
+        self.deriv(op, GTy::reals(s), body_ty, size, env, nao)
+    }
+
+    /// `op (fun x -> body) at dir` with `x : ty` and a body of `body_ty`.
+    fn deriv(
+        &mut self,
+        op: Prim,
+        ty: GTy,
+        body_ty: GTy,
+        size: usize,
+        env: &Env,
+        nao: u32,
+    ) -> GExpr {
+        let (x, body) = self.deriv_fn(&ty, &body_ty, size, env, nao);
+        let at = self.expr(&ty, (size / 4).max(1), env, nao);
+        let dir = match op {
+            Prim::Jvp => Some(b(self.expr(&ty, (size / 4).max(1), env, nao))),
+            Prim::Vjp | Prim::VjpRev => Some(b(self.expr(&body_ty, (size / 4).max(1), env, nao))),
+            _ => None,
+        };
+        GExpr::Deriv(crate::deriv::Deriv {
+            op,
+            x,
+            ty,
+            body: b(body),
+            at: b(at),
+            dir,
+        })
     }
 
     /// The element type of one of `arrays`.
@@ -896,6 +1070,7 @@ pub fn gen_program(rng: &mut Rng, size: usize, features: &Features) -> Program {
         rng,
         feat: features,
         next: 0,
+        nest: 0,
     };
     let params = gen_params(&mut g);
     let body = g.expr(&GTy::Real, size.max(2), &params, 0);
@@ -915,6 +1090,7 @@ pub fn gen_vector_program(rng: &mut Rng, size: usize, features: &Features) -> Pr
         rng,
         feat: features,
         next: 0,
+        nest: 0,
     };
     let mut params = gen_params(&mut g);
     let (n, m) = (Size::of(0), Size::of(1));

@@ -27,6 +27,7 @@
 pub mod ast;
 pub mod case;
 pub mod check;
+pub mod deriv;
 pub mod eval;
 pub mod fuzz;
 pub mod generate;

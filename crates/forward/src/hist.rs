@@ -1,7 +1,9 @@
 //! D of the histograms of reals (docs/forward.md, "Scatter and
-//! histograms"). `scatter` needs no clause of its own: it commutes with D
-//! (the duals are scattered, the last write wins for primal and tangent
-//! alike). A histogram's tangent at bin b is
+//! histograms"). `scatter` commutes with D (the last write wins for primal
+//! and tangent alike), written as two scatters, of the primals and of the
+//! tangents (`tangent_scatter` of `syntax::hist::rules`), so that reverse
+//! mode over forward mode meets scatters of reals. A histogram's tangent at
+//! bin b is
 //!
 //! ```text
 //! ∂dest[b] · ddest[b] + Σ_{j : is[j] = b} ∂vs[j] · dvs[j]
@@ -31,6 +33,15 @@ impl Macro<'_> {
         let Ty::Array(m, elem) = ty else {
             return Ok(None);
         };
+        // `scatter` of reals scatters the primals and the tangents apart
+        // (its rule `tangent_scatter`), so the result holds arrays of
+        // reals that reverse mode takes (reverse over forward), not a
+        // scatter of dual pairs. One direction at a time only: the
+        // vectorised tangents (whole-program `jacob`, never under reverse
+        // mode) keep the scatter of pairs, whose sizes need no rule.
+        if op == Prim::Scatter && **elem == Ty::Real && matches!(self.rep, Rep::Scalar) {
+            return self.partial(op, args, ty).map(Some);
+        }
         if !matches!(
             op,
             Prim::HistAdd | Prim::HistMul | Prim::HistMin | Prim::HistMax

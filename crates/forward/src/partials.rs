@@ -2,43 +2,25 @@
 //! `gather_won`, `pick_dest`, `hist_winner_*`, `dhist_mul_*`;
 //! `syntax::hist`), which reverse mode writes in a histogram's gradient:
 //! with them forward mode runs over `grad_rev` of a program with a
-//! histogram (a Hessian-vector product by forward over reverse).
+//! histogram (a Hessian-vector product by forward over reverse). `scatter`
+//! of reals goes the same way, by its rule `tangent_scatter`.
 //!
 //! Each one's tangent is a jvp rule written in the language, in
-//! `partials.ad` (one definition per primitive, its operands then their
-//! tangents in, the result's tangent out), read once, and applied as the
+//! `crates/syntax/src/hist_rules.ad` (`syntax::hist::rules`: one
+//! definition per primitive, its operands then their tangents in, the
+//! result's tangent out), read once, and applied as the
 //! jvp rule of a function with derivative rules is (`rules.rs`): `zip (op
 //! x..) (rule x.. dx..)`, one run of the rule per direction in the
 //! vectorised mode. The winners return `Int` arrays, which have no
 //! tangent: D computes them on the primal operands.
 
-use std::sync::OnceLock;
-
 use syntax::fxhash::FxHashMap;
-use syntax::{ExprId, Module, Pat, Prim, Size, SourceFile, Ty};
+use syntax::{ExprId, Module, Pat, Prim, Size, Ty};
 
 use crate::build::{Atom, Builder, Res};
 use crate::dual::{Macro, Rep};
 use crate::rules::{slice, unslice};
 use crate::shape;
-
-/// The text of the rules.
-const RULES: &str = include_str!("partials.ad");
-
-/// The rules, compiled once (a Target program: it names the partials).
-fn rules() -> Result<&'static Module, String> {
-    static RULES_MODULE: OnceLock<Result<Module, String>> = OnceLock::new();
-    RULES_MODULE
-        .get_or_init(|| {
-            let file = SourceFile {
-                name: "crates/forward/src/partials.ad".to_string(),
-                text: RULES.to_string(),
-            };
-            syntax::compile_target(file).map_err(|e| e.to_string())
-        })
-        .as_ref()
-        .map_err(Clone::clone)
-}
 
 impl Macro<'_> {
     /// D of `op args` for a partial of scatter or a histogram.
@@ -57,7 +39,8 @@ impl Macro<'_> {
         let rule = if rep.dual_ty(&ty) == ty {
             None
         } else {
-            let m = rules().map_err(|e| self.cx.internal(format!("the partials' rules: {e}")))?;
+            let m = syntax::hist::rules()
+                .map_err(|e| self.cx.internal(format!("the partials' rules: {e}")))?;
             let def = m
                 .def(&name)
                 .ok_or_else(|| self.cx.internal(format!("no tangent rule `{name}`")))?;

@@ -124,6 +124,98 @@ pub(crate) fn transpose(
     Ok(Some((real_array(dd), real_array(dv))))
 }
 
+/// The transposed Jacobian of a histogram's partial (reverse over an
+/// inner `grad_rev`), applied numerically: the cotangents of the operands
+/// that are arrays of reals, with their positions, at the cotangent `z` of
+/// the result; none for the winners. Written from the definitions
+/// directly (a product of the other factors is multiplied out, not
+/// divided), a second opinion on the rules `unf::raise` writes
+/// (`syntax::hist::rules`).
+pub(crate) fn transpose_partial(
+    op: Prim,
+    args: &[Value],
+    z: &Value,
+    span: Span,
+) -> Result<Vec<(usize, Value)>, Error> {
+    let binned = |is: &[i64], m: usize| -> Vec<Vec<usize>> {
+        let mut members = vec![Vec::new(); m];
+        for (j, b) in hist::bins(is, m) {
+            members[b].push(j);
+        }
+        members
+    };
+    Ok(match (op, args) {
+        (Prim::Gather, [a, is]) => {
+            let (m, is, zr) = (
+                reals(op, a, span)?.len(),
+                ints(op, is, span)?,
+                reals(op, z, span)?,
+            );
+            let mut da = vec![0.0; m];
+            for (j, b) in hist::bins(&is, m) {
+                da[b] += zr[j];
+            }
+            vec![(0, real_array(da))]
+        }
+        (Prim::GatherWon, [a, is, w]) => {
+            let (m, is, zr) = (
+                reals(op, a, span)?.len(),
+                ints(op, is, span)?,
+                reals(op, z, span)?,
+            );
+            let w = ints(op, w, span)?;
+            let mut da = vec![0.0; m];
+            for (j, b) in hist::bins(&is, m) {
+                if w[b] == j as i64 {
+                    da[b] += zr[j];
+                }
+            }
+            vec![(0, real_array(da))]
+        }
+        (Prim::PickDest, [_, w]) => {
+            let (w, zr) = (ints(op, w, span)?, reals(op, z, span)?);
+            vec![(0, real_array(hist::pick_dest(&zr, &w)))]
+        }
+        (Prim::DHistMulDest | Prim::DHistMulVals, [d, is, v]) => {
+            let (dr, is, vr) = (
+                reals(op, d, span)?,
+                ints(op, is, span)?,
+                reals(op, v, span)?,
+            );
+            let zr = reals(op, z, span)?;
+            let m = dr.len();
+            let members = binned(&is, m);
+            let mut dd = vec![0.0; m];
+            let mut dv = vec![0.0; vr.len()];
+            // The product of the elements of `js` but `skip` (in order).
+            let product = |js: &[usize], skip: &[usize]| -> f64 {
+                js.iter()
+                    .filter(|j| !skip.contains(j))
+                    .map(|&j| vr[j])
+                    .product()
+            };
+            for (b, js) in members.iter().enumerate() {
+                for &k in js {
+                    if op == Prim::DHistMulDest {
+                        // p[b] = the product of b's elements.
+                        dv[k] = zr[b] * product(js, &[k]);
+                    } else {
+                        // q[j] = d[b] times the product of b's others.
+                        dd[b] += zr[k] * product(js, &[k]);
+                        dv[k] = js
+                            .iter()
+                            .filter(|&&j| j != k)
+                            .map(|&j| zr[j] * dr[b] * product(js, &[j, k]))
+                            .sum();
+                    }
+                }
+            }
+            vec![(0, real_array(dd)), (2, real_array(dv))]
+        }
+        _ => Vec::new(),
+    })
+}
+
 fn values(op: Prim, a: &Value, span: Span) -> Result<&[Value], Error> {
     a.as_array().ok_or_else(|| wrong(op, "an array", a, span))
 }

@@ -104,18 +104,21 @@ pub fn check_first_order(m: &Module, def: &Def) -> Result<(), Error> {
             ),
         ));
     }
-    if let Some(&id) = nodes
-        .iter()
-        .find(|&&id| matches!(m.expr(id), Expr::Prim { op, .. } if op.is_target_only()))
-    {
+    // The partials of scatter and the histograms come from an inner
+    // `grad_rev`; reverse mode differentiates them by their rules
+    // (`crate::hist::rules`), so only the scalar ones are refused.
+    if let Some(&id) = nodes.iter().find(|&&id| {
+        matches!(m.expr(id), Expr::Prim { op, .. } if op.is_target_only() && !crate::hist::is_partial(*op))
+    }) {
         let op = match m.expr(id) {
             Expr::Prim { op, .. } => *op,
             _ => Prim::D1Pow,
         };
-        // A histogram's partial comes from an inner `grad_rev`: say so.
-        let message = if crate::hist::is_partial(op) {
+        // `digamma` and `trigamma` come from an inner derivative of
+        // `lgamma` (they have no Source form): say so.
+        let message = if matches!(op, Prim::Digamma | Prim::Trigamma) {
             format!(
-                "reverse mode over the reverse derivative of scatter or a histogram (`{op}`) is not supported: differentiate `grad_rev` of it by forward mode (`jvp`, `grad`) instead"
+                "`{op}` is a Target primitive: reverse mode takes Source programs (an inner derivative of `lgamma` wrote it, and reverse mode has no derivative for it: differentiate that derivative by forward mode, `grad` or `jvp`, instead)"
             )
         } else {
             format!("`{op}` is a Target primitive: reverse mode takes Source programs")

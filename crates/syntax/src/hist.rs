@@ -12,7 +12,9 @@
 //! y`), so to the last element reaching the extremum, and to `dest` only
 //! when every element of the bin is strictly worse.
 
-use crate::ir::Prim;
+use std::sync::OnceLock;
+
+use crate::ir::{Module, Prim, SourceFile};
 
 /// The bin `i` stands for among `m`, or `None` when it is out of range.
 pub fn bin(i: i64, m: usize) -> Option<usize> {
@@ -179,4 +181,25 @@ pub fn dhist_mul_vals(dest: &[f64], is: &[i64], vs: &[f64]) -> Vec<f64> {
         };
     }
     out
+}
+
+/// The text of the partials' derivative rules (`tangent_<op>`,
+/// `cotangent_<op>`; docs/derivatives.md, "Scatter and histograms").
+const RULES: &str = include_str!("hist_rules.ad");
+
+/// The partials' derivative rules, compiled once (a Target program: it
+/// names the partials), every call inlined: forward mode applies the
+/// `tangent_` ones, reverse mode's UNF^-1 the `cotangent_` ones.
+pub fn rules() -> Result<&'static Module, String> {
+    static RULES_MODULE: OnceLock<Result<Module, String>> = OnceLock::new();
+    RULES_MODULE
+        .get_or_init(|| {
+            let file = SourceFile {
+                name: "crates/syntax/src/hist_rules.ad".to_string(),
+                text: RULES.to_string(),
+            };
+            crate::compile_target(file).map_err(|e| e.to_string())
+        })
+        .as_ref()
+        .map_err(Clone::clone)
 }

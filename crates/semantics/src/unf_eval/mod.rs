@@ -661,6 +661,15 @@ impl Eval<'_> {
                                 self.add_at(&mut s, n + 2, &dv)?;
                             }
                         }
+                        if syntax::hist::is_partial(*op) {
+                            let mut xs = Vec::with_capacity(op.arity());
+                            for i in 0..op.arity() {
+                                xs.push(self.value(pr, n + i)?);
+                            }
+                            for (i, d) in crate::hist::transpose_partial(*op, &xs, &z, span)? {
+                                self.add_at(&mut s, n + i, &d)?;
+                            }
+                        }
                     }
                     Op::Index { .. } => {
                         let (a, i) = (self.value(pr, n)?, self.value(pr, n + 1)?);

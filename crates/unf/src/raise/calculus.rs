@@ -77,6 +77,16 @@ impl Raise<'_> {
                             let acc = self.add(at(&s, n + 2), Abs::Val(dv))?;
                             s.set_mut(n + 2, acc);
                         }
+                        if syntax::hist::is_partial(*op) {
+                            let mut xs = Vec::with_capacity(arity);
+                            for i in 0..arity {
+                                xs.push(self.materialize(primal.at(n + i))?);
+                            }
+                            for (i, d) in self.jt_partial(*op, &xs, z)? {
+                                let acc = self.add(at(&s, n + i), Abs::Val(d))?;
+                                s.set_mut(n + i, acc);
+                            }
+                        }
                     }
                     Op::Index { .. } => {
                         let a = self.materialize(primal.at(n))?;

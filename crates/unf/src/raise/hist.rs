@@ -7,9 +7,10 @@
 //! product on `dest` and a gather on the elements, never a dense one-hot
 //! array per element (docs/derivatives.md, "Scatter and histograms").
 
-use super::Raise;
 use super::emit::ValId;
+use super::{Raise, internal};
 use crate::error::Error;
+use syntax::fxhash::FxHashMap;
 use syntax::{Prim as P, Ty};
 
 impl Raise<'_> {
@@ -55,6 +56,52 @@ impl Raise<'_> {
                 (dd, self.hist_call(P::GatherWon, &[z, is, w], &vty))
             }
         })
+    }
+
+    /// The cotangents of the operands of a histogram's partial `op args`
+    /// (what an inner `grad_rev` spliced in: reverse over reverse) at the
+    /// cotangent `z` of its result, each with the operand's position: the
+    /// rule `cotangent_<op>` of `syntax::hist::rules` written out at the
+    /// operands and `z` (a scatter-add for a gather, a gather for a
+    /// histogram, O(n + m)). Only the operands that are arrays of reals
+    /// have one, in order; the winners (arrays of `Int`) have none.
+    pub(super) fn jt_partial(
+        &mut self,
+        op: P,
+        args: &[ValId],
+        z: ValId,
+    ) -> Result<Vec<(usize, ValId)>, Error> {
+        let reals: Vec<usize> = (0..args.len())
+            .filter(|&i| matches!(self.b.ty(args[i]), Ty::Array(_, e) if **e == Ty::Real))
+            .collect();
+        let rules = syntax::hist::rules()
+            .map_err(|e| internal(self.b.span, &format!("the partials' rules: {e}")))?;
+        let name = format!("cotangent_{}", op.symbol());
+        let Some(def) = rules.def(&name) else {
+            return Ok(Vec::new());
+        };
+        if def.params.len() != args.len() + 1 || reals.is_empty() {
+            return Err(internal(
+                self.b.span,
+                &format!("the rule `{name}` does not fit"),
+            ));
+        }
+        // The rule's sizes are its own: the module is retyped afterwards.
+        self.b.retype = true;
+        let mut subst = FxHashMap::default();
+        for (param, &v) in def.params.iter().zip(args.iter().chain([&z])) {
+            let e = self.b.use_val(v);
+            let bound = self.b.bind_name(e, param.name.as_str());
+            subst.insert(param.name.clone(), bound);
+        }
+        let cot = self.b.paste(rules, def.body, &subst);
+        let whole = self.b.bind(cot, "d");
+        let parts = if reals.len() == 1 {
+            vec![whole]
+        } else {
+            self.b.unpack(whole, "d")
+        };
+        Ok(reals.into_iter().zip(parts).collect())
     }
 
     /// `op args`, bound to a fresh name.

@@ -596,6 +596,8 @@ fn show(t: &Ty) -> String {
 pub fn builtin_fits(op: syntax::Prim, args: &[Ty], ret: &Ty) -> bool {
     use syntax::Prim as P;
     let scalar = |t: &Ty| matches!(t, Ty::Real | Ty::Int);
+    let reals = |t: &Ty| matches!(t, Ty::Array(_, e) if **e == Ty::Real);
+    let ints = |t: &Ty| matches!(t, Ty::Array(_, e) if **e == Ty::Int);
     match (op, args) {
         (P::Lt | P::Le | P::Gt | P::Ge, [a, b]) => scalar(a) && a == b && *ret == Ty::Bool,
         (P::Eq | P::Ne, [a, b]) => {
@@ -626,6 +628,16 @@ pub fn builtin_fits(op: syntax::Prim, args: &[Ty], ret: &Ty) -> bool {
                 scalar(d)
             };
             elem_ok && **i == Ty::Int && d == v && same_shape(&args[0], ret)
+        }
+        // Their partials, which an inner `grad_rev` splices in (a real
+        // array `a`, the indices `is`, the winners `w`, `syntax::hist`).
+        (P::Gather, [a, is]) => reals(a) && ints(is) && reals(ret),
+        (P::WinnerScatter, [Ty::Array(..), is]) => ints(is) && ints(ret),
+        (P::WinnerMin | P::WinnerMax, [d, is, v]) => reals(d) && ints(is) && reals(v) && ints(ret),
+        (P::GatherWon, [a, is, w]) => reals(a) && ints(is) && ints(w) && reals(ret),
+        (P::PickDest, [a, w]) => reals(a) && ints(w) && same_shape(a, ret),
+        (P::DHistMulDest | P::DHistMulVals, [d, is, v]) => {
+            reals(d) && ints(is) && reals(v) && reals(ret)
         }
         _ => false,
     }

@@ -28,6 +28,7 @@
 
 use super::emit::ValId;
 use super::loops::{array_of, elem_of};
+use super::rows::rows_of_reals;
 use super::{Abs, Raise, internal};
 use crate::error::Error;
 use rpds::Vector;
@@ -65,7 +66,8 @@ impl Raise<'_> {
         i: ValId,
         z: ValId,
     ) -> Result<Abs, Error> {
-        if elem_of(self.b.ty(a)) != Ty::Real || !matches!(self.b.ty(a), Ty::Array(..)) {
+        let reals = matches!(self.b.ty(a), Ty::Array(_, e) if **e == Ty::Real);
+        if !reals && !rows_of_reals(self.b.ty(a)) {
             let d = self.jt_index(a, i, z)?;
             return self.add(acc, Abs::Val(d));
         }
@@ -122,21 +124,21 @@ impl Raise<'_> {
     }
 
     /// The array value of pairs: `hist_add dense [i1, ..., ik] [z1, ..., zk]`.
-    pub(super) fn materialize_sparse(&mut self, id: u32) -> ValId {
+    pub(super) fn materialize_sparse(&mut self, id: u32) -> Result<ValId, Error> {
         let s = self.sparse[id as usize].clone();
         let base = match s.dense {
             Some(d) => d,
             None => self.zero_of(s.witness),
         };
         if s.pairs.is_empty() {
-            return base;
+            return Ok(base);
         }
-        let (is, zs) = self.pair_arrays(&s.pairs);
+        let (is, zs) = self.pair_arrays(s.witness, &s.pairs);
         self.hist_add(base, is, zs)
     }
 
     /// The array literals `[i1, ..., ik]` and `[z1, ..., zk]` of the pairs.
-    fn pair_arrays(&mut self, pairs: &Vector<(ValId, ValId)>) -> (ValId, ValId) {
+    fn pair_arrays(&mut self, witness: ValId, pairs: &Vector<(ValId, ValId)>) -> (ValId, ValId) {
         self.b.retype = true;
         let k = pairs.len() as u64;
         let is: Vec<_> = pairs.iter().map(|&(i, _)| self.b.use_val(i)).collect();
@@ -144,17 +146,21 @@ impl Raise<'_> {
         let e = self.b.add(Expr::Array(is), ty);
         let is = self.b.bind(e, "i");
         let zs: Vec<_> = pairs.iter().map(|&(_, z)| self.b.use_val(z)).collect();
-        let ty = Ty::Array(syntax::Size::Lit(k), Box::new(Ty::Real));
+        let elem = elem_of(self.b.ty(witness));
+        let ty = Ty::Array(syntax::Size::Lit(k), Box::new(elem));
         let e = self.b.add(Expr::Array(zs), ty);
         (is, self.b.bind(e, "d"))
     }
 
-    /// `hist_add dest is zs`.
-    fn hist_add(&mut self, dest: ValId, is: ValId, zs: ValId) -> ValId {
+    /// `hist_add dest is zs`, row by row for a matrix (`rows.rs`).
+    fn hist_add(&mut self, dest: ValId, is: ValId, zs: ValId) -> Result<ValId, Error> {
+        if rows_of_reals(self.b.ty(dest)) {
+            return self.scatter_rows(dest, is, zs);
+        }
         self.b.retype = true;
         let ty = self.b.ty(dest).clone();
         let args = [dest, is, zs].map(|v| self.b.use_val(v));
-        self.call(P::HistAdd, &args, ty, "d")
+        Ok(self.call(P::HistAdd, &args, ty, "d"))
     }
 
     /// The components `which` of a cotangent list as one value, as
@@ -216,7 +222,7 @@ impl Raise<'_> {
         for (&a, &part) in cot.iter().zip(parts) {
             vals.push(match part {
                 Part::Dense => self.materialize(a)?,
-                Part::Pairs(k) => self.packed_pairs(a, k),
+                Part::Pairs(k) => self.packed_pairs(a, k)?,
             });
         }
         Ok(self.tuple_of(&vals))
@@ -224,21 +230,31 @@ impl Raise<'_> {
 
     /// The pairs of `a` (pairs or zero) padded to `k`: `(i, z)` for one,
     /// `([i1, ..., ik], [z1, ..., zk])` otherwise.
-    fn packed_pairs(&mut self, a: Abs, k: usize) -> ValId {
-        let mut pairs = match a {
-            Abs::Sparse(id) => self.sparse[id as usize].pairs.clone(),
-            _ => Vector::new(),
+    fn packed_pairs(&mut self, a: Abs, k: usize) -> Result<ValId, Error> {
+        let (witness, mut pairs) = match a {
+            Abs::Sparse(id) => {
+                let s = &self.sparse[id as usize];
+                (s.witness, s.pairs.clone())
+            }
+            other => (self.witness(other)?, Vector::new()),
         };
-        while pairs.len() < k {
-            let none = (self.b.int(-1), self.b.real(0.0));
-            pairs.push_back_mut(none);
+        if pairs.len() < k {
+            // Index -1 is skipped; its value only has the pairs' shape.
+            let pad = if rows_of_reals(self.b.ty(witness)) {
+                self.pad_row(witness)?
+            } else {
+                self.b.real(0.0)
+            };
+            while pairs.len() < k {
+                pairs.push_back_mut((self.b.int(-1), pad));
+            }
         }
         if k == 1 {
             let (i, z) = pairs[0];
-            return self.tuple_of(&[i, z]);
+            return Ok(self.tuple_of(&[i, z]));
         }
-        let (is, zs) = self.pair_arrays(&pairs);
-        self.tuple_of(&[is, zs])
+        let (is, zs) = self.pair_arrays(witness, &pairs);
+        Ok(self.tuple_of(&[is, zs]))
     }
 
     /// The cotangent a value packed as `part` stands for, its values
@@ -299,9 +315,10 @@ impl Raise<'_> {
         let (is, zs) = if k == 1 {
             (self.proj_map(g, 1)?, self.proj_map(g, 2)?)
         } else {
-            (self.flat(g, 1, k, Ty::Int)?, self.flat(g, 2, k, Ty::Real)?)
+            let elem = elem_of(self.b.ty(w));
+            (self.flat(g, 1, k, Ty::Int)?, self.flat(g, 2, k, elem)?)
         };
-        Ok(self.hist_add(acc, is, zs))
+        self.hist_add(acc, is, zs)
     }
 
     /// `build (length g * k) (fun t -> g[t / k].c[t mod k])`: the arrays

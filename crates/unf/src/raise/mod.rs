@@ -35,6 +35,7 @@ mod custom;
 mod emit;
 mod hist;
 mod loops;
+mod nested;
 mod rows;
 mod sparse;
 

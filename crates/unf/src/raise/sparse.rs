@@ -39,11 +39,26 @@ use syntax::{Expr, Prim as P, Ty};
 #[derive(Debug, Clone)]
 pub(super) struct Sparse {
     /// A value of the cotangent's type and shape (the array read).
-    witness: ValId,
+    pub(super) witness: ValId,
     /// The dense part, when something other than a read added to it.
-    dense: Option<ValId>,
+    pub(super) dense: Option<ValId>,
     /// `(index, value)`, in the order the reads' transposes added them.
-    pairs: Vector<(ValId, ValId)>,
+    pub(super) pairs: Vector<(ValId, ValId)>,
+    /// The pairs inner loops returned, as arrays (`nested.rs`); never
+    /// together with `dense` (`add_sparse`).
+    pub(super) segs: Vector<Seg>,
+}
+
+/// The pairs of a loop's per-element pass laid end to end (`nested.rs`):
+/// `is[t]` gets `zs[t]`.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Seg {
+    pub(super) is: ValId,
+    pub(super) zs: ValId,
+    /// The newest value the arrays' length depends on (the loops' arrays
+    /// or counts; 0 for constants): a loop whose per-element lambda was
+    /// opened after it sees the same length at every element.
+    pub(super) newest: u32,
 }
 
 /// How a component of a loop's per-element cotangent tuple is laid out.
@@ -54,6 +69,9 @@ pub(super) enum Part {
     /// `k` pairs: `(i, z)` for k = 1, `([i1, ..., ik], [z1, ..., zk])`
     /// otherwise; the cotangent is the one-hot arrays they stand for.
     Pairs(usize),
+    /// Pairs and inner loops' segments as `(is, zs)` arrays whose length is
+    /// the same at every element, the newest value it depends on `newest`.
+    Flat(u32),
 }
 
 impl Raise<'_> {
@@ -75,24 +93,45 @@ impl Raise<'_> {
             witness: a,
             dense: None,
             pairs: Vector::new().push_back((i, z)),
+            segs: Vector::new(),
         });
         self.add(acc, read)
     }
 
-    fn sparse_abs(&mut self, s: Sparse) -> Abs {
+    pub(super) fn sparse_abs(&mut self, s: Sparse) -> Abs {
         let id = self.sparse.len() as u32;
         self.sparse.push(s);
         Abs::Sparse(id)
     }
 
     /// `a +^ b` when one of them is pairs (the other not zero).
+    ///
+    /// A cotangent holds a dense part or segments, never both: the
+    /// segments stand for the dense sum their `hist_add`s into zeros made
+    /// before they were kept (`nested.rs`), and are written out as that
+    /// sum, in order, when a dense value meets them, so that a loop not
+    /// inside another adds what it added before, in the same order.
     pub(super) fn add_sparse(&mut self, a: Abs, b: Abs) -> Result<Abs, Error> {
         let (x, y) = match (a, b) {
             (Abs::Sparse(x), Abs::Sparse(y)) => {
-                let (x, y) = (self.sparse[x as usize].clone(), &self.sparse[y as usize]);
+                let (x, y) = (
+                    self.sparse[x as usize].clone(),
+                    self.sparse[y as usize].clone(),
+                );
+                let mixed = (x.dense.is_some() || y.dense.is_some())
+                    && (!x.segs.is_empty() || !y.segs.is_empty());
+                let (x, y) = if mixed {
+                    (self.segs_written(x)?, self.segs_written(y)?)
+                } else {
+                    (x, y)
+                };
                 let mut pairs = x.pairs;
                 for p in y.pairs.iter() {
                     pairs.push_back_mut(*p);
+                }
+                let mut segs = x.segs;
+                for g in y.segs.iter() {
+                    segs.push_back_mut(*g);
                 }
                 let dense = (x.dense, y.dense);
                 let dense = match dense {
@@ -103,12 +142,14 @@ impl Raise<'_> {
                     witness: x.witness,
                     dense,
                     pairs,
+                    segs,
                 }));
             }
             (Abs::Sparse(x), Abs::Val(d)) | (Abs::Val(d), Abs::Sparse(x)) => (x, d),
             _ => return Err(internal(self.b.span, "a continuation as a cotangent")),
         };
         let mut s = self.sparse[x as usize].clone();
+        s = self.segs_written(s)?;
         s.dense = Some(match s.dense {
             Some(u) => self.add_dense(u, y),
             None => y,
@@ -123,9 +164,25 @@ impl Raise<'_> {
         }
     }
 
-    /// The array value of pairs: `hist_add dense [i1, ..., ik] [z1, ..., zk]`.
+    /// `s` with its segments written out as its dense part: the sum, in
+    /// order, of each segment's `hist_add` into zeros.
+    fn segs_written(&mut self, mut s: Sparse) -> Result<Sparse, Error> {
+        for g in std::mem::take(&mut s.segs).iter() {
+            let zero = self.zero_of(s.witness);
+            let t = self.hist_add(zero, g.is, g.zs)?;
+            s.dense = Some(match s.dense {
+                Some(u) => self.add_dense(u, t),
+                None => t,
+            });
+        }
+        Ok(s)
+    }
+
+    /// The array value of pairs: `hist_add dense [i1, ..., ik] [z1, ..., zk]`
+    /// (the dense part of the segments first).
     pub(super) fn materialize_sparse(&mut self, id: u32) -> Result<ValId, Error> {
         let s = self.sparse[id as usize].clone();
+        let s = self.segs_written(s)?;
         let base = match s.dense {
             Some(d) => d,
             None => self.zero_of(s.witness),
@@ -138,7 +195,11 @@ impl Raise<'_> {
     }
 
     /// The array literals `[i1, ..., ik]` and `[z1, ..., zk]` of the pairs.
-    fn pair_arrays(&mut self, witness: ValId, pairs: &Vector<(ValId, ValId)>) -> (ValId, ValId) {
+    pub(super) fn pair_arrays(
+        &mut self,
+        witness: ValId,
+        pairs: &Vector<(ValId, ValId)>,
+    ) -> (ValId, ValId) {
         self.b.retype = true;
         let k = pairs.len() as u64;
         let is: Vec<_> = pairs.iter().map(|&(i, _)| self.b.use_val(i)).collect();
@@ -153,7 +214,7 @@ impl Raise<'_> {
     }
 
     /// `hist_add dest is zs`, row by row for a matrix (`rows.rs`).
-    fn hist_add(&mut self, dest: ValId, is: ValId, zs: ValId) -> Result<ValId, Error> {
+    pub(super) fn hist_add(&mut self, dest: ValId, is: ValId, zs: ValId) -> Result<ValId, Error> {
         if rows_of_reals(self.b.ty(dest)) {
             return self.scatter_rows(dest, is, zs);
         }
@@ -167,32 +228,54 @@ impl Raise<'_> {
     /// one value or their tuple, with the components below `pairs_below` (a
     /// loop's free variables, which it sums) that are only pairs kept as
     /// pairs: their layout is the second result.
+    ///
+    /// `mark` is the first parameter of the loop's per-element lambda:
+    /// segments whose length depends only on older values have the same
+    /// length at every element, and stay pairs (`Part::Flat`).
     pub(super) fn pack_parts(
         &mut self,
         cot: &[Abs],
         which: &[usize],
         pairs_below: usize,
+        mark: ValId,
     ) -> Result<(ValId, Vec<Part>), Error> {
         let picked: Vec<Abs> = which.iter().map(|&j| cot[j]).collect();
         let parts: Vec<Part> = which
             .iter()
-            .map(|&j| match self.pure_pairs(cot[j]) {
-                Some(k) if j < pairs_below => Part::Pairs(k),
-                _ => Part::Dense,
-            })
+            .map(
+                |&j| match (self.pure_pairs(cot[j]), self.flat_part(cot[j], mark)) {
+                    (Some(k), _) if j < pairs_below => Part::Pairs(k),
+                    (_, Some(part)) if j < pairs_below => part,
+                    _ => Part::Dense,
+                },
+            )
             .collect();
         Ok((self.pack_with(&picked, &parts)?, parts))
     }
 
-    /// The number of pairs of a cotangent that is only pairs.
+    /// The number of pairs of a cotangent that is only single pairs.
     fn pure_pairs(&self, a: Abs) -> Option<usize> {
         match a {
             Abs::Sparse(id) => {
                 let s = &self.sparse[id as usize];
-                s.dense.is_none().then_some(s.pairs.len())
+                (s.dense.is_none() && s.segs.is_empty()).then_some(s.pairs.len())
             }
             _ => None,
         }
+    }
+
+    /// `Part::Flat` for a cotangent that is only pairs and segments, each
+    /// segment of a length fixed before `mark`.
+    fn flat_part(&self, a: Abs, mark: ValId) -> Option<Part> {
+        let Abs::Sparse(id) = a else {
+            return None;
+        };
+        let s = &self.sparse[id as usize];
+        if s.dense.is_some() || s.segs.is_empty() {
+            return None;
+        }
+        let newest = s.segs.iter().map(|g| g.newest).max().unwrap_or(0);
+        (newest < mark.0).then_some(Part::Flat(newest))
     }
 
     /// The layout of a cotangent that each branch of an `if` computes
@@ -223,6 +306,7 @@ impl Raise<'_> {
             vals.push(match part {
                 Part::Dense => self.materialize(a)?,
                 Part::Pairs(k) => self.packed_pairs(a, k)?,
+                Part::Flat(_) => self.packed_flat(a)?,
             });
         }
         Ok(self.tuple_of(&vals))
@@ -267,6 +351,12 @@ impl Raise<'_> {
         scale: Option<ValId>,
     ) -> Result<Abs, Error> {
         let Part::Pairs(k) = part else {
+            if let Part::Flat(_) = part {
+                return Err(internal(
+                    self.b.span,
+                    "segments where a branch's pairs are read",
+                ));
+            }
             return Ok(Abs::Val(match scale {
                 Some(z) => self.scale(v, z)?,
                 None => v,
@@ -293,6 +383,7 @@ impl Raise<'_> {
             witness,
             dense: None,
             pairs,
+            segs: Vector::new(),
         }))
     }
 
@@ -323,7 +414,7 @@ impl Raise<'_> {
 
     /// `build (length g * k) (fun t -> g[t / k].c[t mod k])`: the arrays
     /// of component c of the pairs of `g`, laid end to end.
-    fn flat(&mut self, g: ValId, c: u32, k: usize, elem: Ty) -> Result<ValId, Error> {
+    pub(super) fn flat(&mut self, g: ValId, c: u32, k: usize, elem: Ty) -> Result<ValId, Error> {
         let kv = self.b.int(k as i64);
         let n = {
             let e = self.b.length(g);

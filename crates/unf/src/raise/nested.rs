@@ -62,7 +62,14 @@ impl Raise<'_> {
             Part::Dense => return Err(internal(self.b.span, "a dense part as pairs")),
         };
         let newest = inner.max(self.newest(src));
-        Ok(self.sparse_abs(Sparse::segment(w, Seg { is, zs, newest })))
+        let span = self.b.span;
+        let seg = Seg {
+            is,
+            zs,
+            newest,
+            span,
+        };
+        Ok(self.sparse_abs(Sparse::segment(w, seg)))
     }
 
     /// 0 for a constant or an array whose type gives its length (the same

@@ -59,6 +59,8 @@ pub(super) struct Seg {
     /// or counts; 0 for constants): a loop whose per-element lambda was
     /// opened after it sees the same length at every element.
     pub(super) newest: u32,
+    /// Where the loop that made it is written (its scatter's errors say so).
+    pub(super) span: syntax::Span,
 }
 
 /// How a component of a loop's per-element cotangent tuple is laid out.
@@ -168,12 +170,21 @@ impl Raise<'_> {
     /// order, of each segment's `hist_add` into zeros.
     fn segs_written(&mut self, mut s: Sparse) -> Result<Sparse, Error> {
         for g in std::mem::take(&mut s.segs).iter() {
+            let saved = std::mem::replace(&mut self.b.span, g.span);
             let zero = self.zero_of(s.witness);
-            let t = self.hist_add(zero, g.is, g.zs)?;
+            let t = self.hist_add(zero, g.is, g.zs);
+            let t = match t {
+                Ok(t) => t,
+                Err(e) => {
+                    self.b.span = saved;
+                    return Err(e);
+                }
+            };
             s.dense = Some(match s.dense {
                 Some(u) => self.add_dense(u, t),
                 None => t,
             });
+            self.b.span = saved;
         }
         Ok(s)
     }

@@ -27,7 +27,7 @@
 //! that is not inside another scatters exactly as before.
 
 use super::emit::ValId;
-use super::loops::{array_of, elem_of};
+use super::loops::elem_of;
 use super::sparse::{Part, Seg, Sparse};
 use super::{Abs, Raise, internal};
 use crate::error::Error;
@@ -141,11 +141,7 @@ impl Raise<'_> {
     /// `build (n * p) (fun t -> g[t / p].c[t mod p])`, p read from the
     /// first element (0 when there is none).
     fn flat_rows(&mut self, g: ValId, c: u32, elem: Ty) -> Result<ValId, Error> {
-        let gty = elem_of(self.b.ty(g));
-        let Ty::Tuple(items) = gty else {
-            return Err(internal(self.b.span, "segments that are not a tuple"));
-        };
-        let arr = items[c as usize - 1].clone();
+        let arr = self.component_ty(g, c)?;
         let n = {
             let e = self.b.length(g);
             self.b.bind(e, "n")
@@ -158,40 +154,12 @@ impl Raise<'_> {
             |r| Ok(r.b.int(0)),
             |r| {
                 let first = r.b.add(Expr::Int(0), Ty::Int);
-                let t = r.index_at(g, first);
-                let te = r.b.use_val(t);
-                let e = r.b.add(
-                    Expr::Proj {
-                        tuple: te,
-                        index: c,
-                    },
-                    arr.clone(),
-                );
-                let a = r.b.bind(e, "p");
+                let a = r.component_at(g, first, c, &arr);
                 let e = r.b.length(a);
                 Ok(r.b.bind(e, "p"))
             },
         )?;
-        let total = self.int_op(P::Mul, n, p);
-        let lam = self.lam(&[(Ty::Int, "t")], |r, q| {
-            let row = r.int_op(P::Div, q[0], p);
-            let re = r.b.use_val(row);
-            let t = r.index_at(g, re);
-            let te = r.b.use_val(t);
-            let e = r.b.add(
-                Expr::Proj {
-                    tuple: te,
-                    index: c,
-                },
-                arr.clone(),
-            );
-            let a = r.b.bind(e, "p");
-            let col = r.int_op(P::Mod, q[0], p);
-            let ce = r.b.use_val(col);
-            Ok(r.index_at(a, ce))
-        })?;
-        let te = self.b.use_val(total);
-        Ok(self.call(P::Build, &[te, lam], array_of(elem), "p"))
+        self.flat_by(g, c, p, elem)
     }
 }
 

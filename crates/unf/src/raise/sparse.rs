@@ -427,34 +427,48 @@ impl Raise<'_> {
     /// of component c of the pairs of `g`, laid end to end.
     pub(super) fn flat(&mut self, g: ValId, c: u32, k: usize, elem: Ty) -> Result<ValId, Error> {
         let kv = self.b.int(k as i64);
+        self.flat_by(g, c, kv, elem)
+    }
+
+    /// [`Raise::flat`] with each element's arrays `p` long (a value).
+    pub(super) fn flat_by(&mut self, g: ValId, c: u32, p: ValId, elem: Ty) -> Result<ValId, Error> {
         let n = {
             let e = self.b.length(g);
             self.b.bind(e, "n")
         };
-        let total = self.int_op(P::Mul, n, kv);
-        let gty = elem_of(self.b.ty(g));
-        let Ty::Tuple(items) = gty else {
-            return Err(internal(self.b.span, "pairs that are not a tuple"));
-        };
-        let arr = items[c as usize - 1].clone();
-        let lam = self.lam(&[(Ty::Int, "t")], |r, p| {
-            let q = r.int_op(P::Div, p[0], kv);
-            let qe = r.b.use_val(q);
-            let t = r.index_at(g, qe);
-            let te = r.b.use_val(t);
-            let e = r.b.add(
-                Expr::Proj {
-                    tuple: te,
-                    index: c,
-                },
-                arr.clone(),
-            );
-            let a = r.b.bind(e, "p");
-            let rem = r.int_op(P::Mod, p[0], kv);
-            let re = r.b.use_val(rem);
-            Ok(r.index_at(a, re))
+        let total = self.int_op(P::Mul, n, p);
+        let arr = self.component_ty(g, c)?;
+        let lam = self.lam(&[(Ty::Int, "t")], |r, q| {
+            let row = r.int_op(P::Div, q[0], p);
+            let re = r.b.use_val(row);
+            let a = r.component_at(g, re, c, &arr);
+            let col = r.int_op(P::Mod, q[0], p);
+            let ce = r.b.use_val(col);
+            Ok(r.index_at(a, ce))
         })?;
         let te = self.b.use_val(total);
         Ok(self.call(P::Build, &[te, lam], array_of(elem), "p"))
+    }
+
+    /// The type of component c of `g`'s elements (tuples).
+    pub(super) fn component_ty(&self, g: ValId, c: u32) -> Result<Ty, Error> {
+        match elem_of(self.b.ty(g)) {
+            Ty::Tuple(items) => Ok(items[c as usize - 1].clone()),
+            _ => Err(internal(self.b.span, "pairs that are not a tuple")),
+        }
+    }
+
+    /// `g[i].c`, bound.
+    pub(super) fn component_at(&mut self, g: ValId, i: syntax::ExprId, c: u32, ty: &Ty) -> ValId {
+        let t = self.index_at(g, i);
+        let te = self.b.use_val(t);
+        let e = self.b.add(
+            Expr::Proj {
+                tuple: te,
+                index: c,
+            },
+            ty.clone(),
+        );
+        self.b.bind(e, "p")
     }
 }

@@ -25,6 +25,11 @@
 //! checkpointed loops (`checkpoint.rs`) add each block's pairs to the
 //! carried sum with the same `hist_add`, in the same order, so they stay
 //! bit-identical to the stored loops.
+//!
+//! The pairs of a read of a row `M[i]` of a matrix carry the row's
+//! cotangent, scattered column by column (`rows.rs`); the pairs a loop
+//! returns inside another loop's body stay pairs through the outer loop
+//! as segments (`nested.rs`).
 
 use super::emit::ValId;
 use super::loops::{array_of, elem_of};

@@ -5,7 +5,8 @@
 //! grow linearly, O(n + m), as the primal's do: each transposed Jacobian
 //! is a gather or an elementwise product, never a dense one-hot array per
 //! element. The same for a gather written with indexing, `sum (map (fun
-//! i -> A[i] * A[i]) is)`, whose reads' transposes are scattered once
+//! i -> A[i] * A[i]) is)`, whose reads' transposes are scattered once,
+//! a gather of rows `M[i]`, and reads inside two nested loops
 //! (docs/derivatives.md, section 4). Nothing is asserted (docs/cost.md,
 //! "Scatter and histograms").
 
@@ -59,6 +60,45 @@ fn gather_inputs(n: usize) -> Inputs<'static> {
     Inputs::from_values([("A", Value::array(a)), ("is", Value::array(is))])
 }
 
+/// A gather of rows: each read's transpose is a pair (i, row cotangent),
+/// scattered column by column after the loop (docs/derivatives.md,
+/// section 4).
+const ROWS: &str = "def r (M : [m][k]R) (v : [k]R) (is : [n]Int) : R =
+  sum (map (fun i -> sum (map2 (*) M[i] v)) is)
+";
+
+/// Its inputs at n = m rows of 4.
+fn rows_inputs(n: usize) -> Inputs<'static> {
+    let m = (0..n)
+        .map(|j| Value::reals(&[1.0 + (j % 7) as f64 / 8.0, 0.5, -0.25, (j % 3) as f64]))
+        .collect();
+    let v = Value::reals(&[1.0, 2.0, 3.0, 4.0]);
+    let is = (0..n).map(|j| Value::Int(((j * 37) % n) as i64)).collect();
+    Inputs::from_values([("M", Value::array(m)), ("v", v), ("is", Value::array(is))])
+}
+
+/// Reads inside two nested loops: the inner loop's pairs go through the
+/// outer loop's per-element pass and are scattered once after it.
+const NESTED: &str = "def s (A : [m]R) (B : [n]R) (js : [k]Int) : R =
+  sum (map (fun b -> sum (map (fun j -> A[j] * b) js)) B)
+";
+
+/// Its inputs at n = m, 4 inner reads per outer element.
+fn nested_inputs(n: usize) -> Inputs<'static> {
+    let a = (0..n)
+        .map(|j| Value::Real(1.0 + (j % 7) as f64 / 8.0))
+        .collect();
+    let b = (0..n)
+        .map(|j| Value::Real(0.5 + (j % 5) as f64 / 16.0))
+        .collect();
+    let js = (0..4).map(|j| Value::Int(((j * 37) % n) as i64)).collect();
+    Inputs::from_values([
+        ("A", Value::array(a)),
+        ("B", Value::array(b)),
+        ("js", Value::array(js)),
+    ])
+}
+
 /// `cargo xtask bench hist`.
 pub fn hist(quick: bool) -> Result<(), CliError> {
     let sizes: &[usize] = if quick {
@@ -78,7 +118,19 @@ pub fn hist(quick: bool) -> Result<(), CliError> {
          indexing, at n = m: each read's transpose is a pair (i, z), scattered into A's \
          gradient with one `hist_add` after the map (linear: 2).\n"
     );
-    doubling(GATHER, "g", sizes, quick, gather_inputs)
+    doubling(GATHER, "g", sizes, quick, gather_inputs)?;
+    println!(
+        "\nThe gradient of `sum (map (fun i -> sum (map2 (*) M[i] v)) is)`, a gather of rows, \
+         at n = m rows of 4: each read's transpose is a pair (i, row), scattered column by \
+         column after the map (linear: 2).\n"
+    );
+    doubling(ROWS, "r", sizes, quick, rows_inputs)?;
+    println!(
+        "\nThe gradient of `sum (map (fun b -> sum (map (fun j -> A[j] * b) js)) B)`, reads in \
+         two nested loops, at n = m and 4 reads per outer element: the inner map's pairs go \
+         through the outer map and are scattered once after it (linear: 2).\n"
+    );
+    doubling(NESTED, "s", sizes, quick, nested_inputs)
 }
 
 /// One table: the gradient of `entry` of `text` at each size.

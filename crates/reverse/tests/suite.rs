@@ -8,6 +8,7 @@
 mod common;
 
 mod cost;
+mod cost_rows;
 mod direct_errors;
 mod direct_scale;
 mod direct_sections;

@@ -28,11 +28,12 @@ pub struct Caveat {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CaveatKind {
     /// `A[i]` inside a loop, where its transpose is a dense array of
-    /// `length A` per element (m reads cost O(m n)): A's elements are not
-    /// reals, the read is inside two nested loops, or A is bound inside
-    /// the loop (its accumulator, or something made of it). A read of a
-    /// free array of reals in one loop's body is a scatter-add of O(1)
-    /// per read and has no caveat.
+    /// `length A` per element (m reads cost O(m n)): A's elements are
+    /// neither reals nor rows of reals, the read is inside two nested
+    /// loops, or A is bound inside the loop (its accumulator, or something
+    /// made of it). A read of a free array of reals (of rows of reals) in
+    /// one loop's body is a scatter-add of O(1) (O(k), a row of k) per
+    /// read and has no caveat.
     IndexInLoop,
     /// A conditional of a non-real type inside another: each level
     /// re-evaluates the ones it holds.
@@ -44,7 +45,8 @@ impl fmt::Display for Caveat {
         let what = match self.kind {
             CaveatKind::IndexInLoop => {
                 "indexing inside a loop (of an array bound in the loop, of an \
-                 array whose elements are not reals, or inside nested loops): \
+                 array whose elements are neither reals nor rows of reals, or \
+                 inside nested loops): \
                  each read's transpose builds an array as long as the one read, \
                  so the gradient grows with it"
             }
@@ -141,9 +143,16 @@ impl Walk<'_> {
 
     /// Whether the transpose of a read of `array` is a scatter-add of one
     /// element (`unf::raise`'s pairs): a variable bound outside the one
-    /// loop around it, an array of reals.
+    /// loop around it, an array of reals or of rows of reals.
     fn scatter_add(&self, array: ExprId, loops: u32) -> bool {
-        let reals = matches!(self.m.ty(array), Some(Ty::Array(_, e)) if **e == Ty::Real);
+        let reals = match self.m.ty(array) {
+            Some(Ty::Array(_, e)) => match &**e {
+                Ty::Real => true,
+                Ty::Array(_, row) => **row == Ty::Real,
+                _ => false,
+            },
+            _ => false,
+        };
         let free = matches!(self.m.expr(array), Expr::Var(x) if !self.inner.contains(x));
         loops == 1 && reals && free
     }

@@ -24,11 +24,17 @@ fn indexing_inside_a_loop_is_named_where_its_transpose_is_dense() {
     // A free array of reals read in one loop: a scatter-add, no caveat.
     let free = "def f (A : [n]R) : R =\n  sum (build (length A) (fun i -> A[i] * A[i]))\n";
     assert_eq!(found(free), vec![]);
-    // Inside nested loops, of rows (not reals), of an array the loop binds.
+    // Rows of reals of a free matrix: a scatter-add of rows, no caveat.
+    let rows = "def f (M : [n][n]R) : R =\n  sum (build (length M) (fun i -> sum M[i]))\n";
+    assert_eq!(found(rows), vec![]);
+    // Inside nested loops (named whatever the inner length), of elements
+    // neither reals nor rows of reals, of an array the loop binds.
     let nested = "def f (A : [n]R) : R =\n  sum (build (length A) (fun i -> sum (map (fun d -> A[d]) [0, 1])))\n";
     assert_eq!(found(nested), vec![(CaveatKind::IndexInLoop, (2, 54))]);
-    let rows = "def f (M : [n][n]R) : R =\n  sum (build (length M) (fun i -> sum M[i]))\n";
-    assert_eq!(found(rows), vec![(CaveatKind::IndexInLoop, (2, 39))]);
+    let cube = "def f (M : [n][n][n]R) : R =\n  sum (build (length M) (fun i -> sum M[i][0]))\n";
+    // `M[i]` (its elements are matrices) and `M[i][0]` (a row the loop reads).
+    let both = vec![(CaveatKind::IndexInLoop, (2, 39)); 2];
+    assert_eq!(found(cube), both);
     let bound =
         "def f (A : [n]R) : R =\n  sum (map (fun x -> let B = map (fun y -> y * x) A in B[0]) A)\n";
     assert_eq!(found(bound), vec![(CaveatKind::IndexInLoop, (2, 56))]);

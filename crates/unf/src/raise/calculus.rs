@@ -138,7 +138,7 @@ impl Raise<'_> {
                 let n = self.ctx_len(*ctx);
                 let z = at(&s, n);
                 let mut s = truncate(s, n);
-                let z = self.dense(z);
+                let z = self.dense(z)?;
                 let k = match self.t.ground_ty(*ty) {
                     Some(Ty::Tuple(items)) => items.len(),
                     _ => return Err(internal(self.b.span, "pair of a type that is not a tuple")),
@@ -195,7 +195,7 @@ impl Raise<'_> {
                 self.b.retype = true;
                 let n = self.ctx_len(*ctx);
                 let z = at(&s, n);
-                let z = self.dense(z);
+                let z = self.dense(z)?;
                 let mut s = truncate(s, n);
                 for i in 0..*len as usize {
                     let d = match z {
@@ -247,17 +247,17 @@ impl Raise<'_> {
         match a {
             Abs::Val(v) => Ok(Some(v)),
             Abs::Zero(_) => Ok(None),
-            Abs::Sparse(id) => Ok(Some(self.materialize_sparse(id))),
+            Abs::Sparse(id) => Ok(Some(self.materialize_sparse(id)?)),
             Abs::Cont(_) => Err(internal(self.b.span, "a continuation as a cotangent")),
         }
     }
 
     /// A cotangent with its pairs written out (`Abs::Val`), others as they are.
-    pub(super) fn dense(&mut self, a: Abs) -> Abs {
-        match a {
-            Abs::Sparse(id) => Abs::Val(self.materialize_sparse(id)),
+    pub(super) fn dense(&mut self, a: Abs) -> Result<Abs, Error> {
+        Ok(match a {
+            Abs::Sparse(id) => Abs::Val(self.materialize_sparse(id)?),
             other => other,
-        }
+        })
     }
 
     /// `J^T reduce` (Fig. 10), with the scan-based formula that needs no
@@ -338,7 +338,7 @@ impl Raise<'_> {
 
     /// `old +^ d * z`, in one binding.
     fn accumulate(&mut self, old: Abs, d: Partial, z: ValId) -> Result<Abs, Error> {
-        let old = self.dense(old);
+        let old = self.dense(old)?;
         // With the seed 1, `d * z` is `d`.
         if let (Partial::Term(d), true) = (&d, self.b.is_const(z, 1.0)) {
             return Ok(Abs::Val(match old {

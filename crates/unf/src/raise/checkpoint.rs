@@ -368,7 +368,9 @@ impl Raise<'_> {
                 let c = r.index_at(cots, ce);
                 let inputs = r.step_inputs(st, free, acc, lo, q[0]);
                 let (_, cot) = r.grad(fun.body, inputs, Abs::Val(c))?;
-                let (v, ps) = r.pack_parts(&cot, nz, nf)?;
+                // Segments are written out per block (the mark is older
+                // than every value): blocks carry a dense sum.
+                let (v, ps) = r.pack_parts(&cot, nz, nf, ValId(0))?;
                 parts = ps;
                 Ok(v)
             })?;
@@ -389,6 +391,9 @@ impl Raise<'_> {
                         Part::Pairs(k) => {
                             let w = r.witness(free[j])?;
                             r.add_pairs(w, Some(accs[slot]), comp, k)?
+                        }
+                        Part::Flat(_) => {
+                            return Err(super::internal(r.b.span, "segments in a block"));
                         }
                         Part::Dense => {
                             let aty = r.b.ty(accs[slot]).clone();

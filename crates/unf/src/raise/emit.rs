@@ -77,6 +77,11 @@ impl Builder {
         matches!(self.vals[v.0 as usize], Atom::Real(x) if x == c)
     }
 
+    /// Whether a value is a constant (a real, an integer or a boolean).
+    pub fn is_literal(&self, v: ValId) -> bool {
+        !matches!(self.vals[v.0 as usize], Atom::Var(..))
+    }
+
     fn push_val(&mut self, atom: Atom) -> ValId {
         let id = ValId(self.vals.len() as u32);
         self.vals.push(atom);

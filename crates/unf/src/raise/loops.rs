@@ -152,6 +152,9 @@ impl Raise<'_> {
     /// the context: a parameter component into the array position
     /// `param_pos` (None: dropped), a free variable's summed over the
     /// elements (its pairs scattered, `sparse.rs`).
+    /// `src` is what the loop's trip count is read from (its array or
+    /// count): free variables' pairs are kept as a segment of that length
+    /// (`nested.rs`).
     #[allow(clippy::too_many_arguments)]
     fn scatter_components(
         &mut self,
@@ -162,6 +165,7 @@ impl Raise<'_> {
         fun: &Fun,
         free: &[Abs],
         param_pos: &[Option<usize>],
+        src: ValId,
     ) -> Result<(), Error> {
         let nf = free.len();
         for (slot, &j) in nz.iter().enumerate() {
@@ -173,17 +177,17 @@ impl Raise<'_> {
             let (pos, total) = if j < nf {
                 let w = self.witness(free[j])?;
                 let total = match parts[slot] {
-                    Part::Dense => self.sum_all(w, comp)?,
-                    Part::Pairs(k) => self.add_pairs(w, None, comp, k)?,
+                    Part::Dense => Abs::Val(self.sum_all(w, comp)?),
+                    part => self.loop_pairs(w, comp, part, src)?,
                 };
                 (fun.free[j] as usize - 1, total)
             } else {
                 match param_pos[j - nf] {
-                    Some(p) => (p, comp),
+                    Some(p) => (p, Abs::Val(comp)),
                     None => continue,
                 }
             };
-            let acc = self.add(at(s, pos), Abs::Val(total))?;
+            let acc = self.add(at(s, pos), total)?;
             s.set_mut(pos, acc);
         }
         Ok(())
@@ -251,7 +255,7 @@ impl Raise<'_> {
             if nz.is_empty() {
                 return Ok(r.b.real(0.0));
             }
-            let (v, ps) = r.pack_parts(&cot, &nz, nf)?;
+            let (v, ps) = r.pack_parts(&cot, &nz, nf, p[0])?;
             parts = ps;
             Ok(v)
         })?;
@@ -267,7 +271,7 @@ impl Raise<'_> {
         let a = [lam, self.b.use_val(src), self.b.use_val(z)];
         let g = self.call(P::Map2, &a, gty, "g");
         let pos: Vec<Option<usize>> = (0..k).map(|i| Some(n + i)).collect();
-        self.scatter_components(&mut s, g, &nz, &parts, fun, &free, &pos)?;
+        self.scatter_components(&mut s, g, &nz, &parts, fun, &free, &pos, arrays[0])?;
         Ok(s)
     }
 
@@ -290,7 +294,8 @@ impl Raise<'_> {
         };
         let free = free_at(fun, primal);
         if kind == LoopKind::Build {
-            self.jt_build(&mut s, fun, &free, z)?;
+            let count = self.materialize(at(primal, n))?;
+            self.jt_build(&mut s, fun, &free, z, count)?;
             return Ok(s);
         }
         if self.checkpoint.applies(kind) {
@@ -429,7 +434,7 @@ impl Raise<'_> {
             if nz.is_empty() {
                 return Ok(r.b.real(0.0));
             }
-            let (v, ps) = r.pack_parts(&cot, &nz, nf)?;
+            let (v, ps) = r.pack_parts(&cot, &nz, nf, p[0])?;
             parts = ps;
             Ok(v)
         })?;
@@ -444,13 +449,20 @@ impl Raise<'_> {
         if kind != LoopKind::Ifold {
             pos[elem_ix] = Some(n + 1);
         }
-        self.scatter_components(&mut s, g, &nz, &parts, fun, &free, &pos)?;
+        self.scatter_components(&mut s, g, &nz, &parts, fun, &free, &pos, x)?;
         Ok(s)
     }
 
     /// `J^T build`: `build (length Z) (fun i -> ∇_F f(i) *^ Z[i])`, summed
     /// per free variable.
-    fn jt_build(&mut self, s: &mut State, fun: &Fun, free: &[Abs], z: ValId) -> Result<(), Error> {
+    fn jt_build(
+        &mut self,
+        s: &mut State,
+        fun: &Fun,
+        free: &[Abs],
+        z: ValId,
+        count: ValId,
+    ) -> Result<(), Error> {
         let nf = free.len();
         let mut nz = Vec::new();
         let mut parts = Vec::new();
@@ -464,7 +476,7 @@ impl Raise<'_> {
             if nz.is_empty() {
                 return Ok(r.b.real(0.0));
             }
-            let (v, ps) = r.pack_parts(&cot, &nz, nf)?;
+            let (v, ps) = r.pack_parts(&cot, &nz, nf, p[0])?;
             parts = ps;
             Ok(v)
         })?;
@@ -474,7 +486,7 @@ impl Raise<'_> {
         let gty = array_of(self.b.node_ty(lam_ret(self, lam)).clone());
         let len = self.b.length(z);
         let g = self.call(P::Build, &[len, lam], gty, "g");
-        self.scatter_components(s, g, &nz, &parts, fun, free, &[None])
+        self.scatter_components(s, g, &nz, &parts, fun, free, &[None], count)
     }
 
     /// `J^T if` (Section 7.2, with the adjoint sent into the taken branch

@@ -35,6 +35,8 @@ mod custom;
 mod emit;
 mod hist;
 mod loops;
+mod nested;
+mod rows;
 mod sparse;
 
 pub use checkpoint::Checkpoint;
@@ -326,7 +328,7 @@ impl Raise<'_> {
         match a {
             Abs::Val(v) => Ok(v),
             Abs::Zero(w) => Ok(self.zero_of(w)),
-            Abs::Sparse(id) => Ok(self.materialize_sparse(id)),
+            Abs::Sparse(id) => self.materialize_sparse(id),
             Abs::Cont(_) => Err(internal(
                 self.b.span,
                 "a continuation where a value is expected",

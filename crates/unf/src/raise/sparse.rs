@@ -25,9 +25,15 @@
 //! checkpointed loops (`checkpoint.rs`) add each block's pairs to the
 //! carried sum with the same `hist_add`, in the same order, so they stay
 //! bit-identical to the stored loops.
+//!
+//! The pairs of a read of a row `M[i]` of a matrix carry the row's
+//! cotangent, scattered column by column (`rows.rs`); the pairs a loop
+//! returns inside another loop's body stay pairs through the outer loop
+//! as segments (`nested.rs`).
 
 use super::emit::ValId;
 use super::loops::{array_of, elem_of};
+use super::rows::rows_of_reals;
 use super::{Abs, Raise, internal};
 use crate::error::Error;
 use rpds::Vector;
@@ -38,11 +44,28 @@ use syntax::{Expr, Prim as P, Ty};
 #[derive(Debug, Clone)]
 pub(super) struct Sparse {
     /// A value of the cotangent's type and shape (the array read).
-    witness: ValId,
+    pub(super) witness: ValId,
     /// The dense part, when something other than a read added to it.
-    dense: Option<ValId>,
+    pub(super) dense: Option<ValId>,
     /// `(index, value)`, in the order the reads' transposes added them.
-    pairs: Vector<(ValId, ValId)>,
+    pub(super) pairs: Vector<(ValId, ValId)>,
+    /// The pairs inner loops returned, as arrays (`nested.rs`); never
+    /// together with `dense` (`add_sparse`).
+    pub(super) segs: Vector<Seg>,
+}
+
+/// The pairs of a loop's per-element pass laid end to end (`nested.rs`):
+/// `is[t]` gets `zs[t]`.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Seg {
+    pub(super) is: ValId,
+    pub(super) zs: ValId,
+    /// The newest value the arrays' length depends on (the loops' arrays
+    /// or counts; 0 for constants): a loop whose per-element lambda was
+    /// opened after it sees the same length at every element.
+    pub(super) newest: u32,
+    /// Where the loop that made it is written (its scatter's errors say so).
+    pub(super) span: syntax::Span,
 }
 
 /// How a component of a loop's per-element cotangent tuple is laid out.
@@ -53,6 +76,9 @@ pub(super) enum Part {
     /// `k` pairs: `(i, z)` for k = 1, `([i1, ..., ik], [z1, ..., zk])`
     /// otherwise; the cotangent is the one-hot arrays they stand for.
     Pairs(usize),
+    /// Pairs and inner loops' segments as `(is, zs)` arrays whose length is
+    /// the same at every element, the newest value it depends on `newest`.
+    Flat(u32),
 }
 
 impl Raise<'_> {
@@ -65,7 +91,8 @@ impl Raise<'_> {
         i: ValId,
         z: ValId,
     ) -> Result<Abs, Error> {
-        if elem_of(self.b.ty(a)) != Ty::Real || !matches!(self.b.ty(a), Ty::Array(..)) {
+        let reals = matches!(self.b.ty(a), Ty::Array(_, e) if **e == Ty::Real);
+        if !reals && !rows_of_reals(self.b.ty(a)) {
             let d = self.jt_index(a, i, z)?;
             return self.add(acc, Abs::Val(d));
         }
@@ -73,24 +100,45 @@ impl Raise<'_> {
             witness: a,
             dense: None,
             pairs: Vector::new().push_back((i, z)),
+            segs: Vector::new(),
         });
         self.add(acc, read)
     }
 
-    fn sparse_abs(&mut self, s: Sparse) -> Abs {
+    pub(super) fn sparse_abs(&mut self, s: Sparse) -> Abs {
         let id = self.sparse.len() as u32;
         self.sparse.push(s);
         Abs::Sparse(id)
     }
 
     /// `a +^ b` when one of them is pairs (the other not zero).
+    ///
+    /// A cotangent holds a dense part or segments, never both: the
+    /// segments stand for the dense sum their `hist_add`s into zeros made
+    /// before they were kept (`nested.rs`), and are written out as that
+    /// sum, in order, when a dense value meets them, so that a loop not
+    /// inside another adds what it added before, in the same order.
     pub(super) fn add_sparse(&mut self, a: Abs, b: Abs) -> Result<Abs, Error> {
         let (x, y) = match (a, b) {
             (Abs::Sparse(x), Abs::Sparse(y)) => {
-                let (x, y) = (self.sparse[x as usize].clone(), &self.sparse[y as usize]);
+                let (x, y) = (
+                    self.sparse[x as usize].clone(),
+                    self.sparse[y as usize].clone(),
+                );
+                let mixed = (x.dense.is_some() || y.dense.is_some())
+                    && (!x.segs.is_empty() || !y.segs.is_empty());
+                let (x, y) = if mixed {
+                    (self.segs_written(x)?, self.segs_written(y)?)
+                } else {
+                    (x, y)
+                };
                 let mut pairs = x.pairs;
                 for p in y.pairs.iter() {
                     pairs.push_back_mut(*p);
+                }
+                let mut segs = x.segs;
+                for g in y.segs.iter() {
+                    segs.push_back_mut(*g);
                 }
                 let dense = (x.dense, y.dense);
                 let dense = match dense {
@@ -101,12 +149,14 @@ impl Raise<'_> {
                     witness: x.witness,
                     dense,
                     pairs,
+                    segs,
                 }));
             }
             (Abs::Sparse(x), Abs::Val(d)) | (Abs::Val(d), Abs::Sparse(x)) => (x, d),
             _ => return Err(internal(self.b.span, "a continuation as a cotangent")),
         };
         let mut s = self.sparse[x as usize].clone();
+        s = self.segs_written(s)?;
         s.dense = Some(match s.dense {
             Some(u) => self.add_dense(u, y),
             None => y,
@@ -121,22 +171,51 @@ impl Raise<'_> {
         }
     }
 
-    /// The array value of pairs: `hist_add dense [i1, ..., ik] [z1, ..., zk]`.
-    pub(super) fn materialize_sparse(&mut self, id: u32) -> ValId {
+    /// `s` with its segments written out as its dense part: the sum, in
+    /// order, of each segment's `hist_add` into zeros.
+    fn segs_written(&mut self, mut s: Sparse) -> Result<Sparse, Error> {
+        for g in std::mem::take(&mut s.segs).iter() {
+            let saved = std::mem::replace(&mut self.b.span, g.span);
+            let zero = self.zero_of(s.witness);
+            let t = self.hist_add(zero, g.is, g.zs);
+            let t = match t {
+                Ok(t) => t,
+                Err(e) => {
+                    self.b.span = saved;
+                    return Err(e);
+                }
+            };
+            s.dense = Some(match s.dense {
+                Some(u) => self.add_dense(u, t),
+                None => t,
+            });
+            self.b.span = saved;
+        }
+        Ok(s)
+    }
+
+    /// The array value of pairs: `hist_add dense [i1, ..., ik] [z1, ..., zk]`
+    /// (the dense part of the segments first).
+    pub(super) fn materialize_sparse(&mut self, id: u32) -> Result<ValId, Error> {
         let s = self.sparse[id as usize].clone();
+        let s = self.segs_written(s)?;
         let base = match s.dense {
             Some(d) => d,
             None => self.zero_of(s.witness),
         };
         if s.pairs.is_empty() {
-            return base;
+            return Ok(base);
         }
-        let (is, zs) = self.pair_arrays(&s.pairs);
+        let (is, zs) = self.pair_arrays(s.witness, &s.pairs);
         self.hist_add(base, is, zs)
     }
 
     /// The array literals `[i1, ..., ik]` and `[z1, ..., zk]` of the pairs.
-    fn pair_arrays(&mut self, pairs: &Vector<(ValId, ValId)>) -> (ValId, ValId) {
+    pub(super) fn pair_arrays(
+        &mut self,
+        witness: ValId,
+        pairs: &Vector<(ValId, ValId)>,
+    ) -> (ValId, ValId) {
         self.b.retype = true;
         let k = pairs.len() as u64;
         let is: Vec<_> = pairs.iter().map(|&(i, _)| self.b.use_val(i)).collect();
@@ -144,49 +223,75 @@ impl Raise<'_> {
         let e = self.b.add(Expr::Array(is), ty);
         let is = self.b.bind(e, "i");
         let zs: Vec<_> = pairs.iter().map(|&(_, z)| self.b.use_val(z)).collect();
-        let ty = Ty::Array(syntax::Size::Lit(k), Box::new(Ty::Real));
+        let elem = elem_of(self.b.ty(witness));
+        let ty = Ty::Array(syntax::Size::Lit(k), Box::new(elem));
         let e = self.b.add(Expr::Array(zs), ty);
         (is, self.b.bind(e, "d"))
     }
 
-    /// `hist_add dest is zs`.
-    fn hist_add(&mut self, dest: ValId, is: ValId, zs: ValId) -> ValId {
+    /// `hist_add dest is zs`, row by row for a matrix (`rows.rs`).
+    pub(super) fn hist_add(&mut self, dest: ValId, is: ValId, zs: ValId) -> Result<ValId, Error> {
+        if rows_of_reals(self.b.ty(dest)) {
+            return self.scatter_rows(dest, is, zs);
+        }
         self.b.retype = true;
         let ty = self.b.ty(dest).clone();
         let args = [dest, is, zs].map(|v| self.b.use_val(v));
-        self.call(P::HistAdd, &args, ty, "d")
+        Ok(self.call(P::HistAdd, &args, ty, "d"))
     }
 
     /// The components `which` of a cotangent list as one value, as
     /// one value or their tuple, with the components below `pairs_below` (a
     /// loop's free variables, which it sums) that are only pairs kept as
     /// pairs: their layout is the second result.
+    ///
+    /// `mark` is the first parameter of the loop's per-element lambda:
+    /// segments whose length depends only on older values have the same
+    /// length at every element, and stay pairs (`Part::Flat`).
     pub(super) fn pack_parts(
         &mut self,
         cot: &[Abs],
         which: &[usize],
         pairs_below: usize,
+        mark: ValId,
     ) -> Result<(ValId, Vec<Part>), Error> {
         let picked: Vec<Abs> = which.iter().map(|&j| cot[j]).collect();
         let parts: Vec<Part> = which
             .iter()
-            .map(|&j| match self.pure_pairs(cot[j]) {
-                Some(k) if j < pairs_below => Part::Pairs(k),
-                _ => Part::Dense,
-            })
+            .map(
+                |&j| match (self.pure_pairs(cot[j]), self.flat_part(cot[j], mark)) {
+                    (Some(k), _) if j < pairs_below => Part::Pairs(k),
+                    (_, Some(part)) if j < pairs_below => part,
+                    _ => Part::Dense,
+                },
+            )
             .collect();
         Ok((self.pack_with(&picked, &parts)?, parts))
     }
 
-    /// The number of pairs of a cotangent that is only pairs.
+    /// The number of pairs of a cotangent that is only single pairs.
     fn pure_pairs(&self, a: Abs) -> Option<usize> {
         match a {
             Abs::Sparse(id) => {
                 let s = &self.sparse[id as usize];
-                s.dense.is_none().then_some(s.pairs.len())
+                (s.dense.is_none() && s.segs.is_empty()).then_some(s.pairs.len())
             }
             _ => None,
         }
+    }
+
+    /// `Part::Flat` for a cotangent that is only pairs and segments, each
+    /// segment of a length fixed before `mark`.
+    fn flat_part(&self, a: Abs, mark: ValId) -> Option<Part> {
+        let Abs::Sparse(id) = a else {
+            return None;
+        };
+        let s = &self.sparse[id as usize];
+        if s.dense.is_some() || s.segs.is_empty() {
+            return None;
+        }
+        let newest = s.segs.iter().map(|g| g.newest).max().unwrap_or(0);
+        (newest < mark.0).then_some(Part::Flat(newest))
     }
 
     /// The layout of a cotangent that each branch of an `if` computes
@@ -216,7 +321,8 @@ impl Raise<'_> {
         for (&a, &part) in cot.iter().zip(parts) {
             vals.push(match part {
                 Part::Dense => self.materialize(a)?,
-                Part::Pairs(k) => self.packed_pairs(a, k),
+                Part::Pairs(k) => self.packed_pairs(a, k)?,
+                Part::Flat(_) => self.packed_flat(a)?,
             });
         }
         Ok(self.tuple_of(&vals))
@@ -224,21 +330,31 @@ impl Raise<'_> {
 
     /// The pairs of `a` (pairs or zero) padded to `k`: `(i, z)` for one,
     /// `([i1, ..., ik], [z1, ..., zk])` otherwise.
-    fn packed_pairs(&mut self, a: Abs, k: usize) -> ValId {
-        let mut pairs = match a {
-            Abs::Sparse(id) => self.sparse[id as usize].pairs.clone(),
-            _ => Vector::new(),
+    fn packed_pairs(&mut self, a: Abs, k: usize) -> Result<ValId, Error> {
+        let (witness, mut pairs) = match a {
+            Abs::Sparse(id) => {
+                let s = &self.sparse[id as usize];
+                (s.witness, s.pairs.clone())
+            }
+            other => (self.witness(other)?, Vector::new()),
         };
-        while pairs.len() < k {
-            let none = (self.b.int(-1), self.b.real(0.0));
-            pairs.push_back_mut(none);
+        if pairs.len() < k {
+            // Index -1 is skipped; its value only has the pairs' shape.
+            let pad = if rows_of_reals(self.b.ty(witness)) {
+                self.pad_row(witness)?
+            } else {
+                self.b.real(0.0)
+            };
+            while pairs.len() < k {
+                pairs.push_back_mut((self.b.int(-1), pad));
+            }
         }
         if k == 1 {
             let (i, z) = pairs[0];
-            return self.tuple_of(&[i, z]);
+            return Ok(self.tuple_of(&[i, z]));
         }
-        let (is, zs) = self.pair_arrays(&pairs);
-        self.tuple_of(&[is, zs])
+        let (is, zs) = self.pair_arrays(witness, &pairs);
+        Ok(self.tuple_of(&[is, zs]))
     }
 
     /// The cotangent a value packed as `part` stands for, its values
@@ -251,6 +367,12 @@ impl Raise<'_> {
         scale: Option<ValId>,
     ) -> Result<Abs, Error> {
         let Part::Pairs(k) = part else {
+            if let Part::Flat(_) = part {
+                return Err(internal(
+                    self.b.span,
+                    "segments where a branch's pairs are read",
+                ));
+            }
             return Ok(Abs::Val(match scale {
                 Some(z) => self.scale(v, z)?,
                 None => v,
@@ -277,6 +399,7 @@ impl Raise<'_> {
             witness,
             dense: None,
             pairs,
+            segs: Vector::new(),
         }))
     }
 
@@ -299,43 +422,58 @@ impl Raise<'_> {
         let (is, zs) = if k == 1 {
             (self.proj_map(g, 1)?, self.proj_map(g, 2)?)
         } else {
-            (self.flat(g, 1, k, Ty::Int)?, self.flat(g, 2, k, Ty::Real)?)
+            let elem = elem_of(self.b.ty(w));
+            (self.flat(g, 1, k, Ty::Int)?, self.flat(g, 2, k, elem)?)
         };
-        Ok(self.hist_add(acc, is, zs))
+        self.hist_add(acc, is, zs)
     }
 
     /// `build (length g * k) (fun t -> g[t / k].c[t mod k])`: the arrays
     /// of component c of the pairs of `g`, laid end to end.
-    fn flat(&mut self, g: ValId, c: u32, k: usize, elem: Ty) -> Result<ValId, Error> {
+    pub(super) fn flat(&mut self, g: ValId, c: u32, k: usize, elem: Ty) -> Result<ValId, Error> {
         let kv = self.b.int(k as i64);
+        self.flat_by(g, c, kv, elem)
+    }
+
+    /// [`Raise::flat`] with each element's arrays `p` long (a value).
+    pub(super) fn flat_by(&mut self, g: ValId, c: u32, p: ValId, elem: Ty) -> Result<ValId, Error> {
         let n = {
             let e = self.b.length(g);
             self.b.bind(e, "n")
         };
-        let total = self.int_op(P::Mul, n, kv);
-        let gty = elem_of(self.b.ty(g));
-        let Ty::Tuple(items) = gty else {
-            return Err(internal(self.b.span, "pairs that are not a tuple"));
-        };
-        let arr = items[c as usize - 1].clone();
-        let lam = self.lam(&[(Ty::Int, "t")], |r, p| {
-            let q = r.int_op(P::Div, p[0], kv);
-            let qe = r.b.use_val(q);
-            let t = r.index_at(g, qe);
-            let te = r.b.use_val(t);
-            let e = r.b.add(
-                Expr::Proj {
-                    tuple: te,
-                    index: c,
-                },
-                arr.clone(),
-            );
-            let a = r.b.bind(e, "p");
-            let rem = r.int_op(P::Mod, p[0], kv);
-            let re = r.b.use_val(rem);
-            Ok(r.index_at(a, re))
+        let total = self.int_op(P::Mul, n, p);
+        let arr = self.component_ty(g, c)?;
+        let lam = self.lam(&[(Ty::Int, "t")], |r, q| {
+            let row = r.int_op(P::Div, q[0], p);
+            let re = r.b.use_val(row);
+            let a = r.component_at(g, re, c, &arr);
+            let col = r.int_op(P::Mod, q[0], p);
+            let ce = r.b.use_val(col);
+            Ok(r.index_at(a, ce))
         })?;
         let te = self.b.use_val(total);
         Ok(self.call(P::Build, &[te, lam], array_of(elem), "p"))
+    }
+
+    /// The type of component c of `g`'s elements (tuples).
+    pub(super) fn component_ty(&self, g: ValId, c: u32) -> Result<Ty, Error> {
+        match elem_of(self.b.ty(g)) {
+            Ty::Tuple(items) => Ok(items[c as usize - 1].clone()),
+            _ => Err(internal(self.b.span, "pairs that are not a tuple")),
+        }
+    }
+
+    /// `g[i].c`, bound.
+    pub(super) fn component_at(&mut self, g: ValId, i: syntax::ExprId, c: u32, ty: &Ty) -> ValId {
+        let t = self.index_at(g, i);
+        let te = self.b.use_val(t);
+        let e = self.b.add(
+            Expr::Proj {
+                tuple: te,
+                index: c,
+            },
+            ty.clone(),
+        );
+        self.b.bind(e, "p")
     }
 }

@@ -99,7 +99,10 @@ impl Session {
                 let handles: Vec<_> = jobs
                     .iter()
                     .map(|&(i, entry, ask)| {
-                        (i, s.spawn(move || engine::compile(program, entry, ask, config)))
+                        (
+                            i,
+                            s.spawn(move || engine::compile(program, entry, ask, config)),
+                        )
                     })
                     .collect();
                 for (i, h) in handles {

@@ -13,7 +13,8 @@ use syntax::{Expr, ExprId, Name, Prim, Span, Ty};
 use crate::rules::RuleName;
 use crate::simplify::Round;
 
-/// A small integer term of literals and names (the size of a `build`),
+/// A small integer term of literals, names and lengths of names (the size
+/// of a `build`),
 /// rebuilt where the length is read: its names are bound before the
 /// array, so they are in scope wherever the array is (binders are unique
 /// within a definition).
@@ -21,6 +22,8 @@ use crate::simplify::Round;
 pub(crate) enum LenTerm {
     Int(i64),
     Var(Name),
+    /// `length x` of a variable, with `x`'s type.
+    Length(Name, Ty),
     Op(Prim, Box<LenTerm>, Box<LenTerm>),
 }
 
@@ -32,6 +35,13 @@ impl Round<'_> {
         match self.m.expr(id) {
             Expr::Int(k) => Some(LenTerm::Int(*k)),
             Expr::Var(v) if self.ty(id) == Ty::Int => Some(LenTerm::Var(v.clone())),
+            Expr::Prim {
+                op: Prim::Length,
+                args,
+            } => match self.m.expr(args[0]) {
+                Expr::Var(x) => Some(LenTerm::Length(x.clone(), self.ty(args[0]))),
+                _ => None,
+            },
             Expr::Prim {
                 op: op @ (Prim::Add | Prim::Sub | Prim::Mul),
                 args,
@@ -48,6 +58,17 @@ impl Round<'_> {
         match t {
             LenTerm::Int(k) => self.add(Expr::Int(*k), Ty::Int, span),
             LenTerm::Var(v) => self.add(Expr::Var(v.clone()), Ty::Int, span),
+            LenTerm::Length(x, t) => {
+                let x = self.add(Expr::Var(x.clone()), t.clone(), span);
+                self.add(
+                    Expr::Prim {
+                        op: Prim::Length,
+                        args: vec![x],
+                    },
+                    Ty::Int,
+                    span,
+                )
+            }
             LenTerm::Op(op, a, b) => {
                 let args = vec![self.emit_len(a, span), self.emit_len(b, span)];
                 self.add(Expr::Prim { op: *op, args }, Ty::Int, span)

@@ -80,13 +80,43 @@ impl Session {
                     .map_err(|e| e.message().to_string())?,
             )
         };
-        let mut compiled = HashMap::new();
-        for f in &eval.functions {
-            let built = match (&f.variants, &program) {
-                (Ok(variants), Some(program)) => variants
+        // Every variant of every function is its own program (one C file
+        // and one cc each): compiled side by side, one thread per variant
+        // (ht's four take the largest share of a define in cc).
+        let jobs: Vec<(usize, &'static str, engine::Ask)> = eval
+            .functions
+            .iter()
+            .enumerate()
+            .filter_map(|(i, f)| f.variants.as_ref().ok().map(|v| (i, v)))
+            .flat_map(|(i, v)| v.iter().map(move |(entry, ask)| (i, *entry, *ask)))
+            .collect();
+        let config = &self.config;
+        // The results by function, in the order of its variants.
+        let mut by_function: Vec<Vec<Result<Compiled, String>>> =
+            eval.functions.iter().map(|_| Vec::new()).collect();
+        if let Some(program) = &program {
+            std::thread::scope(|s| {
+                let handles: Vec<_> = jobs
                     .iter()
-                    .map(|(entry, ask)| engine::compile(program, entry, *ask, &self.config))
-                    .collect::<Result<Vec<_>, _>>(),
+                    .map(|&(i, entry, ask)| {
+                        (
+                            i,
+                            s.spawn(move || engine::compile(program, entry, ask, config)),
+                        )
+                    })
+                    .collect();
+                for (i, h) in handles {
+                    let r = h.join().unwrap_or_else(|_| {
+                        Err("internal error: compiling a function panicked".into())
+                    });
+                    by_function[i].push(r);
+                }
+            });
+        }
+        let mut compiled = HashMap::new();
+        for (f, results) in eval.functions.iter().zip(by_function) {
+            let built = match (&f.variants, &program) {
+                (Ok(_), Some(_)) => results.into_iter().collect::<Result<Vec<_>, _>>(),
                 (Err(why), _) => Err(format!("`{module}` function `{}` {why}", f.name)),
                 (Ok(_), None) => Err(format!("`{module}` has no program")),
             };

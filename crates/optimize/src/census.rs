@@ -29,6 +29,11 @@ pub(crate) struct Occ {
     /// Occurrences as the array of `map (fun t -> t.i)`, an unzipping
     /// projection (each also counted as a use of `x.i`).
     pub proj_maps: u32,
+    /// Occurrences as the array of an index `x[i]` directly inside the
+    /// function of a `map` or `map2` one lambda below the binder: the
+    /// element reads of a gather (`map (fun c -> .. x[c] ..) C`), each
+    /// evaluated once per element of that loop's array.
+    pub gathered: u32,
     /// The lambda depth of the binder (0 for free names).
     pub depth: u32,
 }
@@ -41,6 +46,7 @@ impl Occ {
         calls: 0,
         projections: 0,
         proj_maps: 0,
+        gathered: 0,
         depth: 0,
     };
 }
@@ -51,6 +57,8 @@ enum Position {
     Call,
     ProjMap,
     Proj,
+    /// The array of an index.
+    Indexed,
     Other,
 }
 
@@ -87,6 +95,12 @@ impl Census<'_> {
     }
 
     fn record(&mut self, x: &Name, depth: u32, ctx: Position) {
+        self.record_in(x, depth, ctx, false);
+    }
+
+    /// `in_map`: the innermost lambda around the occurrence is the
+    /// function of a `map` or `map2`.
+    fn record_in(&mut self, x: &Name, depth: u32, ctx: Position, in_map: bool) {
         let o = match self.occ.get_mut(x) {
             Some(o) => o,
             None => {
@@ -110,7 +124,8 @@ impl Census<'_> {
             Position::Call => o.calls += 1,
             Position::ProjMap => o.proj_maps += 1,
             Position::Proj => o.projections += 1,
-            Position::Other => {}
+            Position::Indexed if in_map && depth == o.depth + 1 => o.gathered += 1,
+            Position::Indexed | Position::Other => {}
         }
     }
 
@@ -132,12 +147,20 @@ impl Census<'_> {
 
     /// Visits the tree under `root` with an explicit stack (programs are
     /// deeper than the call stack); a binder is recorded when its node is
-    /// visited, before any occurrence in its scope.
+    /// visited, before any occurrence in its scope. Each entry carries
+    /// whether the innermost lambda around it is the function of a `map`
+    /// or `map2` (for a lambda node: whether it is one).
     fn walk(&mut self, root: ExprId, depth: u32, ctx: Position) {
-        let mut todo = vec![(root, depth, ctx)];
-        while let Some((id, depth, ctx)) = todo.pop() {
+        let mut todo = vec![(root, depth, ctx, false)];
+        while let Some((id, depth, ctx, in_map)) = todo.pop() {
+            // A child inherits `in_map`, except a lambda, which starts its
+            // own (a map's function or not).
+            let inherit = |c: ExprId, map_fn: bool| match self.m.expr(c) {
+                Expr::Lambda { .. } => map_fn,
+                _ => in_map,
+            };
             match self.m.expr(id) {
-                Expr::Var(x) => self.record(x, depth, ctx),
+                Expr::Var(x) => self.record_in(x, depth, ctx, in_map),
                 Expr::Real(_) | Expr::Int(_) | Expr::Bool(_) | Expr::Section(_) => {}
                 Expr::Let {
                     pat, value, body, ..
@@ -146,7 +169,7 @@ impl Census<'_> {
                         Pat::Var(x) => self.bind(x, depth),
                         Pat::Tuple(xs) => xs.iter().for_each(|x| self.bind(x, depth)),
                     }
-                    todo.push((*body, depth, Position::Other));
+                    todo.push((*body, depth, Position::Other, inherit(*body, false)));
                     match (pat, self.m.expr(*value)) {
                         // `let (a, b) = t` uses `t` like `t.1` and `t.2` do.
                         (Pat::Tuple(xs), Expr::Var(t)) => {
@@ -155,20 +178,23 @@ impl Census<'_> {
                                 self.record(&component(t, i as u32 + 1), depth, Position::Other);
                             }
                         }
-                        _ => todo.push((*value, depth, Position::Other)),
+                        _ => todo.push((*value, depth, Position::Other, inherit(*value, false))),
                     }
                 }
                 Expr::Lambda { params, body } => {
                     for p in params {
                         self.bind(&p.name, depth + 1);
                     }
-                    todo.push((*body, depth + 1, Position::Other));
+                    // `in_map` of a lambda says whether it is a map's
+                    // function; its body's innermost lambda is itself.
+                    let body_in_map = in_map && !matches!(self.m.expr(*body), Expr::Lambda { .. });
+                    todo.push((*body, depth + 1, Position::Other, body_in_map));
                 }
                 Expr::App { func, args } => {
                     for &a in args.iter().rev() {
-                        todo.push((a, depth, Position::Other));
+                        todo.push((a, depth, Position::Other, inherit(a, false)));
                     }
-                    todo.push((*func, depth, Position::Call));
+                    todo.push((*func, depth, Position::Call, inherit(*func, false)));
                 }
                 Expr::Prim { op, args } => {
                     // `map (fun t -> t.i) x`: an unzipping projection of x.
@@ -177,17 +203,18 @@ impl Census<'_> {
                     {
                         self.record(x, depth, Position::ProjMap);
                         self.record(&component(x, i), depth, Position::Other);
-                        todo.push((args[0], depth, Position::Call));
+                        todo.push((args[0], depth, Position::Call, true));
                         continue;
                     }
                     let fun_pos = op.function_args();
+                    let maps = matches!(op, syntax::Prim::Map | syntax::Prim::Map2);
                     for (i, &a) in args.iter().enumerate().rev() {
                         let ctx = if fun_pos.contains(&i) {
                             Position::Call
                         } else {
                             Position::Other
                         };
-                        todo.push((a, depth, ctx));
+                        todo.push((a, depth, ctx, inherit(a, maps && i == 0)));
                     }
                 }
                 Expr::Proj { tuple, index } => {
@@ -196,9 +223,14 @@ impl Census<'_> {
                     if let Expr::Var(x) = self.m.expr(*tuple) {
                         self.record(&component(x, *index), depth, ctx);
                     }
-                    todo.push((*tuple, depth, Position::Proj));
+                    todo.push((*tuple, depth, Position::Proj, in_map));
                 }
-                other => other.for_each_child(|c| todo.push((c, depth, Position::Other))),
+                Expr::Index { array, index } => {
+                    todo.push((*index, depth, Position::Other, in_map));
+                    todo.push((*array, depth, Position::Indexed, in_map));
+                }
+                other => other
+                    .for_each_child(|c| todo.push((c, depth, Position::Other, inherit(c, false)))),
             }
         }
     }

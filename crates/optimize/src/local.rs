@@ -26,6 +26,9 @@ use crate::rules::RuleName;
 use crate::simplify::Round;
 
 mod arrays;
+mod length;
+
+pub(crate) use length::LenTerm;
 
 /// A literal scalar.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -67,6 +70,7 @@ impl Round<'_> {
             Prim::Map => self.map_rules(id, &args),
             Prim::Map2 => self.map2_rules(id, &args),
             Prim::Reduce | Prim::Foldl => self.reduce_const(&args),
+            Prim::Length => self.length_of(id, &args),
             Prim::Shift1L | Prim::Shift1R => self
                 .scan_const(id, &args)
                 .or_else(|| self.shift_const(id, op, &args)),

@@ -86,9 +86,13 @@ pub enum RuleName {
     ShiftConst,
     /// `shift1L (scanr (*) z OnesLike(A)) ~> map (fun _ -> z) A`, and `scanl`, `shift1R`, `(+)` with `ZerosLike`.
     ScanConst,
+    /// `length (map f A) ~> length A`, `length (map2 f A B) ~> length A`, `length (build n f) ~> n`.
+    LengthOf,
     // Classic array simplifications.
     /// `map (x. e1) (map (y. e2) A) ~> map (y. let x = e2 in e1) A`, with `map2` on either side.
     MapFusion,
+    /// `let X = map f A in .. map (fun c -> .. X[e] ..) C ..` ~> `.. map (fun c -> .. (map f A)[e] ..) C ..`, one element computed per read.
+    GatherFusion,
     /// `let X = map2 f A B in .. map (fun t -> t.1) X .. map (fun t -> t.2) X ..` ~> each projection of its own `map2 f A B`.
     UnzipFusion,
     /// `let X = map2 f A B in .. X .. X ..` ~> the sources bound once, `map2 f A B` at every use (f cheap arithmetic).
@@ -142,7 +146,9 @@ impl RuleName {
         RuleName::ReduceConst,
         RuleName::ShiftConst,
         RuleName::ScanConst,
+        RuleName::LengthOf,
         RuleName::MapFusion,
+        RuleName::GatherFusion,
         RuleName::UnzipFusion,
         RuleName::RecomputeCheap,
         RuleName::ReduceFusion,
@@ -192,7 +198,9 @@ impl RuleName {
             RuleName::ReduceConst => "reduce-const",
             RuleName::ShiftConst => "shift-const",
             RuleName::ScanConst => "scan-const",
+            RuleName::LengthOf => "length-of",
             RuleName::MapFusion => "map-fusion",
+            RuleName::GatherFusion => "gather-fusion",
             RuleName::UnzipFusion => "unzip-fusion",
             RuleName::RecomputeCheap => "recompute-cheap",
             RuleName::ReduceFusion => "reduce-fusion",
@@ -235,8 +243,10 @@ impl RuleName {
             | RuleName::ConstShape
             | RuleName::ReduceConst
             | RuleName::ShiftConst
-            | RuleName::ScanConst => "array algebraic simplifications",
+            | RuleName::ScanConst
+            | RuleName::LengthOf => "array algebraic simplifications",
             RuleName::MapFusion
+            | RuleName::GatherFusion
             | RuleName::UnzipFusion
             | RuleName::RecomputeCheap
             | RuleName::ReduceFusion
@@ -319,6 +329,12 @@ impl RuleName {
             }
             RuleName::MapFusion => {
                 "map (x. e1) (map (y. e2) A) ~> map (y. let x = e2 in e1) A, and with map2 inside or outside; (map (x. e) A)[i] ~> let x = A[i] in e"
+            }
+            RuleName::LengthOf => {
+                "length (map f A) ~> length A, length (map2 f A B) ~> length A, length (build n f) ~> n  (n integer arithmetic of literals and names; also through a let-bound X)"
+            }
+            RuleName::GatherFusion => {
+                "let X = map f A in .. map (fun c -> .. X[e] ..) C .. ~> let A' = A in .. map (fun c -> .. (let x = A'[e] in f x) ..) C ..  (every use of X an index directly in the function of a map or map2 one lambda below X, at most 3 of them; f not structural; also map2)"
             }
             RuleName::UnzipFusion => {
                 "let X = map2 f A B in ... map (fun t -> t.i) X ... ~> ... map (fun t -> t.i) (map2 f A B) ...  (every use of X a projection map, each component once, not under a lambda; also map)"

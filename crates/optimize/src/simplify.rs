@@ -118,6 +118,8 @@ pub(crate) struct Fact {
     pub const_elem: Option<(Expr, Ty)>,
     /// A variable bound to an array of the same length, cheaper to walk.
     pub size_src: Option<(Name, Ty)>,
+    /// The array is `build n f` with `n` this integer term (`length-of`).
+    pub length: Option<crate::local::LenTerm>,
 }
 
 /// The state of one round.

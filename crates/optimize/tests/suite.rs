@@ -7,6 +7,7 @@ mod common;
 
 mod cost;
 mod forms;
+mod gather;
 mod pipeline;
 mod reduce_from_scan;
 mod rules;

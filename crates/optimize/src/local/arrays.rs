@@ -88,7 +88,7 @@ impl Round<'_> {
         })
     }
 
-    fn over_var(&self, over: &Over) -> Option<(Name, Ty)> {
+    pub(super) fn over_var(&self, over: &Over) -> Option<(Name, Ty)> {
         match over {
             Over::Var(n, t) => Some((n.clone(), t.clone())),
             Over::Node(id) => match self.m.expr(*id) {
@@ -98,7 +98,7 @@ impl Round<'_> {
         }
     }
 
-    fn emit_over(&mut self, over: Over, span: Span) -> ExprId {
+    pub(super) fn emit_over(&mut self, over: Over, span: Span) -> ExprId {
         match over {
             Over::Node(id) => id,
             Over::Var(n, t) => self.add(Expr::Var(n), t, span),
@@ -117,6 +117,7 @@ impl Round<'_> {
         if fact.size_src.is_none() {
             fact.size_src = self.size_src(v).and_then(|o| self.over_var(&o));
         }
+        fact.length = self.build_length(v);
         if fact != Fact::default() {
             self.facts.insert(name.clone(), fact);
         }
@@ -186,8 +187,11 @@ impl Round<'_> {
 
     /// `map-fusion` into an index: `(map (x. e) A)[i] ~> let x = A[i] in e`,
     /// the one element computed instead of every element (the index's
-    /// bounds check is A's: the lengths are equal). The `let` is left to
-    /// the next round.
+    /// bounds check is A's: the lengths are equal), and `(map2 (x, y. e) A
+    /// B)[i] ~> let j = i in let x = A[j] in let y = B[j] in e` (A and B
+    /// each checked; arrays of different lengths, which `map2` refuses,
+    /// are no longer an error when the index is in both). The `let`s are
+    /// left to the next round.
     pub(crate) fn index_of_map(
         &mut self,
         array: ExprId,
@@ -199,33 +203,76 @@ impl Round<'_> {
             return None;
         }
         let Expr::Prim {
-            op: Prim::Map,
+            op: op @ (Prim::Map | Prim::Map2),
             args,
         } = self.m.expr(array)
         else {
             return None;
         };
-        let (f, a) = (args[0], args[1]);
-        let (params, body) = self.lambda_parts(f)?;
-        let [p] = params.as_slice() else {
+        let (op, args) = (*op, args.clone());
+        let (params, body) = self.lambda_parts(args[0])?;
+        if params.len() != args.len() - 1 {
             return None;
-        };
-        let elem = match self.ty(a) {
-            Ty::Array(_, e) => *e,
-            _ => return None,
-        };
+        }
+        let mut elems = Vec::new();
+        for &a in &args[1..] {
+            match self.ty(a) {
+                Ty::Array(_, e) => elems.push(*e),
+                _ => return None,
+            }
+        }
         self.fire(RuleName::MapFusion);
-        let at = self.add(Expr::Index { array: a, index }, elem, span);
-        Some(self.add(
-            Expr::Let {
-                pat: Pat::Var(p.name.clone()),
-                ty: None,
-                value: at,
-                body,
-            },
-            ty.clone(),
-            span,
-        ))
+        // One read of `index` per array: a second one goes through a name.
+        let (index, shared) = if op == Prim::Map2 {
+            let j = self.fresh("j");
+            let ity = self.ty(index);
+            (
+                self.add(Expr::Var(j.clone()), ity.clone(), span),
+                Some((j, index, ity)),
+            )
+        } else {
+            (index, None)
+        };
+        let mut out = body;
+        for (k, (p, elem)) in params.iter().zip(elems).enumerate().rev() {
+            // The first array reads `index` itself, the second a new
+            // node of the shared name.
+            let ix = match &shared {
+                Some((j, _, ity)) if k > 0 => self.add(Expr::Var(j.clone()), ity.clone(), span),
+                _ => index,
+            };
+            let at = self.add(
+                Expr::Index {
+                    array: args[1 + k],
+                    index: ix,
+                },
+                elem,
+                span,
+            );
+            out = self.add(
+                Expr::Let {
+                    pat: Pat::Var(p.name.clone()),
+                    ty: None,
+                    value: at,
+                    body: out,
+                },
+                ty.clone(),
+                span,
+            );
+        }
+        if let Some((j, value, _)) = shared {
+            out = self.add(
+                Expr::Let {
+                    pat: Pat::Var(j),
+                    ty: None,
+                    value,
+                    body: out,
+                },
+                ty.clone(),
+                span,
+            );
+        }
+        Some(out)
     }
 
     pub(super) fn map_rules(&mut self, id: ExprId, args: &[ExprId]) -> Option<ExprId> {

@@ -10,6 +10,10 @@ use super::{Bind, Env, Pos, Round, Step, Subst, size};
 use crate::census::{Occ, component};
 use crate::rules::RuleName;
 
+/// The most reads of an array `gather-fusion` copies its function to
+/// (note [gathers]): a triangle's three vertices.
+const GATHER_READS: u32 = 3;
+
 impl Round<'_> {
     /// A chain of `let`s: each binding is processed, then the body, in a loop
     /// (chains are as long as programs).
@@ -203,37 +207,15 @@ impl Round<'_> {
                 // function is copied into every use, where map-fusion puts
                 // it into the consumer's loop.
                 self.fire(RuleName::RecomputeCheap);
-                let mut env = env.clone();
-                let mut srcs = Vec::new();
-                for &a in &args[1..] {
-                    // A variable is a leaf unless the environment holds a
-                    // value to inline there, which would be copied too.
-                    let plain = match self.m.expr(a) {
-                        Expr::Var(v) => {
-                            matches!(env.get(v), None | Some(Subst::Leaf(..)))
-                        }
-                        _ => self.leaf(a).is_some(),
-                    };
-                    if plain {
-                        srcs.push(a);
-                        continue;
-                    }
-                    let n = self.fresh(x.as_str());
-                    let o = Occ {
-                        count: occ.count,
-                        ..Occ::default()
-                    };
-                    let t = self.ty(a);
-                    let sp = self.m.span(a);
-                    env = self.bind_var_input_named(&n, o, None, a, &env, blk, pos, span);
-                    srcs.push(self.add(Expr::Var(n), t, sp));
-                }
-                let mut new_args = vec![args[0]];
-                new_args.extend(srcs);
-                let t = self.ty(value);
-                let sp = self.m.span(value);
-                let node = self.add(Expr::Prim { op, args: new_args }, t, sp);
-                return env.insert(x.clone(), Subst::Susp(node, env.clone()));
+                return self.copy_into_uses(x, &occ, op, &args, value, &env, blk, pos, span);
+            }
+            Shape::Map(op, args)
+                if self.on(RuleName::GatherFusion) && self.gathered(&occ, value) =>
+            {
+                // Note [gathers]: each read computes its one element
+                // (`map-fusion` of the index), the sources bound once.
+                self.fire(RuleName::GatherFusion);
+                return self.copy_into_uses(x, &occ, op, &args, value, &env, blk, pos, span);
             }
             _ => {}
         }
@@ -548,6 +530,82 @@ impl Round<'_> {
             pos,
         );
         env
+    }
+
+    /// `let x = op f srcs` replaced by the map itself at every use of `x`
+    /// (`recompute-cheap`, `gather-fusion`): the sources that are not
+    /// plain variables are bound once here, so that the copies do not
+    /// compute them again.
+    #[allow(clippy::too_many_arguments)]
+    fn copy_into_uses(
+        &mut self,
+        x: &Name,
+        occ: &Occ,
+        op: Prim,
+        args: &[ExprId],
+        value: ExprId,
+        env: &Env,
+        blk: &mut Vec<Bind>,
+        pos: Pos,
+        span: Span,
+    ) -> Env {
+        let mut env = env.clone();
+        let mut srcs = Vec::new();
+        for &a in &args[1..] {
+            // A variable is a leaf unless the environment holds a
+            // value to inline there, which would be copied too.
+            let plain = match self.m.expr(a) {
+                Expr::Var(v) => {
+                    matches!(env.get(v), None | Some(Subst::Leaf(..)))
+                }
+                _ => self.leaf(a).is_some(),
+            };
+            if plain {
+                srcs.push(a);
+                continue;
+            }
+            let n = self.fresh(x.as_str());
+            let o = Occ {
+                count: occ.count,
+                ..Occ::default()
+            };
+            let t = self.ty(a);
+            let sp = self.m.span(a);
+            env = self.bind_var_input_named(&n, o, None, a, &env, blk, pos, span);
+            srcs.push(self.add(Expr::Var(n), t, sp));
+        }
+        let mut new_args = vec![args[0]];
+        new_args.extend(srcs);
+        let t = self.ty(value);
+        let sp = self.m.span(value);
+        let node = self.add(Expr::Prim { op, args: new_args }, t, sp);
+        env.insert(x.clone(), Subst::Susp(node, env.clone()))
+    }
+
+    /// Note [gathers]. Whether `x = value`, a `map` or `map2` of a lambda,
+    /// is only read element by element inside loops over other arrays:
+    /// every use an index `x[e]` directly in the function of a `map` or
+    /// `map2` one lambda below the binding, at most [`GATHER_READS`] of
+    /// them, and the function not structural (those are copied whole,
+    /// `recompute-cheap`). Copied to its reads, each computes the one
+    /// element it reads (`map-fusion`'s `(map f A)[i]`) instead of the
+    /// whole array being computed first: a loop over C that reads k
+    /// elements per iteration computes k |C| elements instead of |A|,
+    /// cheaper when the reads are fewer than the elements (a gather of a
+    /// subset, as GradBench's ht reads 100 of the hand's 544 skinned
+    /// vertices), dearer by k |C| / |A| when the loop reads more. Reads
+    /// in deeper loops, in a `build`, `reduce` or fold, are not
+    /// gathers (they may read every element many times) and keep the array.
+    pub(super) fn gathered(&self, occ: &Occ, value: ExprId) -> bool {
+        let Expr::Prim { args, .. } = self.m.expr(value) else {
+            return false;
+        };
+        occ.count >= 1
+            && occ.count != u32::MAX
+            && occ.count <= GATHER_READS
+            && occ.count == occ.gathered
+            && matches!(self.m.expr(args[0]), Expr::Lambda { .. })
+            && !self.structural(args[0])
     }
 
     /// Whether a binding has one use, outside lambdas: its value can go in

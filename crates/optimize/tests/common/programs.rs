@@ -293,11 +293,15 @@ impl Gen {
                 let arg = self.scalar(scope, d);
                 format!("(let {k} = fun ({u} : R) -> {u} * {leaf} in {k} {arg})")
             }
-            25 => format!(
-                "(if length {} == 0 then 0 else {})",
-                self.array_leaf(scope),
-                self.leaf(scope)
-            ),
+            25 => {
+                // The length of a made array: `length-of`.
+                let arr = if self.pick(2) == 0 {
+                    self.array_leaf(scope)
+                } else {
+                    self.array(scope, d)
+                };
+                format!("(if length {arr} == 0 then 0 else {})", self.leaf(scope))
+            }
             _ if self.pick(4) == 0 => {
                 // One expensive function of the elements in two loops,
                 // the second after the first: `share-elementwise`.
@@ -353,7 +357,7 @@ impl Gen {
             return self.array_leaf(scope);
         }
         let d = depth - 1;
-        match self.pick(16) {
+        match self.pick(17) {
             0 => self.array_leaf(scope),
             1 => {
                 let u = self.name("u");
@@ -471,6 +475,20 @@ impl Gen {
                 let a = self.array(scope, d);
                 format!(
                     "(map2 (fun (a : R, b : R) -> a * b) {a} (shift1L (scanr (*) 1 (ones_like {a}))))"
+                )
+            }
+            16 => {
+                // An array read element by element in a loop over
+                // another: `gather-fusion`.
+                let (c, u, w) = (self.name("C"), self.name("u"), self.name("w"));
+                let mut inner = scope.clone();
+                inner.scalars.push(u.clone());
+                let body = self.scalar(&inner, d);
+                let value = self.array(scope, d);
+                let over = self.array(scope, d);
+                format!(
+                    "(let {c} = map (fun ({u} : R) -> {body}) {value} in \
+                     map (fun ({w} : R) -> {w} * {c}[0] + {c}[length {c} - 1]) {over})"
                 )
             }
             15 => {

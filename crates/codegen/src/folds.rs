@@ -89,7 +89,10 @@ impl Lowerer<'_> {
         }
         let i = self.fresh("i");
         let (lines, flags) = self.capture(|cx| step(cx, &acc_val, &accs, &i))?;
-        let parallel = op == Prim::Reduce && self.may_parallelize(flags);
+        // Chunks and lanes compute the left fold only for the operators of
+        // note [rebracketing] (`assoc.rs`); any other `reduce` stays sequential.
+        let rebracket = op == Prim::Reduce && crate::assoc::rebracketable(self.m, f, &z);
+        let parallel = rebracket && self.may_parallelize(flags);
         if parallel {
             self.w.open(format!(
                 "if ({n} >= {} && ad_max_threads() > 1)",
@@ -102,7 +105,7 @@ impl Lowerer<'_> {
             Source::Array(a) => order(a) == Order::Any,
             Source::Count(_) => true,
         };
-        let reassociate = op == Prim::Reduce && self.cfg.reassociate && random && !flags.sequential;
+        let reassociate = rebracket && self.cfg.reassociate && random && !flags.sequential;
         let simd = match (accs.as_slice(), simple_op(self.m, f)) {
             ([acc], Some(sym)) if reassociate && !flags.fails && !flags.allocs => {
                 Some((acc.clone(), sym))

@@ -533,7 +533,14 @@ impl Program {
                 let _ = writeln!(out, "-- at {name} = {}", v.to_value());
             }
         }
-        out.push_str("def f");
+        out.push_str(&self.definition("f"));
+        out
+    }
+
+    /// The definition alone, named `name` (several programs in one module:
+    /// the C backend's tests build them with one compile).
+    pub fn definition(&self, name: &str) -> String {
+        let mut out = format!("def {name}");
         for (name, ty) in &self.params {
             let _ = write!(out, " ({name} : {})", ty.text());
         }

@@ -8,40 +8,23 @@
 //! own evaluator. `REVERSE_RANDOM_CASES` sets the number of programs
 //! (default 150).
 
-use difftest::{Features, Rng, admissible_inputs, check_case, gen_program};
-
-const SEED: u64 = 0x7265_765f_7261_6e64;
+use difftest::{Features, check_case, check_random_programs, count_from_env};
 
 #[test]
 fn gradient_matches_forward_mode_and_finite_differences() {
-    let cases: u64 = std::env::var("REVERSE_RANDOM_CASES")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(150);
-    let mut failures = Vec::new();
-    let mut checked = 0;
-    for k in 0..cases {
-        let mut rng = Rng::for_case(SEED, k);
-        let feat = Features {
-            extended: k % 3 != 0,
-            open_reduce: k % 4 == 0,
-            ..Features::default()
-        };
-        let size = 4 + rng.below(40);
-        let p = gen_program(&mut rng, size, &feat);
-        let Some((inputs, _)) = admissible_inputs(&mut rng, &p, 20) else {
-            continue;
-        };
-        checked += 1;
-        if let Err(d) = check_case(&p, &inputs, k % 2 == 0) {
-            failures.push(format!("case {k}: {d:?}\n{}", p.text(Some(&inputs))));
-        }
-    }
-    assert!(
-        failures.is_empty(),
-        "{} failures:\n{}",
-        failures.len(),
-        failures.join("\n")
+    let features = |k: u64| Features {
+        extended: k % 3 != 0,
+        open_reduce: k % 4 == 0,
+        ..Features::default()
+    };
+    check_random_programs(
+        0x7265_765f_7261_6e64,
+        count_from_env("REVERSE_RANDOM_CASES", 150),
+        features,
+        |k, p, inputs, _| {
+            check_case(p, inputs, k % 2 == 0)
+                .map(|_| ())
+                .map_err(|d| format!("{d:?}"))
+        },
     );
-    assert!(checked >= cases / 2, "only {checked} cases had inputs");
 }

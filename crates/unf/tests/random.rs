@@ -6,9 +6,7 @@
 //! back to a Target program. `UNF_RANDOM_CASES` sets the number of
 //! programs (default 200).
 
-use difftest::{Features, Program, Rng, admissible_inputs, gen_program};
-
-const SEED: u64 = 0x756e_665f_7261_6e64;
+use difftest::{Features, Program, check_random_programs, count_from_env};
 
 fn close(a: f64, b: f64) -> bool {
     semantics::reals_close(a, b, 1e-9, 1e-12) || (a.is_nan() && b.is_nan())
@@ -16,36 +14,16 @@ fn close(a: f64, b: f64) -> bool {
 
 #[test]
 fn unf_then_back_computes_the_same() {
-    let cases: u64 = std::env::var("UNF_RANDOM_CASES")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(200);
-    let mut failures = Vec::new();
-    let mut checked = 0;
-    for k in 0..cases {
-        let mut rng = Rng::for_case(SEED, k);
-        let feat = Features {
-            extended: k % 3 != 0,
-            ..Features::default()
-        };
-        let size = 4 + rng.below(40);
-        let p = gen_program(&mut rng, size, &feat);
-        let Some((inputs, value)) = admissible_inputs(&mut rng, &p, 20) else {
-            continue;
-        };
-        checked += 1;
-        let named = p.named_inputs(&inputs);
-        if let Err(e) = check(&p, &named, value) {
-            failures.push(format!("case {k}: {e}\n{}", p.text(Some(&inputs))));
-        }
-    }
-    assert!(
-        failures.is_empty(),
-        "{} failures:\n{}",
-        failures.len(),
-        failures.join("\n")
+    let features = |k: u64| Features {
+        extended: k % 3 != 0,
+        ..Features::default()
+    };
+    check_random_programs(
+        0x756e_665f_7261_6e64,
+        count_from_env("UNF_RANDOM_CASES", 200),
+        features,
+        |_, p, inputs, value| check(p, &p.named_inputs(inputs), value),
     );
-    assert!(checked >= cases / 2, "only {checked} cases had inputs");
 }
 
 fn check(p: &Program, named: &[(String, semantics::Value)], value: f64) -> Result<(), String> {

@@ -9,19 +9,12 @@ use syntax::Module;
 
 /// `CODEGEN_RANDOM_CASES`, the number of programs (default 48).
 pub fn cases() -> usize {
-    std::env::var("CODEGEN_RANDOM_CASES")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(48)
+    difftest::count_from_env("CODEGEN_RANDOM_CASES", 48) as usize
 }
 
 /// The generator for `CODEGEN_RANDOM_SEED`, or `default`.
 pub fn rng(default: u64) -> Rng {
-    let seed = std::env::var("CODEGEN_RANDOM_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(default);
-    Rng::new(seed)
+    Rng::new(difftest::count_from_env("CODEGEN_RANDOM_SEED", default))
 }
 
 /// Inputs for `p`: two drawn away from its singular points and ties

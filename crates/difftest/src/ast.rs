@@ -27,6 +27,14 @@ pub struct Size {
 }
 
 impl Size {
+    /// The size of a `build` counting to a number computed at run time
+    /// (`Features::counts`): no array in scope has it, so its index reads
+    /// nothing.
+    pub const DYNAMIC: Size = Size {
+        var: usize::MAX,
+        offset: 0,
+    };
+
     /// The size variable itself.
     pub const fn of(var: usize) -> Size {
         Size { var, offset: 0 }
@@ -811,6 +819,10 @@ fn type_in(e: &GExpr, env: &mut Vec<(String, GTy)>) -> Option<GTy> {
                     elem(&ta).map(|(t, s)| GTy::Array(Box::new(t), s.plus(-1)))
                 }
                 Prim::Length => elem(&ta).map(|(_, s)| GTy::Length(s)),
+                // An `Int` counting a loop (`Features::counts`).
+                Prim::Floor | Prim::Ceil | Prim::Round | Prim::Trunc => {
+                    Some(GTy::Length(Size::DYNAMIC))
+                }
                 _ => Some(GTy::Real),
             }
         }

@@ -73,6 +73,15 @@ fn int(v: GVal) -> Result<i64, Singular> {
     }
 }
 
+/// The count of `build` or `ifold`: a negative one is an error of the
+/// language (docs/semantics.md), so such inputs are not admissible.
+fn count(v: GVal) -> Result<i64, Singular> {
+    match int(v)? {
+        n if n < 0 => Err(Singular(format!("a negative count {n}"))),
+        n => Ok(n),
+    }
+}
+
 fn truth(v: GVal) -> Result<bool, Singular> {
     match v {
         GVal::Bool(b) => Ok(b),
@@ -296,7 +305,7 @@ fn eval_node(
                     GVal::Array(all)
                 }
                 Prim::Build => {
-                    let n = int(args.swap_remove(0))?;
+                    let n = count(args.swap_remove(0))?;
                     GVal::Array(
                         (0..n)
                             .map(|i| f(vec![GVal::Int(i)], env))
@@ -304,7 +313,7 @@ fn eval_node(
                     )
                 }
                 Prim::Ifold => {
-                    let n = int(args.pop().expect("invariant: ifold has a count"))?;
+                    let n = count(args.pop().expect("invariant: ifold has a count"))?;
                     let mut acc = args.pop().expect("invariant: ifold has an initial value");
                     for i in 0..n {
                         acc = f(vec![acc, GVal::Int(i)], env)?;

@@ -211,6 +211,7 @@ fn features(rng: &mut Rng) -> Features {
         extended: rng.chance(0.7),
         arrays: true,
         ops: None,
+        counts: false,
     }
 }
 

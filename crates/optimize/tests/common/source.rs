@@ -42,6 +42,7 @@ pub fn program(seed: u64, arrays: bool) -> String {
         extended: false,
         arrays,
         ops: Some(PAPER_OPS.to_vec()),
+        counts: false,
     };
     let mut rng = testkit::Rng::new(seed);
     loop {

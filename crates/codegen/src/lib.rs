@@ -146,9 +146,9 @@ impl Default for Config {
 /// The libm functions the generated code calls, other than `sqrt`, `fabs`,
 /// `fmax` and `fmin` (exact in IEEE arithmetic, so a folded call equals the
 /// library's): compiled as plain calls (`Config::flags`).
-const MATH_FUNCTIONS: [&str; 15] = [
-    "sin", "cos", "tan", "tanh", "exp", "log", "pow", "log1p", "expm1", "atan", "atan2", "sinh",
-    "cosh", "erf", "lgamma_r",
+const MATH_FUNCTIONS: [&str; 16] = [
+    "sin", "cos", "tan", "tanh", "exp", "log", "pow", "log1p", "expm1", "atan", "atan2", "hypot",
+    "sinh", "cosh", "erf", "lgamma_r",
 ];
 
 impl Config {

@@ -598,8 +598,8 @@ impl<'a> Lowerer<'a> {
                 Prim::Lgamma | Prim::Digamma | Prim::Trigamma | Prim::Sigmoid | Prim::Sign,
                 [(Kind::Real, a)],
             ) => Ok(self.let_scalar(Kind::Real, &format!("ad_{}({a})", op.symbol()), hint)),
-            (Prim::Atan2, [(Kind::Real, a), (Kind::Real, b)]) => {
-                Ok(self.let_scalar(Kind::Real, &format!("atan2({a}, {b})"), hint))
+            (Prim::Atan2 | Prim::Hypot, [(Kind::Real, a), (Kind::Real, b)]) => {
+                Ok(self.let_scalar(Kind::Real, &format!("{}({a}, {b})", op.symbol()), hint))
             }
             (Prim::Real, [(Kind::Int, a)]) => {
                 Ok(self.let_scalar(Kind::Real, &format!("(double){a}"), hint))

@@ -396,11 +396,9 @@ impl GExpr {
                 e.write(out);
                 out.push(')');
             }
-            GExpr::Op2(
-                op @ (Prim::Pow | Prim::Max | Prim::Min | Prim::Atan2 | Prim::Mod),
-                a,
-                b,
-            ) => {
+            // A binary primitive named by a word is applied as a function
+            // (`pow a b`, `hypot a b`); the others are infix.
+            GExpr::Op2(op, a, b) if op.symbol().starts_with(|c: char| c.is_ascii_alphabetic()) => {
                 let _ = write!(out, "({} ", op.symbol());
                 a.write(out);
                 out.push(' ');

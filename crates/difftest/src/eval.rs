@@ -451,8 +451,13 @@ fn op2(op: Prim, x: f64, y: f64) -> Result<f64, Singular> {
         Prim::Max | Prim::Min if (x - y).abs() < MARGIN => return near("a tie"),
         Prim::Atan2 if x.hypot(y) < MARGIN => return near("the origin"),
         Prim::Atan2 => x.atan2(y),
+        Prim::Hypot if x.hypot(y) < MARGIN => return near("the origin"),
         Prim::Max => x.max(y),
         Prim::Min => x.min(y),
+        // Every other binary real function: the table's value.
+        other if other.arity() == 2 && syntax::derivatives::partials(other).is_some() => {
+            syntax::derivatives::eval(other, &[x, y]).unwrap_or(f64::NAN)
+        }
         other => return Err(Singular(format!("not a binary operator: {other}"))),
     };
     bounded(r, op.symbol())

@@ -13,8 +13,8 @@ use difftest::{Features, check_case, check_random_programs, count_from_env};
 #[test]
 fn gradient_matches_forward_mode_and_finite_differences() {
     let features = |k: u64| Features {
-        extended: k % 3 != 0,
-        open_reduce: k % 4 == 0,
+        extended: !k.is_multiple_of(3),
+        open_reduce: k.is_multiple_of(4),
         ..Features::default()
     };
     check_random_programs(
@@ -22,7 +22,7 @@ fn gradient_matches_forward_mode_and_finite_differences() {
         count_from_env("REVERSE_RANDOM_CASES", 150),
         features,
         |k, p, inputs, _| {
-            check_case(p, inputs, k % 2 == 0)
+            check_case(p, inputs, k.is_multiple_of(2))
                 .map(|_| ())
                 .map_err(|d| format!("{d:?}"))
         },

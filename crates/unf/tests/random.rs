@@ -15,7 +15,7 @@ fn close(a: f64, b: f64) -> bool {
 #[test]
 fn unf_then_back_computes_the_same() {
     let features = |k: u64| Features {
-        extended: k % 3 != 0,
+        extended: !k.is_multiple_of(3),
         ..Features::default()
     };
     check_random_programs(

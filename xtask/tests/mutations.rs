@@ -15,26 +15,13 @@ use crate::common;
 
 use common::{fixtures, workspace, xtask};
 
-/// splitmix64: a seeded, dependency-free generator; the test must draw the
-/// same mutations on every run.
-struct Rng(u64);
+/// The tests' one RNG (seeded: the test draws the same mutations on every
+/// run).
+use testkit::Rng;
 
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-
-    fn pick<'a, T>(&mut self, xs: &'a [T]) -> &'a T {
-        &xs[self.below(xs.len())]
-    }
+/// One of `xs`, drawn by `rng`.
+fn pick<'a, T>(rng: &mut Rng, xs: &'a [T]) -> &'a T {
+    &xs[rng.below(xs.len().max(1))]
 }
 
 /// The char boundaries of `s`, so that every cut is valid UTF-8.
@@ -80,10 +67,13 @@ fn mutate(rng: &mut Rng, s: &str) -> String {
         0 => s[..i].to_string(),
         1 => format!("{}{}", &s[..i], &s[cut(s, i + 1)..]),
         2 => {
-            let c = *rng.pick(&[
-                '(', ')', '[', ']', '{', '}', ',', ':', '"', '0', '7', '-', '.', 'e', '_', 'a',
-                ' ', '\n',
-            ]);
+            let c = *pick(
+                rng,
+                &[
+                    '(', ')', '[', ']', '{', '}', ',', ':', '"', '0', '7', '-', '.', 'e', '_', 'a',
+                    ' ', '\n',
+                ],
+            );
             format!("{}{c}{}", &s[..i], &s[i..])
         }
         3 => format!("{}{}{}", &s[..j], &s[i..j], &s[j..]),
@@ -97,16 +87,19 @@ fn mutate(rng: &mut Rng, s: &str) -> String {
             if nums.is_empty() {
                 return s[..i].to_string();
             }
-            let (a, b) = *rng.pick(&nums);
-            let by = *rng.pick(&[
-                "0",
-                "-1",
-                "1e308",
-                "99999999999999999999",
-                "3",
-                "1.5",
-                "NaN",
-            ]);
+            let (a, b) = *pick(rng, &nums);
+            let by = *pick(
+                rng,
+                &[
+                    "0",
+                    "-1",
+                    "1e308",
+                    "99999999999999999999",
+                    "3",
+                    "1.5",
+                    "NaN",
+                ],
+            );
             format!("{}{by}{}", &s[..a], &s[b..])
         }
         6 => {
@@ -116,8 +109,8 @@ fn mutate(rng: &mut Rng, s: &str) -> String {
             if strs.len() < 2 {
                 return s[..i].to_string();
             }
-            let (a, b) = *rng.pick(&strs);
-            let (c, d) = *rng.pick(&strs);
+            let (a, b) = *pick(rng, &strs);
+            let (c, d) = *pick(rng, &strs);
             format!("{}{}{}", &s[..a], &s[c..d], &s[b..])
         }
         _ => {
@@ -129,8 +122,8 @@ fn mutate(rng: &mut Rng, s: &str) -> String {
             if ids.is_empty() {
                 return s[..i].to_string();
             }
-            let (a, b) = *rng.pick(&ids);
-            let (c, d) = *rng.pick(&ids);
+            let (a, b) = *pick(rng, &ids);
+            let (c, d) = *pick(rng, &ids);
             format!("{}{}{}", &s[..a], &s[c..d], &s[b..])
         }
     }
@@ -196,11 +189,11 @@ fn mutated_fixture_files_are_refused_cleanly_or_accepted() {
 
     let scratch = workspace().join("target/tmp/mutations");
     std::fs::create_dir_all(&scratch).expect("a scratch directory");
-    let mut rng = Rng(seed);
+    let mut rng = Rng::new(seed);
     let mut failures = Vec::new();
     let mut refused = 0;
     for case in 0..cases {
-        let (dir, name) = rng.pick(&files).clone();
+        let (dir, name) = pick(&mut rng, &files).clone();
         let text = std::fs::read_to_string(workspace().join(&dir).join(&name)).expect("readable");
         let mut mutated = mutate(&mut rng, &text);
         if rng.below(2) == 0 {

@@ -86,15 +86,16 @@ pub const PUBLISHED: &[Published] = &[
 /// Each eval's `define` time in seconds, or its error.
 pub type Compiles = Vec<(String, Result<f64, String>)>;
 
-/// A deterministic generator (xorshift-multiply), uniform in [0, 1).
-struct Draws(u64);
+/// Draws of the project's one RNG (`difftest::Rng`): uniform in [0, 1),
+/// normal, and arrays of them.
+struct Draws(difftest::Rng);
 
 impl Draws {
+    fn new(seed: u64) -> Draws {
+        Draws(difftest::Rng::new(seed))
+    }
     fn uniform(&mut self) -> f64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 >> 11) as f64 / (1u64 << 53) as f64
+        self.0.unit()
     }
     fn normal(&mut self) -> f64 {
         // Box-Muller; 1 - u is in (0, 1].
@@ -173,7 +174,7 @@ fn ht_input(text: &str, complicated: bool) -> Json {
 /// that fits this benchmark's time (a shared 2-core machine), and one
 /// smaller one.
 pub fn workloads() -> Vec<Workload> {
-    let mut r = Draws(0x9e37_79b9_7f4a_7c15);
+    let mut r = Draws::new(0x9e37_79b9_7f4a_7c15);
     let mut out = Vec::new();
     let mut push = |eval, description: String, primal, derivative, input| {
         out.push(Workload {
@@ -214,7 +215,7 @@ pub fn workloads() -> Vec<Workload> {
     }
     // det draws from its own generator: the other evals' inputs stay those
     // of earlier runs.
-    let mut det_draws = Draws(0x2545_f491_4f6c_dd1d);
+    let mut det_draws = Draws::new(0x2545_f491_4f6c_dd1d);
     for ell in [5, 11] {
         push(
             "det",

@@ -686,15 +686,10 @@ fn raw_check(bytes: &[u8], layout: &Layout) -> Option<Check> {
 pub fn inputs(kernel: &str, arrays: usize, n: usize) -> Vec<Vec<f64>> {
     (0..arrays)
         .map(|a| {
-            let mut s: u64 = 0x5EED_0000 + a as u64;
+            let mut rng = difftest::Rng::new(0x5EED_0000 + a as u64);
             (0..n)
                 .map(|_| {
-                    s = s.wrapping_add(0x9E37_79B9_7F4A_7C15);
-                    let mut z = s;
-                    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-                    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-                    z ^= z >> 31;
-                    let u = (z >> 11) as f64 / (1u64 << 53) as f64;
+                    let u = rng.unit();
                     if kernel == "prod" {
                         1.0 + (2.0 * u - 1.0) * 1e-3
                     } else {
@@ -711,13 +706,8 @@ pub fn inputs(kernel: &str, arrays: usize, n: usize) -> Vec<Vec<f64>> {
 /// last `k` points (as the eval's generator, evals/kmeans run.py).
 pub fn kmeans_inputs(d: usize, k: usize, n: usize) -> Vec<semantics::Value> {
     use semantics::Value;
-    let mut s: u64 = 0x4B3E_A115;
-    let mut uniform = move || {
-        s ^= s << 13;
-        s ^= s >> 7;
-        s ^= s << 17;
-        (s >> 11) as f64 / (1u64 << 53) as f64
-    };
+    let mut rng = difftest::Rng::new(0x4B3E_A115);
+    let mut uniform = move || rng.unit();
     let rows: Vec<Value> = (0..n)
         .map(|_| Value::reals(&(0..d).map(|_| uniform()).collect::<Vec<_>>()))
         .collect();
@@ -731,15 +721,8 @@ pub fn kmeans_inputs(d: usize, k: usize, n: usize) -> Vec<semantics::Value> {
 /// Wishart gamma 1, m 0), from fixed seeds: the seven parameters in order.
 pub fn gmm_inputs(d: usize, k: usize, n: usize) -> Vec<semantics::Value> {
     use semantics::Value;
-    let mut s: u64 = 0x6A11_0000;
-    let mut uniform = move || {
-        s = s.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = s;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^= z >> 31;
-        (z >> 11) as f64 / (1u64 << 53) as f64
-    };
+    let mut rng = difftest::Rng::new(0x6A11_0000);
+    let mut uniform = move || rng.unit();
     let t = d * (d + 1) / 2;
     let matrix = |rows: usize, cols: usize, u: &mut dyn FnMut() -> f64| {
         Value::array(

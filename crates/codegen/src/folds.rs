@@ -85,7 +85,10 @@ impl Lowerer<'_> {
         }
         let i = self.index_var();
         let (lines, flags) = self.capture(|cx| step(cx, &acc_val, &accs, &E::Var(i)))?;
-        let parallel = op == Prim::Reduce && self.may_parallelize(flags);
+        // Chunks and lanes compute the left fold only for the operators of
+        // note [rebracketing] (`assoc.rs`); any other `reduce` stays sequential.
+        let rebracket = op == Prim::Reduce && crate::assoc::rebracketable(self.m, f, &z);
+        let parallel = rebracket && self.may_parallelize(flags);
         // In parallel: `if (n >= min && threads > 1) { chunks } else { loop }`.
         let chunked = if parallel {
             self.w.open();
@@ -139,7 +142,8 @@ impl Lowerer<'_> {
             Source::Array(a) => order(a) == Order::Any,
             Source::Count(_) => true,
         };
-        let reassociate = op == Prim::Reduce && self.cfg.reassociate && random && !flags.sequential;
+        let rebracket = op == Prim::Reduce && crate::assoc::rebracketable(self.m, f, z);
+        let reassociate = rebracket && self.cfg.reassociate && random && !flags.sequential;
         let simd = match (accs, simple_op(self.m, f)) {
             ([acc], Some(sym)) if reassociate && !flags.fails && !flags.allocs => Some((*acc, sym)),
             _ => None,

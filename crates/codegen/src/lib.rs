@@ -13,7 +13,8 @@
 //! - `lower.rs` / `arrays.rs` / `folds.rs`: expressions to statements of
 //!   the loop IR (`imp`); arrays are manifest buffers or delayed (pull)
 //!   arrays, so chains of `map`, `map2`, `build` and shifts fuse into the
-//!   loop that consumes them;
+//!   loop that consumes them; `assoc.rs` says which `reduce`s the fast
+//!   configurations may split into lanes or parallel chunks;
 //! - `imp/`: the loop IR, its verifier and printers, and its passes run on
 //!   each function: sibling loops over one range fused (`imp/fuse.rs`),
 //!   then loop-invariant checks and scratch buffers moved before their
@@ -37,6 +38,7 @@
 
 mod abi;
 mod arrays;
+mod assoc;
 mod driver;
 mod error;
 mod exec;
@@ -72,7 +74,8 @@ pub struct Config {
     /// Mark large `map`s and `reduce`s as OpenMP parallel loops and build
     /// with `-fopenmp`. Off by default: a parallel `reduce` adds in
     /// another order, so results are no longer bit-identical to the
-    /// evaluator's.
+    /// evaluator's (only a `reduce` whose operator is associative with its
+    /// unit is split: `assoc.rs`, note [rebracketing]).
     pub parallel: bool,
     /// With `parallel`, the least trip count at which a loop runs on more
     /// than one thread (default 32768: below it, starting the threads
@@ -80,8 +83,9 @@ pub struct Config {
     /// paths on small inputs.
     pub parallel_min: u32,
     /// Let `reduce` keep several partial results (lanes) combined at the
-    /// end, which the language allows (`reduce` takes an associative
-    /// function and its unit) and which makes sums several times faster.
+    /// end, which makes sums several times faster; only where `reduce`'s
+    /// function is associative with its unit (`assoc.rs`, note
+    /// [rebracketing]), so the results differ in rounding alone.
     /// Off by default: the evaluator folds from the left, and results then
     /// differ from its in the last bits.
     pub reassociate: bool,
@@ -141,9 +145,9 @@ impl Default for Config {
 /// The libm functions the generated code calls, other than `sqrt`, `fabs`,
 /// `fmax` and `fmin` (exact in IEEE arithmetic, so a folded call equals the
 /// library's): compiled as plain calls (`Config::flags`).
-const MATH_FUNCTIONS: [&str; 15] = [
-    "sin", "cos", "tan", "tanh", "exp", "log", "pow", "log1p", "expm1", "atan", "atan2", "sinh",
-    "cosh", "erf", "lgamma_r",
+const MATH_FUNCTIONS: [&str; 16] = [
+    "sin", "cos", "tan", "tanh", "exp", "log", "pow", "log1p", "expm1", "atan", "atan2", "hypot",
+    "sinh", "cosh", "erf", "lgamma_r",
 ];
 
 impl Config {

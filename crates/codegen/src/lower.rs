@@ -716,8 +716,8 @@ impl<'a> Lowerer<'a> {
                 let c = self.math(&format!("ad_{}", op.symbol()), vec![a.clone()]);
                 Ok(self.let_scalar(real, c, hint))
             }
-            (Prim::Atan2, [(Kind::Real, a), (Kind::Real, b)]) => {
-                let c = self.math("atan2", vec![a.clone(), b.clone()]);
+            (Prim::Atan2 | Prim::Hypot, [(Kind::Real, a), (Kind::Real, b)]) => {
+                let c = self.math(op.symbol(), vec![a.clone(), b.clone()]);
                 Ok(self.let_scalar(real, c, hint))
             }
             (Prim::Real, [(Kind::Int, a)]) => {

@@ -65,6 +65,7 @@ AD_CONST extern double log1p(double);
 AD_CONST extern double expm1(double);
 AD_CONST extern double atan(double);
 AD_CONST extern double atan2(double, double);
+AD_CONST extern double hypot(double, double);
 AD_CONST extern double sinh(double);
 AD_CONST extern double cosh(double);
 AD_CONST extern double erf(double);

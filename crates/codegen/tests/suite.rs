@@ -10,5 +10,6 @@ mod library;
 mod programs;
 mod random;
 mod random_grad;
+mod rebracket;
 mod sanitize;
 mod whiles;

@@ -235,6 +235,12 @@ impl<'a> Dense<'a> {
                             path: path.clone(),
                             message,
                         })?;
+                    // An empty array has no rows, so, as for the
+                    // evaluator's `[]`, the sizes inside it are not
+                    // checked (the C backend leaves them 0).
+                    if len == 0 {
+                        return Ok(());
+                    }
                     ty = elem;
                     path.push_str("[0]");
                 }

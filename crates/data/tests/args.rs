@@ -89,3 +89,27 @@ fn dense_and_values_convert_both_ways() {
     ));
     assert!(Dense::new(vec![2, 2], Buffer::Real(Cow::Owned(vec![1.0; 3]))).is_none());
 }
+
+/// An empty array's inner dims are not checked, as the evaluator does not
+/// check them in `[]`: a `[0][0]` result (the C backend does not set the
+/// inner dims of an array without rows) is a `[n][m]R` at m = 2. Found by
+/// codegen's generated-program test through the shared library.
+#[test]
+fn an_empty_array_has_no_inner_sizes_to_check() {
+    let (tm, tv) = (ty("[n][m]R"), ty("[m]R"));
+    let rows = Data::Dense(Dense::reals(vec![0, 0], &[]).expect("no rows"));
+    let x = Data::Value(Value::reals(&[1.0, 2.0]));
+    let arg = |name, ty, data| Arg {
+        name,
+        ty,
+        data,
+        from: None,
+    };
+    let sizes = check_args(&[arg("x", &tv, &x), arg("A", &tm, &rows)]).expect("consistent");
+    assert_eq!(sizes.get(&syntax::Name::new("n")), Some(0));
+    assert!(
+        Value::array(vec![])
+            .check_input(&tm, &mut sizes.clone(), None)
+            .is_ok()
+    );
+}

@@ -28,6 +28,14 @@ pub struct Size {
 }
 
 impl Size {
+    /// The size of a `build` counting to a number computed at run time
+    /// (`Features::counts`): no array in scope has it, so its index reads
+    /// nothing.
+    pub const DYNAMIC: Size = Size {
+        var: usize::MAX,
+        offset: 0,
+    };
+
     /// The size variable itself.
     pub const fn of(var: usize) -> Size {
         Size { var, offset: 0 }
@@ -401,11 +409,9 @@ impl GExpr {
                 e.write(out);
                 out.push(')');
             }
-            GExpr::Op2(
-                op @ (Prim::Pow | Prim::Max | Prim::Min | Prim::Atan2 | Prim::Mod),
-                a,
-                b,
-            ) => {
+            // A binary primitive named by a word is applied as a function
+            // (`pow a b`, `hypot a b`); the others are infix.
+            GExpr::Op2(op, a, b) if op.symbol().starts_with(|c: char| c.is_ascii_alphabetic()) => {
                 let _ = write!(out, "({} ", op.symbol());
                 a.write(out);
                 out.push(' ');
@@ -551,7 +557,14 @@ impl Program {
                 let _ = writeln!(out, "-- at {name} = {}", v.to_value());
             }
         }
-        out.push_str("def f");
+        out.push_str(&self.definition("f"));
+        out
+    }
+
+    /// The definition alone, named `name` (several programs in one module:
+    /// the C backend's tests build them with one compile).
+    pub fn definition(&self, name: &str) -> String {
+        let mut out = format!("def {name}");
         for (name, ty) in &self.params {
             let _ = write!(out, " ({name} : {})", ty.text());
         }
@@ -829,6 +842,10 @@ fn type_in(e: &GExpr, env: &mut Vec<(String, GTy)>) -> Option<GTy> {
                     elem(&ta).map(|(t, s)| GTy::Array(Box::new(t), s.plus(-1)))
                 }
                 Prim::Length => elem(&ta).map(|(_, s)| GTy::Length(s)),
+                // An `Int` counting a loop (`Features::counts`).
+                Prim::Floor | Prim::Ceil | Prim::Round | Prim::Trunc => {
+                    Some(GTy::Length(Size::DYNAMIC))
+                }
                 _ => Some(GTy::Real),
             }
         }

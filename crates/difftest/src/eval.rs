@@ -73,6 +73,15 @@ fn int(v: GVal) -> Result<i64, Singular> {
     }
 }
 
+/// The count of `build` or `ifold`: a negative one is an error of the
+/// language (docs/semantics.md), so such inputs are not admissible.
+fn count(v: GVal) -> Result<i64, Singular> {
+    match int(v)? {
+        n if n < 0 => Err(Singular(format!("a negative count {n}"))),
+        n => Ok(n),
+    }
+}
+
 fn truth(v: GVal) -> Result<bool, Singular> {
     match v {
         GVal::Bool(b) => Ok(b),
@@ -309,7 +318,7 @@ fn eval_node(
                     GVal::Array(all)
                 }
                 Prim::Build => {
-                    let n = int(args.swap_remove(0))?;
+                    let n = count(args.swap_remove(0))?;
                     GVal::Array(
                         (0..n)
                             .map(|i| f(vec![GVal::Int(i)], env))
@@ -317,7 +326,7 @@ fn eval_node(
                     )
                 }
                 Prim::Ifold => {
-                    let n = int(args.pop().expect("invariant: ifold has a count"))?;
+                    let n = count(args.pop().expect("invariant: ifold has a count"))?;
                     let mut acc = args.pop().expect("invariant: ifold has an initial value");
                     for i in 0..n {
                         acc = f(vec![acc, GVal::Int(i)], env)?;
@@ -455,8 +464,13 @@ fn op2(op: Prim, x: f64, y: f64) -> Result<f64, Singular> {
         Prim::Max | Prim::Min if (x - y).abs() < MARGIN => return near("a tie"),
         Prim::Atan2 if x.hypot(y) < MARGIN => return near("the origin"),
         Prim::Atan2 => x.atan2(y),
+        Prim::Hypot if x.hypot(y) < MARGIN => return near("the origin"),
         Prim::Max => x.max(y),
         Prim::Min => x.min(y),
+        // Every other binary real function: the table's value.
+        other if other.arity() == 2 && syntax::derivatives::partials(other).is_some() => {
+            syntax::derivatives::eval(other, &[x, y]).unwrap_or(f64::NAN)
+        }
         other => return Err(Singular(format!("not a binary operator: {other}"))),
     };
     bounded(r, op.symbol())

@@ -218,6 +218,7 @@ fn features(rng: &mut Rng) -> Features {
         arrays: true,
         ops: None,
         derivatives: rng.chance(0.35),
+        counts: false,
     }
 }
 

@@ -52,6 +52,13 @@ pub struct Features {
     /// `grad`, `grad_rev`, `jvp`, `vjp`, `vjp_rev`) of generated
     /// functions, nested up to two deep (`crate::deriv`).
     pub derivatives: bool,
+    /// Whether (with [`Features::extended`]) `ifold` and `build` may count
+    /// to a number computed from reals, `floor (min e 6)`: arrays of sizes
+    /// known only at run time, and negative counts, which are errors
+    /// (docs/semantics.md) and so make the inputs inadmissible; the C
+    /// backend's tests run such programs at any inputs, for the same
+    /// value or the same error.
+    pub counts: bool,
 }
 
 impl Default for Features {
@@ -63,6 +70,7 @@ impl Default for Features {
             arrays: true,
             ops: None,
             derivatives: false,
+            counts: false,
         }
     }
 }
@@ -501,6 +509,9 @@ impl Gen<'_> {
         let init = self.expr(ty, isize, env, nao);
         let mut body_env = env.clone();
         body_env.push((a.clone(), ty.clone()));
+        if self.ext() && self.feat.counts && self.rng.chance(0.3) {
+            return self.counted(a, init, body_env, body_size, ty, env, nao);
+        }
         // The direct macro takes `foldl` (with a real accumulator), not
         // `ifold`.
         if !self.ext() || self.rng.chance(0.6) {
@@ -538,6 +549,59 @@ impl Gen<'_> {
                 args,
             })
         }
+    }
+
+    /// [`Features::counts`]: `ifold` up to `floor (min e 6)`, or `foldl`
+    /// over `build (floor (min e 6)) (fun i -> ..)`, with the accumulator
+    /// `a` of type `ty` starting at `init`; `body_env` has the scope and
+    /// `a`.
+    #[allow(clippy::too_many_arguments)]
+    fn counted(
+        &mut self,
+        a: String,
+        init: GExpr,
+        mut body_env: Env,
+        body_size: usize,
+        ty: &GTy,
+        env: &Env,
+        nao: u32,
+    ) -> GExpr {
+        let bound_size = 2 + self.rng.below(3);
+        let bound = self.expr(&GTy::Real, bound_size, env, nao);
+        let count = GExpr::Op1(
+            Prim::Floor,
+            b(GExpr::Op2(Prim::Min, b(bound), b(GExpr::Const(6.0)))),
+        );
+        let i = self.fresh("c");
+        if self.rng.chance(0.5) {
+            body_env.push((i.clone(), GTy::Index(Size::DYNAMIC)));
+            let body = self.expr(ty, body_size, &body_env, nao + 1);
+            return GExpr::Loop(Loop {
+                op: Prim::Ifold,
+                params: vec![a, i],
+                body: b(body),
+                args: vec![init, count],
+            });
+        }
+        let mut elem_env = env.clone();
+        elem_env.push((i.clone(), GTy::Index(Size::DYNAMIC)));
+        let elem_size = 2 + self.rng.below(4);
+        let elem = self.expr(&GTy::Real, elem_size, &elem_env, nao + 1);
+        let built = GExpr::Loop(Loop {
+            op: Prim::Build,
+            params: vec![i],
+            body: b(elem),
+            args: vec![count],
+        });
+        let x = self.fresh("e");
+        body_env.push((x.clone(), GTy::Real));
+        let body = self.expr(ty, body_size, &body_env, nao + 1);
+        GExpr::Loop(Loop {
+            op: Prim::Foldl,
+            params: vec![a, x],
+            body: b(body),
+            args: vec![init, built],
+        })
     }
 
     /// `if c then a else b` of type `ty`.

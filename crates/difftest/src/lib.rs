@@ -17,6 +17,8 @@
 //!   wrapped in `grad_rev` and in `jvp` of `grad_rev` (reverse mode inside
 //!   the language) against the whole-program gradient and forward over
 //!   forward.
+//! - [`check_random_programs`]: the loop of other crates' random-program
+//!   tests (module [`sample`]).
 //! - [`check_grad`]: every path on a user's program at a point and nearby
 //!   points, as a report with a rendering (`cargo xtask check-grad`).
 //!
@@ -34,6 +36,7 @@ pub mod generate;
 pub mod inlang;
 pub mod paths;
 pub mod rng;
+pub mod sample;
 pub mod shrink;
 
 pub use ast::{Fragment, GExpr, GTy, GVal, Loop, Program, Size};
@@ -44,4 +47,5 @@ pub use fuzz::{
 };
 pub use generate::{Features, admissible_inputs, gen_inputs, gen_program, gen_vector_program};
 pub use rng::Rng;
+pub use sample::{check_random_programs, count_from_env};
 pub use shrink::{shrink, shrink_with};

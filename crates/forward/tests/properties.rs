@@ -30,32 +30,23 @@ static COMPARED: AtomicUsize = AtomicUsize::new(0);
 static SKIPPED: AtomicUsize = AtomicUsize::new(0);
 static NONZERO: AtomicUsize = AtomicUsize::new(0);
 
-/// A small deterministic generator of program text.
+/// A small deterministic generator of program text (drawing from the
+/// tests' one RNG, `testkit::Rng`).
 struct Gen {
-    state: u64,
+    rng: testkit::Rng,
     fresh: u32,
 }
 
 impl Gen {
     fn new(seed: u64) -> Gen {
         Gen {
-            state: seed ^ 0x9E37_79B9_7F4A_7C15,
+            rng: testkit::Rng::for_case(seed, 0),
             fresh: 0,
         }
     }
 
-    fn next(&mut self) -> u64 {
-        // xorshift64*
-        let mut x = self.state.max(1);
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.state = x;
-        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
     fn pick(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
+        self.rng.below(n)
     }
 
     fn name(&mut self, base: &str) -> String {

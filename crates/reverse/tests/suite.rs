@@ -3,7 +3,7 @@
 //! linking some sixty of them). Each file is a module and keeps its own
 //! documentation.
 
-/// The UNF tests' helpers (a builder of Source modules, random programs).
+/// The UNF tests' helpers (a builder of Source modules).
 #[path = "../../unf/tests/common/mod.rs"]
 mod common;
 

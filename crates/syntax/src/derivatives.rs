@@ -135,6 +135,7 @@ pub fn sig(op: Prim) -> Option<Sig> {
         | Prim::Sigmoid
         | Prim::Atan
         | Prim::Atan2
+        | Prim::Hypot
         | Prim::Sinh
         | Prim::Cosh
         | Prim::Erf
@@ -269,6 +270,24 @@ pub fn partials(op: Prim) -> Option<&'static [Partial]> {
             Partial::Term(App(Prim::Div, &[Y, RADIUS2])),
             Partial::Term(App(Prim::Div, &[App(Prim::Neg, &[X]), RADIUS2])),
         ],
+        // hypot x y = r: ∂x = x / r, ∂y = y / r; 0 at the origin (r = 0),
+        // the kink of the norm, where 0 is a subgradient (as `abs` at 0)
+        Prim::Hypot => &[
+            Partial::Term(Term::If {
+                cmp: Prim::Gt,
+                lhs: &Res,
+                rhs: &Lit(0.0),
+                yes: &App(Prim::Div, &[X, Res]),
+                no: &Lit(0.0),
+            }),
+            Partial::Term(Term::If {
+                cmp: Prim::Gt,
+                lhs: &Res,
+                rhs: &Lit(0.0),
+                yes: &App(Prim::Div, &[Y, Res]),
+                no: &Lit(0.0),
+            }),
+        ],
         Prim::Sinh => &[Partial::Term(App(Prim::Cosh, &[X]))],
         Prim::Cosh => &[Partial::Term(App(Prim::Sinh, &[X]))],
         // 2 / sqrt π * exp (-x²)
@@ -345,6 +364,7 @@ pub fn eval(op: Prim, args: &[f64]) -> Option<f64> {
         (Prim::Sigmoid, &[x]) => 1.0 / (1.0 + (-x).exp()),
         (Prim::Atan, &[x]) => x.atan(),
         (Prim::Atan2, &[y, x]) => y.atan2(x),
+        (Prim::Hypot, &[x, y]) => x.hypot(y),
         (Prim::Sinh, &[x]) => x.sinh(),
         (Prim::Cosh, &[x]) => x.cosh(),
         (Prim::Erf, &[x]) => special::erf(x),

@@ -233,6 +233,8 @@ pub enum Prim {
     Min,
     /// `atan2 y x`, the angle of the point `(x, y)`
     Atan2,
+    /// `hypot x y`, `sqrt (x² + y²)` without overflow or underflow
+    Hypot,
     /// `mod a b` on `Int`: the remainder of the flooring division, with the sign of `b`
     Mod,
     // Comparisons and logic.
@@ -405,6 +407,7 @@ impl Prim {
         Prim::Max,
         Prim::Min,
         Prim::Atan2,
+        Prim::Hypot,
         Prim::Mod,
         Prim::Lt,
         Prim::Le,
@@ -490,6 +493,7 @@ impl Prim {
             Prim::Round => "round",
             Prim::Trunc => "trunc",
             Prim::Atan2 => "atan2",
+            Prim::Hypot => "hypot",
             Prim::Mod => "mod",
             Prim::Digamma => "digamma",
             Prim::Trigamma => "trigamma",
@@ -631,6 +635,7 @@ impl Prim {
             | Prim::Div
             | Prim::Pow
             | Prim::Atan2
+            | Prim::Hypot
             | Prim::Mod
             | Prim::D1Pow
             | Prim::D2Pow

@@ -43,7 +43,7 @@ fn smooth_point(op: Prim, u: [f64; 2]) -> Option<Vec<f64>> {
         Prim::Max | Prim::Min => (x[0] - x[1]).abs() > 1e-3,
         Prim::Div | Prim::D2Div => x[1].abs() > 0.3,
         Prim::Sign => x[0].abs() > 1e-3,
-        Prim::Atan2 => x[0].hypot(x[1]) > 0.3,
+        Prim::Atan2 | Prim::Hypot => x[0].hypot(x[1]) > 0.3,
         _ => true,
     };
     far_from_kinks.then_some(x)
@@ -182,6 +182,13 @@ fn the_new_functions_at_their_kinks_and_special_points() {
     // atan2 at the origin: 0 / 0.
     assert!(d(Prim::Atan2, &[0.0, 0.0]).iter().all(|p| p.is_nan()));
     assert_eq!(v(Prim::Atan2, &[1.0, 0.0]), std::f64::consts::FRAC_PI_2);
+    // hypot at a Pythagorean triple, without overflow, and its
+    // subgradient 0 at the origin.
+    assert_eq!(v(Prim::Hypot, &[3.0, 4.0]), 5.0);
+    assert_eq!(d(Prim::Hypot, &[3.0, -4.0]), [0.6, -0.8]);
+    // No overflow where x² would be inf (libm: within an ulp).
+    assert!((v(Prim::Hypot, &[3e200, 4e200]) / 5e200 - 1.0).abs() < 1e-15);
+    assert_eq!(d(Prim::Hypot, &[0.0, 0.0]), [0.0, 0.0]);
     // sigmoid saturates without NaN; its derivative vanishes.
     assert_eq!(v(Prim::Sigmoid, &[-800.0]), 0.0);
     assert_eq!(v(Prim::Sigmoid, &[800.0]), 1.0);

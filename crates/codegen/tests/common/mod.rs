@@ -4,7 +4,7 @@
 
 #![allow(dead_code)]
 
-pub mod generator;
+pub mod generated;
 
 pub use testkit::c::{run_both, short};
 

@@ -9,9 +9,10 @@
 //! paper's shifts need a non-empty array), reals are small, and no
 //! operation can fail or overflow (no division but by 1 or 2, no `exp`).
 
-/// A deterministic generator from a seed (xorshift64*).
+/// A deterministic generator from a seed (the tests' one RNG,
+/// `testkit::Rng`).
 pub struct Gen {
-    state: u64,
+    rng: testkit::Rng,
     fresh: usize,
 }
 
@@ -26,22 +27,13 @@ impl Gen {
     /// A generator for `seed`.
     pub fn new(seed: u64) -> Gen {
         Gen {
-            state: seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1,
+            rng: testkit::Rng::new(seed),
             fresh: 0,
         }
     }
 
-    fn next(&mut self) -> u64 {
-        let mut x = self.state;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.state = x;
-        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
     fn pick(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
+        self.rng.below(n)
     }
 
     fn name(&mut self, base: &str) -> String {

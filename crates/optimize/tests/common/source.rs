@@ -43,6 +43,7 @@ pub fn program(seed: u64, arrays: bool) -> String {
         arrays,
         ops: Some(PAPER_OPS.to_vec()),
         derivatives: false,
+        counts: false,
     };
     let mut rng = testkit::Rng::new(seed);
     loop {

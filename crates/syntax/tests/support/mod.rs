@@ -17,9 +17,10 @@ pub enum T {
     P,
 }
 
-/// A deterministic generator of well-typed programs (xorshift64*).
+/// A deterministic generator of well-typed programs (drawing from the
+/// tests' one RNG, `testkit::Rng`).
 pub struct Gen {
-    state: u64,
+    rng: testkit::Rng,
     fresh: u32,
     /// Whether to apply lambdas.
     apps: bool,
@@ -31,14 +32,9 @@ pub struct Gen {
 
 impl Gen {
     pub fn new(seed: u64, apps: bool, diffs: bool) -> Gen {
-        // One splitmix64 step, so that nearby seeds give unrelated streams;
-        // xorshift needs a non-zero state.
-        let mut z = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^= z >> 31;
         Gen {
-            state: if z == 0 { 1 } else { z },
+            // Nearby seeds give unrelated streams.
+            rng: testkit::Rng::for_case(seed, 0),
             fresh: 0,
             apps,
             diffs,
@@ -46,15 +42,8 @@ impl Gen {
         }
     }
 
-    fn next(&mut self) -> u64 {
-        self.state ^= self.state >> 12;
-        self.state ^= self.state << 25;
-        self.state ^= self.state >> 27;
-        self.state.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
     fn pick(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
+        self.rng.below(n)
     }
 
     fn name(&mut self, base: &str) -> String {

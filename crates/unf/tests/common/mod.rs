@@ -1,9 +1,7 @@
-//! Test helpers: a builder of core-form Source modules, random programs,
+//! Test helpers: a builder of core-form Source modules,
 //! the let chain of the scale tests, and running modules with the
 //! reference evaluator.
 #![allow(dead_code)]
-
-pub mod programs;
 
 pub use semantics::Value;
 use syntax::{Def, Expr, ExprId, Module, Name, Param, Pat, Prim, Size, SourceFile, Span, Ty};

@@ -1,0 +1,170 @@
+//! Which `reduce`s the fast configurations may rebracket (note
+//! [rebracketing]).
+//!
+//! `reduce f z A` means the left fold (docs/semantics.md), for every `f`.
+//! A parallel `reduce` (`Config::parallel`) folds each thread's chunk from
+//! `z` and combines the chunks with `f`; a reassociated one
+//! (`Config::reassociate`) does the same with four lanes. Both compute the
+//! left fold, up to rounding, only when `f` is associative and starting a
+//! chunk from `z` changes nothing: `z` is the unit of `f`, or `f` is
+//! idempotent. Elsewhere they would compute another number (a `reduce (+)
+//! 1 A` in two chunks adds 1 three times), so only the reductions this
+//! module recognises are rebracketed, componentwise on tuples:
+//!
+//! | component of the step | initial value |
+//! | --- | --- |
+//! | `a + b` | the constant `0` |
+//! | `a * b` | the constant `1` |
+//! | `max a b`, `min a b` | anything (idempotent) |
+//!
+//! where `a` and `b` are the accumulator's and the element's component
+//! (in either order), read by projections or through `let`s; every other
+//! `reduce` runs as the sequential left fold, bit-identical to the
+//! evaluator in every configuration.
+
+use std::collections::HashMap;
+
+use syntax::{Expr, ExprId, Module, Name, Pat, Prim};
+
+use crate::lower::{int_lit, real_lit};
+use crate::streams::scalars;
+use crate::val::{Func, Val};
+
+/// What a subterm of the step is, as far as the recognizer follows it.
+#[derive(Clone, Debug, PartialEq)]
+enum Sym {
+    /// The accumulator (`0`) or the element (`1`), projected along a path.
+    Param(usize, Vec<u32>),
+    /// A scalar operator applied to two subterms.
+    Op(Prim, Box<Sym>, Box<Sym>),
+    Tuple(Vec<Sym>),
+    /// Anything else.
+    Other,
+}
+
+/// Whether `reduce f z` may be computed in chunks folded from `z` and
+/// combined with `f` (module docs).
+pub(crate) fn rebracketable(m: &Module, f: &Func, z: &Val) -> bool {
+    let Expr::Lambda { params, body } = m.expr(f.lambda) else {
+        return false;
+    };
+    let [acc, elem] = params.as_slice() else {
+        return false;
+    };
+    let mut env = HashMap::new();
+    env.insert(acc.name.clone(), Sym::Param(0, Vec::new()));
+    env.insert(elem.name.clone(), Sym::Param(1, Vec::new()));
+    let step = sym(m, *body, &mut env);
+    let mut components = Vec::new();
+    flatten(&step, &mut Vec::new(), &mut components);
+    let mut units = Vec::new();
+    scalars(z, &mut units);
+    components.len() == units.len()
+        && components
+            .iter()
+            .zip(&units)
+            .all(|((path, s), unit)| component_ok(path, s, unit))
+}
+
+/// The step's scalar components with their paths (a non-tuple is one
+/// component at the empty path).
+fn flatten<'s>(s: &'s Sym, path: &mut Vec<u32>, out: &mut Vec<(Vec<u32>, &'s Sym)>) {
+    match s {
+        Sym::Tuple(items) => {
+            for (k, item) in items.iter().enumerate() {
+                path.push(k as u32 + 1);
+                flatten(item, path, out);
+                path.pop();
+            }
+        }
+        other => out.push((path.clone(), other)),
+    }
+}
+
+/// Whether the component at `path` combines the accumulator's and the
+/// element's components at `path` by an operator for which `unit` is
+/// allowed as every chunk's start.
+fn component_ok(path: &[u32], s: &Sym, unit: &str) -> bool {
+    let Sym::Op(op, a, b) = s else {
+        return false;
+    };
+    let here = |k: usize| Sym::Param(k, path.to_vec());
+    let operands = (**a == here(0) && **b == here(1)) || (**a == here(1) && **b == here(0));
+    let is = |x: f64, i: i64| unit == real_lit(x) || unit == int_lit(i);
+    operands
+        && match op {
+            Prim::Add => is(0.0, 0),
+            Prim::Mul => is(1.0, 1),
+            Prim::Max | Prim::Min => true,
+            _ => false,
+        }
+}
+
+fn sym(m: &Module, e: ExprId, env: &mut HashMap<Name, Sym>) -> Sym {
+    match m.expr(e) {
+        Expr::Var(x) => env.get(x).cloned().unwrap_or(Sym::Other),
+        Expr::Proj { tuple, index } => match sym(m, *tuple, env) {
+            Sym::Param(k, mut path) => {
+                path.push(*index);
+                Sym::Param(k, path)
+            }
+            Sym::Tuple(items) => items
+                .get(*index as usize - 1)
+                .cloned()
+                .unwrap_or(Sym::Other),
+            _ => Sym::Other,
+        },
+        Expr::Tuple(items) => Sym::Tuple(items.iter().map(|x| sym(m, *x, env)).collect()),
+        Expr::Prim { op, args } => match (op, args.as_slice()) {
+            (Prim::Add | Prim::Mul | Prim::Max | Prim::Min, [a, b]) => {
+                Sym::Op(*op, Box::new(sym(m, *a, env)), Box::new(sym(m, *b, env)))
+            }
+            _ => Sym::Other,
+        },
+        Expr::Let {
+            pat, value, body, ..
+        } => {
+            let v = sym(m, *value, env);
+            let bound = bind(pat, v);
+            let saved: Vec<(Name, Option<Sym>)> = bound
+                .into_iter()
+                .map(|(x, s)| {
+                    let old = env.insert(x.clone(), s);
+                    (x, old)
+                })
+                .collect();
+            let out = sym(m, *body, env);
+            for (x, old) in saved.into_iter().rev() {
+                match old {
+                    Some(s) => env.insert(x, s),
+                    None => env.remove(&x),
+                };
+            }
+            out
+        }
+        _ => Sym::Other,
+    }
+}
+
+/// The names a pattern binds, with what each is.
+fn bind(pat: &Pat, v: Sym) -> Vec<(Name, Sym)> {
+    match pat {
+        Pat::Var(x) => vec![(x.clone(), v)],
+        Pat::Tuple(xs) => xs
+            .iter()
+            .enumerate()
+            .map(|(k, x)| {
+                let s = match &v {
+                    Sym::Param(p, path) => {
+                        let mut path = path.clone();
+                        path.push(k as u32 + 1);
+                        Sym::Param(*p, path)
+                    }
+                    Sym::Tuple(items) => items.get(k).cloned().unwrap_or(Sym::Other),
+                    _ => Sym::Other,
+                };
+                (x.clone(), s)
+            })
+            .collect(),
+    }
+}

@@ -150,15 +150,20 @@ fn run_with(
     mut step: impl FnMut(Pass, Flow, &Context) -> Result<Flow>,
 ) -> Result<Flow> {
     let mut flow = input;
+    // Once expansion has run, the Source flowing on may hold reverse mode's
+    // Target-only primitives (below): every later Source pass is held to
+    // the rules of every module, as expansion is.
+    let mut expanded = false;
     for &pass in passes {
         flow = step(pass, flow, cx)?;
+        expanded |= pass == Pass::Expand;
         let wanted = match cx.verify {
             Verify::EveryPass => true,
             Verify::Boundaries => pass.is_boundary(),
             Verify::Off => false,
         };
         if wanted {
-            flow = verify_if(pass, flow)?;
+            flow = verify_if(pass, flow, expanded)?;
         }
     }
     Ok(flow)
@@ -178,16 +183,16 @@ pub fn gradient_passes(route: crate::Route, optimize: bool) -> Vec<Pass> {
     out
 }
 
-/// Verifies a pass's output; a failure is an internal error naming the pass.
-fn verify_if(pass: Pass, flow: Flow) -> Result<Flow> {
+/// Verifies a pass's output (`expanded`: expansion ran before or in it);
+/// a failure is an internal error naming the pass.
+fn verify_if(pass: Pass, flow: Flow, expanded: bool) -> Result<Flow> {
     match flow {
         // Expansion splices in what `grad_rev`/`vjp_rev` computed by reverse
         // mode, which may hold its Target-only primitives (a histogram's
         // `gather`, the adjoint of a read inside a loop): the routes after
-        // it take those, so it is held to the rules of every module only.
-        Flow::Source(m) if pass == Pass::Expand => {
-            verified(pass.name(), m, false).map(Flow::Source)
-        }
+        // it take those, so it and the passes after it are held to the
+        // rules of every module only.
+        Flow::Source(m) if expanded => verified(pass.name(), m, false).map(Flow::Source),
         Flow::Source(m) => verified(pass.name(), m, true).map(Flow::Source),
         Flow::Target(m) => verified(pass.name(), m, false).map(Flow::Target),
         Flow::SourceUnf(m, Some(c)) => Ok(Flow::SourceUnf(m, Some(c))),

@@ -26,7 +26,7 @@ use std::collections::HashMap;
 
 use syntax::{Expr, ExprId, Module, Name, Pat, Prim};
 
-use crate::lower::{int_lit, real_lit};
+use crate::imp::Expr as E;
 use crate::streams::scalars;
 use crate::val::{Func, Val};
 
@@ -84,13 +84,20 @@ fn flatten<'s>(s: &'s Sym, path: &mut Vec<u32>, out: &mut Vec<(Vec<u32>, &'s Sym
 /// Whether the component at `path` combines the accumulator's and the
 /// element's components at `path` by an operator for which `unit` is
 /// allowed as every chunk's start.
-fn component_ok(path: &[u32], s: &Sym, unit: &str) -> bool {
+fn component_ok(path: &[u32], s: &Sym, unit: &E) -> bool {
     let Sym::Op(op, a, b) = s else {
         return false;
     };
     let here = |k: usize| Sym::Param(k, path.to_vec());
     let operands = (**a == here(0) && **b == here(1)) || (**a == here(1) && **b == here(0));
-    let is = |x: f64, i: i64| unit == real_lit(x) || unit == int_lit(i);
+    // A literal, as the lowering gives a constant's value; `-0.0` is not
+    // the unit of `+` (`-0.0 + 0.0` is `0.0`).
+    let is = |x: f64, i: i64| match unit {
+        E::F64(u) => *u == x && u.is_sign_positive(),
+        E::I64(u) => *u == i,
+        E::I32(u) => i64::from(*u) == i,
+        _ => false,
+    };
     operands
         && match op {
             Prim::Add => is(0.0, 0),

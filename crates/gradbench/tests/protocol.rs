@@ -131,7 +131,10 @@ fn the_sanitized_tool_gives_the_same_gradient() {
     assert_eq!(got.len(), want.len(), "{r}");
     for (g, w) in got.iter().zip(want) {
         let (g, w) = (g.as_f64().expect("a number"), w.as_f64().expect("a number"));
-        assert!((g - w).abs() <= 1e-12 * w.abs().max(1e-300), "{g} against {w}");
+        assert!(
+            (g - w).abs() <= 1e-12 * w.abs().max(1e-300),
+            "{g} against {w}"
+        );
     }
 }
 

@@ -79,3 +79,18 @@ fn a_program_the_pass_refuses_is_the_users_error() {
     assert!(!err.is_internal(), "{err:?}");
     assert!(err.message().contains("t.ad:"), "{}", err.message());
 }
+
+/// After expansion, the Source flowing on holds reverse mode's Target-only
+/// primitives (here a histogram's `gather` and `dhist_mul_vals`, from
+/// `grad_rev` over `grad_rev`): the passes after expansion are verified as
+/// modules, as expansion itself is, not refused as Source (`stage unf` on
+/// fixtures/hist_rr/10.source.ron was an internal error).
+#[test]
+fn the_passes_after_expansion_take_reverse_modes_target_primitives() {
+    let (m, cx) = source(
+        "def f (d : [m]R) (is : [n]Int) (v : [n]R) : R =\n  sum (grad_rev (fun w -> sum (grad_rev (fun u -> sum (reduce_by_index d (*) is u)) w)) v)",
+    );
+    let passes = [Pass::Expand, Pass::FirstOrder, Pass::Lower];
+    let out = run_with(&passes, Flow::Source(m), &cx, run_one);
+    assert!(matches!(out, Ok(Flow::SourceUnf(..))), "{:?}", out.err());
+}

@@ -11,7 +11,10 @@
 //! 2. Arena: `spans` is as long as `terms`; `root` exists; every child id is
 //!    smaller than its parent's; every term but the root has exactly one
 //!    parent.
-//! 3. The embedded Source module: the entry definition exists and its
+//! 3. The embedded Source module: it passes the term IR's verifier
+//!    (`syntax::verify`: a tree, typed, every reference bound; a DAG
+//!    read from a file would make every walk of it exponential); the
+//!    entry definition exists and its
 //!    parameters are typed with ground types; every `Fun::lambda` is a
 //!    lambda of the right arity whose parameters have the types the
 //!    primitive gives them (up to array sizes), or for a branch of `if`
@@ -163,6 +166,14 @@ impl Checker<'_> {
                 Span::GENERATED,
                 format!("root {} does not exist", m.root),
             );
+            return;
+        }
+        // Step 3 first: the walks below and UNF^-1's copies of Source
+        // terms read the embedded module as a tree.
+        if let Err(errors) = syntax::verify(&m.source) {
+            for e in errors.into_iter().take(5) {
+                self.err(Loc::Module, e.span, format!("the source module: {e}"));
+            }
             return;
         }
         // Step 2: ids point backward, one parent each.

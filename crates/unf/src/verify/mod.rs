@@ -11,10 +11,7 @@
 //! 2. Arena: `spans` is as long as `terms`; `root` exists; every child id is
 //!    smaller than its parent's; every term but the root has exactly one
 //!    parent.
-//! 3. The embedded Source module: it passes the term IR's verifier
-//!    (`syntax::verify`: a tree, typed, every reference bound; a DAG
-//!    read from a file would make every walk of it exponential); the
-//!    entry definition exists and its
+//! 3. The embedded Source module: the entry definition exists and its
 //!    parameters are typed with ground types; every `Fun::lambda` is a
 //!    lambda of the right arity whose parameters have the types the
 //!    primitive gives them (up to array sizes), or for a branch of `if`
@@ -52,6 +49,10 @@
 //!    `<,>`, `∘` or continuation type occurs anywhere; for Target UNF,
 //!    `wrt` lists distinct parameter positions, `input = D_ρ(Gamma)` and
 //!    `output = D_ρ(T)` for some T, with ρ the tuple of the `wrt` types.
+//! 7. Last, when all else passes: the embedded Source module passes the
+//!    term IR's verifier (`syntax::verify`: a tree, typed, every name
+//!    bound), since UNF^-1 copies its terms by walking them as trees and a
+//!    file's cycle would make that walk endless.
 
 mod prims;
 
@@ -108,6 +109,17 @@ pub fn check(m: &Module) -> Result<Checked, Vec<VerifyError>> {
     };
     c.real = c.t.ground(&Ty::Real);
     c.run();
+    // Last, on a module that passes everything else (whose own messages
+    // say more): UNF^-1 copies Source terms by walking them as trees, and
+    // a file's cycle or shared node would make such a walk endless or
+    // exponential.
+    if c.errors.is_empty()
+        && let Err(errors) = syntax::verify(&m.source)
+    {
+        for e in errors.into_iter().take(5) {
+            c.err(Loc::Module, e.span, format!("the source module: {e}"));
+        }
+    }
     if c.errors.is_empty() {
         let io = c
             .info
@@ -166,14 +178,6 @@ impl Checker<'_> {
                 Span::GENERATED,
                 format!("root {} does not exist", m.root),
             );
-            return;
-        }
-        // Step 3 first: the walks below and UNF^-1's copies of Source
-        // terms read the embedded module as a tree.
-        if let Err(errors) = syntax::verify(&m.source) {
-            for e in errors.into_iter().take(5) {
-                self.err(Loc::Module, e.span, format!("the source module: {e}"));
-            }
             return;
         }
         // Step 2: ids point backward, one parent each.

@@ -186,7 +186,15 @@ impl Raise<'_> {
                 let Some(z) = self.cot_value(z)? else {
                     return Ok(s);
                 };
-                let da = self.jt_reduce(fun.body, *init, primal.at(n), z)?;
+                let da = match self.selection(fun) {
+                    Some(sel) => {
+                        // One comparison pass instead of Fig. 10's scans (select.rs).
+                        let x = self.materialize(primal.at(n))?;
+                        let z0 = self.value(*init, &[])?;
+                        self.jt_select(sel, z0, x, z)?.1
+                    }
+                    None => self.jt_reduce(fun.body, *init, primal.at(n), z)?,
+                };
                 let acc = self.add(at(&s, n), Abs::Val(da))?;
                 s.set_mut(n, acc);
                 Ok(s)

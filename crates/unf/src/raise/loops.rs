@@ -298,6 +298,17 @@ impl Raise<'_> {
             self.jt_build(&mut s, fun, &free, z, count)?;
             return Ok(s);
         }
+        if let (LoopKind::Reduce | LoopKind::Foldl, Some(sel)) = (kind, self.selection(fun)) {
+            // One comparison pass instead of stored states (select.rs).
+            let s0 = self.materialize(at(primal, n))?;
+            let x = self.materialize(at(primal, n + 1))?;
+            let (d0, dx) = self.jt_select(sel, s0, x, z)?;
+            let acc = self.add(at(&s, n), Abs::Val(d0))?;
+            s.set_mut(n, acc);
+            let acc = self.add(at(&s, n + 1), Abs::Val(dx))?;
+            s.set_mut(n + 1, acc);
+            return Ok(s);
+        }
         if self.checkpoint.applies(kind) {
             return self.jt_fold_checkpointed(kind, fun, free, z, s, n, primal);
         }

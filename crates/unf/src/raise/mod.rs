@@ -37,6 +37,7 @@ mod hist;
 mod loops;
 mod nested;
 mod rows;
+mod select;
 mod sparse;
 
 pub use checkpoint::Checkpoint;

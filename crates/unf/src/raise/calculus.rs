@@ -193,9 +193,9 @@ impl Raise<'_> {
                         let z0 = self.value(*init, &[])?;
                         self.jt_select(sel, z0, x, z)?.1
                     }
-                    None => self.jt_reduce(fun.body, *init, primal.at(n), z)?,
+                    None => Abs::Val(self.jt_reduce(fun.body, *init, primal.at(n), z)?),
                 };
-                let acc = self.add(at(&s, n), Abs::Val(da))?;
+                let acc = self.add(at(&s, n), da)?;
                 s.set_mut(n, acc);
                 Ok(s)
             }

@@ -220,6 +220,11 @@ impl Raise<'_> {
         self.b.retype = true;
         let n = self.ctx_len(ctx);
         let k = args.len();
+        if let Some(pairs) = self.few_pairs(at(&s, n + k))
+            && self.pairs_fit(fun, k, &pairs)
+        {
+            return self.jt_map_at_pairs(n, k, fun, s, primal, &pairs);
+        }
         let (mut s, Some(z)) = self.take_cot(&s, n + k)? else {
             return Ok(truncate(s, n + k));
         };
@@ -305,7 +310,7 @@ impl Raise<'_> {
             let (d0, dx) = self.jt_select(sel, s0, x, z)?;
             let acc = self.add(at(&s, n), Abs::Val(d0))?;
             s.set_mut(n, acc);
-            let acc = self.add(at(&s, n + 1), Abs::Val(dx))?;
+            let acc = self.add(at(&s, n + 1), dx)?;
             s.set_mut(n + 1, acc);
             return Ok(s);
         }

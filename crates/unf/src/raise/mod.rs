@@ -36,6 +36,7 @@ mod emit;
 mod hist;
 mod loops;
 mod nested;
+mod picked;
 mod rows;
 mod select;
 mod sparse;
@@ -194,6 +195,7 @@ pub fn raise_checked_with(
         conts: Vec::new(),
         sparse: Vec::new(),
         checkpoint,
+        maybe_none: Vec::new(),
     };
     let inputs: Vec<Abs> = def
         .params
@@ -281,6 +283,10 @@ struct Raise<'a> {
     sparse: Vec<sparse::Sparse>,
     /// How the loops' transposed Jacobians are written.
     checkpoint: Checkpoint,
+    /// The pair indices that may be -1, "no element" (`select.rs`): a
+    /// `J^T map` at such a pair reads its element under a guard
+    /// (`picked.rs`).
+    maybe_none: Vec<emit::ValId>,
 }
 
 fn at(s: &State, i: usize) -> Abs {

@@ -20,8 +20,8 @@
 //! reductions.
 
 use super::emit::ValId;
-use super::loops::{array_of, elem_of};
-use super::{Raise, internal};
+use super::loops::elem_of;
+use super::{Abs, Raise, internal};
 use crate::error::Error;
 use crate::ir::Fun;
 use syntax::{Expr, Prim as P, Ty};
@@ -84,16 +84,17 @@ impl Raise<'_> {
         s0: ValId,
         xs: ValId,
         z: ValId,
-    ) -> Result<(ValId, ValId), Error> {
+    ) -> Result<(ValId, Abs), Error> {
         if elem_of(self.b.ty(xs)) != Ty::Real || *self.b.ty(s0) != Ty::Real {
             return Err(internal(self.b.span, "a selection over non-reals"));
         }
         let w = self.winner(sel, s0, xs)?;
         let none = self.b.int(-1);
         let d0 = self.pick(w, none, z);
-        let len = self.b.length(xs);
-        let lam = self.lam(&[(Ty::Int, "i")], |r, p| Ok(r.pick(w, p[0], z)))?;
-        let dx = self.call(P::Build, &[len, lam], array_of(Ty::Real), "d");
+        // One pair (w, z); `hist_add` skips the index -1 when it is
+        // written out, so the initial value's win adds nothing to A.
+        self.maybe_none.push(w);
+        let dx = self.add_read(Abs::Zero(xs), xs, w, z)?;
         Ok((d0, dx))
     }
 

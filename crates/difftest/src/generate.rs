@@ -472,6 +472,13 @@ impl Gen<'_> {
             // `reduce (+) z A` and the other sections.
             let op = self.pick(&[Prim::Add, Prim::Add, Prim::Mul, Prim::Sub, Prim::Div]);
             GExpr::Op2(op, b(GExpr::Var(x.clone())), b(GExpr::Var(y.clone())))
+        } else if *ty == GTy::Real && self.rng.chance(0.1) {
+            // A `max` or `min` reduction, the accumulator first or second:
+            // reverse mode selects its winner (unf's select.rs).
+            let op = self.pick(&[Prim::Max, Prim::Min]);
+            let (p, q) = (GExpr::Var(x.clone()), GExpr::Var(y.clone()));
+            let (p, q) = if self.rng.chance(0.5) { (p, q) } else { (q, p) };
+            GExpr::Op2(op, b(p), b(q))
         } else {
             self.expr(ty, body_size, &body_env, nao + 1)
         };
@@ -517,7 +524,15 @@ impl Gen<'_> {
         if !self.ext() || self.rng.chance(0.6) {
             let x = self.fresh("e");
             body_env.push((x.clone(), (*el).clone()));
-            let body = self.expr(ty, body_size, &body_env, nao + 1);
+            let body = if *ty == GTy::Real && *el == GTy::Real && self.rng.chance(0.1) {
+                // A running `max` or `min` (unf's select.rs), either order.
+                let op = self.pick(&[Prim::Max, Prim::Min]);
+                let (p, q) = (GExpr::Var(a.clone()), GExpr::Var(x.clone()));
+                let (p, q) = if self.rng.chance(0.5) { (p, q) } else { (q, p) };
+                GExpr::Op2(op, b(p), b(q))
+            } else {
+                self.expr(ty, body_size, &body_env, nao + 1)
+            };
             let arr = if self.rng.chance(0.7) {
                 arr
             } else {

@@ -49,3 +49,26 @@ fn the_branch_not_taken_does_not_reach_the_gradient() {
     assert_eq!(run.code, Some(0), "{}", run.stderr);
     assert_eq!(run.stdout, "value = 4\ngrad x = -4\n");
 }
+
+#[test]
+fn a_selection_over_no_elements_gives_the_initial_value_the_cotangent() {
+    // With no centroids the nearest distance is the initial value inf and
+    // the farthest 35: the winner index is -1, and the guarded transpose
+    // of the map (unf's picked.rs) must read no centroid and give an empty
+    // gradient, on both backends, optimized or not.
+    let file = "fixtures/select_nearest/program.ad";
+    let mut failures = Vec::new();
+    for extra in [&[][..], &["--no-opt"], &["--backend", "c"]] {
+        let mut args = vec!["grad", file, "--at", "P=[[0, 0], [1, 2]]", "--at", "C=[]"];
+        args.extend_from_slice(extra);
+        let run = xtask(&args);
+        let want = "value = inf\ngrad P = [[0, 0], [0, 0]]\ngrad C = []\n";
+        if run.code != Some(0) || run.stdout != want {
+            failures.push(format!(
+                "{args:?}: exit {:?}, printed\n{}{}",
+                run.code, run.stdout, run.stderr
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

@@ -121,16 +121,17 @@ fn source_verify(stage: &str, m: &syntax::Module) -> Result<(), CliError> {
     syntax::verify(m).map_err(|e| internal(stage, format!("{} verifier errors", e.len())))
 }
 
-fn write_term(row: &mut Row, i: usize, m: &syntax::Module) -> String {
+fn write_term(row: &mut Row, i: usize, m: &syntax::Module) -> Result<String, CliError> {
     let ir = if i == 0 {
         syntax::SOURCE_IR
     } else {
         syntax::TARGET_IR
     };
     let (text, t) = timed(|| syntax::to_ron(ir, syntax::FORMAT_VERSION, m));
+    let text = text.map_err(|e| internal(FILES[i], e))?;
     row.write[i] = t;
     row.bytes[i] = text.len();
-    text
+    Ok(text)
 }
 
 fn read_term(row: &mut Row, i: usize, text: &str) -> Result<syntax::Module, CliError> {
@@ -147,11 +148,12 @@ fn read_term(row: &mut Row, i: usize, text: &str) -> Result<syntax::Module, CliE
     ok.map(|()| m)
 }
 
-fn write_unf(row: &mut Row, i: usize, m: &unf::Module) -> String {
+fn write_unf(row: &mut Row, i: usize, m: &unf::Module) -> Result<String, CliError> {
     let (text, t) = timed(|| unf::to_ron(m));
+    let text = text.map_err(|e| internal(FILES[i], e))?;
     row.write[i] = t;
     row.bytes[i] = text.len();
-    text
+    Ok(text)
 }
 
 fn read_unf(
@@ -184,7 +186,7 @@ fn measure(n: usize) -> Result<Row, CliError> {
     let (m, t) = timed(|| syntax::compile(file));
     row.run[0] = t;
     let m = m.map_err(|e| internal("parse", e))?;
-    let text = write_term(&mut row, 0, &m);
+    let text = write_term(&mut row, 0, &m)?;
     drop(m);
 
     // unf: source → source-unf.
@@ -198,7 +200,7 @@ fn measure(n: usize) -> Result<Row, CliError> {
     let (s, t) = timed(|| unf::lower(&m, &entry));
     row.run[1] = t;
     let s = s.map_err(|e| internal("unf", e))?;
-    let text = write_unf(&mut row, 1, &s);
+    let text = write_unf(&mut row, 1, &s)?;
     drop((m, s));
 
     // reverse: source-unf → target-unf.
@@ -208,7 +210,7 @@ fn measure(n: usize) -> Result<Row, CliError> {
     let (t_unf, t) = timed(|| reverse::reverse_checked(&s, checked, &reverse::Config::default()));
     row.run[2] = t;
     let t_unf = t_unf.map_err(|e| internal("reverse", e))?;
-    let text = write_unf(&mut row, 2, &t_unf);
+    let text = write_unf(&mut row, 2, &t_unf)?;
     drop((s, t_unf));
 
     // unf^-1: target-unf → target.
@@ -219,7 +221,7 @@ fn measure(n: usize) -> Result<Row, CliError> {
     let (ok, t) = timed(|| source_verify("unf-inverse", &g));
     row.verify[3] = t;
     ok?;
-    let text = write_term(&mut row, 3, &g);
+    let text = write_term(&mut row, 3, &g)?;
     drop((t_unf, g));
 
     // optimize: target → target.
@@ -236,7 +238,7 @@ fn measure(n: usize) -> Result<Row, CliError> {
     let (ok, t) = timed(|| source_verify("optimize", &o));
     row.verify[4] = t;
     ok?;
-    let text = write_term(&mut row, 4, &o);
+    let text = write_term(&mut row, 4, &o)?;
     drop(o);
     read_term(&mut row, 4, &text)?;
     Ok(row)

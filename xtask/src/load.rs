@@ -15,3 +15,19 @@ pub fn write_text(path: &Path, text: &str) -> Result<(), CliError> {
     std::fs::write(path, text)
         .map_err(|e| CliError::user(format!("cannot write `{}`: {e}", path.display())))
 }
+
+/// Writes an IR file, or says why the module cannot be one (nested more
+/// deeply than a RON file holds: `syntax::EnvelopeError::TooDeep`).
+pub fn write_ron(path: &Path, text: Result<String, syntax::EnvelopeError>) -> Result<(), CliError> {
+    match text {
+        Ok(text) => write_text(path, &text),
+        Err(e @ syntax::EnvelopeError::Unwritable(_)) => Err(CliError::internal(format!(
+            "cannot write `{}`: {e}",
+            path.display()
+        ))),
+        Err(e) => Err(CliError::user(format!(
+            "cannot write `{}`: {e}",
+            path.display()
+        ))),
+    }
+}

@@ -775,9 +775,9 @@ fn run(command: Command) -> Result<(), CliError> {
 fn parse(file: &Path, output: &Path) -> Result<(), CliError> {
     let text = load::read_text(file)?;
     let module = load::compile_text(&file.display().to_string(), text)?;
-    load::write_text(
+    load::write_ron(
         output,
-        &syntax::to_ron(syntax::SOURCE_IR, syntax::FORMAT_VERSION, &module),
+        syntax::to_ron(syntax::SOURCE_IR, syntax::FORMAT_VERSION, &module),
     )
 }
 
@@ -889,9 +889,9 @@ fn source_stage(
     } else {
         passes::run(&list, Flow::Source(m), &cx)?.into_module()?
     };
-    load::write_text(
+    load::write_ron(
         output,
-        &syntax::to_ron(syntax::TARGET_IR, syntax::FORMAT_VERSION, &out),
+        syntax::to_ron(syntax::TARGET_IR, syntax::FORMAT_VERSION, &out),
     )
 }
 

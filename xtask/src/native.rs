@@ -108,7 +108,7 @@ pub fn codegen_cmd(
     crate::load::write_text(&header, &c.header)?;
     println!("wrote {} and {}", output.display(), header.display());
     if let Some(path) = loop_ir {
-        crate::load::write_text(path, &codegen::imp::to_ron(&c.loop_ir))?;
+        crate::load::write_ron(path, codegen::imp::to_ron(&c.loop_ir))?;
         println!("wrote {}", path.display());
     }
     Ok(())

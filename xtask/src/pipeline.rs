@@ -180,7 +180,7 @@ pub fn run_stage(
             syntax::to_ron(syntax::TARGET_IR, syntax::FORMAT_VERSION, &out)
         }
     };
-    load::write_text(output, &text)
+    load::write_ron(output, text)
 }
 
 /// Parses `STAGE=COMMAND` of `--replace`.

@@ -80,3 +80,29 @@ fn a_long_let_chain_differentiates_alike_by_both_routes() {
         "unf {a} vs forward {b}"
     );
 }
+
+#[test]
+fn a_module_too_deep_for_a_ron_file_is_refused_when_written() {
+    // A literal nested 300 deep checks and evaluates, but its type nests
+    // deeper than a RON file holds (readers stop at 128 levels): writing
+    // it is refused with exit 1, not a serializer panic.
+    let d = 300;
+    let text = format!(
+        "def f (x : R) : R =\n  let a = {}2.5{} in x\n",
+        "[".repeat(d),
+        "]".repeat(d)
+    );
+    let file = write("ron-too-deep.ad", &text);
+    let run = xtask(&["eval", &file, "--at", "x=1"]);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let out = std::env::temp_dir().join(format!("adrev-deep-{}.ron", std::process::id()));
+    let run = xtask(&["parse", &file, "-o", &out.display().to_string()]);
+    assert_eq!(run.code, Some(1), "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("cannot be written as RON: it nests more than 128 levels"),
+        "{}",
+        run.stderr
+    );
+    assert!(!run.stderr.contains("panicked"), "{}", run.stderr);
+}

@@ -52,6 +52,16 @@ impl Error {
     }
 }
 
+/// A module that could not be written as RON; `what` names the file or
+/// the stage. Nesting too deep for a RON file is the input's doing (an
+/// array literal nested that deep), anything else a bug.
+pub fn unwritable(what: &str, e: syntax::EnvelopeError) -> Error {
+    match e {
+        syntax::EnvelopeError::Unwritable(_) => Error::internal(format!("{what}: {e}")),
+        _ => Error::user(format!("{what}: {e}")),
+    }
+}
+
 /// The result type of the library.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 

@@ -289,40 +289,45 @@ impl Program {
             verify: Verify::Boundaries,
             ..Context::new(def.name.as_str())
         };
-        let term = |stage, file, ir, m: &Module| StageDump {
-            stage,
-            file,
-            ir,
-            text: syntax::print::module(m),
-            ron: syntax::to_ron(ir, syntax::FORMAT_VERSION, m),
+        let term = |stage, file: &'static str, ir, m: &Module| -> Result<StageDump> {
+            Ok(StageDump {
+                stage,
+                file,
+                ir,
+                text: syntax::print::module(m),
+                ron: syntax::to_ron(ir, syntax::FORMAT_VERSION, m)
+                    .map_err(|e| crate::diag::unwritable(file, e))?,
+            })
         };
-        let unf_dump = |stage, file, m: &unf::Module| StageDump {
-            stage,
-            file,
-            ir: m.kind.ir_name(),
-            text: unf::print(m),
-            ron: unf::to_ron(m),
+        let unf_dump = |stage, file: &'static str, m: &unf::Module| -> Result<StageDump> {
+            Ok(StageDump {
+                stage,
+                file,
+                ir: m.kind.ir_name(),
+                text: unf::print(m),
+                ron: unf::to_ron(m).map_err(|e| crate::diag::unwritable(file, e))?,
+            })
         };
-        let mut out = vec![term("parse", "10.source.ron", syntax::SOURCE_IR, parsed)];
+        let mut out = vec![term("parse", "10.source.ron", syntax::SOURCE_IR, parsed)?];
         let fo = passes::run(&[Pass::FirstOrder, Pass::Lower], Flow::Source(m), &cx)?;
         let Flow::SourceUnf(s, checked) = fo else {
             return Err(Error::internal("lowering did not give a Source UNF module"));
         };
-        out.push(unf_dump("unf", "20.source-unf.ron", &s));
+        out.push(unf_dump("unf", "20.source-unf.ron", &s)?);
         let t = match passes::run(&[Pass::Reverse], Flow::SourceUnf(s, checked), &cx)? {
             Flow::TargetUnf(t) => t,
             _ => return Err(Error::internal("D_rho did not give a Target UNF module")),
         };
-        out.push(unf_dump("reverse", "30.target-unf.ron", &t));
+        out.push(unf_dump("reverse", "30.target-unf.ron", &t)?);
         let raised = passes::run(&[Pass::Raise], Flow::TargetUnf(t), &cx)?.into_module()?;
         out.push(term(
             "unf-inverse",
             "40.target.ron",
             syntax::TARGET_IR,
             &raised,
-        ));
+        )?);
         let opt = passes::run(&[Pass::Optimize], Flow::Target(raised), &cx)?.into_module()?;
-        out.push(term("optimize", "50.opt.ron", syntax::TARGET_IR, &opt));
+        out.push(term("optimize", "50.opt.ron", syntax::TARGET_IR, &opt)?);
         Ok(out)
     }
 }

@@ -497,17 +497,20 @@ fn check_forward_twin(p: &Program, named: &[(String, Value)], v: f64) -> Result<
 }
 
 fn roundtrip(g: &syntax::Module) -> Result<(), String> {
-    let text = syntax::to_ron(syntax::TARGET_IR, syntax::FORMAT_VERSION, g);
+    let write = |m: &syntax::Module| {
+        syntax::to_ron(syntax::TARGET_IR, syntax::FORMAT_VERSION, m).map_err(|e| e.to_string())
+    };
+    let text = write(g)?;
     let back: syntax::Module = syntax::from_ron(syntax::TARGET_IR, syntax::FORMAT_VERSION, &text)
         .map_err(|e| e.to_string())?;
-    if syntax::to_ron(syntax::TARGET_IR, syntax::FORMAT_VERSION, &back) != text {
+    if write(&back)? != text {
         return Err("the round trip changed the module".to_string());
     }
     Ok(())
 }
 
 fn unf_roundtrip(s: &unf::Module, kind: unf::Kind) -> Result<(), String> {
-    let text = unf::to_ron(s);
+    let text = unf::to_ron(s).map_err(|e| e.to_string())?;
     let again = unf::from_ron(&text, kind).map_err(|e| e.to_string())?;
     if again != *s {
         return Err("the round trip changed the module".to_string());

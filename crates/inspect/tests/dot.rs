@@ -12,8 +12,14 @@ fn stages(name: &str) -> Vec<(&'static str, String)> {
     use testkit::stages::term_ron;
     vec![
         ("10.source", term_ron(syntax::SOURCE_IR, &f.compile_calls())),
-        ("20.source-unf", unf::to_ron(&b.source_unf)),
-        ("30.target-unf", unf::to_ron(&b.target_unf)),
+        (
+            "20.source-unf",
+            unf::to_ron(&b.source_unf).expect("the module writes as RON"),
+        ),
+        (
+            "30.target-unf",
+            unf::to_ron(&b.target_unf).expect("the module writes as RON"),
+        ),
         ("40.target", term_ron(syntax::TARGET_IR, &b.target)),
         ("50.opt", term_ron(syntax::TARGET_IR, &b.opt)),
     ]

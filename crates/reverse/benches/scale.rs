@@ -47,8 +47,12 @@ fn main() {
         let t3 = Instant::now();
         let g = unf::raise(&t).expect("raise");
         let t4 = Instant::now();
-        let (rs, rt) = (unf::to_ron(&s), unf::to_ron(&t));
-        let rg = syntax::to_ron(syntax::TARGET_IR, syntax::FORMAT_VERSION, &g);
+        let (rs, rt) = (
+            unf::to_ron(&s).expect("the module writes as RON"),
+            unf::to_ron(&t).expect("the module writes as RON"),
+        );
+        let rg = syntax::to_ron(syntax::TARGET_IR, syntax::FORMAT_VERSION, &g)
+            .expect("the module writes as RON");
         let t5 = Instant::now();
         unf::from_ron(&rs, unf::Kind::Source).expect("read source-unf");
         unf::from_ron(&rt, unf::Kind::Target).expect("read target-unf");

@@ -30,7 +30,9 @@ fn doubling_the_program_at_most_doubles_the_output() {
     let size = |g: &syntax::Module| {
         (
             g.exprs.len(),
-            syntax::to_ron(syntax::TARGET_IR, syntax::FORMAT_VERSION, g).len(),
+            syntax::to_ron(syntax::TARGET_IR, syntax::FORMAT_VERSION, g)
+                .expect("the module writes as RON")
+                .len(),
         )
     };
     let (small_nodes, small_ron) = size(&grad(2_000));

@@ -10,9 +10,11 @@ fn sizes(n: usize) -> [usize; 3] {
     let t = reverse::reverse(&s, &reverse::Config::default()).expect("reverse");
     let g = unf::raise(&t).expect("raise");
     [
-        unf::to_ron(&s).len(),
-        unf::to_ron(&t).len(),
-        syntax::to_ron(syntax::TARGET_IR, syntax::FORMAT_VERSION, &g).len(),
+        unf::to_ron(&s).expect("the module writes as RON").len(),
+        unf::to_ron(&t).expect("the module writes as RON").len(),
+        syntax::to_ron(syntax::TARGET_IR, syntax::FORMAT_VERSION, &g)
+            .expect("the module writes as RON")
+            .len(),
     ]
 }
 
@@ -105,9 +107,11 @@ fn wrapped_sizes(n: usize, wrap: &str) -> [usize; 3] {
     let t = reverse::reverse(&s, &reverse::Config::default()).expect("reverse");
     let g = unf::raise(&t).expect("raise");
     [
-        unf::to_ron(&s).len(),
-        unf::to_ron(&t).len(),
-        syntax::to_ron(syntax::TARGET_IR, syntax::FORMAT_VERSION, &g).len(),
+        unf::to_ron(&s).expect("the module writes as RON").len(),
+        unf::to_ron(&t).expect("the module writes as RON").len(),
+        syntax::to_ron(syntax::TARGET_IR, syntax::FORMAT_VERSION, &g)
+            .expect("the module writes as RON")
+            .len(),
     ]
 }
 
@@ -161,7 +165,9 @@ fn an_if_else_if_chain_stays_linear() {
             &reverse::Config::default(),
         )
         .expect("gradient");
-        syntax::to_ron(syntax::TARGET_IR, syntax::FORMAT_VERSION, &g).len()
+        syntax::to_ron(syntax::TARGET_IR, syntax::FORMAT_VERSION, &g)
+            .expect("the module writes as RON")
+            .len()
     };
     let (small, big) = (size(200), size(400));
     let ratio = big as f64 / small as f64;

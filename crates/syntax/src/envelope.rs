@@ -29,6 +29,21 @@ pub enum EnvelopeError {
         /// The IR the file says it holds.
         found: String,
     },
+    /// A module nested more deeply than a RON file holds: the reader
+    /// (this one's and RON's default) stops at 128 levels, so the writer
+    /// refuses what could not be read back.
+    #[error(
+        "cannot be written as RON: it nests more than {limit} levels deep (an array literal or \
+         type nested that deep), and RON files are read to {limit} levels"
+    )]
+    TooDeep {
+        /// The levels of nesting a RON file may have.
+        limit: usize,
+    },
+    /// The serializer failed otherwise (an internal error: the IR types are
+    /// plain data).
+    #[error("internal error: the module does not serialize as RON: {0}")]
+    Unwritable(String),
     /// The right IR in a format version this build does not read.
     #[error("this file is `{ir}` format {found}, but this build reads format {expected}")]
     WrongVersion {
@@ -72,7 +87,7 @@ fn malformed(err: ron::error::SpannedError) -> EnvelopeError {
         // The reader's own text advises raising its limit, which is advice
         // for the programmer calling it, not for the user of the file.
         ron::Error::ExceededRecursionLimit => {
-            "nested too deeply: the reader stops at 128 levels of nesting".to_string()
+            format!("nested too deeply: the reader stops at {RECURSION_LIMIT} levels of nesting")
         }
         code => code.to_string(),
     };
@@ -83,8 +98,13 @@ fn malformed(err: ron::error::SpannedError) -> EnvelopeError {
     }
 }
 
-/// Writes `module` as the IR named `ir`, in pretty RON with `\n` newlines.
-pub fn to_ron<T: Serialize>(ir: &str, format: u32, module: &T) -> String {
+/// The levels of nesting RON's reader and writer take by default, which
+/// are this module's: what one writes the other reads.
+const RECURSION_LIMIT: usize = 128;
+
+/// Writes `module` as the IR named `ir`, in pretty RON with `\n` newlines;
+/// refuses a module nested more deeply than a reader takes.
+pub fn to_ron<T: Serialize>(ir: &str, format: u32, module: &T) -> Result<String, EnvelopeError> {
     let config = ron::ser::PrettyConfig::new()
         .new_line("\n".to_string())
         .indentor("  ".to_string())
@@ -93,10 +113,19 @@ pub fn to_ron<T: Serialize>(ir: &str, format: u32, module: &T) -> String {
         // blessed snapshots show which node changed.
         .depth_limit(3);
     let out = EnvelopeOut { ir, format, module };
-    let mut text = ron::ser::to_string_pretty(&out, config)
-        .expect("invariant: IR types serialize without error");
+    let options = ron::Options::default().with_recursion_limit(RECURSION_LIMIT);
+    let mut text = options
+        .to_string_pretty(&out, config)
+        .map_err(|e| match e {
+            ron::Error::ExceededRecursionLimit => EnvelopeError::TooDeep {
+                limit: RECURSION_LIMIT,
+            },
+            // The IR types are plain data: maps with string keys, no
+            // custom serializers; nothing else can fail.
+            other => EnvelopeError::Unwritable(other.to_string()),
+        })?;
     text.push('\n');
-    text
+    Ok(text)
 }
 
 /// Reads the header of any envelope.

@@ -8,16 +8,19 @@ fn round_trip_is_byte_identical() {
         name: "a.ad".into(),
         text: "def f : R = 1".into(),
     });
-    let text = to_ron("source", 1, &m);
+    let text = to_ron("source", 1, &m).expect("the module writes as RON");
     let back: Module = from_ron("source", 1, &text).expect("reads back");
     assert_eq!(back, m);
-    assert_eq!(to_ron("source", 1, &back), text);
+    assert_eq!(
+        to_ron("source", 1, &back).expect("the module writes as RON"),
+        text
+    );
 }
 
 #[test]
 fn other_ir_and_version_are_refused() {
     let m = Module::default();
-    let text = to_ron("target", 1, &m);
+    let text = to_ron("target", 1, &m).expect("the module writes as RON");
     let err = from_ron::<Module>("source", 1, &text).expect_err("another IR is refused");
     assert!(matches!(err, EnvelopeError::WrongIr { .. }), "{err}");
     let err = from_ron::<Module>("target", 2, &text).expect_err("another version is refused");
@@ -33,7 +36,7 @@ fn truncated_file_is_malformed_with_position() {
         name: "a.ad".into(),
         text: "x".into(),
     });
-    let text = to_ron("source", 1, &m);
+    let text = to_ron("source", 1, &m).expect("the module writes as RON");
     let cut = &text[..text.len() / 2];
     match from_ron::<Module>("source", 1, cut) {
         Err(EnvelopeError::Malformed { line, .. }) => assert!(line >= 1),
@@ -50,7 +53,7 @@ fn nesting_beyond_the_readers_limit_is_malformed() {
         text: "def f (x : R) : R = x".into(),
     })
     .expect("compiles");
-    let text = to_ron("source", 1, &m);
+    let text = to_ron("source", 1, &m).expect("the module writes as RON");
     assert!(text.contains("ty: Some(Real)"), "{text}");
     let deep = format!(
         "{}Real{}",
@@ -76,7 +79,7 @@ fn header_is_read_from_the_first_bytes_or_by_the_ron_reader() {
         name: "a.ad".into(),
         text: "def f : R = 1".into(),
     });
-    let text = to_ron("source", 7, &m);
+    let text = to_ron("source", 7, &m).expect("the module writes as RON");
     let quick = syntax::read_header(&text).expect("header");
     assert_eq!((quick.ir.as_str(), quick.format), ("source", 7));
     // A truncated envelope still has its header: the module's reader says

@@ -164,7 +164,7 @@ proptest! {
     fn mutated_ron_does_not_panic(at in any::<prop::sample::Index>(), with in any::<char>(), cut in any::<bool>()) {
         let m = parse("def f (x : [n]R) : R =\n  let (a, b) = (x[0], 1.5) in\n  a * b + sum (map (fun y -> y) x)")
             .map_err(|e| TestCaseError::fail(format!("{e:?}")))?;
-        let ron = syntax::to_ron(syntax::SOURCE_IR, syntax::FORMAT_VERSION, &m);
+        let ron = syntax::to_ron(syntax::SOURCE_IR, syntax::FORMAT_VERSION, &m).expect("the module writes as RON");
         let chars: Vec<char> = ron.chars().collect();
         let i = at.index(chars.len());
         let mutated: String = if cut {

@@ -123,7 +123,8 @@ fn printing_and_ron_give_back_the_same_numbers_bit_for_bit() {
             sexp(&again, again.defs[0].body),
             "{printed}"
         );
-        let ron = syntax::to_ron(syntax::SOURCE_IR, syntax::FORMAT_VERSION, &m);
+        let ron = syntax::to_ron(syntax::SOURCE_IR, syntax::FORMAT_VERSION, &m)
+            .expect("the module writes as RON");
         let back: Module =
             syntax::from_ron(syntax::SOURCE_IR, syntax::FORMAT_VERSION, &ron).expect("reads back");
         let bits = |m: &Module| {

@@ -36,7 +36,8 @@ fn types_at_the_depth_limit_survive_the_ron_envelope() {
             Err(syntax::Error::TooDeep { .. })
         ));
         let m = parse(&program(k)).unwrap_or_else(|e| panic!("{e:?}"));
-        let ron = syntax::to_ron(syntax::SOURCE_IR, syntax::FORMAT_VERSION, &m);
+        let ron = syntax::to_ron(syntax::SOURCE_IR, syntax::FORMAT_VERSION, &m)
+            .expect("the module writes as RON");
         let read = syntax::from_ron::<Module>(syntax::SOURCE_IR, syntax::FORMAT_VERSION, &ron);
         assert_eq!(read, Ok(m), "{}", shape(k));
     }

@@ -93,7 +93,7 @@ pub fn boundaries(f: &Fixture) -> Option<Boundaries> {
 
 /// A term-IR module in its RON envelope.
 pub fn term_ron(ir: &str, m: &Module) -> String {
-    syntax::to_ron(ir, syntax::FORMAT_VERSION, m)
+    syntax::to_ron(ir, syntax::FORMAT_VERSION, m).expect("the module writes as RON")
 }
 
 /// Reads a term-IR file's text back through its envelope and verifies it.

@@ -35,8 +35,9 @@ pub use raise::{Checkpoint, raise, raise_checked, raise_checked_with, raise_with
 pub use tables::Tables;
 pub use verify::{Checked, check, verify};
 
-/// Writes a module in its envelope (`source-unf` or `target-unf`, by kind).
-pub fn to_ron(m: &Module) -> String {
+/// Writes a module in its envelope (`source-unf` or `target-unf`, by kind);
+/// refuses one nested more deeply than a RON file holds.
+pub fn to_ron(m: &Module) -> Result<String, syntax::envelope::EnvelopeError> {
     syntax::to_ron(m.kind.ir_name(), FORMAT_VERSION, m)
 }
 

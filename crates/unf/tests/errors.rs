@@ -191,7 +191,7 @@ fn raise_refuses_an_ill_typed_module() {
 #[test]
 fn truncated_files_are_refused() {
     let (_, u) = sample();
-    let text = unf::to_ron(&u);
+    let text = unf::to_ron(&u).expect("the module writes as RON");
     // Cut between two entries, the reader runs out of text; cut inside a
     // name, it reads a name it does not know. Both say where.
     let half = text.len() / 2;
@@ -218,7 +218,7 @@ fn spans_are_written_as_runs() {
     // `sin w` and its weakening share a span: written once with a count,
     // read back as one span per term.
     let (_, u) = sample();
-    let text = unf::to_ron(&u);
+    let text = unf::to_ron(&u).expect("the module writes as RON");
     let back = unf::from_ron(&text, Kind::Source).expect("reads back");
     assert_eq!(back.spans, u.spans);
     let start = text.find("\n    spans: [").expect("spans") + 1;
@@ -245,12 +245,17 @@ fn spans_are_written_as_runs() {
 #[test]
 fn files_of_another_ir_are_refused() {
     let (m, u) = sample();
-    let err = unf::from_ron(&unf::to_ron(&u), Kind::Target).expect_err("wrong kind");
+    let err = unf::from_ron(
+        &unf::to_ron(&u).expect("the module writes as RON"),
+        Kind::Target,
+    )
+    .expect_err("wrong kind");
     assert_eq!(
         err.to_string(),
         "this file holds the `source-unf` IR, but `target-unf` was expected"
     );
-    let source = syntax::to_ron(syntax::SOURCE_IR, syntax::FORMAT_VERSION, &m);
+    let source = syntax::to_ron(syntax::SOURCE_IR, syntax::FORMAT_VERSION, &m)
+        .expect("the module writes as RON");
     let err = unf::from_ron(&source, Kind::Source).expect_err("a source file");
     assert_eq!(
         err.to_string(),
@@ -264,7 +269,8 @@ fn files_of_another_ir_are_refused() {
 fn a_kind_that_disagrees_with_the_envelope() {
     let (_, mut u) = sample();
     u.kind = Kind::Target;
-    let text = syntax::to_ron(unf::SOURCE_UNF_IR, unf::FORMAT_VERSION, &u);
+    let text = syntax::to_ron(unf::SOURCE_UNF_IR, unf::FORMAT_VERSION, &u)
+        .expect("the module writes as RON");
     let err = unf::from_ron(&text, Kind::Source).expect_err("kind mismatch");
     assert_eq!(
         err.to_string(),

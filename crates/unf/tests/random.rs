@@ -31,9 +31,9 @@ fn check(p: &Program, named: &[(String, semantics::Value)], value: f64) -> Resul
     let def = m.defs.last().ok_or("no definition")?;
     let s = unf::lower(&m, def).map_err(|e| format!("lower: {e}"))?;
     unf::verify(&s).map_err(|e| format!("Source UNF does not verify: {e:?}"))?;
-    let text = unf::to_ron(&s);
+    let text = unf::to_ron(&s).expect("the module writes as RON");
     let back = unf::from_ron(&text, unf::Kind::Source).map_err(|e| format!("read back: {e}"))?;
-    if back != s || unf::to_ron(&back) != text {
+    if back != s || unf::to_ron(&back).expect("the module writes as RON") != text {
         return Err("the RON round trip changed the module".into());
     }
     let real = |v: semantics::Value| v.as_real().unwrap_or(f64::NAN);

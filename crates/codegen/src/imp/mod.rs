@@ -27,8 +27,9 @@ pub use build::FuncBuilder;
 pub use ir::*;
 pub use verify::{VerifyError, verify, verify_func};
 
-/// A program as a RON file in the loop IR's envelope.
-pub fn to_ron(p: &Program) -> String {
+/// A program as a RON file in the loop IR's envelope (refused when nested
+/// more deeply than a RON file holds).
+pub fn to_ron(p: &Program) -> Result<String, syntax::envelope::EnvelopeError> {
     syntax::envelope::to_ron(IR_NAME, FORMAT, p)
 }
 

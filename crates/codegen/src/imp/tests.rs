@@ -181,9 +181,9 @@ fn adrev_sines(ctx, p0_d0: i64, p0_l0: mem const f64, out_l0: out f64, out_d0: o
 #[test]
 fn programs_read_back_from_ron() {
     let p = sines();
-    let text = to_ron(&p);
+    let text = to_ron(&p).expect("the module writes as RON");
     assert_eq!(from_ron(&text).expect("the dump reads back"), p);
-    let other = syntax::envelope::to_ron("target", 1, &p);
+    let other = syntax::envelope::to_ron("target", 1, &p).expect("the module writes as RON");
     assert!(from_ron(&other).is_err());
 }
 

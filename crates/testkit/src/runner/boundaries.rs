@@ -19,9 +19,9 @@ pub fn boundaries(f: &Fixture, _: &Env) {
         }
         return;
     };
-    let s_text = unf::to_ron(&b.source_unf);
+    let s_text = unf::to_ron(&b.source_unf).expect("the module writes as RON");
     f.snapshot(FILES[1], &s_text);
-    let t_text = unf::to_ron(&b.target_unf);
+    let t_text = unf::to_ron(&b.target_unf).expect("the module writes as RON");
     f.snapshot(FILES[2], &t_text);
     let g_text = term_ron(TARGET_IR, &b.target);
     f.snapshot(FILES[3], &g_text);
@@ -29,21 +29,21 @@ pub fn boundaries(f: &Fixture, _: &Env) {
     let what = |file: &str| format!("{}/{file}", f.name);
     let s = read_unf(unf::Kind::Source, &s_text, &what(FILES[1]));
     assert_eq!(
-        unf::to_ron(&s),
+        unf::to_ron(&s).expect("the module writes as RON"),
         s_text,
         "{}: not byte-stable",
         what(FILES[1])
     );
     let t = reverse::reverse(&s, &reverse::Config::default()).expect("reverse");
     assert_eq!(
-        unf::to_ron(&t),
+        unf::to_ron(&t).expect("the module writes as RON"),
         t_text,
         "{}: reverse of the file differs",
         f.name
     );
     let t = read_unf(unf::Kind::Target, &t_text, &what(FILES[2]));
     assert_eq!(
-        unf::to_ron(&t),
+        unf::to_ron(&t).expect("the module writes as RON"),
         t_text,
         "{}: not byte-stable",
         what(FILES[2])

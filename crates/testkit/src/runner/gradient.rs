@@ -85,19 +85,19 @@ pub fn unf(f: &Fixture, _: &Env) {
     }
     let s = lowered.unwrap_or_else(|e| panic!("{name}: lower: {e}"));
     unf::verify(&s).expect("source-unf verifies");
-    let s_text = unf::to_ron(&s);
+    let s_text = unf::to_ron(&s).expect("the module writes as RON");
     let s_back = unf::from_ron(&s_text, unf::Kind::Source).expect("read");
     assert_eq!(
-        unf::to_ron(&s_back),
+        unf::to_ron(&s_back).expect("the module writes as RON"),
         s_text,
         "{name}: source-unf round trip"
     );
     let t = reverse::reverse(&s, &reverse::Config::default()).expect("reverse");
     unf::verify(&t).expect("target-unf verifies");
-    let t_text = unf::to_ron(&t);
+    let t_text = unf::to_ron(&t).expect("the module writes as RON");
     let t_back = unf::from_ron(&t_text, unf::Kind::Target).expect("read");
     assert_eq!(
-        unf::to_ron(&t_back),
+        unf::to_ron(&t_back).expect("the module writes as RON"),
         t_text,
         "{name}: target-unf round trip"
     );

@@ -63,6 +63,10 @@ fn the_literal_evaluates_and_raises_to_itself() {
     let at = [("x".to_string(), semantics::Value::Real(2.0))];
     let v = semantics::eval_unf(&u, &at).expect("evaluates");
     assert_eq!(v.as_real(), Some(2.0 * 0.5 + 2.0 * 4.5));
+    // Printed as the Source prints the literal, at the context x : R.
+    let printed = unf::print(&u);
+    let first = printed.lines().nth(2).unwrap_or_default();
+    assert_eq!(first, "  [0.5, 1.5, 2.5, 3.5, 4.5]_{R;0} ;", "{printed}");
     let raised = unf::raise(&u).expect("raises");
     let back: Vec<&syntax::Reals> = (raised.exprs.iter())
         .filter_map(|e| match e {

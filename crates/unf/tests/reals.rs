@@ -33,10 +33,12 @@ fn literals(u: &Module) -> Vec<&syntax::Reals> {
     u.terms
         .iter()
         .filter_map(|t| match t {
-            Term::Prim(Prim::Op(_, Op::Reals { node, .. })) => match &u.source.exprs[node.index()] {
-                Expr::Reals(l) => Some(l),
-                _ => None,
-            },
+            Term::Prim(Prim::Op(_, Op::Reals { node, .. })) => {
+                match &u.source.exprs[node.index()] {
+                    Expr::Reals(l) => Some(l),
+                    _ => None,
+                }
+            }
             _ => None,
         })
         .collect()
@@ -87,9 +89,8 @@ fn the_ron_file_reads_back_bit_for_bit() {
     let ron = unf::to_ron(&u);
     let back = unf::from_ron(&ron, Kind::Source).expect("reads back");
     assert_eq!(unf::to_ron(&back), ron, "byte-stable");
-    let bits = |m: &Module| -> Vec<u64> {
-        literals(m)[0].data.iter().map(|x| x.to_bits()).collect()
-    };
+    let bits =
+        |m: &Module| -> Vec<u64> { literals(m)[0].data.iter().map(|x| x.to_bits()).collect() };
     assert_eq!(bits(&back), bits(&u));
     assert_eq!(bits(&u)[3], (-0.0f64).to_bits());
     assert_eq!(literals(&back)[0].shape, vec![2, 4]);
@@ -109,7 +110,10 @@ fn numbers_that_do_not_fill_the_shape_are_refused() {
     }
     let errors = unf::verify(&u).expect_err("refused");
     let text = format!("{errors:?}");
-    assert!(text.contains("has shape [3] and 2 numbers: its shape needs 3"), "{text}");
+    assert!(
+        text.contains("has shape [3] and 2 numbers: its shape needs 3"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -123,7 +127,9 @@ fn a_reals_constant_must_name_a_literal_of_its_type() {
     };
     // A node that is not a literal.
     let mut other = u.clone();
-    let var = (u.source.exprs.iter()).position(|e| matches!(e, Expr::Var(_))).unwrap();
+    let var = (u.source.exprs.iter())
+        .position(|e| matches!(e, Expr::Var(_)))
+        .unwrap();
     other.terms[at] = Term::Prim(Prim::Op(
         ctx,
         Op::Reals {

@@ -567,7 +567,9 @@ impl Raise<'_> {
                     // The literal again, one node sharing the numbers.
                     Op::Reals { node, .. } => match self.m.source.exprs.get(node.index()) {
                         Some(syntax::Expr::Reals(literal)) => {
-                            let e = self.b.add(syntax::Expr::Reals(literal.clone()), literal.ty());
+                            let e = self
+                                .b
+                                .add(syntax::Expr::Reals(literal.clone()), literal.ty());
                             self.b.bind(e, "c")
                         }
                         _ => return Err(internal(self.b.span, "`reals` names no literal")),

@@ -52,7 +52,10 @@ fn a_literal_of_any_length_is_one_term() {
     // Written as its constants, the literal was 2n terms and n contexts.
     assert_eq!(small.terms.len(), large.terms.len());
     assert_eq!(small.ctxs.len(), large.ctxs.len());
-    let (rs, rl) = (unf::raise(&small).unwrap(), unf::raise(&large).unwrap());
+    let (rs, rl) = (
+        unf::raise(&small).expect("raises"),
+        unf::raise(&large).expect("raises"),
+    );
     assert_eq!(rs.exprs.len(), rl.exprs.len(), "UNF⁻¹ of the literal");
     // The file holds each number once (in the Source module): linear.
     let ratio = unf::to_ron(&large).len() as f64 / unf::to_ron(&small).len() as f64;
@@ -104,7 +107,7 @@ fn numbers_that_do_not_fill_the_shape_are_refused() {
         .exprs
         .iter()
         .position(|e| matches!(e, Expr::Reals(_)))
-        .unwrap();
+        .expect("the literal's node");
     if let Expr::Reals(l) = &mut u.source.exprs[node] {
         l.data = l.data[..2].into();
     }
@@ -121,7 +124,7 @@ fn a_reals_constant_must_name_a_literal_of_its_type() {
     let u = lowered(&flat(3));
     let at = (u.terms.iter())
         .position(|t| matches!(t, Term::Prim(Prim::Op(_, Op::Reals { .. }))))
-        .unwrap();
+        .expect("the reals constant");
     let Term::Prim(Prim::Op(ctx, Op::Reals { node, ty })) = u.terms[at].clone() else {
         unreachable!()
     };
@@ -129,7 +132,7 @@ fn a_reals_constant_must_name_a_literal_of_its_type() {
     let mut other = u.clone();
     let var = (u.source.exprs.iter())
         .position(|e| matches!(e, Expr::Var(_)))
-        .unwrap();
+        .expect("a variable node");
     other.terms[at] = Term::Prim(Prim::Op(
         ctx,
         Op::Reals {
@@ -143,7 +146,7 @@ fn a_reals_constant_must_name_a_literal_of_its_type() {
     let mut wrong = u.clone();
     let real = (u.tys.iter())
         .position(|t| *t == unf::UTy::Ground(syntax::Ty::Real))
-        .unwrap();
+        .expect("the type R");
     wrong.terms[at] = Term::Prim(Prim::Op(
         ctx,
         Op::Reals {

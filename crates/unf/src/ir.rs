@@ -163,6 +163,18 @@ pub enum Op {
         /// The tuple type.
         tuple: TyId,
     },
+    /// An array literal of real constants (`Expr::Reals`, issue 19), a
+    /// 0-ary operator: `T ⊢ reals_T : T·ty` with `ty = [n1]..[nk]R` the
+    /// literal's type. The numbers stay in the Source node `node` of
+    /// [`Module::source`] (an f64 each, shared), so a literal of any length
+    /// is one term, which lowering, D_ρ, UNF⁻¹ and the evaluator each take
+    /// in one step; as for `Const`, its transposed Jacobian is zero.
+    Reals {
+        /// The `Expr::Reals` node of the Source module.
+        node: ExprId,
+        /// Its type.
+        ty: TyId,
+    },
     /// An `Int` constant: `T ⊢ T·Int`.
     Int(i64),
     /// A `Bool` constant: `T ⊢ T·Bool`.

@@ -332,65 +332,17 @@ impl Lower<'_> {
                 let h = self.hide(gamma, &tys, res, span);
                 Ok(self.seq(s, h, false, span))
             }
-            Expr::Reals(literal) => Ok(self.reals(literal, 0, 0, gamma, span)),
+            // One term whatever the literal's length: the numbers stay in
+            // the Source node (issue 19; written as its constants, UNF, D_ρ
+            // and UNF⁻¹ went element by element).
+            Expr::Reals(_) => {
+                let ty = self.ty_of(e);
+                Ok(self.prim(Prim::Op(gamma, Op::Reals { node: e, ty }), span))
+            }
             Expr::Lambda { .. } => Err(unsupported(span, "fun")),
             Expr::App { .. } => Err(unsupported(span, "application")),
             Expr::Section(p) => Err(unsupported(span, p.symbol())),
         }
-    }
-
-    /// The rows of a compact literal from dimension `depth` on, starting
-    /// at number `offset`: lowered as the `[c1, ..., ck]` they stand for
-    /// (`Expr::Array` above, each element a constant).
-    fn reals(
-        &mut self,
-        literal: &syntax::Reals,
-        depth: usize,
-        offset: usize,
-        gamma: CtxId,
-        span: Span,
-    ) -> TermId {
-        guard(|| {
-            let sub = |d: usize| syntax::Reals {
-                shape: literal.shape[d..].to_vec(),
-                data: literal.data.clone(),
-            };
-            let ty = self.t.ground(&sub(depth).ty());
-            let len = literal.shape[depth];
-            let (elem, row) = if depth + 1 == literal.shape.len() {
-                (self.t.ground(&Ty::Real), 1)
-            } else {
-                let inner = sub(depth + 1);
-                (
-                    self.t.ground(&inner.ty()),
-                    inner.row_len() * inner.shape[0] as usize,
-                )
-            };
-            let mut ctx = gamma;
-            let mut acc: Option<TermId> = None;
-            for j in 0..len as usize {
-                let t = if depth + 1 == literal.shape.len() {
-                    self.prim(Prim::Op(ctx, Op::Const(literal.data[offset + j])), span)
-                } else {
-                    self.reals(literal, depth + 1, offset + j * row, ctx, span)
-                };
-                ctx = self.t.snoc(ctx, elem);
-                acc = Some(match acc {
-                    None => t,
-                    Some(prev) => self.seq(prev, t, true, span),
-                });
-            }
-            let arr = self.prim(
-                Prim::Array {
-                    ctx: gamma,
-                    ty,
-                    len: len as u32,
-                },
-                span,
-            );
-            let ops = acc.expect("invariant: a compact literal has no empty dimension");
-            self.seq(ops, arr, false, span)
-        })
     }
 
     /// A branch of `if` as a function of no parameters: the branch lowered

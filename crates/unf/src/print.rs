@@ -230,6 +230,20 @@ impl Printer<'_> {
                     Op::Const(x) => {
                         let _ = write!(out, "{}_{{{c};0}}", real(*x));
                     }
+                    Op::Reals { node, .. } => {
+                        // The numbers in full, as the Source prints them; a
+                        // node that is not a literal (an unverified module)
+                        // by its id.
+                        match self.m.source.exprs.get(node.index()) {
+                            Some(Expr::Reals(literal)) if literal.is_well_formed() => {
+                                syntax::print::reals(literal, out)
+                            }
+                            _ => {
+                                let _ = write!(out, "reals({node})");
+                            }
+                        }
+                        let _ = write!(out, "_{{{c};0}}");
+                    }
                     Op::Unary(o) => {
                         let _ = write!(out, "{}_{{{c};1}}", o.symbol());
                     }

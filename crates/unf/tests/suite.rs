@@ -7,3 +7,4 @@ mod common;
 
 mod errors;
 mod random;
+mod reals;

@@ -293,6 +293,8 @@ fn label(p: &Prim) -> String {
         Prim::Var(_, i) => format!("var {i}"),
         Prim::Op(_, op) => match op {
             Op::Const(x) => syntax::print::real(*x),
+            // The literal's numbers may be many: its type says enough.
+            Op::Reals { .. } => "reals".to_string(),
             Op::Unary(o) | Op::Binary(o) => o.symbol().to_string(),
             Op::Proj { index, .. } => format!("π{index}"),
             Op::Int(k) => k.to_string(),
@@ -307,7 +309,7 @@ fn label(p: &Prim) -> String {
 /// The number of operands an operator reads from the end of its context.
 fn op_arity(t: &Tables, op: &Op) -> usize {
     match op {
-        Op::Const(_) | Op::Int(_) | Op::Bool(_) => 0,
+        Op::Const(_) | Op::Reals { .. } | Op::Int(_) | Op::Bool(_) => 0,
         Op::Unary(_) | Op::Proj { .. } => 1,
         Op::Binary(_) | Op::Index { .. } => 2,
         Op::Builtin { args, .. } => t.len(*args) as usize,

@@ -370,6 +370,10 @@ impl Eval<'_> {
                 let n = self.len(*ctx);
                 let v = match op {
                     Op::Const(c) => Value::Real(*c),
+                    Op::Reals { node, .. } => match self.m.source.exprs.get(node.index()) {
+                        Some(syntax::Expr::Reals(literal)) => Value::from_reals(literal),
+                        _ => return Err(type_error(span, format!("`reals` names {node}"))),
+                    },
                     Op::Unary(o) => Value::Real(scalar(*o, unary(*o, self.real(&s, n, span)?))?),
                     Op::Binary(o) => {
                         let (x, y) = (self.real(&s, n, span)?, self.real(&s, n + 1, span)?);
@@ -641,7 +645,7 @@ impl Eval<'_> {
                 let z = self.last_value(&s)?;
                 let mut s = truncate(&s, s.len() - 1);
                 match op {
-                    Op::Const(_) | Op::Int(_) | Op::Bool(_) => {}
+                    Op::Const(_) | Op::Reals { .. } | Op::Int(_) | Op::Bool(_) => {}
                     Op::Builtin { op, .. } => {
                         if matches!(op, P::Shift1L | P::Shift1R) {
                             let a = self.value(pr, n)?;

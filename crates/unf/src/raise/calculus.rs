@@ -45,7 +45,7 @@ impl Raise<'_> {
             Prim::Op(ctx, op) => {
                 let n = self.ctx_len(*ctx);
                 let arity = match op {
-                    Op::Const(_) | Op::Int(_) | Op::Bool(_) => 0,
+                    Op::Const(_) | Op::Reals { .. } | Op::Int(_) | Op::Bool(_) => 0,
                     Op::Unary(_) | Op::Proj { .. } => 1,
                     Op::Binary(_) | Op::Index { .. } => 2,
                     Op::Builtin { args, .. } => self.ctx_len(*args),
@@ -57,7 +57,7 @@ impl Raise<'_> {
                     return Ok(s);
                 };
                 match op {
-                    Op::Const(_) | Op::Int(_) | Op::Bool(_) => {}
+                    Op::Const(_) | Op::Reals { .. } | Op::Int(_) | Op::Bool(_) => {}
                     Op::Builtin { op, .. } => {
                         if matches!(op, P::Shift1L | P::Shift1R) {
                             let a = self.materialize(primal.at(n))?;

@@ -571,6 +571,16 @@ impl Raise<'_> {
                 let n = self.ctx_len(*ctx);
                 let v = match op {
                     Op::Const(c) => self.b.real(*c),
+                    // The literal again, one node sharing the numbers.
+                    Op::Reals { node, .. } => match self.m.source.exprs.get(node.index()) {
+                        Some(syntax::Expr::Reals(literal)) => {
+                            let e = self
+                                .b
+                                .add(syntax::Expr::Reals(literal.clone()), literal.ty());
+                            self.b.bind(e, "c")
+                        }
+                        _ => return Err(internal(self.b.span, "`reals` names no literal")),
+                    },
                     Op::Unary(o) => {
                         let x = self.materialize(at(&s, n))?;
                         let e = self.b.use_val(x);

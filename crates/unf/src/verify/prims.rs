@@ -71,6 +71,7 @@ impl Checker<'_> {
                 }
                 let (args, res): (Vec<TyId>, TyId) = match op {
                     Op::Const(_) => (vec![], real),
+                    Op::Reals { node, ty } => (vec![], self.reals(at, span, *node, *ty)?),
                     Op::Unary(o) if is_unary(*o) => (vec![real], real),
                     Op::Binary(o) if is_binary(*o) => (vec![real, real], real),
                     Op::Unary(o) | Op::Binary(o) => {
@@ -411,6 +412,52 @@ impl Checker<'_> {
                 None
             }
         }
+    }
+
+    /// The type of `reals` naming `node`: the node is an array literal of
+    /// reals in the Source module, its shape and numbers agree, and `ty` is
+    /// its type.
+    fn reals(&mut self, at: Loc, span: Span, node: syntax::ExprId, ty: TyId) -> Option<TyId> {
+        let declared = self.ground(at, span, ty)?;
+        let Some(Expr::Reals(literal)) = self.m.source.exprs.get(node.index()) else {
+            self.err(
+                at,
+                span,
+                format!("`reals` names {node}, not an array literal of reals"),
+            );
+            return None;
+        };
+        if !literal.is_well_formed() {
+            // No dimension, an empty one, or a product of the sizes that is
+            // not the count of numbers (a damaged file's may overflow).
+            let total = (literal.shape.iter()).try_fold(1u128, |a, &n| a.checked_mul(n.into()));
+            let wants = match total {
+                _ if literal.shape.is_empty() => "a literal has a dimension".to_string(),
+                Some(0) => "no dimension may be empty".to_string(),
+                Some(t) => format!("its shape needs {t}"),
+                None => "its shape needs more than any array holds".to_string(),
+            };
+            self.err(
+                at,
+                span,
+                format!(
+                    "the literal {node} has shape {:?} and {} numbers: {wants}",
+                    literal.shape,
+                    literal.data.len()
+                ),
+            );
+            return None;
+        }
+        if literal.ty() != declared {
+            let (want, got) = (show(&literal.ty()), show(&declared));
+            self.err(
+                at,
+                span,
+                format!("`reals` is typed {got}, its literal {node} is {want}"),
+            );
+            return None;
+        }
+        Some(ty)
     }
 
     /// Checks a function index: the lambda (or, with no parameters, the

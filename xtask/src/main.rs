@@ -22,9 +22,13 @@ use diag::CliError;
 
 /// mimalloc instead of the system allocator: the stages build and drop
 /// millions of small nodes and names on long programs, and with glibc's
-/// allocator that was a third of their time (docs/scale.md).
+/// allocator that was a third of their time (docs/scale.md). Wrapped in
+/// `semantics::memory::Counting` so that the budget of `ADREV_MEMORY_LIMIT`
+/// counts the heap the run holds, the same on every run (resident size is
+/// not: docs/semantics.md, "Memory").
 #[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static GLOBAL: semantics::memory::Counting<mimalloc::MiMalloc> =
+    semantics::memory::Counting(mimalloc::MiMalloc);
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 

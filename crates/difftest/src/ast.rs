@@ -165,6 +165,43 @@ pub enum GExpr {
     Hist(Prim, Box<GExpr>, Box<GExpr>, i64),
     /// A derivative construct of a generated function (`crate::deriv`).
     Deriv(Deriv),
+    /// A lambda applied to an argument ([`Features::higher_order`]).
+    ///
+    /// [`Features::higher_order`]: crate::Features::higher_order
+    Apply(Box<Apply>),
+}
+
+/// How an applied lambda is written: each means `let x = arg in body`, so
+/// the evaluator, the types and the shrinker treat it as that `let`, while
+/// the front end (inference, specialisation to first order) and the
+/// higher-order paths of the modes see a lambda applied directly, bound to
+/// a name, or passed to another lambda as a function-typed parameter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LamStyle {
+    /// `((fun (x : R) -> body) arg)`.
+    Direct,
+    /// `(let g = fun (x : R) -> body in g arg)`.
+    Bound,
+    /// `((fun (g : R -> T) -> g arg) (fun (x : R) -> body))`.
+    Passed,
+}
+
+/// A lambda `fun (x : R) -> body` of result type `ret`, applied to `arg`;
+/// `g` names it where [`LamStyle`] binds it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Apply {
+    /// How it is written.
+    pub style: LamStyle,
+    /// The name the lambda is bound to (`Bound`, `Passed`).
+    pub g: String,
+    /// The parameter (of type `R`).
+    pub x: String,
+    /// The type of the body.
+    pub ret: GTy,
+    /// The argument.
+    pub arg: GExpr,
+    /// The body.
+    pub body: GExpr,
 }
 
 /// `map`, `map2`, `reduce`, `foldl`, `scanl`, `scanr`, `build`, `ifold`:
@@ -181,6 +218,23 @@ pub struct Loop {
     pub body: Box<GExpr>,
     /// The other operands.
     pub args: Vec<GExpr>,
+}
+
+impl Apply {
+    fn write(&self, out: &mut String) {
+        let (x, g) = (&self.x, &self.g);
+        let lam = format!("(fun ({x} : R) -> {})", self.body.text());
+        let arg = self.arg.text();
+        let _ = match self.style {
+            LamStyle::Direct => write!(out, "({lam} {arg})"),
+            LamStyle::Bound => write!(out, "(let {g} = {lam} in {g} {arg})"),
+            LamStyle::Passed => write!(
+                out,
+                "((fun ({g} : R -> {}) -> {g} {arg}) {lam})",
+                self.ret.text()
+            ),
+        };
+    }
 }
 
 impl Loop {
@@ -269,6 +323,7 @@ impl GExpr {
             GExpr::Loop(l) => l.args.iter().chain([&*l.body]).collect(),
             GExpr::Hist(_, d, v, _) => vec![d, v],
             GExpr::Deriv(d) => d.children(),
+            GExpr::Apply(a) => vec![&a.arg, &a.body],
         }
     }
 
@@ -286,6 +341,7 @@ impl GExpr {
             GExpr::Loop(l) => l.args.iter_mut().chain([&mut *l.body]).collect(),
             GExpr::Hist(_, d, v, _) => vec![d, v],
             GExpr::Deriv(d) => d.children_mut(),
+            GExpr::Apply(a) => vec![&mut a.arg, &mut a.body],
         }
     }
 
@@ -332,6 +388,11 @@ impl GExpr {
                 v.collect_free(bound, out);
                 bound.extend(xs.iter().cloned());
                 b.collect_free(bound, out);
+            }
+            GExpr::Apply(a) => {
+                a.arg.collect_free(bound, out);
+                bound.push(a.x.clone());
+                a.body.collect_free(bound, out);
             }
             GExpr::Loop(l) => {
                 l.args.iter().for_each(|a| a.collect_free(bound, out));
@@ -445,6 +506,7 @@ impl GExpr {
             }
             GExpr::Loop(l) if l.op == Prim::While => write_while(l, out),
             GExpr::Deriv(d) => d.write(out, |e, out| e.write(out)),
+            GExpr::Apply(a) => a.write(out),
             GExpr::Hist(op, d, v, k) => {
                 match op {
                     Prim::Scatter => out.push_str("(scatter "),
@@ -511,6 +573,12 @@ impl GExpr {
             GExpr::Loop(l) => l.op.symbol().to_string(),
             GExpr::Hist(op, ..) => op.symbol().to_string(),
             GExpr::Deriv(d) => d.op.symbol().to_string(),
+            GExpr::Apply(a) => match a.style {
+                LamStyle::Direct => "lambda-applied",
+                LamStyle::Bound => "lambda-bound",
+                LamStyle::Passed => "lambda-passed",
+            }
+            .to_string(),
         }
     }
 
@@ -674,6 +742,12 @@ fn collect_types_node(e: &GExpr, env: &mut Vec<(String, GTy)>, out: &mut Vec<GTy
             }
             collect_types(b, env, out);
         }
+        GExpr::Apply(a) => {
+            collect_types(&a.arg, env, out);
+            out.push(GTy::Real);
+            env.push((a.x.clone(), GTy::Real));
+            collect_types(&a.body, env, out);
+        }
         GExpr::Loop(l) => {
             l.args.iter().for_each(|a| collect_types(a, env, out));
             if let Some(t) = type_of(e, env) {
@@ -722,7 +796,8 @@ fn in_direct_node(e: &GExpr, env: &mut Vec<(String, GTy)>) -> bool {
         // Indices are `Int` arrays, which the direct macro does not have.
         // Derivative constructs are expanded before any route; the direct
         // macro's fragment has none.
-        GExpr::Index(..) | GExpr::Hist(..) | GExpr::Deriv(_) => false,
+        // Nor lambdas outside the array builtins.
+        GExpr::Index(..) | GExpr::Hist(..) | GExpr::Deriv(_) | GExpr::Apply(_) => false,
         // The direct macro has no Int values: no `length`, no conversions.
         GExpr::Op1(op, a) => {
             !matches!(op, Prim::Shift1L | Prim::Shift1R | Prim::Length)
@@ -825,6 +900,10 @@ fn type_in(e: &GExpr, env: &mut Vec<(String, GTy)>) -> Option<GTy> {
             }
             _ => None,
         },
+        GExpr::Apply(a) => {
+            env.push((a.x.clone(), GTy::Real));
+            type_of(&a.body, env)
+        }
         GExpr::Tuple(items) => items
             .iter()
             .map(|i| type_of(i, env))

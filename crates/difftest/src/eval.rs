@@ -137,6 +137,10 @@ fn eval_node(
             let v = eval_in(v, env, probe)?;
             apply(std::slice::from_ref(x), b, vec![v], env, probe)?
         }
+        GExpr::Apply(a) => {
+            let v = eval_in(&a.arg, env, probe)?;
+            apply(std::slice::from_ref(&a.x), &a.body, vec![v], env, probe)?
+        }
         GExpr::LetTuple(xs, v, b) => match eval_in(v, env, probe)? {
             GVal::Tuple(vs) if vs.len() == xs.len() => apply(xs, b, vs, env, probe)?,
             _ => return Err(Singular("expected a tuple".to_string())),

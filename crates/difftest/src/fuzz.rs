@@ -219,6 +219,7 @@ fn features(rng: &mut Rng) -> Features {
         ops: None,
         derivatives: rng.chance(0.35),
         counts: false,
+        higher_order: false,
     }
 }
 

@@ -21,7 +21,7 @@
 //! `map`, `map2`, `build`), of size `s - 1` (a scan) or `s + 1` (a
 //! shift), so sizes always agree.
 
-use crate::ast::{GExpr, GTy, GVal, Loop, Program, Size};
+use crate::ast::{Apply, GExpr, GTy, GVal, LamStyle, Loop, Program, Size};
 use crate::eval::eval;
 use crate::rng::Rng;
 use syntax::Prim;
@@ -59,6 +59,12 @@ pub struct Features {
     /// backend's tests run such programs at any inputs, for the same
     /// value or the same error.
     pub counts: bool,
+    /// Whether a `let` of a real may be written as a lambda of that real
+    /// applied directly, bound to a name and called, or passed to another
+    /// lambda and called there (`ast::LamStyle`): the higher-order
+    /// programs of the front end's specialisation tests and of forward
+    /// mode's. No other path takes them (the fragment is not direct).
+    pub higher_order: bool,
 }
 
 impl Default for Features {
@@ -71,6 +77,7 @@ impl Default for Features {
             ops: None,
             derivatives: false,
             counts: false,
+            higher_order: false,
         }
     }
 }
@@ -1077,14 +1084,38 @@ impl Gen<'_> {
     }
 
     fn let_in(&mut self, ty: &GTy, size: usize, env: &Env, nao: u32) -> GExpr {
-        let vty = self.some_ty(env, 0, nao);
+        // Half the lets of higher-order programs bind a real as a lambda's
+        // parameter.
+        let lambda = self.feat.higher_order && self.rng.chance(0.5);
+        let vty = if lambda {
+            GTy::Real
+        } else {
+            self.some_ty(env, 0, nao)
+        };
         let x = self.fresh("v");
         let vsize = 1 + self.rng.below(size / 2);
         let value = self.expr(&vty, vsize, env, nao);
         let mut env2 = env.clone();
         env2.push((x.clone(), vty));
         let body = self.expr(ty, size.saturating_sub(vsize + 1).max(1), &env2, nao);
-        GExpr::Let(x, b(value), b(body))
+        if !lambda {
+            return GExpr::Let(x, b(value), b(body));
+        }
+        // A function-typed parameter's annotation names the result type,
+        // so only a type without sizes is passed.
+        let style = match self.rng.below(3) {
+            0 => LamStyle::Direct,
+            2 if scalarish(ty) => LamStyle::Passed,
+            _ => LamStyle::Bound,
+        };
+        GExpr::Apply(Box::new(Apply {
+            style,
+            g: self.fresh("g"),
+            x,
+            ret: ty.clone(),
+            arg: value,
+            body,
+        }))
     }
 
     fn let_tuple(&mut self, ty: &GTy, size: usize, env: &Env, nao: u32) -> GExpr {

@@ -39,7 +39,7 @@ pub mod rng;
 pub mod sample;
 pub mod shrink;
 
-pub use ast::{Fragment, GExpr, GTy, GVal, Loop, Program, Size};
+pub use ast::{Apply, Fragment, GExpr, GTy, GVal, LamStyle, Loop, Program, Size};
 pub use case::{CaseInfo, Disagreement, check_c, check_case, check_dot};
 pub use check::{CheckConfig, CheckReport, check_grad};
 pub use fuzz::{

@@ -4,8 +4,7 @@ use crate::support;
 
 use expect_test::{Expect, expect};
 use proptest::prelude::*;
-use support::Gen;
-use support::eval::{V, call};
+use support::eval::call;
 use syntax::{Error, Module, check_first_order, print, specialize, specialize_def, verify};
 
 use crate::common::{at, ok};
@@ -258,24 +257,6 @@ fn first_order_errors() {
     assert!(check_first_order(&m, &m.defs[0]).is_ok());
 }
 
-fn inputs(seed: u64) -> Vec<V> {
-    let n = (seed % 4) as usize;
-    let arr = |k: u64| {
-        V::A(
-            (0..n)
-                .map(|i| V::R((i as f64 + 1.0) * 0.25 - (k as f64) * 0.5))
-                .collect(),
-        )
-    };
-    vec![
-        V::R(0.75),
-        V::I((seed % 3) as i64),
-        arr(1),
-        arr(2),
-        V::T(vec![V::R(1.5), V::R(-0.5)]),
-    ]
-}
-
 proptest! {
     #![proptest_config(ProptestConfig { cases: 200, .. ProptestConfig::default() })]
 
@@ -283,15 +264,16 @@ proptest! {
     /// programs, the reference evaluator gives the same result (or the same
     /// failure) before and after, and the result is first-order.
     #[test]
-    fn specialisation_preserves_values(seed in any::<u64>(), depth in 1u32..6) {
-        let text = Gen::new(seed, true, false).program(depth);
+    fn specialisation_preserves_values(seed in any::<u64>(), size in 3usize..72) {
+        let p = support::program(seed, size, true, false);
+        let text = support::text(&p);
         let m = ok(&text);
         let s = specialize(&m).expect("specialises");
         prop_assert!(verify(&s).is_ok(), "{text}");
         prop_assert!(s.defs.iter().all(|d| check_first_order(&s, d).is_ok()), "{}", print::module(&s));
         let entry = m.defs.len() - 1;
-        let before = call(&m, entry, inputs(seed));
-        let after = call(&s, entry, inputs(seed));
+        let before = call(&m, entry, support::inputs(seed, &p));
+        let after = call(&s, entry, support::inputs(seed, &p));
         prop_assert_eq!(before.is_ok(), after.is_ok(), "{}\n{}", text, print::module(&s));
         if let (Ok(a), Ok(b)) = (before, after) {
             prop_assert_eq!(a, b, "{}\n{}", text, print::module(&s));

@@ -44,6 +44,7 @@ pub fn program(seed: u64, arrays: bool) -> String {
         ops: Some(PAPER_OPS.to_vec()),
         derivatives: false,
         counts: false,
+        higher_order: false,
     };
     let mut rng = testkit::Rng::new(seed);
     loop {

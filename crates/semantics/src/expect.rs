@@ -230,7 +230,7 @@ mod typed_tests {
             name: Name::new("dot_"),
             name_span: Span::new(0, 1),
             params: vec![
-                param("A", Ty::Array(n(), Box::new(Ty::Real))),
+                param("A", Ty::array(n(), Ty::Real)),
                 param("k", Ty::Int),
             ],
             ret: Some(Ty::Real),

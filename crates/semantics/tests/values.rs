@@ -83,7 +83,7 @@ proptest! {
             name_span: Span::new(0, 1),
             params: vec![
                 Param { name: Name::new("x"), ty: Some(Ty::Real), span: Span::new(0, 1) },
-                Param { name: Name::new("a"), ty: Some(Ty::Array(Size::Dyn, Box::new(Ty::Real))), span: Span::new(0, 1) },
+                Param { name: Name::new("a"), ty: Some(Ty::array(Size::Dyn, Ty::Real)), span: Span::new(0, 1) },
             ],
             ret: None,
             body: ExprId(body),
@@ -110,7 +110,7 @@ fn any_ty() -> impl Strategy<Value = Ty> {
         prop_oneof![
             inner
                 .clone()
-                .prop_map(|t| Ty::Array(Size::Dyn, Box::new(t))),
+                .prop_map(|t| Ty::array(Size::Dyn, t)),
             prop::collection::vec(inner, 2..4).prop_map(Ty::Tuple),
             Just(Ty::Tuple(vec![])),
         ]

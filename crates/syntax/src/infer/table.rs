@@ -450,7 +450,7 @@ impl Tables {
                 Ctor::Bool => Ty::Bool,
                 Ctor::Array(s, e) => {
                     let size = self.resolve_size(s);
-                    Ty::Array(size, Box::new(self.resolve(e)?))
+                    Ty::array(size, self.resolve(e)?)
                 }
                 Ctor::Tuple(items) => Ty::Tuple(
                     items

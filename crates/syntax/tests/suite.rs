@@ -17,6 +17,7 @@ mod parse;
 mod print;
 mod reals;
 mod roundtrip;
+mod shared_types;
 mod rules;
 mod specialize;
 mod target_prims;

@@ -438,10 +438,7 @@ mod tests {
 
     #[test]
     fn check_ty_reports_the_path() {
-        let ty = Ty::Tuple(vec![
-            Ty::Real,
-            Ty::array(syntax::Size::Lit(2), Ty::Real),
-        ]);
+        let ty = Ty::Tuple(vec![Ty::Real, Ty::array(syntax::Size::Lit(2), Ty::Real)]);
         let good = Value::tuple(vec![Value::Real(1.0), Value::reals(&[2.0, 3.0])]);
         assert_eq!(good.check_ty(&ty), Ok(()));
         let bad = Value::tuple(vec![

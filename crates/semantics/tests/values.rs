@@ -108,9 +108,7 @@ fn leaf_ty() -> impl Strategy<Value = Ty> {
 fn any_ty() -> impl Strategy<Value = Ty> {
     leaf_ty().prop_recursive(3, 12, 3, |inner| {
         prop_oneof![
-            inner
-                .clone()
-                .prop_map(|t| Ty::array(Size::Dyn, t)),
+            inner.clone().prop_map(|t| Ty::array(Size::Dyn, t)),
             prop::collection::vec(inner, 2..4).prop_map(Ty::Tuple),
             Just(Ty::Tuple(vec![])),
         ]

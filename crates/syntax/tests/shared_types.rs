@@ -81,7 +81,10 @@ fn a_nested_literal_of_a_variable_stores_linearly_many_type_nodes() {
     let (small, large) = (checked(&nested(2000)), checked(&nested(4000)));
     let (a, b) = (type_nodes(&small), type_nodes(&large));
     let ratio = b as f64 / a as f64;
-    assert!((1.8..=2.2).contains(&ratio), "type nodes: {a} then {b} ({ratio})");
+    assert!(
+        (1.8..=2.2).contains(&ratio),
+        "type nodes: {a} then {b} ({ratio})"
+    );
     assert!(a < 10 * 2000, "{a} type nodes at depth 2000");
     // The types are still the whole types: the literal's is 4,000 deep.
     assert_eq!(large.types.iter().map(rank).max(), Some(4000));

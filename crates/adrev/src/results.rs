@@ -16,7 +16,7 @@ use syntax::Ty;
 fn replace_reals(ty: &Ty, by: &Ty) -> Ty {
     match ty {
         Ty::Real => by.clone(),
-        Ty::Array(n, elem) => Ty::Array(n.clone(), Box::new(replace_reals(elem, by))),
+        Ty::Array(n, elem) => Ty::array(n.clone(), replace_reals(elem, by)),
         Ty::Tuple(items) => Ty::Tuple(items.iter().map(|t| replace_reals(t, by)).collect()),
         other => other.clone(),
     }

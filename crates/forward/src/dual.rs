@@ -58,7 +58,7 @@ impl Rep {
     pub(crate) fn tangent_real(&self) -> Ty {
         match self {
             Rep::Scalar => Ty::Real,
-            Rep::Vector { .. } => Ty::Array(Size::Dyn, Box::new(Ty::Real)),
+            Rep::Vector { .. } => Ty::array(Size::Dyn, Ty::Real),
         }
     }
 
@@ -67,7 +67,7 @@ impl Rep {
         match ty {
             Ty::Real => Ty::Tuple(vec![Ty::Real, self.tangent_real()]),
             Ty::Int | Ty::Bool => ty.clone(),
-            Ty::Array(size, elem) => Ty::Array(size.clone(), Box::new(self.dual_ty(elem))),
+            Ty::Array(size, elem) => Ty::array(size.clone(), self.dual_ty(elem)),
             Ty::Tuple(items) => Ty::Tuple(items.iter().map(|t| self.dual_ty(t)).collect()),
             Ty::Func(params, ret) => Ty::Func(
                 params.iter().map(|t| self.dual_ty(t)).collect(),

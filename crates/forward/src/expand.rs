@@ -458,7 +458,7 @@ pub(crate) fn zeros_of(cx: &mut Builder, k: &Atom, outer: &mut Vec<(Pat, ExprId)
     let zeros = cx.build(n, Size::Dyn, |cx, _| Ok(cx.real(0.0)))?;
     let name = cx.fresh("zeros");
     outer.push((Pat::Var(name.clone()), zeros));
-    Ok(Atom::Var(name, Ty::Array(Size::Dyn, Box::new(Ty::Real))))
+    Ok(Atom::Var(name, Ty::array(Size::Dyn, Ty::Real)))
 }
 
 /// `f arg` for a function of `arity` parameters; for more than one, `arg`

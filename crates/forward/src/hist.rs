@@ -79,7 +79,7 @@ impl Macro<'_> {
                                         Prim::WinnerMin
                                     };
                                     let args = ops(cx, &trio);
-                                    let wty = Ty::Array(m.clone(), Box::new(Ty::Int));
+                                    let wty = Ty::array(m.clone(), Ty::Int);
                                     let w = cx.prim(w, args, wty);
                                     cx.bind("w", w, |cx, w| {
                                         chosen(cx, &m, &trio[0], &r, &w, &dd, &dv)

@@ -7,7 +7,7 @@ use common::{compile, verified};
 use syntax::{Size, Ty};
 
 fn arr(n: &str, t: Ty) -> Ty {
-    Ty::Array(Size::Var(syntax::Name::new(n), 0), Box::new(t))
+    Ty::array(Size::Var(syntax::Name::new(n), 0), t)
 }
 
 fn pair(a: Ty, b: Ty) -> Ty {

@@ -477,7 +477,7 @@ fn plan_prune(
     );
     let mut new_args = args.clone();
     new_args[pos] = lam;
-    let xty = Ty::Array(size, Box::new(new_elem.clone()));
+    let xty = Ty::array(size, new_elem.clone());
     let new_v = add(m, Expr::Prim { op, args: new_args }, xty.clone(), span);
     let mut plan = Plan {
         new_value: Some((b.let_node, new_v)),

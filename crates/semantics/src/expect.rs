@@ -229,10 +229,7 @@ mod typed_tests {
         Def {
             name: Name::new("dot_"),
             name_span: Span::new(0, 1),
-            params: vec![
-                param("A", Ty::Array(n(), Box::new(Ty::Real))),
-                param("k", Ty::Int),
-            ],
+            params: vec![param("A", Ty::array(n(), Ty::Real)), param("k", Ty::Int)],
             ret: Some(Ty::Real),
             body: ExprId(0),
         }

@@ -324,7 +324,7 @@ mod tests {
     use syntax::{Name, Size};
 
     fn arr(size: Size, elem: Ty) -> Ty {
-        Ty::Array(size, Box::new(elem))
+        Ty::array(size, elem)
     }
 
     fn err_text(text: &str, ty: &Ty) -> String {

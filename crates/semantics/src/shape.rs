@@ -203,7 +203,7 @@ mod tests {
     use super::*;
 
     fn arr(size: Size) -> Ty {
-        Ty::Array(size, Box::new(Ty::Real))
+        Ty::array(size, Ty::Real)
     }
 
     #[test]

@@ -438,10 +438,7 @@ mod tests {
 
     #[test]
     fn check_ty_reports_the_path() {
-        let ty = Ty::Tuple(vec![
-            Ty::Real,
-            Ty::Array(syntax::Size::Lit(2), Box::new(Ty::Real)),
-        ]);
+        let ty = Ty::Tuple(vec![Ty::Real, Ty::array(syntax::Size::Lit(2), Ty::Real)]);
         let good = Value::tuple(vec![Value::Real(1.0), Value::reals(&[2.0, 3.0])]);
         assert_eq!(good.check_ty(&ty), Ok(()));
         let bad = Value::tuple(vec![
@@ -464,7 +461,7 @@ mod tests {
     #[test]
     fn square_matrices_bind_one_variable() {
         let n = || syntax::Size::Var(syntax::Name::new("n"), 0);
-        let ty = Ty::Array(n(), Box::new(Ty::Array(n(), Box::new(Ty::Real))));
+        let ty = Ty::array(n(), Ty::array(n(), Ty::Real));
         let square = Value::array(vec![Value::reals(&[1.0, 2.0]), Value::reals(&[3.0, 4.0])]);
         assert_eq!(square.check_ty(&ty), Ok(()));
         let wide = Value::array(vec![

@@ -83,7 +83,7 @@ proptest! {
             name_span: Span::new(0, 1),
             params: vec![
                 Param { name: Name::new("x"), ty: Some(Ty::Real), span: Span::new(0, 1) },
-                Param { name: Name::new("a"), ty: Some(Ty::Array(Size::Dyn, Box::new(Ty::Real))), span: Span::new(0, 1) },
+                Param { name: Name::new("a"), ty: Some(Ty::array(Size::Dyn, Ty::Real)), span: Span::new(0, 1) },
             ],
             ret: None,
             body: ExprId(body),
@@ -108,9 +108,7 @@ fn leaf_ty() -> impl Strategy<Value = Ty> {
 fn any_ty() -> impl Strategy<Value = Ty> {
     leaf_ty().prop_recursive(3, 12, 3, |inner| {
         prop_oneof![
-            inner
-                .clone()
-                .prop_map(|t| Ty::Array(Size::Dyn, Box::new(t))),
+            inner.clone().prop_map(|t| Ty::array(Size::Dyn, t)),
             prop::collection::vec(inner, 2..4).prop_map(Ty::Tuple),
             Just(Ty::Tuple(vec![])),
         ]

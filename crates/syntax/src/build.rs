@@ -593,7 +593,7 @@ impl<E: From<BuildError>> Builder<E> {
         let b = body(self, Atom::Var(i.clone(), Ty::Int))?;
         let elem = self.ty(b)?;
         let f = self.lambda(vec![(i, Ty::Int)], b)?;
-        Ok(self.prim(Prim::Build, vec![n, f], Ty::Array(size, Box::new(elem))))
+        Ok(self.prim(Prim::Build, vec![n, f], Ty::array(size, elem)))
     }
 
     /// `map (fun x -> body) a`.
@@ -604,14 +604,14 @@ impl<E: From<BuildError>> Builder<E> {
         body: impl FnOnce(&mut Self, Atom) -> Result<ExprId, E>,
     ) -> Result<ExprId, E> {
         let (size, elem) = match self.ty(array)? {
-            Ty::Array(size, elem) => (size, *elem),
+            Ty::Array(size, elem) => (size, Ty::clone(&elem)),
             other => return Err(self.internal(format!("map over {}", print::ty(&other)))),
         };
         let x = self.fresh(base);
         let b = body(self, Atom::Var(x.clone(), elem.clone()))?;
         let out = self.ty(b)?;
         let f = self.lambda(vec![(x, elem)], b)?;
-        Ok(self.prim(Prim::Map, vec![f, array], Ty::Array(size, Box::new(out))))
+        Ok(self.prim(Prim::Map, vec![f, array], Ty::array(size, out)))
     }
 
     /// `map2 (fun (x, y) -> body) a b`.
@@ -622,7 +622,7 @@ impl<E: From<BuildError>> Builder<E> {
         body: impl FnOnce(&mut Self, Atom, Atom) -> Result<ExprId, E>,
     ) -> Result<ExprId, E> {
         let (size, ea) = match self.ty(a)? {
-            Ty::Array(size, elem) => (size, *elem),
+            Ty::Array(size, elem) => (size, Ty::clone(&elem)),
             other => return Err(self.internal(format!("map2 over {}", print::ty(&other)))),
         };
         let eb = elem_ty(&self.ty(b)?).ok_or_else(|| self.internal("map2 over a non-array"))?;
@@ -635,7 +635,7 @@ impl<E: From<BuildError>> Builder<E> {
         )?;
         let out = self.ty(body)?;
         let f = self.lambda(vec![(x, ea), (y, eb)], body)?;
-        Ok(self.prim(Prim::Map2, vec![f, a, b], Ty::Array(size, Box::new(out))))
+        Ok(self.prim(Prim::Map2, vec![f, a, b], Ty::array(size, out)))
     }
 
     /// `reduce (fun (a, b) -> a + b) 0 arr` over reals.

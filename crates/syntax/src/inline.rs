@@ -370,7 +370,7 @@ impl<'a> Copier<'a> {
                     }
                     s => s.clone(),
                 };
-                Ty::Array(size, Box::new(self.rename_in(elem, sizes)))
+                Ty::array(size, self.rename_in(elem, sizes))
             }
             Ty::Tuple(items) => Ty::Tuple(items.iter().map(|i| self.rename_in(i, sizes)).collect()),
             Ty::Func(params, ret) => Ty::Func(

@@ -140,8 +140,11 @@ pub enum Ty {
     Int,
     /// `Bool`, conditions.
     Bool,
-    /// `[n]T`.
-    Array(Size, Box<Ty>),
+    /// `[n]T`. The element type is shared: the type of `[e]` reuses the
+    /// type of `e` (one allocation, not a copy), so a nested literal of
+    /// depth d holds d type nodes, not d² (docs/scale.md, "Shared types").
+    /// Equality of two shared elements is a pointer comparison first.
+    Array(Size, Arc<Ty>),
     /// `(T1, ..., Tk)`; k = 0 is the unit type `()`, k = 1 never occurs.
     Tuple(Vec<Ty>),
     /// `(T1, ..., Tk) -> T`: a k-ary function, applied to all k arguments at once.
@@ -149,6 +152,11 @@ pub enum Ty {
 }
 
 impl Ty {
+    /// `[size]elem`.
+    pub fn array(size: Size, elem: impl Into<Arc<Ty>>) -> Ty {
+        Ty::Array(size, elem.into())
+    }
+
     /// Whether this is a ground type (seeds/000 Fig. 4): reals, arrays of
     /// ground types, tuples of ground types. Int and Bool count as ground
     /// (their cotangent space is trivial).
@@ -969,7 +977,7 @@ impl Reals {
         self.shape
             .iter()
             .rev()
-            .fold(Ty::Real, |t, &n| Ty::Array(Size::Lit(n), Box::new(t)))
+            .fold(Ty::Real, |t, &n| Ty::array(Size::Lit(n), t))
     }
 
     /// How many numbers one element of the outermost dimension holds.

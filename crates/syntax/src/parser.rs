@@ -735,7 +735,7 @@ impl<'t> Parser<'t> {
                     let size = p.size()?;
                     p.expect(&Tok::RBracket, "after the size of the array type")?;
                     let elem = p.ty_atom()?.into_ty();
-                    Ok(TyAtom::One(Ty::Array(size, Box::new(elem))))
+                    Ok(TyAtom::One(Ty::array(size, elem)))
                 }
                 Tok::LParen => {
                     p.bump();

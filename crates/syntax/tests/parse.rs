@@ -235,7 +235,7 @@ fn operands_come_before_their_users() {
 #[test]
 fn types() {
     let t = |s: &str| parse_ty(s).unwrap_or_else(|e| panic!("{s}: {e:?}"));
-    let arr = |n: Size, t: Ty| Ty::Array(n, Box::new(t));
+    let arr = |n: Size, t: Ty| Ty::array(n, t);
     let var = |n: &str, k| Size::Var(syntax::Name::new(n), k);
     let func = |ps: Vec<Ty>, r: Ty| Ty::Func(ps, Box::new(r));
     assert_eq!(t("R"), Ty::Real);

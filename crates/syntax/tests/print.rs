@@ -187,7 +187,7 @@ fn core_form_prints_prims_annotations_and_special_reals() {
     let mut b = B {
         m: Module::new(SourceFile::default()),
     };
-    let arr = Ty::Array(Size::Var(Name::new("n"), 0), Box::new(Ty::Real));
+    let arr = Ty::array(Size::Var(Name::new("n"), 0), Ty::Real);
     let x = b.var("x");
     let sin = b.prim(Prim::Sin, vec![x]);
     let minus_two = b.add(Expr::Real(-2.0));

@@ -112,7 +112,7 @@ fn ty() -> impl Strategy<Value = Ty> {
     let leaf = prop_oneof![Just(Ty::Real), Just(Ty::Int), Just(Ty::Bool)];
     leaf.prop_recursive(4, 16, 3, |inner| {
         prop_oneof![
-            (size(), inner.clone()).prop_map(|(s, t)| Ty::Array(s, Box::new(t))),
+            (size(), inner.clone()).prop_map(|(s, t)| Ty::array(s, t)),
             prop_oneof![Just(vec![]), prop::collection::vec(inner.clone(), 2..4)]
                 .prop_map(Ty::Tuple),
             (prop::collection::vec(inner.clone(), 0..3), inner)

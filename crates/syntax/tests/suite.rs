@@ -18,6 +18,7 @@ mod print;
 mod reals;
 mod roundtrip;
 mod rules;
+mod shared_types;
 mod specialize;
 mod target_prims;
 mod types;

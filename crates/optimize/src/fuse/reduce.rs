@@ -455,7 +455,7 @@ fn build(
             op: Prim::Map,
             args: vec![mlam, src],
         },
-        Ty::Array(size, Box::new(el_t)),
+        Ty::array(size, el_t),
         span,
     );
     let fused = add(
@@ -614,8 +614,8 @@ fn zipped(
     let span = m.span(at);
     let pair_s = Ty::Tuple(accs.clone());
     let pair_e = Ty::Tuple(els.clone());
-    let acc_z = Ty::Array(size.clone(), Box::new(pair_s.clone()));
-    let el_z = Ty::Array(size.clone(), Box::new(pair_e.clone()));
+    let acc_z = Ty::array(size.clone(), pair_s.clone());
+    let el_z = Ty::array(size.clone(), pair_e.clone());
     let (u, w, a, c) = (
         fresh(m, names, "u"),
         fresh(m, names, "v"),
@@ -679,7 +679,7 @@ fn zipped(
             op: Prim::Map,
             args: vec![mlam, src],
         },
-        Ty::Array(xsize.clone(), Box::new(el_z)),
+        Ty::array(xsize.clone(), el_z),
         span,
     );
     let fused = add(

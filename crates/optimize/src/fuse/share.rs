@@ -387,7 +387,7 @@ fn build(
         span,
     );
     let av = add(m, Expr::Var(array.clone()), aty.clone(), span);
-    let ety = Ty::Array(size.clone(), Box::new(Ty::Real));
+    let ety = Ty::array(size.clone(), Ty::Real);
     let value = add(
         m,
         Expr::Prim {
@@ -527,7 +527,7 @@ pub(super) fn read_alongside(
             op: Prim::Map2,
             args: vec![zlam, args[k], ev],
         },
-        Ty::Array(asize, Box::new(pair.clone())),
+        Ty::array(asize, pair.clone()),
         span,
     );
     let xq = fresh(m, names, "a");

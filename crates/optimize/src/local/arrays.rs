@@ -217,7 +217,7 @@ impl Round<'_> {
         let mut elems = Vec::new();
         for &a in &args[1..] {
             match self.ty(a) {
-                Ty::Array(_, e) => elems.push(*e),
+                Ty::Array(_, e) => elems.push(Ty::clone(&e)),
                 _ => return None,
             }
         }

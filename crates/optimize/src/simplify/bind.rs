@@ -621,7 +621,7 @@ impl Round<'_> {
         let Ty::Array(_, elem) = self.ty(value) else {
             return false;
         };
-        let Ty::Tuple(parts) = *elem else {
+        let Ty::Tuple(parts) = &*elem else {
             return false;
         };
         occ.count > 1

@@ -247,7 +247,7 @@ impl Direct<'_> {
             let dx = match dx {
                 Cot::Val(dx) => dx,
                 _ => {
-                    let zeros = zero(b, &Ty::Array(Size::Dyn, Box::new(Ty::Real)), Some(&a));
+                    let zeros = zero(b, &Ty::array(Size::Dyn, Ty::Real), Some(&a));
                     b.bind("g", zeros)
                 }
             };

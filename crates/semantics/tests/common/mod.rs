@@ -161,7 +161,7 @@ impl B {
 }
 
 pub fn arr(size: Size, elem: Ty) -> Ty {
-    Ty::Array(size, Box::new(elem))
+    Ty::array(size, elem)
 }
 
 pub fn n() -> Size {

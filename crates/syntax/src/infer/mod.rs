@@ -403,12 +403,13 @@ impl<'m> Cx<'m> {
             )
         })?;
         let mut types = Vec::with_capacity(self.expr_ty.len());
+        let mut done = FxHashMap::default();
         for (id, v) in std::mem::take(&mut self.expr_ty) {
             let ty = self
                 .t
-                .resolve(v)
+                .resolve_shared(v, &mut done)
                 .map_err(|span| cannot("this expression".into(), span.to(self.m.span(id))))?;
-            types.push((id, ty));
+            types.push((id, Ty::clone(&ty)));
         }
         Ok(Solution {
             types,
@@ -779,8 +780,14 @@ impl<'m> Cx<'m> {
                 ),
             }),
             Expr::Array(items) => {
-                let elem = self.t.fresh(span, Class::Any);
-                for &i in items {
+                // The first item's type is the element type: binding a
+                // fresh variable to it would run the occurs check over the
+                // whole type, d² for a nested literal of depth d.
+                let (elem, rest) = match items.split_first() {
+                    Some((&first, rest)) => (self.expr(first)?, rest),
+                    None => (self.t.fresh(span, Class::Any), &items[..]),
+                };
+                for &i in rest {
                     let ti = self.expr(i)?;
                     self.expect(elem, ti, self.m.span(i))?;
                 }

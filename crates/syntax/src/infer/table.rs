@@ -25,6 +25,9 @@
 
 use ena::unify::{InPlaceUnificationTable, NoError, UnifyKey, UnifyValue};
 
+use std::sync::Arc;
+
+use crate::fxhash::FxHashMap;
 use crate::ir::{Name, Size, Span, Ty};
 
 /// A type variable.
@@ -450,7 +453,7 @@ impl Tables {
                 Ctor::Bool => Ty::Bool,
                 Ctor::Array(s, e) => {
                     let size = self.resolve_size(s);
-                    Ty::Array(size, Box::new(self.resolve(e)?))
+                    Ty::array(size, self.resolve(e)?)
                 }
                 Ctor::Tuple(items) => Ty::Tuple(
                     items
@@ -467,6 +470,51 @@ impl Tables {
                 }
             }),
         })
+    }
+
+    /// [`Tables::resolve`] once inference is over, each root resolved once:
+    /// `done` keeps the type of every root resolved so far, and an array
+    /// type shares its element's, so the types of a nested literal of depth
+    /// d are d nodes, not d² (docs/scale.md, "Shared types"). Only for the
+    /// final solution: while unifying, a root's type may still grow.
+    pub fn resolve_shared(
+        &mut self,
+        v: TyVar,
+        done: &mut FxHashMap<TyVar, Arc<Ty>>,
+    ) -> Result<Arc<Ty>, Span> {
+        let root = self.tys.find(v);
+        if let Some(t) = done.get(&root) {
+            return Ok(t.clone());
+        }
+        let ty = crate::stack::guard(|| match self.tys.probe_value(root) {
+            TyVal::Unknown { span, .. } => Err(span),
+            TyVal::Known(ctor) => Ok(match ctor {
+                Ctor::Real => Ty::Real,
+                Ctor::Int => Ty::Int,
+                Ctor::Bool => Ty::Bool,
+                Ctor::Array(s, e) => {
+                    let size = self.resolve_size(s);
+                    Ty::Array(size, self.resolve_shared(e, done)?)
+                }
+                Ctor::Tuple(items) => Ty::Tuple(
+                    items
+                        .into_iter()
+                        .map(|i| self.resolve_shared(i, done).map(|t| Ty::clone(&t)))
+                        .collect::<Result<_, _>>()?,
+                ),
+                Ctor::Func(params, ret) => {
+                    let params = params
+                        .into_iter()
+                        .map(|p| self.resolve_shared(p, done).map(|t| Ty::clone(&t)))
+                        .collect::<Result<_, _>>()?;
+                    let ret: Arc<Ty> = self.resolve_shared(ret, done)?;
+                    Ty::Func(params, Box::new(Ty::clone(&ret)))
+                }
+            }),
+        })?;
+        let ty = Arc::new(ty);
+        done.insert(root, ty.clone());
+        Ok(ty)
     }
 
     /// The size a term stands for: a literal, a rigid name plus offset, or

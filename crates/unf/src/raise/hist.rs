@@ -27,8 +27,8 @@ impl Raise<'_> {
         self.b.retype = true;
         let (dty, vty) = (self.b.ty(d).clone(), self.b.ty(v).clone());
         let winners = match &dty {
-            Ty::Array(m, _) => Ty::Array(m.clone(), Box::new(Ty::Int)),
-            _ => Ty::Array(syntax::Size::Dyn, Box::new(Ty::Int)),
+            Ty::Array(m, _) => Ty::array(m.clone(), Ty::Int),
+            _ => Ty::array(syntax::Size::Dyn, Ty::Int),
         };
         Ok(match op {
             P::Scatter => {

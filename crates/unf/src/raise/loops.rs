@@ -35,7 +35,7 @@ pub(super) fn elem_of(ty: &Ty) -> Ty {
 
 /// `[_]T`.
 pub(super) fn array_of(ty: Ty) -> Ty {
-    Ty::Array(Size::Dyn, Box::new(ty))
+    Ty::array(Size::Dyn, ty)
 }
 
 /// The values of a function's free variables at the primal point.

@@ -219,12 +219,12 @@ impl Raise<'_> {
         self.b.retype = true;
         let k = pairs.len() as u64;
         let is: Vec<_> = pairs.iter().map(|&(i, _)| self.b.use_val(i)).collect();
-        let ty = Ty::Array(syntax::Size::Lit(k), Box::new(Ty::Int));
+        let ty = Ty::array(syntax::Size::Lit(k), Ty::Int);
         let e = self.b.add(Expr::Array(is), ty);
         let is = self.b.bind(e, "i");
         let zs: Vec<_> = pairs.iter().map(|&(_, z)| self.b.use_val(z)).collect();
         let elem = elem_of(self.b.ty(witness));
-        let ty = Ty::Array(syntax::Size::Lit(k), Box::new(elem));
+        let ty = Ty::array(syntax::Size::Lit(k), elem);
         let e = self.b.add(Expr::Array(zs), ty);
         (is, self.b.bind(e, "d"))
     }

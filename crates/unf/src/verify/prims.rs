@@ -406,7 +406,7 @@ impl Checker<'_> {
     /// The element type of an array type.
     pub(super) fn array_elem(&mut self, at: Loc, span: Span, t: TyId) -> Option<Ty> {
         match self.ground(at, span, t)? {
-            Ty::Array(_, elem) => Some(*elem),
+            Ty::Array(_, elem) => Some(Ty::clone(&elem)),
             _ => {
                 self.err(at, span, format!("type {t} is not an array"));
                 None

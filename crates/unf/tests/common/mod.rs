@@ -7,7 +7,7 @@ pub use semantics::Value;
 use syntax::{Def, Expr, ExprId, Module, Name, Param, Pat, Prim, Size, SourceFile, Span, Ty};
 
 pub fn arr() -> Ty {
-    Ty::Array(Size::Var(Name::new("n"), 0), Box::new(Ty::Real))
+    Ty::array(Size::Var(Name::new("n"), 0), Ty::Real)
 }
 
 /// Builds a core-form module bottom-up.

@@ -177,7 +177,7 @@ pub(super) fn build(
                 span,
             );
             let (size, _) = elem_ty(&m.types[mt.c1.index()])?;
-            let ty = Ty::Array(size, Box::new(ety));
+            let ty = Ty::array(size, ety);
             let mut all = vec![lam];
             all.extend(arrays);
             (
@@ -219,7 +219,7 @@ pub(super) fn build(
         sargs.push(c);
     }
     let (size, _) = elem_ty(&m.types[l1.node.index()])?;
-    let sty = Ty::Array(size, Box::new(rty.clone()));
+    let sty = Ty::array(size, rty.clone());
     let svalue = add(m, Expr::Prim { op, args: sargs }, sty.clone(), span);
     let big_s = fresh(m, names, "s");
     // L1 reads S where it computed c1 (or maps G over it).

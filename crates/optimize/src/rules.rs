@@ -354,7 +354,7 @@ impl RuleName {
                 "let X = map f A in .. map (fun t -> t.i) X .. ~> let X = map (fun a -> let t = f a in (t.i, ..)) A in ..  (every use of X a projection map, some component never read; also map2, build)"
             }
             RuleName::TriangleBound => {
-                "map2 (fun (r, p) -> .. reduce (+) 0 (map2 (*) r x) ..) T P ~> build (length T) (fun j -> let r = T[j] in let p = P[j] in .. ifold (fun (s, i) -> s + r[i] * x[i]) 0 (min (j + c) (length r)) ..)  (T a triangle: a let-bound build n (fun j -> build m (fun i -> if i < j then e else 0)), also <=, >, >= and the branches swapped, c = 0 or 1, reached through lets, tuples, projections and the elements of maps; x a variable; exact when x is finite: the skipped terms are 0 * x[i] = +-0, and a sum from +0 is never -0)"
+                "map2 (fun (r, p) -> .. reduce (+) 0 (map2 (*) r x) ..) T P ~> build (length T) (fun j -> let r = T[j] in let p = P[j] in .. reduce (+) 0 (build (min (j + c) (length r)) (fun i -> r[i] * x[i])) ..)  (T a triangle: a let-bound build n (fun j -> build m (fun i -> if i < j then e else 0)), also <=, >, >= and the branches swapped, c = 0 or 1, reached through lets, tuples, projections and the elements of maps; x a variable; exact when x is finite: the skipped terms are 0 * x[i] = +-0, and a sum from +0 is never -0)"
             }
             RuleName::IfSame => "if e1 then e2 else e2 ~> e2",
             RuleName::IfConst => "if true then e2 else e3 ~> e2, if false then e2 else e3 ~> e3",

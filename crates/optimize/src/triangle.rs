@@ -13,7 +13,7 @@
 //! ```text
 //! map2 (fun (r, p) -> .. reduce (+) 0 (map2 (*) r x) ..) T P
 //!   ~> build (length T) (fun j -> let r = T[j] in let p = P[j] in
-//!        .. ifold (fun (s, i) -> s + r[i] * x[i]) 0 (min (j + c) (length r)) ..)
+//!        .. reduce (+) 0 (build (min (j + c) (length r)) (fun i -> r[i] * x[i])) ..)
 //! ```
 //!
 //! (`c = 1` for `i <= j`), the sum visits the row's nonzero prefix only:
@@ -21,8 +21,8 @@
 //! pass's recomputation of it.
 //!
 //! Why the values are the same, bit for bit, when `x` is finite: `reduce
-//! (+) 0` is a left fold from `+0` (the evaluator's and the C code's), and
-//! so is the `ifold`, over the same first terms in the same order. Each
+//! (+) 0` is a left fold from `+0` (the evaluator's and the C code's
+//! default configuration's), over the same first terms in the same order. Each
 //! skipped term is `+0 * x[i]`, which for a finite `x[i]` is `+0` or `-0`.
 //! Adding either to an accumulator `s` gives `s` unless `s` is `-0` (then
 //! `-0 + +0 = +0`), and the accumulator is never `-0`: it starts at `+0`,
@@ -225,8 +225,7 @@ impl Pass<'_> {
                 (self.children(id), fact)
             }
             Expr::Prim {
-                op: Prim::Reduce,
-                ..
+                op: Prim::Reduce, ..
             } => {
                 let new = self.children(id);
                 (self.bound_sum(new).unwrap_or(new), None)
@@ -393,7 +392,14 @@ impl Pass<'_> {
                 _ => unreachable!("a map2's argument is an array"),
             };
             let jv = self.add(Expr::Var(j.clone()), Ty::Int, span);
-            let at_j = self.add(Expr::Index { array: a, index: jv }, ety, span);
+            let at_j = self.add(
+                Expr::Index {
+                    array: a,
+                    index: jv,
+                },
+                ety,
+                span,
+            );
             let bty = self.ty(inner);
             inner = self.add(
                 Expr::Let {
@@ -451,9 +457,10 @@ impl Pass<'_> {
     }
 
     /// `reduce (+) 0 (map2 (*) r x)` with `r` a row of a triangle and `x`
-    /// a name ~> `ifold (fun (s, i) -> s + r[i] * x[i]) 0 (min (j + c)
-    /// (length r))` (also `x` first; `*` is commutative in IEEE
-    /// arithmetic, the product is written in the lambda's order).
+    /// a name ~> `reduce (+) 0 (build (min (j + c) (length r)) (fun i ->
+    /// r[i] * x[i]))` (also `x` first, the product in the lambda's order).
+    /// Still a `reduce` of `(+)`: the C backend fuses the `build` into it
+    /// and, in its `reassociate` configuration, vectorizes it as before.
     fn bound_sum(&mut self, id: ExprId) -> Option<ExprId> {
         let Expr::Prim { args, .. } = self.m.expr(id).clone() else {
             return None;
@@ -491,11 +498,17 @@ impl Pass<'_> {
             (None, None) => return None,
         };
         let span = self.m.span(id);
-        let s = self.fresh("s");
         let i = self.fresh("i");
         let read = |p: &mut Self, arr: ExprId| {
             let iv = p.add(Expr::Var(i.clone()), Ty::Int, span);
-            p.add(Expr::Index { array: arr, index: iv }, Ty::Real, span)
+            p.add(
+                Expr::Index {
+                    array: arr,
+                    index: iv,
+                },
+                Ty::Real,
+                span,
+            )
         };
         let (first, second) = (self.copy_atom(margs[1]), self.copy_atom(margs[2]));
         let (x, y) = (read(self, first), read(self, second));
@@ -508,43 +521,34 @@ impl Pass<'_> {
             Ty::Real,
             span,
         );
-        let sv = self.add(Expr::Var(s.clone()), Ty::Real, span);
-        let sum = self.add(
-            Expr::Prim {
-                op: Prim::Add,
-                args: vec![sv, prod],
-            },
-            Ty::Real,
-            span,
-        );
-        let step = self.add(
+        let term = self.add(
             Expr::Lambda {
-                params: vec![
-                    Param {
-                        name: s,
-                        ty: Some(Ty::Real),
-                        span,
-                    },
-                    Param {
-                        name: i,
-                        ty: Some(Ty::Int),
-                        span,
-                    },
-                ],
-                body: sum,
+                params: vec![Param {
+                    name: i,
+                    ty: Some(Ty::Int),
+                    span,
+                }],
+                body: prod,
             },
-            Ty::Func(vec![Ty::Real, Ty::Int], Box::new(Ty::Real)),
+            Ty::Func(vec![Ty::Int], Box::new(Ty::Real)),
             span,
         );
         let row = self.copy_atom(row);
         let bound = self.prefix(row, &j, extra, span);
-        let zero = self.add(Expr::Real(0.0), Ty::Real, span);
+        let terms = self.add(
+            Expr::Prim {
+                op: Prim::Build,
+                args: vec![bound, term],
+            },
+            Ty::Array(syntax::Size::Dyn, Box::new(Ty::Real)),
+            span,
+        );
         self.bounded.push(j);
         self.count += 1;
         Some(self.add(
             Expr::Prim {
-                op: Prim::Ifold,
-                args: vec![step, zero, bound],
+                op: Prim::Reduce,
+                args: vec![*f, *z, terms],
             },
             Ty::Real,
             span,

@@ -12,3 +12,4 @@ mod pipeline;
 mod reduce_from_scan;
 mod rules;
 mod scale;
+mod triangle_bound;

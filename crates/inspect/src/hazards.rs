@@ -16,7 +16,11 @@
 //!   adjoint is 0 · inf: unsafe, move it into the branch;
 //! - **under `max` or `min`**: both operands run, the one that loses gets
 //!   the adjoint 0: unsafe, write the choice as an `if` on a condition
-//!   that does not need the singular value.
+//!   that does not need the singular value. (A `reduce` or `foldl` whose
+//!   function is a bare `max`/`min` of its parameters, directly over a
+//!   `map`, runs the map's adjoint at the winner only, unf's `select.rs`
+//!   and `picked.rs`: there the finding is conservative, as the facts do
+//!   not tell the elements of an array apart.)
 //!
 //! The dataflow is [`crate::flow`]'s: a fact is the set of singular
 //! operations whose value reaches a node through reals (a comparison or

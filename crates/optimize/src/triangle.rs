@@ -388,7 +388,7 @@ impl Pass<'_> {
         for (p, &a) in params.iter().zip(&reads).rev() {
             let at = self.ty(a);
             let ety = match at {
-                Ty::Array(_, e) => *e,
+                Ty::Array(_, e) => (*e).clone(),
                 _ => unreachable!("a map2's argument is an array"),
             };
             let jv = self.add(Expr::Var(j.clone()), Ty::Int, span);
@@ -540,7 +540,7 @@ impl Pass<'_> {
                 op: Prim::Build,
                 args: vec![bound, term],
             },
-            Ty::Array(syntax::Size::Dyn, Box::new(Ty::Real)),
+            Ty::array(syntax::Size::Dyn, Ty::Real),
             span,
         );
         self.bounded.push(j);

@@ -58,7 +58,8 @@ fn a_literal_of_any_length_is_one_term() {
     );
     assert_eq!(rs.exprs.len(), rl.exprs.len(), "UNF⁻¹ of the literal");
     // The file holds each number once (in the Source module): linear.
-    let ratio = unf::to_ron(&large).expect("the module writes as RON").len() as f64 / unf::to_ron(&small).expect("the module writes as RON").len() as f64;
+    let ratio = unf::to_ron(&large).expect("the module writes as RON").len() as f64
+        / unf::to_ron(&small).expect("the module writes as RON").len() as f64;
     assert!(ratio <= 2.2, "the RON file grew {ratio:.2} times");
 }
 
@@ -91,7 +92,11 @@ fn the_ron_file_reads_back_bit_for_bit() {
     let u = lowered(text);
     let ron = unf::to_ron(&u).expect("the module writes as RON");
     let back = unf::from_ron(&ron, Kind::Source).expect("reads back");
-    assert_eq!(unf::to_ron(&back).expect("the module writes as RON"), ron, "byte-stable");
+    assert_eq!(
+        unf::to_ron(&back).expect("the module writes as RON"),
+        ron,
+        "byte-stable"
+    );
     let bits =
         |m: &Module| -> Vec<u64> { literals(m)[0].data.iter().map(|x| x.to_bits()).collect() };
     assert_eq!(bits(&back), bits(&u));

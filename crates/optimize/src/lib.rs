@@ -28,7 +28,6 @@ mod hash;
 mod local;
 pub mod rules;
 mod simplify;
-mod triangle;
 
 use std::collections::BTreeMap;
 
@@ -179,12 +178,8 @@ fn run(mut m: Module, cfg: &Config) -> Result<(Module, Report), Error> {
                 .without(RuleName::ShareElementwise)
                 .without(RuleName::ShareInnerLoop)
                 .without(RuleName::ReduceFromScan)
-                .without(RuleName::TriangleBound)
         };
         fuse::run(&mut cur, &mut names, rules, &mut fired);
-        // Sums over a triangle's rows bounded, on a settled program (whose
-        // lets and zips the next round cleans up).
-        triangle::run(&mut cur, &mut names, rules, &mut fired);
         if fired.is_empty() {
             if report.rounds == 1 && cfg.rules.contains(RuleName::InlineOnce) {
                 // A fixpoint without `inline-once`: now with it.

@@ -101,8 +101,6 @@ pub enum RuleName {
     ReduceFusion,
     /// `let X = map f A` whose uses are all projection maps keeps only the components they read (`fuse.rs`).
     PruneComponents,
-    /// `map2 (fun (r, p) -> .. reduce (+) 0 (map2 (*) r x) ..) T P` for `T` a triangle `build n (fun j -> build m (fun i -> if i < j then e else 0))` ~> the same over `build (length T) (fun j -> ..)` with the sum bounded to the row's nonzero prefix (`triangle.rs`).
-    TriangleBound,
     // Conditionals.
     /// `if e1 then e2 else e2 ~> e2` (the branches equal up to bound names).
     IfSame,
@@ -155,7 +153,6 @@ impl RuleName {
         RuleName::RecomputeCheap,
         RuleName::ReduceFusion,
         RuleName::PruneComponents,
-        RuleName::TriangleBound,
         RuleName::IfSame,
         RuleName::IfConst,
         RuleName::IfFloat,
@@ -208,7 +205,6 @@ impl RuleName {
             RuleName::RecomputeCheap => "recompute-cheap",
             RuleName::ReduceFusion => "reduce-fusion",
             RuleName::PruneComponents => "prune-components",
-            RuleName::TriangleBound => "triangle-bound",
             RuleName::IfSame => "if-same",
             RuleName::IfConst => "if-const",
             RuleName::IfFloat => "if-float",
@@ -254,8 +250,7 @@ impl RuleName {
             | RuleName::UnzipFusion
             | RuleName::RecomputeCheap
             | RuleName::ReduceFusion
-            | RuleName::PruneComponents
-            | RuleName::TriangleBound => "classic array simplifications",
+            | RuleName::PruneComponents => "classic array simplifications",
             RuleName::IfSame | RuleName::IfConst | RuleName::IfFloat | RuleName::IfTuple => {
                 "conditionals"
             }
@@ -352,9 +347,6 @@ impl RuleName {
             }
             RuleName::PruneComponents => {
                 "let X = map f A in .. map (fun t -> t.i) X .. ~> let X = map (fun a -> let t = f a in (t.i, ..)) A in ..  (every use of X a projection map, some component never read; also map2, build)"
-            }
-            RuleName::TriangleBound => {
-                "map2 (fun (r, p) -> .. reduce (+) 0 (map2 (*) r x) ..) T P ~> build (length T) (fun j -> let r = T[j] in let p = P[j] in .. reduce (+) 0 (build (min (j + c) (length r)) (fun i -> r[i] * x[i])) ..)  (T a triangle: a let-bound build n (fun j -> build m (fun i -> if i < j then e else 0)), also <=, >, >= and the branches swapped, c = 0 or 1, reached through lets, tuples, projections and the elements of maps; x a variable; exact when x is finite: the skipped terms are 0 * x[i] = +-0, and a sum from +0 is never -0)"
             }
             RuleName::IfSame => "if e1 then e2 else e2 ~> e2",
             RuleName::IfConst => "if true then e2 else e3 ~> e2, if false then e2 else e3 ~> e3",

@@ -12,4 +12,3 @@ mod pipeline;
 mod reduce_from_scan;
 mod rules;
 mod scale;
-mod triangle_bound;

@@ -22,12 +22,20 @@
  * A minor at depth m keeps rows ell - m .. ell - 1 (the expansion always
  * removes the minor's first row) and the columns of a linked list: next[ell]
  * is the first kept column, next[c] the kept column after c. Removing a
- * column relinks its predecessor; restoring it undoes that. ---- */
+ * column relinks its predecessor; restoring it undoes that. The 2 x 2
+ * minors are written out (the recursion's own two terms: without them the
+ * calls for the last two levels dominate). ---- */
 
 static double det_minor(const double *a, int64_t ell, int64_t m, int64_t *next) {
     const double *row = a + (ell - m) * ell;
     int64_t c = next[ell];
     if (m == 1) return row[c];
+    if (m == 2) {
+        /* The recursion's two terms written out (the same operations). */
+        const double *low = row + ell;
+        int64_t d = next[c];
+        return row[c] * low[d] - row[d] * low[c];
+    }
     double s = 0.0, sign = 1.0;
     int64_t prev = ell;
     for (int64_t j = 0; j < m; j++) {
@@ -49,6 +57,15 @@ static double det_minor_grad(const double *a, int64_t ell, int64_t m, int64_t *n
     if (m == 1) {
         g[r + c] += adj;
         return a[r + c];
+    }
+    if (m == 2) {
+        /* The recursion's two terms and their adjoints written out. */
+        int64_t d = next[c], l = r + ell;
+        g[l + d] += adj * a[r + c];
+        g[r + c] += adj * a[l + d];
+        g[l + c] -= adj * a[r + d];
+        g[r + d] -= adj * a[l + c];
+        return a[r + c] * a[l + d] - a[r + d] * a[l + c];
     }
     double s = 0.0, sign = 1.0;
     int64_t prev = ell;

@@ -18,7 +18,10 @@ fn pipeline(
     m: &syntax::Module,
     entry: &str,
     wrt: Option<&[&str]>,
-) -> (Result<syntax::Module, String>, Result<syntax::Module, String>) {
+) -> (
+    Result<syntax::Module, String>,
+    Result<syntax::Module, String>,
+) {
     let program = adrev::Program::from_ir(adrev::Ir::Source(m.clone()));
     let wrt = wrt.map_or(adrev::Wrt::All, |w| adrev::Wrt::names(w.iter().copied()));
     let build = |optimize: bool| {
@@ -48,14 +51,28 @@ fn build(m: &syntax::Module, dir: &Path) -> Built {
 
 /// Runs the baseline's `kernel` on `args` (encoded for `primal`'s entry)
 /// and returns what it wrote to OUT.
-fn baseline_output(exe: &Path, kernel: &str, primal: &Built, entry: &str, args: &[Value]) -> Vec<u8> {
+fn baseline_output(
+    exe: &Path,
+    kernel: &str,
+    primal: &Built,
+    entry: &str,
+    args: &[Value],
+) -> Vec<u8> {
     let dir = exe.parent().expect("a directory");
     let (bytes, _) = codegen::encode_args(primal.program.entry(Some(entry)).expect("entry"), args)
         .expect("encodes");
-    let (input, out) = (dir.join(format!("{kernel}.in")), dir.join(format!("{kernel}.out")));
+    let (input, out) = (
+        dir.join(format!("{kernel}.in")),
+        dir.join(format!("{kernel}.out")),
+    );
     std::fs::write(&input, bytes).expect("writes the input");
     let status = Command::new(exe)
-        .args([kernel, &input.display().to_string(), "1", &out.display().to_string()])
+        .args([
+            kernel,
+            &input.display().to_string(),
+            "1",
+            &out.display().to_string(),
+        ])
         .output()
         .expect("the baseline runs");
     assert!(status.status.success(), "{kernel}: {status:?}");
@@ -134,7 +151,10 @@ fn harness_agrees(kernel: Kernel, dir: &str) {
         }
     }
     let md = report.markdown();
-    assert!(md.contains("| baseline-c |") && md.contains("| adrev-c-fast |"), "{md}");
+    assert!(
+        md.contains("| baseline-c |") && md.contains("| adrev-c-fast |"),
+        "{md}"
+    );
 }
 
 #[test]
@@ -154,7 +174,10 @@ fn the_det_baseline_agrees_with_the_generated_gradient_and_finite_differences() 
             .collect(),
     );
     let out = f64s(&baseline_output(&exe, "det", &primal, "det", &[example]));
-    assert_eq!(out, [24.0, 10.0, -4.0, 1.0, 4.0, 8.0, -2.0, -2.0, -4.0, 7.0]);
+    assert_eq!(
+        out,
+        [24.0, 10.0, -4.0, 1.0, 4.0, 8.0, -2.0, -2.0, -4.0, 7.0]
+    );
 
     let mut rng = difftest::Rng::new(0xDE7_7E57);
     for ell in [1, 2, 3, 4, 5, 7] {
@@ -162,7 +185,13 @@ fn the_det_baseline_agrees_with_the_generated_gradient_and_finite_differences() 
             .map(|_| (0..ell).map(|_| rng.range(-1.0, 1.0)).collect())
             .collect();
         let a = Value::array(rows.iter().map(|r| Value::reals(r)).collect());
-        let base = f64s(&baseline_output(&exe, "det", &primal, "det", &[a.clone()]));
+        let base = f64s(&baseline_output(
+            &exe,
+            "det",
+            &primal,
+            "det",
+            std::slice::from_ref(&a),
+        ));
         let ours = flat(&codegen::run(&grad, &k.grad_entry, &[a]).expect("the gradient runs"));
         let scale = base[1..].iter().fold(0.0_f64, |m, x| m.max(x.abs()));
         assert_close(&format!("det at ell = {ell}"), &ours, &base, 1e-9, scale);
@@ -183,7 +212,13 @@ fn the_det_baseline_agrees_with_the_generated_gradient_and_finite_differences() 
                 (det_at(&up) - det_at(&down)) / (2.0 * h)
             })
             .collect();
-        assert_close(&format!("det's FD at ell = {ell}"), &fd, &base[1..], 1e-6, scale.max(1.0));
+        assert_close(
+            &format!("det's FD at ell = {ell}"),
+            &fd,
+            &base[1..],
+            1e-6,
+            scale.max(1.0),
+        );
         assert!(
             (det_at(&rows) - base[0]).abs() <= 1e-12 * scale.max(1.0),
             "det at ell = {ell}: evaluator {} against {}",
@@ -215,10 +250,18 @@ fn random_ba(rng: &mut difftest::Rng, n: usize, m: usize, p: usize) -> Vec<Value
         })
         .collect();
     let xs: Vec<Value> = (0..m)
-        .map(|_| Value::reals(&[rng.range(-1.0, 1.0), rng.range(-1.0, 1.0), rng.range(5.0, 10.0)]))
+        .map(|_| {
+            Value::reals(&[
+                rng.range(-1.0, 1.0),
+                rng.range(-1.0, 1.0),
+                rng.range(5.0, 10.0),
+            ])
+        })
         .collect();
     let w: Vec<f64> = (0..p).map(|_| rng.range(0.5, 1.5)).collect();
-    let cam: Vec<Value> = (0..p).map(|i| Value::Int(if i < n { i } else { rng.below(n) } as i64)).collect();
+    let cam: Vec<Value> = (0..p)
+        .map(|i| Value::Int(if i < n { i } else { rng.below(n) } as i64))
+        .collect();
     let pt: Vec<Value> = (0..p).map(|_| Value::Int(rng.below(m) as i64)).collect();
     let feats: Vec<Value> = (0..p)
         .map(|_| Value::reals(&[rng.range(-100.0, 100.0), rng.range(-100.0, 100.0)]))
@@ -235,8 +278,8 @@ fn random_ba(rng: &mut difftest::Rng, n: usize, m: usize, p: usize) -> Vec<Value
 
 #[test]
 fn the_ba_baseline_agrees_with_the_generated_jacobian_and_finite_differences() {
-    let k = bench::ba_kernel(include_str!("../data/ba1_n49_m7776_p31843.txt"))
-        .expect("the ba kernel");
+    let k =
+        bench::ba_kernel(include_str!("../data/ba1_n49_m7776_p31843.txt")).expect("the ba kernel");
     let dir = scratch("ba");
     let primal = build(&k.primal, &dir.join("primal"));
     let jac = build(&k.grad, &dir.join("grad"));
@@ -262,7 +305,8 @@ fn the_ba_baseline_agrees_with_the_generated_jacobian_and_finite_differences() {
         // GradBench's structure: 15 entries per reprojection row (the
         // camera's 11 columns, the point's 3, the weight's), then one per
         // weight row.
-        let index = |v: &Value, i: usize| v.as_array().expect("an array")[i].as_int().expect("an int");
+        let index =
+            |v: &Value, i: usize| v.as_array().expect("an array")[i].as_int().expect("an int");
         let (wcol, xcol) = (11 * n as i64 + 3 * m as i64, 11 * n as i64);
         for i in 0..p {
             let (c, x) = (index(&args[3], i), index(&args[4], i));

@@ -4,7 +4,7 @@
  * flags as the generated code. Each gradient function returns the value too,
  * as the generated `_grad` entries do.
  *
- * Usage: kernels KERNEL IN REPS
+ * Usage: kernels KERNEL IN REPS [OUT]
  *   IN is an input file in the format of the generated driver (for each
  *   array parameter: its length as int64, then its reals), so that the
  *   baseline and the generated code run on the very same bytes.
@@ -12,8 +12,12 @@
  *   calls each, after one untimed call), `primal_cpu_ns C...`, `grad_cpu_ns
  *   C...` (the process's CPU time during the same calls) and
  *   `check VALUE SUM_GRAD SUM_ABS_GRAD` (%.17g).
+ *   OUT (det and ba only): where to write the gradient call's whole result,
+ *   for the tests' entry-by-entry comparison (det.c, ba.c say how).
  * Output and scratch buffers are allocated once, outside the timed calls
- * (the generated code reuses its arena the same way). */
+ * (the generated code reuses its arena the same way).
+ * det and ba are in det.c and ba.c, included below (the harness writes
+ * them next to this file). */
 #define _POSIX_C_SOURCE 199309L
 #include <math.h>
 #include <stdint.h>
@@ -439,17 +443,24 @@ static int kmeans_main(FILE *f, long reps) {
     return 0;
 }
 
+#include "det.c"
+#include "ba.c"
+
 int main(int argc, char **argv) {
-    if (argc != 4) {
-        fprintf(stderr, "usage: %s KERNEL IN REPS\n", argv[0]);
+    if (argc != 4 && argc != 5) {
+        fprintf(stderr, "usage: %s KERNEL IN REPS [OUT]\n", argv[0]);
         return 64;
     }
     const char *k = argv[1];
     long reps = atol(argv[3]);
+    const char *out = argc == 5 ? argv[4] : NULL;
     FILE *f = fopen(argv[2], "rb");
     if (!f) return 4;
-    if (!strcmp(k, "gmm") || !strcmp(k, "kmeans")) {
-        int rc = !strcmp(k, "gmm") ? gmm_main(f, reps) : kmeans_main(f, reps);
+    if (!strcmp(k, "gmm") || !strcmp(k, "kmeans") || !strcmp(k, "det") || !strcmp(k, "ba")) {
+        int rc = !strcmp(k, "gmm")      ? gmm_main(f, reps)
+                 : !strcmp(k, "kmeans") ? kmeans_main(f, reps)
+                 : !strcmp(k, "det")    ? det_main(f, reps, out)
+                                        : ba_main(f, reps, out);
         fclose(f);
         return rc;
     }

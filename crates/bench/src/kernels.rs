@@ -22,6 +22,12 @@ use codegen::{Built, Config, Error, Kind, Layout};
 /// timing `main`), compiled with the flags of the generated code.
 pub const BASELINE_C: &str = include_str!("../baseline/kernels.c");
 
+/// The files `BASELINE_C` includes, written next to it: det and ba.
+pub const BASELINE_PARTS: [(&str, &str); 2] = [
+    ("det.c", include_str!("../baseline/det.c")),
+    ("ba.c", include_str!("../baseline/ba.c")),
+];
+
 /// The script that times JAX and PyTorch on the same input files.
 pub const PEERS_PY: &str = include_str!("../peers/bench_peers.py");
 
@@ -46,6 +52,11 @@ pub enum Inputs {
         /// The number of centroids.
         k: usize,
     },
+    /// GradBench's det: an `n` x `n` matrix ([`crate::det_inputs`]).
+    Det,
+    /// GradBench's ba on this ADBench file's text ([`crate::BaFile`]);
+    /// `n` is its number of observations.
+    Ba(&'static str),
 }
 
 /// One benchmark: a primal and a gradient program, their inputs.
@@ -218,6 +229,15 @@ pub fn suite(
     match kmeans_kernel(diff, gmm_n, 16, 100) {
         Ok(k) => kernels.push(k),
         Err(e) => notes.push(format!("kmeans: {e}")),
+    }
+    // GradBench's default det sizes.
+    match crate::det_kernel(diff, &(5..=11).collect::<Vec<_>>()) {
+        Ok(k) => kernels.push(k),
+        Err(e) => notes.push(format!("det: {e}")),
+    }
+    match crate::ba_kernel(include_str!("../data/ba1_n49_m7776_p31843.txt")) {
+        Ok(k) => kernels.push(k),
+        Err(e) => notes.push(format!("ba: {e}")),
     }
     Ok((kernels, notes))
 }
@@ -495,12 +515,8 @@ pub fn run(
             let input = dir.join(format!("input_{n}.bin"));
             match k.inputs {
                 Inputs::Reals(arrays) => write_input(&input, &inputs(&k.name, arrays, n))?,
-                Inputs::Gmm { .. } | Inputs::Kmeans { .. } => {
-                    let values = match k.inputs {
-                        Inputs::Gmm { d, k: kk } => gmm_inputs(d, kk, n),
-                        Inputs::Kmeans { d, k: kk } => kmeans_inputs(d, kk, n),
-                        Inputs::Reals(_) => Vec::new(),
-                    };
+                _ => {
+                    let values = kernel_inputs(k.inputs, n)?;
                     let entry = seq
                         .primal
                         .program
@@ -581,6 +597,22 @@ pub fn run(
     Ok(report)
 }
 
+/// The arguments of a kernel whose inputs are not arrays of reals, at `n`.
+pub fn kernel_inputs(inputs: Inputs, n: usize) -> Result<Vec<semantics::Value>, Error> {
+    Ok(match inputs {
+        Inputs::Gmm { d, k } => gmm_inputs(d, k, n),
+        Inputs::Kmeans { d, k } => kmeans_inputs(d, k, n),
+        Inputs::Det => crate::det_inputs(n),
+        Inputs::Ba(text) => crate::BaFile::parse(text)
+            .map_err(|message| Error::Internal {
+                span: Span::GENERATED,
+                message,
+            })?
+            .inputs(),
+        Inputs::Reals(_) => Vec::new(),
+    })
+}
+
 /// The generated code for a kernel's primal and gradient.
 struct Pair {
     primal: Built,
@@ -642,7 +674,8 @@ fn spread(ts: &[f64]) -> f64 {
 }
 
 /// The check of a gradient program's result: its first real scalar is
-/// the value, every real in a buffer an entry of the gradient.
+/// the value (0 if it has none: ba's Jacobian), every real in a buffer an
+/// entry of the gradient.
 fn raw_check(bytes: &[u8], layout: &Layout) -> Option<Check> {
     let mut pos = 8 * layout.dims;
     let dims: Vec<usize> = bytes
@@ -673,7 +706,7 @@ fn raw_check(bytes: &[u8], layout: &Layout) -> Option<Check> {
         }
     }
     Some(Check {
-        value: value?,
+        value: value.unwrap_or(0.0),
         grad_sum: gs,
         grad_abs: ga,
     })
@@ -782,9 +815,15 @@ fn write_input(path: &Path, arrays: &[Vec<f64>]) -> Result<(), Error> {
     std::fs::write(path, bytes).map_err(|e| Error::io("write", path, e))
 }
 
-fn build_baseline(dir: &Path, cfg: &Config) -> Result<PathBuf, Error> {
+/// Writes the baseline's sources into `dir` and builds them with `cfg`'s
+/// flags (single thread); returns the executable (usage: baseline/kernels.c).
+pub fn build_baseline(dir: &Path, cfg: &Config) -> Result<PathBuf, Error> {
     let src = dir.join("kernels.c");
     std::fs::write(&src, BASELINE_C).map_err(|e| Error::io("write", &src, e))?;
+    for (name, text) in BASELINE_PARTS {
+        let part = dir.join(name);
+        std::fs::write(&part, text).map_err(|e| Error::io("write", &part, e))?;
+    }
     let exe = dir.join("kernels");
     let mut args = Config {
         parallel: false,

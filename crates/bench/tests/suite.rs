@@ -1,3 +1,4 @@
 //! The benchmark harness's tests, one binary.
 
+mod evals;
 mod kernels;

@@ -179,3 +179,51 @@ fn literals_below_the_threshold_keep_their_stores() {
         }
     }
 }
+
+#[test]
+fn tables_flow_through_conditionals_folds_rows_and_updates() {
+    // Every construct that takes an array in memory, given a table: the
+    // ones that update in place copy it first (the verifier refuses a
+    // store into read-only memory, so a missed copy is an emit error).
+    let row =
+        |k: usize| -> Vec<f64> { (0..20).map(|j| (k * 20 + j) as f64 * 0.25 - 3.0).collect() };
+    let a = literal(&row(0));
+    let b = literal(&row(1));
+    let m = nested(&[row(2), row(3), row(4)].concat(), 3);
+    let text = format!(
+        "def choose (c : Bool) (x : R) : [20]R = if c then {a} else map (fun v -> v * x) {b}\n\n\
+         def accumulate (xs : [n]R) : [20]R =\n  \
+           foldl (fun (acc, x) -> map2 (fun (u, w) -> u + w * x) acc {b}) {a} xs\n\n\
+         def rows (x : R) : [3]R = map (fun r -> reduce (+) x r) {m}\n\n\
+         def update (is : [k]Int) (vs : [k]R) : [20]R = scatter {a} is vs\n\n\
+         def reverse_loop (x : R) : ([20]R, Int) =\n  \
+           while (fun s -> let (v, k) = s in k < 3) (fun s -> let (v, k) = s in (map2 (fun (p, q) -> p * x + q) v {b}, k + 1)) ({a}, 0)\n"
+    );
+    let m = common::module("table_flow.ad", &text);
+    let c = codegen::emit(&m, &Config::default()).expect("emits");
+    assert_eq!(
+        c.source.matches("static const double ad_table_").count(),
+        8,
+        "every literal written is a table"
+    );
+    let built = common::build(&m, &Config::default(), "table_flow");
+    let cases: [(&str, Vec<&str>); 6] = [
+        ("choose", vec!["true", "1.5"]),
+        ("choose", vec!["false", "1.5"]),
+        ("accumulate", vec!["[0.5, -2, 3]"]),
+        ("rows", vec!["0.125"]),
+        ("update", vec!["[3, 19, 25, -1]", "[1, 2, 3, 4]"]),
+        ("reverse_loop", vec!["0.75"]),
+    ];
+    for (entry, texts) in cases {
+        let args = common::args(&m, entry, &texts);
+        let want = semantics::eval_def(&m, m.def(entry).expect("entry"), &args).expect("evaluates");
+        let got = common::run_both(&built, entry, &args).expect("runs");
+        assert_eq!(got.to_string(), want.to_string(), "{entry} {texts:?}");
+    }
+    // The table is unchanged by all of that: `choose true` after the rest.
+    let args = common::args(&m, "choose", &["true", "0"]);
+    let got = common::run_both(&built, "choose", &args).expect("runs");
+    let want: Vec<u64> = row(0).iter().map(|x| x.to_bits()).collect();
+    assert_eq!(all_bits(&got), want);
+}

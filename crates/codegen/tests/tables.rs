@@ -86,9 +86,7 @@ fn a_literal_of_twenty_thousand_reals_is_a_table_read_back_bit_for_bit() {
     let c = codegen::emit(&m, &Config::default()).expect("emits");
     // One table for each literal, none of its numbers a statement.
     assert_eq!(
-        c.source
-            .matches(&format!("static const double ad_table_"))
-            .count(),
+        c.source.matches("static const double ad_table_").count(),
         3,
         "three literals, three tables"
     );

@@ -312,6 +312,7 @@ pub fn emit_named(m: &Module, cfg: &Config, name: &str) -> Result<CProgram, Erro
     );
     source.push_str(runtime::PRELUDE);
     source.push_str(&format!("\n#include \"{name}.h\"\n\n"));
+    source.push_str(&imp::c::tables(&prog));
     source.push_str("static const char *const ad_site_text[] = {\n    \"\",\n");
     for s in &sites {
         source.push_str(&format!("    {},\n", abi::site_text(m, s)));

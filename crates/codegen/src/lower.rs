@@ -26,6 +26,15 @@ use crate::layout::Kind;
 use crate::uses::Uses;
 use crate::val::{Arr, Env, Func, Leaves, Manifest, Val};
 
+/// The fewest numbers of a literal of reals that become a table of
+/// constants (docs/codegen.md, "Tables of constants"). Below, each number
+/// stays a store into a fresh arena block: at this size the C compiler's
+/// 2 ms a store is nothing, a literal returned as the result needs no
+/// copy (a table, like an input, is copied out), and the numbers stay
+/// next to their use in the C and the IR snapshots, which the fixtures'
+/// literals (2 to 4 numbers) keep as they were.
+pub(crate) const TABLE_MIN: usize = 16;
+
 /// A place in the generated code that can stop the call with an error.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Site {
@@ -294,6 +303,35 @@ impl<'a> Lowerer<'a> {
         stack::guard(|| self.expr_inner(id, env))
     }
 
+    /// A compact literal of reals: from [`TABLE_MIN`] numbers on, a view
+    /// of a table of constants (read-only, not the arena's: a result or
+    /// an accumulator made from it is copied, as one made from an input
+    /// is); below, the stores of [`Lowerer::reals`].
+    fn literal(&mut self, literal: &syntax::Reals, span: Span) -> Result<Val, Error> {
+        if literal.data.len() < TABLE_MIN {
+            return self.reals(literal, 0, 0, span);
+        }
+        let Some((&outer, inner)) = literal.shape.split_first() else {
+            return Err(Error::core(span, "an array literal without a shape"));
+        };
+        let table = self.prog.table_id(&literal.shape, &literal.data);
+        let elem = inner.iter().rev().fold(
+            Leaves::Scalar {
+                kind: Kind::Real,
+                ptr: E::Table(table),
+            },
+            |elem, &n| Leaves::Array {
+                len: E::I64(n as i64),
+                elem: Box::new(elem),
+            },
+        );
+        Ok(Val::Array(Arr::Manifest(Manifest {
+            len: E::I64(outer as i64),
+            elem,
+            owned: false,
+        })))
+    }
+
     /// The rows of a compact literal from dimension `depth` on, starting at
     /// number `offset`: the nested `[c1, ..., ck]` it stands for, as
     /// `Expr::Array` of constants compiles.
@@ -401,7 +439,7 @@ impl<'a> Lowerer<'a> {
                 self.literal_array(&ty, vals, span)
                     .map(|m| Val::Array(Arr::Manifest(m)))
             }
-            Expr::Reals(literal) => self.reals(literal, 0, 0, span),
+            Expr::Reals(literal) => self.literal(literal, span),
             Expr::Index { array, index } => {
                 let a = self.expr(*array, env)?;
                 let i = self.expr(*index, env)?;

@@ -12,4 +12,5 @@ mod random;
 mod random_grad;
 mod rebracket;
 mod sanitize;
+mod tables;
 mod whiles;

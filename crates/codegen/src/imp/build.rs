@@ -93,4 +93,22 @@ impl Program {
         });
         ExternId(self.externs.len() as u32 - 1)
     }
+
+    /// The id of the table holding `data` in `shape`, added on first use:
+    /// a literal met again (in the gradient as in the primal, or inlined
+    /// twice) shares one table, recognised by its shared buffer.
+    pub fn table_id(&mut self, shape: &[u64], data: &std::sync::Arc<[f64]>) -> TableId {
+        if let Some(i) = self
+            .tables
+            .iter()
+            .position(|t| std::sync::Arc::ptr_eq(&t.data, data) && t.shape == shape)
+        {
+            return TableId(i as u32);
+        }
+        self.tables.push(Table {
+            shape: shape.to_vec(),
+            data: data.clone(),
+        });
+        TableId(self.tables.len() as u32 - 1)
+    }
 }

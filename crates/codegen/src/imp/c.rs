@@ -10,6 +10,25 @@
 use super::ir::*;
 use super::print::{Lines, Notation, c_scalar};
 
+/// The program's tables of constants as C: `static const double
+/// ad_table_K[N] = { .. };`, one number per element, so the C compiler's
+/// time grows with the numbers and not with statements (docs/codegen.md,
+/// "Tables of constants").
+pub fn tables(p: &Program) -> String {
+    let mut out = String::new();
+    for (k, t) in p.tables.iter().enumerate() {
+        let dims: String = t.shape.iter().map(|n| format!("[{n}]")).collect();
+        out.push_str(&format!(
+            "/* {dims} */\nstatic const double {}[{}] = {{\n",
+            TableId(k as u32).name(),
+            t.data.len()
+        ));
+        super::print::table_numbers(&mut out, t, true);
+        out.push_str("};\n\n");
+    }
+    out
+}
+
 /// The C definition of a function.
 pub fn func(p: &Program, f: &Func) -> String {
     let mut w = Lines {

@@ -452,7 +452,13 @@ fn visit_exprs(b: &[Stmt], f: &mut dyn FnMut(&Expr, Option<&Expr>)) {
                 expr(i, f);
             }
             Expr::Var(_) => f(e, None),
-            Expr::F64(_) | Expr::I64(_) | Expr::I32(_) | Expr::Bool(_) | Expr::Null(_) => {}
+            // A table is never written: no dependence between loops.
+            Expr::F64(_)
+            | Expr::I64(_)
+            | Expr::I32(_)
+            | Expr::Bool(_)
+            | Expr::Null(_)
+            | Expr::Table(_) => {}
             Expr::Unary(_, a) | Expr::Cast(_, a) | Expr::IsNull(a) => expr(a, f),
             Expr::Binary(_, a, c) => {
                 expr(a, f);
@@ -524,7 +530,8 @@ fn rename_block(b: &mut [Stmt], from: VarId, to: VarId) {
             | Expr::I64(_)
             | Expr::I32(_)
             | Expr::Bool(_)
-            | Expr::Null(_) => {}
+            | Expr::Null(_)
+            | Expr::Table(_) => {}
             Expr::Load(a, c) | Expr::Binary(_, a, c) => {
                 expr(a, from, to);
                 expr(c, from, to);

@@ -7,8 +7,9 @@ use serde::{Deserialize, Serialize};
 
 /// The envelope name of a dumped loop-IR program.
 pub const IR_NAME: &str = "imp";
-/// Its format version (2: a vector loop lists its reductions).
-pub const FORMAT: u32 = 2;
+/// Its format version (2: a vector loop lists its reductions; 3: tables
+/// of constant reals).
+pub const FORMAT: u32 = 3;
 
 /// A scalar type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -87,11 +88,42 @@ pub struct Extern {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct ExternId(pub u32);
 
-/// A program: the externs it calls and its functions.
+/// A table of constant reals: read-only memory that holds its numbers
+/// before the program runs (C: `static const double ad_table_K[] =
+/// {...};`), so that an array literal costs the C compiler one number of
+/// an initializer per element and not one statement (docs/codegen.md,
+/// "Tables of constants").
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Table {
+    /// The sizes of the literal it holds, outermost first; the numbers
+    /// are row-major, as many as the product of the sizes (the
+    /// verifier's rule), and at least one (C has no empty arrays).
+    pub shape: Vec<u64>,
+    /// The numbers; shared with the Target program's literal, so building
+    /// the table copies none.
+    pub data: std::sync::Arc<[f64]>,
+}
+
+/// A table's index in the program's list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct TableId(pub u32);
+
+impl TableId {
+    /// The C name of the table (and its name in the loop IR's notation).
+    pub fn name(self) -> String {
+        format!("ad_table_{}", self.0)
+    }
+}
+
+/// A program: the externs it calls, its tables of constants and its
+/// functions.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct Program {
     /// Every function called, by id.
     pub externs: Vec<Extern>,
+    /// Every table of constants, by id.
+    #[serde(default)]
+    pub tables: Vec<Table>,
     /// The functions, in order.
     pub funcs: Vec<Func>,
 }
@@ -409,6 +441,9 @@ pub enum Expr {
     Cast(Scalar, Box<Expr>),
     /// Whether an address is null (`Bool`).
     IsNull(Box<Expr>),
+    /// The address of a table's first number (`Mem` of `F64`, read-only):
+    /// it lives as long as the program, so it outlives every region.
+    Table(TableId),
 }
 
 impl Expr {
@@ -426,7 +461,12 @@ impl Expr {
     pub fn reads(&self, out: &mut Vec<VarId>) {
         match self {
             Expr::Var(v) => out.push(*v),
-            Expr::F64(_) | Expr::I64(_) | Expr::I32(_) | Expr::Bool(_) | Expr::Null(_) => {}
+            Expr::F64(_)
+            | Expr::I64(_)
+            | Expr::I32(_)
+            | Expr::Bool(_)
+            | Expr::Null(_)
+            | Expr::Table(_) => {}
             Expr::Load(a, b) | Expr::Binary(_, a, b) => {
                 a.reads(out);
                 b.reads(out);

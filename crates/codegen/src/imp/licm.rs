@@ -333,7 +333,8 @@ fn pure(cx: &Cx<'_>, e: &Expr) -> bool {
         | Expr::I64(_)
         | Expr::I32(_)
         | Expr::Bool(_)
-        | Expr::Null(_) => true,
+        | Expr::Null(_)
+        | Expr::Table(_) => true,
         Expr::Load(..) => false,
         Expr::Call(f, args) => Some(*f) == cx.mulc && args.iter().all(|a| pure(cx, a)),
         Expr::Unary(_, a) | Expr::Cast(_, a) | Expr::IsNull(a) => pure(cx, a),

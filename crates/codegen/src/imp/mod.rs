@@ -46,6 +46,8 @@ mod fuse_tests;
 #[cfg(test)]
 mod licm_tests;
 #[cfg(test)]
+mod table_tests;
+#[cfg(test)]
 mod test_support;
 #[cfg(test)]
 mod tests;

@@ -20,6 +20,8 @@
 //! `fail #k (a, b) if C`, `checked a + b or fail #k` are the statements
 //! that may stop the call; `alloc T[n]` is null when the arena has no
 //! room (`alloc T[n] if C`: or when `C` does not hold).
+//! `table ad_table_K: f64[2][3] = { .. }` is a table of constants, before
+//! the functions; `ad_table_K` in an expression is its address.
 
 use std::fmt::Write;
 
@@ -38,6 +40,15 @@ pub fn program(p: &Program) -> String {
             scalar_name(e.ret)
         );
     }
+    for (k, t) in p.tables.iter().enumerate() {
+        if !out.is_empty() {
+            out.push('\n');
+        }
+        let dims: String = t.shape.iter().map(|n| format!("[{n}]")).collect();
+        let _ = writeln!(out, "table {}: f64{dims} = {{", TableId(k as u32).name());
+        table_numbers(&mut out, t, false);
+        out.push_str("}\n");
+    }
     for f in &p.funcs {
         if !out.is_empty() {
             out.push('\n');
@@ -45,6 +56,37 @@ pub fn program(p: &Program) -> String {
         out.push_str(&func(p, f));
     }
     out
+}
+
+/// How many numbers a line of a printed table holds.
+const TABLE_LINE: usize = 8;
+
+/// A table's numbers, row-major, `TABLE_LINE` to a line, each followed by
+/// a comma: in the loop IR's notation, or in C's (`c`) as the initializer
+/// of a `static const double` array. Each reads back to the same f64
+/// (the shortest such text, `-0.0` included; C's `INFINITY` and `NAN` for
+/// the others, as in [`real_lit`]).
+pub(super) fn table_numbers(out: &mut String, t: &Table, c: bool) {
+    let indent = if c { "    " } else { "  " };
+    for line in t.data.chunks(TABLE_LINE) {
+        out.push_str(indent);
+        for (j, x) in line.iter().enumerate() {
+            if j > 0 {
+                out.push(' ');
+            }
+            match (x.is_nan(), x.is_infinite(), c) {
+                (true, _, true) => out.push_str("NAN"),
+                (true, _, false) => out.push_str("nan"),
+                (_, true, true) => out.push_str(if *x > 0.0 { "INFINITY" } else { "-INFINITY" }),
+                (_, true, false) => out.push_str(if *x > 0.0 { "inf" } else { "-inf" }),
+                _ => {
+                    let _ = write!(out, "{x:?}");
+                }
+            }
+            out.push(',');
+        }
+        out.push('\n');
+    }
 }
 
 /// One function in the loop IR's notation.
@@ -343,6 +385,7 @@ impl Notation<'_> {
             Expr::Cast(to, a) => (format!("{}({})", scalar_name(*to), self.expr(a)), ATOM),
             Expr::IsNull(a) if c => (format!("!{}", self.at(a, ATOM)), UNARY),
             Expr::IsNull(a) => (format!("is_null({})", self.expr(a)), ATOM),
+            Expr::Table(id) => (id.name(), ATOM),
         }
     }
 }

@@ -19,6 +19,9 @@
 //!   parameter (a region whose release is conditional, `reset_if`, keeps
 //!   its first iteration's blocks and is exempt). Regions are blocks, so
 //!   each is released exactly once, innermost first.
+//! - A table of constants holds as many numbers as the product of its
+//!   sizes, at least one; it is read-only memory that lives as long as
+//!   the program.
 //! - `Break` is inside a loop of the same thread; a `Parallel` body and a
 //!   `ParallelFor` loop neither allocate nor fail (the arena is not shared
 //!   between threads, and a failure returns from the function).
@@ -52,6 +55,9 @@ impl std::error::Error for VerifyError {}
 
 /// Checks a whole program.
 pub fn verify(p: &Program) -> Result<(), VerifyError> {
+    for (k, t) in p.tables.iter().enumerate() {
+        table(TableId(k as u32), t)?;
+    }
     let mut names = std::collections::HashSet::new();
     for f in &p.funcs {
         if !names.insert(f.name.as_str()) {
@@ -64,6 +70,28 @@ pub fn verify(p: &Program) -> Result<(), VerifyError> {
         verify_func(p, f)?;
     }
     Ok(())
+}
+
+/// A table holds as many numbers as its shape says, and at least one (a
+/// C array is never empty). Any f64 may be held: the printers write each
+/// so that it reads back bit for bit (NaN's payload aside).
+fn table(id: TableId, t: &Table) -> Result<(), VerifyError> {
+    let err = |message: String| VerifyError {
+        func: id.name(),
+        at: "-".into(),
+        message,
+    };
+    let len = t.shape.iter().try_fold(1u64, |acc, &n| acc.checked_mul(n));
+    match len {
+        _ if t.shape.is_empty() => Err(err("a table without a shape".into())),
+        Some(n) if n == t.data.len() as u64 && n > 0 => Ok(()),
+        Some(0) => Err(err("an empty table".into())),
+        _ => Err(err(format!(
+            "a table of shape {:?} holds {} numbers",
+            t.shape,
+            t.data.len()
+        ))),
+    }
 }
 
 /// Checks one function of `p`.
@@ -578,6 +606,15 @@ impl Checker<'_> {
                 Ty::Mem { .. } => Ty::Scalar(Scalar::Bool),
                 t => return Err(self.err(format!("a null test of {t:?}"))),
             },
+            Expr::Table(id) => {
+                if self.p.tables.get(id.0 as usize).is_none() {
+                    return Err(self.err(format!("table {} is not in the list", id.0)));
+                }
+                Ty::Mem {
+                    elem: Scalar::F64,
+                    writable: false,
+                }
+            }
         })
     }
 }

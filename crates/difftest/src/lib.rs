@@ -35,6 +35,7 @@ pub mod fuzz;
 pub mod generate;
 pub mod inlang;
 pub mod paths;
+pub mod redundant;
 pub mod rng;
 pub mod sample;
 pub mod shrink;

@@ -22,7 +22,7 @@ use proptest::prelude::*;
 use proptest::test_runner::{Config as RunnerConfig, TestCaseError, TestRng, TestRunner};
 use semantics::cost;
 
-use common::programs::Gen;
+use common::source::redundant_program;
 use common::{compile, eval, expectations, same, verified};
 
 /// The number of generated programs per rule.
@@ -37,7 +37,7 @@ fn generated(
     Vec<(String, semantics::Value)>,
     semantics::Value,
 ) {
-    let text = Gen::new(seed).program();
+    let text = redundant_program(seed);
     let m = compile(&text);
     let (inputs, _) = expectations(&text, &m);
     let value =
@@ -66,8 +66,9 @@ fn rivals(rule: RuleName) -> Vec<RuleName> {
         RuleName::LetLet | RuleName::LetVar | RuleName::Cse => vec![RuleName::InlineOnce],
         // Two reductions over one array are fused before they are compared.
         RuleName::CseAlpha => vec![RuleName::InlineOnce, RuleName::ReduceFusion],
-        // Map-fusion would fuse the projections into their consumers first.
-        RuleName::UnzipFusion => vec![RuleName::MapFusion],
+        // Map-fusion would fuse the projections into their consumers first,
+        // and a constant map into the map it reads.
+        RuleName::UnzipFusion | RuleName::ConstShape => vec![RuleName::MapFusion],
         // A cheap map used twice is copied into its uses (and reductions
         // of projections fused) before the others see it.
         RuleName::PruneComponents => vec![RuleName::ReduceFusion, RuleName::RecomputeCheap],
@@ -94,7 +95,8 @@ fn check_rule(rule: RuleName) {
         RuleName::CseAlpha
         | RuleName::ShareElementwise
         | RuleName::ShareInnerLoop
-        | RuleName::ReduceFromScan => 4 * CASES,
+        | RuleName::ReduceFromScan
+        | RuleName::GatherFusion => 4 * CASES,
         _ => CASES,
     };
     let config = RunnerConfig {

@@ -128,7 +128,7 @@ impl Gen<'_> {
             l(2),  // the length of a made array
             l(3),  // two reductions of one map
             l(2),  // a component never read
-            3,     // a lambda chosen by a conditional
+            if self.feat.higher_order { 4 } else { 0 }, // a lambda called twice, or chosen by an if
         ];
         let rest = size.saturating_sub(2).max(1);
         let half = (rest / 2).max(1);
@@ -364,14 +364,15 @@ impl Gen<'_> {
                 let_(&cc, made, op2(Prim::Mul, sum, top))
             }
             _ => {
-                // `if-tuple`.
+                // `inline-lambda` (a lambda called twice) and `if-tuple`.
+                let style = self.pick(&[LamStyle::Twice, LamStyle::Branched]);
                 let x = self.fresh("v");
                 let arg = self.expr(&GTy::Real, half, env, nao);
                 let mut inner = env.clone();
                 inner.push((x.clone(), GTy::Real));
                 let body = self.expr(&GTy::Real, half, &inner, nao);
                 GExpr::Apply(Box::new(Apply {
-                    style: LamStyle::Branched,
+                    style,
                     g: self.fresh("g"),
                     x,
                     ret: GTy::Real,

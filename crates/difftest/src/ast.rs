@@ -247,10 +247,7 @@ impl Apply {
                 "((fun ({g} : R -> {}) -> {g} {arg}) {lam})",
                 self.ret.text()
             ),
-            LamStyle::Twice => write!(
-                out,
-                "(let {g} = {lam} in ({g} {arg} + {g} {arg}) * 0.5)"
-            ),
+            LamStyle::Twice => write!(out, "(let {g} = {lam} in ({g} {arg} + {g} {arg}) * 0.5)"),
             LamStyle::Branched => write!(
                 out,
                 "(let {g} = if {arg} < 0 then (0, {lam}) else (1, {lam}) in if {g}.1 < 2 then {g}.2 {arg} else 0)"

@@ -387,7 +387,11 @@ impl Gen<'_> {
                 0
             }, // conversion
             if self.derivatives_ok(size) { 30 } else { 0 }, // derivative construct
-            if self.feat.redundant && size >= 3 { 150 } else { 0 }, // crate::redundant
+            if self.feat.redundant && size >= 3 {
+                150
+            } else {
+                0
+            }, // crate::redundant
         ];
         match self.rng.weighted(&w) {
             0 => {
@@ -1121,7 +1125,11 @@ impl Gen<'_> {
         }
         // A function-typed parameter's annotation names the result type,
         // so only a type without sizes is passed.
-        let redundant = if self.feat.redundant && *ty == GTy::Real { 2 } else { 0 };
+        let redundant = if self.feat.redundant && *ty == GTy::Real {
+            2
+        } else {
+            0
+        };
         let style = match self.rng.below(3 + redundant) {
             0 => LamStyle::Direct,
             2 if scalarish(ty) => LamStyle::Passed,

@@ -106,28 +106,28 @@ impl Gen<'_> {
         let loops = nao < self.feat.max_nao && !arrays.is_empty();
         let l = |w: u32| if loops { w } else { 0 };
         let w = [
-            8,     // ring identities
-            2,     // -(-e)
-            2,     // literals folded
-            6,     // projection of a built tuple or of an if of them
-            2,     // let of a tuple pattern to a built tuple
-            2,     // let of a built tuple, projected
-            4,     // let x = e in x
-            3,     // let of a literal or a variable
-            2,     // let of a let
-            2,     // a let as an operand
-            2,     // a dead let
-            2,     // if with equal branches
-            4,     // if with a constant condition
-            4,     // an operation on an if with a branch that simplifies
-            3,     // one computation twice
-            l(3),  // one loop twice, other binder names
-            l(3),  // one function of the elements in two loops
-            l(4),  // a fold and its scan
-            l(3),  // constant arrays reduced and shifted
-            l(2),  // the length of a made array
-            l(3),  // two reductions of one map
-            l(2),  // a component never read
+            8,                                          // ring identities
+            2,                                          // -(-e)
+            2,                                          // literals folded
+            6,    // projection of a built tuple or of an if of them
+            2,    // let of a tuple pattern to a built tuple
+            2,    // let of a built tuple, projected
+            4,    // let x = e in x
+            3,    // let of a literal or a variable
+            2,    // let of a let
+            2,    // a let as an operand
+            2,    // a dead let
+            2,    // if with equal branches
+            4,    // if with a constant condition
+            4,    // an operation on an if with a branch that simplifies
+            3,    // one computation twice
+            l(3), // one loop twice, other binder names
+            l(3), // one function of the elements in two loops
+            l(4), // a fold and its scan
+            l(3), // constant arrays reduced and shifted
+            l(2), // the length of a made array
+            l(3), // two reductions of one map
+            l(2), // a component never read
             if self.feat.higher_order { 4 } else { 0 }, // a lambda called twice, or chosen by an if
         ];
         let rest = size.saturating_sub(2).max(1);
@@ -435,16 +435,16 @@ impl Gen<'_> {
         let ty = GTy::reals(s);
         let deep = nao + 2 <= self.feat.max_nao;
         let w = [
-            2,                          // identity map
-            3,                          // map2 with a constant array
-            2,                          // map2 of one array twice
-            2,                          // map2 with an unused operand
-            4,                          // scans and shifts of constants
-            2,                          // constant arrays of made arrays
-            3,                          // nested maps
-            4,                          // a gather from a mapped array
-            4,                          // zipped, mapped, unzipped
-            if deep { 2 } else { 0 },   // one inner loop in two loops
+            2,                        // identity map
+            3,                        // map2 with a constant array
+            2,                        // map2 of one array twice
+            2,                        // map2 with an unused operand
+            4,                        // scans and shifts of constants
+            2,                        // constant arrays of made arrays
+            3,                        // nested maps
+            4,                        // a gather from a mapped array
+            4,                        // zipped, mapped, unzipped
+            if deep { 2 } else { 0 }, // one inner loop in two loops
         ];
         let part = (size / 3).max(1);
         let operand = |g: &mut Self| {
@@ -511,18 +511,29 @@ impl Gen<'_> {
                     }
                     2 => {
                         let ones = self.constant_like(1.0, arr);
-                        op1(Prim::Shift1L, self.section(Prim::Scanr, Prim::Mul, 1.0, ones))
+                        op1(
+                            Prim::Shift1L,
+                            self.section(Prim::Scanr, Prim::Mul, 1.0, ones),
+                        )
                     }
                     3 => {
                         let zeros = self.constant_like(0.0, arr);
-                        op1(Prim::Shift1R, self.section(Prim::Scanl, Prim::Add, 0.0, zeros))
+                        op1(
+                            Prim::Shift1R,
+                            self.section(Prim::Scanl, Prim::Add, 0.0, zeros),
+                        )
                     }
                     _ => {
                         let ones = self.constant_like(1.0, arr.clone());
                         let scan = self.section(Prim::Scanl, Prim::Add, 0.0, ones);
                         let (u, w) = (self.fresh("u"), self.fresh("w"));
                         let body = op2(Prim::Add, var(&u), var(&w));
-                        lam(Prim::Map2, &[&u, &w], body, vec![op1(Prim::Shift1L, scan), arr])
+                        lam(
+                            Prim::Map2,
+                            &[&u, &w],
+                            body,
+                            vec![op1(Prim::Shift1L, scan), arr],
+                        )
                     }
                 }
             }
@@ -573,7 +584,12 @@ impl Gen<'_> {
                 let e1 = self.expr(&GTy::Real, part, &inner, nao + 1);
                 let e2 = self.expr(&GTy::Real, part, &inner, nao + 1);
                 let (x, y) = (operand(self), operand(self));
-                let pairs = lam(Prim::Map2, &[&u, &w], GExpr::Tuple(vec![e1, e2]), vec![x, y]);
+                let pairs = lam(
+                    Prim::Map2,
+                    &[&u, &w],
+                    GExpr::Tuple(vec![e1, e2]),
+                    vec![x, y],
+                );
                 let component = |g: &mut Self, i: usize| {
                     let t = g.fresh("t");
                     lam(Prim::Map, &[&t], GExpr::Proj(b(var(&t)), i), vec![var(&p)])

@@ -24,7 +24,8 @@ use crate::common::verified;
 use std::collections::BTreeMap;
 
 use difftest::paths::{
-    Gradient, ad_agree, fd_agree, finite_differences, flat, inconclusive, run_gradient, source_value, unflatten,
+    Gradient, ad_agree, fd_agree, finite_differences, flat, inconclusive, run_gradient,
+    source_value, unflatten,
 };
 use difftest::{Features, GVal, Program, Rng, check_random_programs, count_from_env};
 use forward::{Config, Mode};
@@ -66,12 +67,7 @@ fn expanded(p: &Program) -> Result<Module, String> {
 }
 
 /// Checks one program at `inputs`; `Err` describes a disagreement.
-fn check(
-    p: &Program,
-    inputs: &[GVal],
-    rng: &mut Rng,
-    counts: &mut Counts,
-) -> Result<(), String> {
+fn check(p: &Program, inputs: &[GVal], rng: &mut Rng, counts: &mut Counts) -> Result<(), String> {
     let m = expanded(p)?;
     let def = m.entry(None).expect("a definition").clone();
     let named = p.named_inputs(inputs);
@@ -123,10 +119,7 @@ fn check_jvp(
     let j = forward::jvp(m, def).map_err(|e| format!("jvp: {e}"))?;
     verified(&j);
     let values: Vec<Value> = named.iter().map(|(_, v)| v.clone()).collect();
-    let dir: Vec<f64> = flat(&values)
-        .iter()
-        .map(|_| rng.range(-1.5, 1.5))
-        .collect();
+    let dir: Vec<f64> = flat(&values).iter().map(|_| rng.range(-1.5, 1.5)).collect();
     let mut at = 0;
     let tangents: Vec<Value> = values.iter().map(|v| unflatten(v, &dir, &mut at)).collect();
     let params = &j.entry(None).expect("the jvp definition").params;

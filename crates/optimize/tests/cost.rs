@@ -182,10 +182,16 @@ fn check_static_cost(text: &str) -> Result<Outcome, String> {
     let (_, dynamic) = cost::dynamic_cost(&out, def, &args).map_err(|e| e.to_string())?;
     let has_if = out.exprs.iter().any(|e| matches!(e, Expr::If { .. }));
     if has_if && !dynamic.le(st) {
-        return Err(format!("dynamic {dynamic} above static {st} for\n{}", printed()));
+        return Err(format!(
+            "dynamic {dynamic} above static {st} for\n{}",
+            printed()
+        ));
     }
     if !has_if && st != dynamic {
-        return Err(format!("static {st} vs dynamic {dynamic} for\n{}", printed()));
+        return Err(format!(
+            "static {st} vs dynamic {dynamic} for\n{}",
+            printed()
+        ));
     }
     // Optimizing never makes the program dearer to run, but for the
     // moves the fusions trade.
@@ -201,9 +207,12 @@ fn check_static_cost(text: &str) -> Result<Outcome, String> {
         RuleName::ShareInnerLoop,
     ]
     .iter()
-        .any(|r| report.fired.contains_key(r));
+    .any(|r| report.fired.contains_key(r));
     if trading {
         return Ok(Outcome::Traded);
     }
-    Err(format!("optimized {dynamic} dearer than {before} for\n{}", printed()))
+    Err(format!(
+        "optimized {dynamic} dearer than {before} for\n{}",
+        printed()
+    ))
 }

@@ -250,7 +250,9 @@ fn comparisons_of_real_literals_fold() {
     );
     let (out, report) = optimize_report(&m, &Config::default()).expect("optimizes");
     assert!(
-        !out.exprs.iter().any(|e| matches!(e, syntax::Expr::If { .. })),
+        !out.exprs
+            .iter()
+            .any(|e| matches!(e, syntax::Expr::If { .. })),
         "an `if` on literals is left:\n{}",
         syntax::print::module(&out)
     );

@@ -283,7 +283,8 @@ fn a_projected_tuples_wrong_stored_type_is_reported_at_the_tuple() {
     bad.types[t] = Ty::Tuple(vec![bad.types[t].clone(), Ty::Real]);
     let ms = messages(&bad);
     assert!(
-        ms.iter().any(|s| s.starts_with(&format!("e{t}: stored type"))),
+        ms.iter()
+            .any(|s| s.starts_with(&format!("e{t}: stored type"))),
         "{ms:?}"
     );
     assert!(!ms.iter().any(|s| s.contains("out of range")), "{ms:?}");

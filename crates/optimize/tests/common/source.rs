@@ -83,7 +83,7 @@ pub fn redundant_program(seed: u64) -> String {
     };
     with_inputs(seed, |rng| {
         let size = 16 + rng.below(48);
-        if seed % 2 == 0 {
+        if seed.is_multiple_of(2) {
             gen_program(rng, size, &feat)
         } else {
             gen_vector_program(rng, size, &feat)

@@ -184,6 +184,20 @@ pub enum LamStyle {
     Bound,
     /// `((fun (g : R -> T) -> g arg) (fun (x : R) -> body))`.
     Passed,
+    /// `(let g = fun (x : R) -> body in (g arg + g arg) * 0.5)`, of a real
+    /// body: a bound lambda called twice (doubling and halving are exact).
+    /// Only with [`Features::redundant`].
+    ///
+    /// [`Features::redundant`]: crate::Features::redundant
+    Twice,
+    /// `(let g = if arg < 0 then (0, fun (x : R) -> body) else (1, fun (x
+    /// : R) -> body) in if g.1 < 2 then g.2 arg else 0)`, of a real body:
+    /// a lambda in a tuple chosen by a conditional, as reverse mode's
+    /// continuations are (`g.1` is 0 or 1, so the test always holds, which
+    /// no rule can know). Only with [`Features::redundant`].
+    ///
+    /// [`Features::redundant`]: crate::Features::redundant
+    Branched,
 }
 
 /// A lambda `fun (x : R) -> body` of result type `ret`, applied to `arg`;
@@ -232,6 +246,11 @@ impl Apply {
                 out,
                 "((fun ({g} : R -> {}) -> {g} {arg}) {lam})",
                 self.ret.text()
+            ),
+            LamStyle::Twice => write!(out, "(let {g} = {lam} in ({g} {arg} + {g} {arg}) * 0.5)"),
+            LamStyle::Branched => write!(
+                out,
+                "(let {g} = if {arg} < 0 then (0, {lam}) else (1, {lam}) in if {g}.1 < 2 then {g}.2 {arg} else 0)"
             ),
         };
     }
@@ -577,6 +596,8 @@ impl GExpr {
                 LamStyle::Direct => "lambda-applied",
                 LamStyle::Bound => "lambda-bound",
                 LamStyle::Passed => "lambda-passed",
+                LamStyle::Twice => "lambda-twice",
+                LamStyle::Branched => "lambda-branched",
             }
             .to_string(),
         }

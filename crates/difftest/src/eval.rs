@@ -467,6 +467,10 @@ fn op2(op: Prim, x: f64, y: f64) -> Result<f64, Singular> {
         Prim::Pow => x.powf(y),
         Prim::Max | Prim::Min if (x - y).abs() < MARGIN => return near("a tie"),
         Prim::Atan2 if x.hypot(y) < MARGIN => return near("the origin"),
+        // The branch cut: at `atan2 (±0) x` for x < 0 the value jumps
+        // between π and -π with the sign of the zero, which `0 * e ~> 0`
+        // does not keep (docs/optimize.md).
+        Prim::Atan2 if x.abs() < MARGIN && y < 0.0 => return near("the branch cut"),
         Prim::Atan2 => x.atan2(y),
         Prim::Hypot if x.hypot(y) < MARGIN => return near("the origin"),
         Prim::Max => x.max(y),

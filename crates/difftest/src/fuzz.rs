@@ -220,6 +220,7 @@ fn features(rng: &mut Rng) -> Features {
         derivatives: rng.chance(0.35),
         counts: false,
         higher_order: false,
+        redundant: false,
     }
 }
 

@@ -65,6 +65,12 @@ pub struct Features {
     /// programs of the front end's specialisation tests and of forward
     /// mode's. No other path takes them (the fragment is not direct).
     pub higher_order: bool,
+    /// Whether the program may hold the redundancies an optimizer removes
+    /// (`crate::redundant`): ring identities, projections of built tuples,
+    /// `let`s to flatten or drop, conditionals with equal branches, one
+    /// computation twice, constant arrays, a fold next to its scan, maps
+    /// of maps, zips unzipped: the programs of the optimizer's rule tests.
+    pub redundant: bool,
 }
 
 impl Default for Features {
@@ -78,6 +84,7 @@ impl Default for Features {
             derivatives: false,
             counts: false,
             higher_order: false,
+            redundant: false,
         }
     }
 }
@@ -98,24 +105,24 @@ fn real_ops(arity: usize) -> Vec<Prim> {
 const ROUND: [Prim; 4] = [Prim::Floor, Prim::Ceil, Prim::Round, Prim::Trunc];
 const CMP: [Prim; 4] = [Prim::Lt, Prim::Le, Prim::Gt, Prim::Ge];
 
-type Env = Vec<(String, GTy)>;
+pub(crate) type Env = Vec<(String, GTy)>;
 
-struct Gen<'a> {
-    rng: &'a mut Rng,
-    feat: &'a Features,
+pub(crate) struct Gen<'a> {
+    pub(crate) rng: &'a mut Rng,
+    pub(crate) feat: &'a Features,
     next: usize,
     /// How many derivative constructs enclose the expression being built.
     nest: u32,
 }
 
-fn b(e: GExpr) -> Box<GExpr> {
+pub(crate) fn b(e: GExpr) -> Box<GExpr> {
     Box::new(e)
 }
 
 /// The values reachable from the variables in scope by projections and by
 /// indexing with an index in scope whose range fits the array: each with
 /// its type.
-fn accessible(env: &Env) -> Vec<(GExpr, GTy)> {
+pub(crate) fn accessible(env: &Env) -> Vec<(GExpr, GTy)> {
     let indices: Vec<(&str, Size)> = env
         .iter()
         .filter_map(|(n, t)| match t {
@@ -191,12 +198,12 @@ fn scalarish(t: &GTy) -> bool {
 }
 
 impl Gen<'_> {
-    fn fresh(&mut self, base: &str) -> String {
+    pub(crate) fn fresh(&mut self, base: &str) -> String {
         self.next += 1;
         format!("{base}{}", self.next)
     }
 
-    fn pick<T: Clone>(&mut self, xs: &[T]) -> T {
+    pub(crate) fn pick<T: Clone>(&mut self, xs: &[T]) -> T {
         xs[self.rng.below(xs.len())].clone()
     }
 
@@ -310,7 +317,7 @@ impl Gen<'_> {
     }
 
     /// An expression of type `ty` of about `size` nodes.
-    fn expr(&mut self, ty: &GTy, size: usize, env: &Env, nao: u32) -> GExpr {
+    pub(crate) fn expr(&mut self, ty: &GTy, size: usize, env: &Env, nao: u32) -> GExpr {
         syntax::stack::guard(|| self.expr_node(ty, size, env, nao))
     }
 
@@ -380,6 +387,11 @@ impl Gen<'_> {
                 0
             }, // conversion
             if self.derivatives_ok(size) { 30 } else { 0 }, // derivative construct
+            if self.feat.redundant && size >= 3 {
+                150
+            } else {
+                0
+            }, // crate::redundant
         ];
         match self.rng.weighted(&w) {
             0 => {
@@ -432,7 +444,8 @@ impl Gen<'_> {
             7 => self.guarded(size, env, nao),
             8 => self.fold(&GTy::Real, size, env, nao),
             9 => self.conversion(size, env, nao),
-            _ => self.deriv_real(size, env, nao),
+            10 => self.deriv_real(size, env, nao),
+            _ => self.redundant_real(size, env, nao),
         }
     }
 
@@ -638,7 +651,7 @@ impl Gen<'_> {
 
     /// A condition: a comparison of reals (or of an index in scope with an
     /// integer), sometimes combined with `&&`, `||`, `not`.
-    fn cond(&mut self, size: usize, env: &Env, nao: u32) -> GExpr {
+    pub(crate) fn cond(&mut self, size: usize, env: &Env, nao: u32) -> GExpr {
         let indices: Vec<String> = env
             .iter()
             .filter(|(_, t)| matches!(t, GTy::Index(_)))
@@ -781,6 +794,11 @@ impl Gen<'_> {
             } else {
                 0
             },
+            if *el == GTy::Real && self.feat.redundant && map_ok && size >= 3 {
+                100
+            } else {
+                0
+            },
         ];
         if w.iter().all(|&x| x == 0) {
             return match ls.first() {
@@ -887,6 +905,10 @@ impl Gen<'_> {
                 GExpr::Hist(op, b(dest), b(vals), k)
             }
             9 => self.deriv_array(s, size, env, nao),
+            10 => match self.redundant_array(s, size, env, nao) {
+                Some(e) => e,
+                None => self.fold(&ty, size, env, nao),
+            },
             // An array accumulated by `foldl` or `ifold` (the state of a
             // recurrence).
             _ => self.fold(&ty, size, env, nao),
@@ -1103,9 +1125,16 @@ impl Gen<'_> {
         }
         // A function-typed parameter's annotation names the result type,
         // so only a type without sizes is passed.
-        let style = match self.rng.below(3) {
+        let redundant = if self.feat.redundant && *ty == GTy::Real {
+            2
+        } else {
+            0
+        };
+        let style = match self.rng.below(3 + redundant) {
             0 => LamStyle::Direct,
             2 if scalarish(ty) => LamStyle::Passed,
+            3 => LamStyle::Twice,
+            4 => LamStyle::Branched,
             _ => LamStyle::Bound,
         };
         GExpr::Apply(Box::new(Apply {

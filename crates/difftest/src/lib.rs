@@ -8,6 +8,10 @@
 //!   holds them; their inputs drawn away from the singular points and kinks
 //!   of partial operations and from the ties of comparisons (module
 //!   [`eval`]).
+//! - [`redundant`]: with [`Features::redundant`], the redundancies an
+//!   optimizer removes written into the programs (ring identities, built
+//!   tuples projected, one computation twice, a fold next to its scan,
+//!   constant arrays, ...): the programs of `optimize`'s rule tests.
 //! - [`check_case`]: every comparison on one program at one point (module
 //!   [`case`], with [`check_dot`] and [`check_c`]); [`fuzz()`] /
 //!   [`fuzz_with`]: many cases, with coverage counts per construct and the
@@ -35,6 +39,7 @@ pub mod fuzz;
 pub mod generate;
 pub mod inlang;
 pub mod paths;
+pub mod redundant;
 pub mod rng;
 pub mod sample;
 pub mod shrink;

@@ -417,3 +417,50 @@ fn the_comparison_catches_one_path_off_by_a_little() {
     let (_, _, problems) = compare_paths(2.0, &wrong_value, None);
     assert_eq!(problems.len(), 1, "{problems:?}");
 }
+
+/// [`Features::redundant`]: the programs with the optimizer's
+/// redundancies are well typed (the generator's typing agrees with the
+/// front end's), the generator's evaluator agrees with the reference
+/// evaluator on them, lambdas included (`LamStyle::Twice`, `Branched`),
+/// and without lambdas every path computes the same gradient.
+#[test]
+fn redundant_programs_are_well_typed_and_every_path_agrees() {
+    let mut counts = std::collections::BTreeMap::new();
+    let mut checked = 0;
+    for case in 0..120 {
+        let feat = Features {
+            redundant: true,
+            higher_order: case % 3 != 0,
+            ..Features::default()
+        };
+        let mut rng = Rng::for_case(17, case);
+        let p = gen_program(&mut rng, 12 + (case as usize % 30), &feat);
+        let text = p.text(None);
+        p.count(&mut counts);
+        let m = p.compile().unwrap_or_else(|e| panic!("{text}\n{e}"));
+        let mut env = p.params.clone();
+        assert_eq!(
+            difftest::ast::type_of(&p.body, &mut env),
+            Some(p.ret.clone()),
+            "{text}"
+        );
+        let Some((inputs, value)) = admissible_inputs(&mut rng, &p, 20) else {
+            continue;
+        };
+        let got = semantics::eval_entry(&m, None, &p.named_inputs(&inputs))
+            .unwrap_or_else(|e| panic!("{text}\n{e}"));
+        assert!(
+            got.approx_eq_default(&Value::Real(value)),
+            "{got} vs {value}\n{text}"
+        );
+        if !feat.higher_order {
+            difftest::check_case(&p, &inputs, false)
+                .unwrap_or_else(|d| panic!("{d:?}\n{}", p.text(Some(&inputs))));
+            checked += 1;
+        }
+    }
+    for style in ["lambda-twice", "lambda-branched"] {
+        assert!(counts.contains_key(style), "no `{style}`: {counts:?}");
+    }
+    assert!(checked >= 20, "only {checked} programs through every path");
+}

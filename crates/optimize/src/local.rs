@@ -601,10 +601,8 @@ fn fold(op: Prim, args: &[Lit]) -> Option<Lit> {
         (Prim::Sub, &[Int(a), Int(b)]) => Int(a.checked_sub(b)?),
         (Prim::Mul, &[Int(a), Int(b)]) => Int(a.checked_mul(b)?),
         (Prim::Neg, &[Int(a)]) => Int(a.checked_neg()?),
-        // `max` and `min` of literals stay as written, as they always have.
-        (Prim::Max | Prim::Min, _) => return None,
-        (_, &[Real(a)]) => Real(syntax::derivatives::eval(op, &[a])?),
-        (_, &[Real(a), Real(b)]) => Real(syntax::derivatives::eval(op, &[a, b])?),
+        // Comparisons before the real functions: `1 < 2` of reals is a
+        // truth value, which the table of real functions does not give.
         (Prim::Lt | Prim::Le | Prim::Gt | Prim::Ge | Prim::Eq | Prim::Ne, &[a, b]) => {
             let ord = match (a, b) {
                 (Real(x), Real(y)) => x.partial_cmp(&y),
@@ -622,6 +620,10 @@ fn fold(op: Prim, args: &[Lit]) -> Option<Lit> {
                 _ => ord != Some(Equal),
             })
         }
+        // `max` and `min` of literals stay as written, as they always have.
+        (Prim::Max | Prim::Min, _) => return None,
+        (_, &[Real(a)]) => Real(syntax::derivatives::eval(op, &[a])?),
+        (_, &[Real(a), Real(b)]) => Real(syntax::derivatives::eval(op, &[a, b])?),
         (Prim::And, &[Bool(a), Bool(b)]) => Bool(a && b),
         (Prim::Or, &[Bool(a), Bool(b)]) => Bool(a || b),
         (Prim::Not, &[Bool(a)]) => Bool(!a),

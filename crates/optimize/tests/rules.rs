@@ -22,7 +22,7 @@ use proptest::prelude::*;
 use proptest::test_runner::{Config as RunnerConfig, TestCaseError, TestRng, TestRunner};
 use semantics::cost;
 
-use common::programs::Gen;
+use common::source::redundant_program;
 use common::{compile, eval, expectations, same, verified};
 
 /// The number of generated programs per rule.
@@ -37,7 +37,7 @@ fn generated(
     Vec<(String, semantics::Value)>,
     semantics::Value,
 ) {
-    let text = Gen::new(seed).program();
+    let text = redundant_program(seed);
     let m = compile(&text);
     let (inputs, _) = expectations(&text, &m);
     let value =
@@ -66,8 +66,9 @@ fn rivals(rule: RuleName) -> Vec<RuleName> {
         RuleName::LetLet | RuleName::LetVar | RuleName::Cse => vec![RuleName::InlineOnce],
         // Two reductions over one array are fused before they are compared.
         RuleName::CseAlpha => vec![RuleName::InlineOnce, RuleName::ReduceFusion],
-        // Map-fusion would fuse the projections into their consumers first.
-        RuleName::UnzipFusion => vec![RuleName::MapFusion],
+        // Map-fusion would fuse the projections into their consumers first,
+        // and a constant map into the map it reads.
+        RuleName::UnzipFusion | RuleName::ConstShape => vec![RuleName::MapFusion],
         // A cheap map used twice is copied into its uses (and reductions
         // of projections fused) before the others see it.
         RuleName::PruneComponents => vec![RuleName::ReduceFusion, RuleName::RecomputeCheap],
@@ -94,7 +95,9 @@ fn check_rule(rule: RuleName) {
         RuleName::CseAlpha
         | RuleName::ShareElementwise
         | RuleName::ShareInnerLoop
-        | RuleName::ReduceFromScan => 4 * CASES,
+        | RuleName::ReduceFromScan
+        | RuleName::GatherFusion
+        | RuleName::PruneComponents => 4 * CASES,
         _ => CASES,
     };
     let config = RunnerConfig {
@@ -233,4 +236,29 @@ proptest! {
         let (_, again) = optimize_report(&out, &Config::default()).map_err(|e| TestCaseError::fail(e.to_string()))?;
         prop_assert!(again.fired.is_empty(), "a second run still fires {:?} on\n{}", again.fired, syntax::print::module(&out));
     }
+}
+
+/// A comparison of real literals folds to a truth value, and the `if` on
+/// it goes (`const-fold`, then `if-const`). Comparisons of reals once fell
+/// to the arm of the real functions, which has no value for them, so only
+/// those of integers folded: the generated programs of `difftest`'s
+/// `Features::redundant`, which write `if 1 < 2 then ..`, found it.
+#[test]
+fn comparisons_of_real_literals_fold() {
+    let m = compile(
+        "def f (x : R) : R =\n  (if 1.5 < 2 then x else sin x) + (if 0.5 >= 2 then x else 2 * x)\n",
+    );
+    let (out, report) = optimize_report(&m, &Config::default()).expect("optimizes");
+    assert!(
+        !out.exprs
+            .iter()
+            .any(|e| matches!(e, syntax::Expr::If { .. })),
+        "an `if` on literals is left:\n{}",
+        syntax::print::module(&out)
+    );
+    assert!(report.fired.contains_key(&RuleName::ConstFold));
+    assert!(report.fired.contains_key(&RuleName::IfConst));
+    let inputs = vec![("x".to_string(), semantics::Value::Real(0.25))];
+    let got = eval(&out, &inputs).expect("runs");
+    assert!(same(&got, &semantics::Value::Real(0.75)), "{got:?}");
 }

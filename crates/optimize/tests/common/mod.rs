@@ -6,7 +6,6 @@
 #![allow(dead_code)]
 
 pub mod chain;
-pub mod programs;
 pub mod source;
 
 #[allow(unused_imports)]

@@ -9,6 +9,7 @@
 //! element `Arc`s it found equal, so the type of `[e]`, compared after the
 //! type of `e`, costs one step.
 
+use std::cell::Cell;
 use std::sync::Arc;
 
 use crate::fxhash::FxHashSet;
@@ -21,6 +22,18 @@ use crate::ir::Ty;
 pub struct SharedEq {
     equal: FxHashSet<(usize, usize)>,
     steps: u64,
+}
+
+thread_local! {
+    /// Type nodes compared on this thread by every [`SharedEq`].
+    static STEPS: Cell<u64> = const { Cell::new(0) };
+}
+
+/// The type nodes every [`SharedEq`] on this thread has compared so far:
+/// tests read it to check that a pass compares types in time linear in
+/// its input (a count, not a clock).
+pub fn type_nodes_compared() -> u64 {
+    STEPS.with(Cell::get)
 }
 
 fn address(t: &Arc<Ty>) -> usize {
@@ -47,6 +60,7 @@ impl SharedEq {
         let (mut a, mut b) = (a, b);
         let equal = loop {
             self.steps += 1;
+            STEPS.with(|s| s.set(s.get() + 1));
             match (a, b) {
                 (Ty::Array(n, x), Ty::Array(m, y)) => {
                     if n != m {

@@ -50,7 +50,10 @@ fn the_gradient_of_a_nested_literal_hashes_and_compares_linearly_many_type_nodes
     ] {
         // Every level's type is hashed and compared at least once; whole
         // types per node would be about 2·10^6 at depth 2,000.
-        assert!(a >= 2000, "{what}: {a} at depth 2,000, too few to see the literal");
+        assert!(
+            a >= 2000,
+            "{what}: {a} at depth 2,000, too few to see the literal"
+        );
         assert!(a <= 100 * 2000, "{what}: {a} at depth 2,000");
         let ratio = b as f64 / a as f64;
         assert!(

@@ -120,8 +120,14 @@ mod tests {
         let wide = Ty::array(Size::Lit(2), a[2].clone());
         assert!(!s.eq(&wide, &a[3]));
         let t = |xs: Vec<Ty>| Ty::Tuple(xs);
-        assert!(s.eq(&t(vec![a[1].clone(), Ty::Int]), &t(vec![b[1].clone(), Ty::Int])));
-        assert!(!s.eq(&t(vec![a[1].clone(), Ty::Int]), &t(vec![Ty::Int, b[1].clone()])));
+        assert!(s.eq(
+            &t(vec![a[1].clone(), Ty::Int]),
+            &t(vec![b[1].clone(), Ty::Int])
+        ));
+        assert!(!s.eq(
+            &t(vec![a[1].clone(), Ty::Int]),
+            &t(vec![Ty::Int, b[1].clone()])
+        ));
     }
 
     #[test]

@@ -141,7 +141,11 @@ mod tests {
         let outer = Ty::array(Size::Lit(1), Arc::clone(&inner));
         let before = type_nodes_hashed();
         s.id(&outer);
-        assert_eq!(type_nodes_hashed() - before, 1002, "the first walk is whole");
+        assert_eq!(
+            type_nodes_hashed() - before,
+            1002,
+            "the first walk is whole"
+        );
         let again = Ty::array(Size::Lit(1), Ty::array(Size::Lit(1), Arc::clone(&inner)));
         let before = type_nodes_hashed();
         s.id(&again);

@@ -113,7 +113,7 @@ pub fn independent_defs(n: usize) -> String {
 /// seconds. `quick` takes the first two.
 fn sizes(shape: &str, quick: bool) -> Vec<usize> {
     let base: &[usize] = match shape {
-        "nested array literal" => &[500, 1000, 2000, 4000],
+        "nested array literal" => &[2000, 4000, 8000, 16_000, 32_000],
         "nested literal of a constant" => &[5_000, 10_000, 20_000, 40_000],
         "flat array literal" => &[125_000, 250_000, 500_000, 1_000_000],
         "chain of definitions" => &[1250, 2500, 5000, 10_000],

@@ -5,4 +5,5 @@ mod calls;
 mod checkpoint;
 mod common;
 mod inlang;
+mod nested_literal;
 mod nonscalar;

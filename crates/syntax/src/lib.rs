@@ -33,6 +33,7 @@ pub mod rules;
 pub mod special;
 pub mod specialize;
 pub mod stack;
+pub mod ty_eq;
 pub mod verify;
 pub mod visit;
 

@@ -39,6 +39,7 @@ use std::fmt;
 use crate::fxhash::{FxHashMap, FxHashSet};
 use crate::infer::{Sigs, check_shape, show_ty, solve};
 use crate::ir::{Expr, ExprId, Module, Name, Param, Pat, Prim, Span, Ty};
+use crate::ty_eq::SharedEq;
 
 /// One violated invariant.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -466,8 +467,12 @@ impl<'m> Verifier<'m> {
             }
             sigs.push((solution.params, solution.ret));
         }
+        // The stored types and the inferred ones share nothing but are
+        // shared within each: compared with a memo, not by `!=`, which
+        // walks each whole (d² for a nested literal, crate::ty_eq).
+        let mut same = SharedEq::new();
         for (i, (stored, inferred)) in m.types.iter().zip(&inferred).enumerate() {
-            if stored != inferred {
+            if !same.eq(stored, inferred) {
                 self.error(
                     Some(ExprId(i as u32)),
                     format!(

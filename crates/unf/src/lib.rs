@@ -17,6 +17,7 @@
 //! every term is well typed, `in(root) = input`, `out(root) = output`.
 
 pub mod error;
+mod hashcons;
 pub mod ir;
 pub mod lower;
 pub mod print;
@@ -25,6 +26,7 @@ pub mod tables;
 pub mod verify;
 
 pub use error::{Error, Loc, VerifyError};
+pub use hashcons::type_nodes_hashed;
 pub use ir::{
     Ctx, CtxId, FORMAT_VERSION, Fun, Kind, LoopKind, Module, Op, Prim, SOURCE_UNF_IR,
     TARGET_UNF_IR, Term, TermId, TyId, UTy,

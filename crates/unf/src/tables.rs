@@ -8,6 +8,7 @@
 //! parent and to one farther ancestor, chosen so that any ancestor is
 //! reached in O(log n) jumps. Nothing here is serialized but the two tables.
 
+use crate::hashcons::Shapes;
 use crate::ir::{Ctx, CtxId, TyId, UTy};
 use syntax::Ty;
 use syntax::fxhash::FxHashMap;
@@ -19,7 +20,10 @@ pub struct Tables {
     ctxs: Vec<Ctx>,
     // Fx, not SipHash: a literal of n reals interns n contexts, and these
     // lookups were a quarter of its gradient's time (docs/scale.md).
-    ty_index: FxHashMap<UTy, TyId>,
+    // Keyed by structure, not by the whole `UTy`: hashing a whole ground
+    // type walks it, d² for the types of a nested literal (crate::hashcons).
+    ty_index: FxHashMap<TyKey, TyId>,
+    shapes: Shapes,
     ctx_index: FxHashMap<(CtxId, TyId), CtxId>,
     /// Length of each context.
     len: Vec<u32>,
@@ -27,6 +31,13 @@ pub struct Tables {
     jump: Vec<CtxId>,
     /// The largest type id occurring in each context (for well-foundedness).
     max_ty: Vec<Option<TyId>>,
+}
+
+/// The key of a type in the index: a ground type by its structural id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum TyKey {
+    Ground(u32),
+    Cont(CtxId, TyId),
 }
 
 /// Why a pair of tables cannot be loaded.
@@ -51,6 +62,7 @@ impl Tables {
             tys: Vec::new(),
             ctxs: vec![Ctx::Empty],
             ty_index: FxHashMap::default(),
+            shapes: Shapes::default(),
             ctx_index: FxHashMap::default(),
             len: vec![0],
             jump: vec![CtxId::EMPTY],
@@ -68,6 +80,7 @@ impl Tables {
             tys: Vec::with_capacity(tys.len()),
             ctxs: vec![Ctx::Empty],
             ty_index: FxHashMap::default(),
+            shapes: Shapes::default(),
             ctx_index: FxHashMap::default(),
             len: vec![0],
             jump: vec![CtxId::EMPTY],
@@ -97,7 +110,8 @@ impl Tables {
                     errors.push(TableError::Ty(id, format!("context {arg} does not exist")));
                 }
             }
-            if t.ty_index.insert(ty.clone(), id).is_some() {
+            let key = t.key(ty);
+            if t.ty_index.insert(key, id).is_some() {
                 errors.push(TableError::Ty(
                     id,
                     "this type occurs twice in the table".to_string(),
@@ -203,13 +217,21 @@ impl Tables {
         self.len.len()
     }
 
+    fn key(&mut self, ty: &UTy) -> TyKey {
+        match ty {
+            UTy::Ground(g) => TyKey::Ground(self.shapes.id(g)),
+            UTy::Cont(arg, ret) => TyKey::Cont(*arg, *ret),
+        }
+    }
+
     /// The id of a type, interning it.
     pub fn intern(&mut self, ty: UTy) -> TyId {
-        if let Some(&id) = self.ty_index.get(&ty) {
+        let key = self.key(&ty);
+        if let Some(&id) = self.ty_index.get(&key) {
             return id;
         }
         let id = TyId(self.tys.len() as u32);
-        self.ty_index.insert(ty.clone(), id);
+        self.ty_index.insert(key, id);
         self.tys.push(ty);
         id
     }

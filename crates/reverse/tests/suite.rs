@@ -3,9 +3,8 @@
 //! linking some sixty of them). Each file is a module and keeps its own
 //! documentation.
 
-/// The UNF tests' helpers (a builder of Source modules).
-#[path = "../../unf/tests/common/mod.rs"]
-mod common;
+/// The builder of core-form Source modules the tests share with `unf`'s.
+use testkit::core_form as common;
 
 mod cost;
 mod cost_rows;

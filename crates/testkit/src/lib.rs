@@ -5,6 +5,7 @@
 //! the `fixtures` test of `xtask`; docs/testing.md).
 
 pub mod c;
+pub mod core_form;
 pub mod fixture;
 pub mod modules;
 pub mod options;

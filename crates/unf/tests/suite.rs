@@ -3,7 +3,8 @@
 //! linking some sixty of them). Each file is a module and keeps its own
 //! documentation.
 
-mod common;
+/// The builder of core-form Source modules the tests share with `reverse`'s.
+use testkit::core_form as common;
 
 mod errors;
 mod random;

@@ -1,7 +1,7 @@
-//! Test helpers: a builder of core-form Source modules,
-//! the let chain of the scale tests, and running modules with the
+//! A builder of core-form Source modules for the tests of `unf` and
+//! `reverse` (which build modules node by node, bypassing the front end),
+//! the let chain of their scale tests, and running modules with the
 //! reference evaluator.
-#![allow(dead_code)]
 
 pub use semantics::Value;
 use syntax::{Def, Expr, ExprId, Module, Name, Param, Pat, Prim, Size, SourceFile, Span, Ty};

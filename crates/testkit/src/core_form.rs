@@ -6,16 +6,25 @@
 pub use semantics::Value;
 use syntax::{Def, Expr, ExprId, Module, Name, Param, Pat, Prim, Size, SourceFile, Span, Ty};
 
+/// `[n]R`, the array type of the built modules' array parameters.
 pub fn arr() -> Ty {
     Ty::array(Size::Var(Name::new("n"), 0), Ty::Real)
 }
 
 /// Builds a core-form module bottom-up.
 pub struct B {
+    /// The module built so far (its nodes; a definition once [`B::def`]).
     pub m: Module,
 }
 
+impl Default for B {
+    fn default() -> B {
+        B::new()
+    }
+}
+
 impl B {
+    /// An empty module, named `test.ad`.
     pub fn new() -> B {
         B {
             m: Module::new(SourceFile {
@@ -29,18 +38,23 @@ impl B {
         self.m.types.push(ty);
         id
     }
+    /// A variable of type `ty`.
     pub fn var(&mut self, x: &str, ty: Ty) -> ExprId {
         self.add(Expr::Var(Name::new(x)), ty)
     }
+    /// A real literal.
     pub fn real(&mut self, c: f64) -> ExprId {
         self.add(Expr::Real(c), Ty::Real)
     }
+    /// A real-valued primitive applied to `args`.
     pub fn op(&mut self, op: Prim, args: Vec<ExprId>) -> ExprId {
         self.add(Expr::Prim { op, args }, Ty::Real)
     }
+    /// A primitive applied to `args`, of result type `ty`.
     pub fn prim(&mut self, op: Prim, args: Vec<ExprId>, ty: Ty) -> ExprId {
         self.add(Expr::Prim { op, args }, ty)
     }
+    /// `let x = value in body`.
     pub fn let_(&mut self, x: &str, value: ExprId, body: ExprId) -> ExprId {
         let ty = self.m.types[body.index()].clone();
         self.add(
@@ -53,6 +67,7 @@ impl B {
             ty,
         )
     }
+    /// `let (x1, ..., xk) = value in body`.
     pub fn let_tuple(&mut self, xs: &[&str], value: ExprId, body: ExprId) -> ExprId {
         let ty = self.m.types[body.index()].clone();
         let pat = Pat::Tuple(xs.iter().map(|x| Name::new(*x)).collect());
@@ -66,6 +81,7 @@ impl B {
             ty,
         )
     }
+    /// A tuple of `items`.
     pub fn tuple(&mut self, items: Vec<ExprId>) -> ExprId {
         let ty = Ty::Tuple(
             items
@@ -75,6 +91,7 @@ impl B {
         );
         self.add(Expr::Tuple(items), ty)
     }
+    /// The `index`-th component (from 1) of the tuple `t`.
     pub fn proj(&mut self, t: ExprId, index: u32) -> ExprId {
         let Ty::Tuple(items) = self.m.types[t.index()].clone() else {
             panic!()
@@ -84,6 +101,7 @@ impl B {
             items[index as usize - 1].clone(),
         )
     }
+    /// A lambda of real parameters.
     pub fn lam(&mut self, params: &[&str], body: ExprId) -> ExprId {
         let ps: Vec<Param> = params
             .iter()
@@ -99,6 +117,7 @@ impl B {
         );
         self.add(Expr::Lambda { params: ps, body }, ty)
     }
+    /// The module with one definition `name params = body`.
     pub fn def(mut self, name: &str, params: &[(&str, Ty)], body: ExprId) -> Module {
         let ret = self.m.types[body.index()].clone();
         self.m.defs.push(Def {

@@ -256,9 +256,10 @@ enum Command {
         #[arg(long)]
         gmm_n: Option<usize>,
         /// Only these `codegen` kernels (sum, prod, dot, sinexp, logsumexp,
-        /// gmm), these `gradbench` evals (lse, llsq, ode, gmm, kmeans,
-        /// lstm, ba, ht), or the `shapes` whose name contains one of these
-        /// (nested, flat, chain, independent).
+        /// gmm, kmeans, det, ba), these `gradbench` evals (lse, llsq, ode,
+        /// det, gmm, kmeans, lstm, ba, ht), or the `shapes` whose name
+        /// contains one of these (nested array, constant, flat, chain,
+        /// independent).
         #[arg(long, value_delimiter = ',')]
         kernels: Vec<String>,
         /// Timed calls per process for `codegen` (default 11; quick 5).

@@ -361,32 +361,6 @@ pub struct CodegenOpts {
     pub write_docs: bool,
 }
 
-/// Reverse mode's gradient program of `entry` and the same optimized,
-/// for `bench::suite`: the library's gradient requests (UNF route).
-fn differentiate(
-    m: &Module,
-    entry: &str,
-    wrt: Option<&[&str]>,
-) -> (Result<Module, String>, Result<Module, String>) {
-    let program = adrev::Program::from_ir(adrev::Ir::Source(m.clone()));
-    let wrt = wrt.map_or(adrev::Wrt::All, |w| adrev::Wrt::names(w.iter().copied()));
-    let build = |optimize: bool| {
-        let req = adrev::Request::new(adrev::Kind::ValueAndGrad)
-            .entry(entry)
-            .wrt(wrt.clone())
-            .optimize(optimize);
-        program
-            .compile(&req)
-            .and_then(|c| {
-                c.module()
-                    .cloned()
-                    .ok_or_else(|| adrev::Error::internal("a gradient without its program"))
-            })
-            .map_err(|e| e.message().trim_end().to_string())
-    };
-    (build(false), build(true))
-}
-
 /// The workspace root (xtask lives one level below it).
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
@@ -400,7 +374,7 @@ pub fn codegen(opts: &CodegenOpts) -> Result<(), CliError> {
         .map_err(|e| CliError::user(format!("{}: {e}", gmm_path.display())))?;
     let gmm_n = opts.gmm_n.unwrap_or(if opts.quick { 1000 } else { 10_000 });
     let (kernels, notes) =
-        bench::suite(&gmm, gmm_n, &differentiate).map_err(|e| internal("codegen", e))?;
+        bench::suite(&gmm, gmm_n, &bench::gradient_programs).map_err(|e| internal("codegen", e))?;
     for n in notes {
         eprintln!("{n}");
     }

@@ -156,10 +156,38 @@ pub const PIPELINE: &str = "adrev-c-pipeline";
 /// Makes a gradient program: given a module, the definition to
 /// differentiate and the parameters to differentiate with respect to
 /// (`None`: all), returns reverse mode's gradient program and the same
-/// after the optimizer (either may fail with a message). The caller
-/// supplies it (`reverse` and `optimize` come after this crate).
+/// after the optimizer (either may fail with a message); the benchmark's
+/// is [`gradient_programs`].
 pub type Differentiate<'a> =
     dyn Fn(&Module, &str, Option<&[&str]>) -> (Result<Module, String>, Result<Module, String>) + 'a;
+
+/// The [`Differentiate`] of `cargo xtask bench` and of this crate's tests:
+/// reverse mode's gradient program of `entry` (UNF route, through the
+/// library's gradient request, which inlines the entry's helpers first)
+/// and the same optimized.
+pub fn gradient_programs(
+    m: &Module,
+    entry: &str,
+    wrt: Option<&[&str]>,
+) -> (Result<Module, String>, Result<Module, String>) {
+    let program = adrev::Program::from_ir(adrev::Ir::Source(m.clone()));
+    let wrt = wrt.map_or(adrev::Wrt::All, |w| adrev::Wrt::names(w.iter().copied()));
+    let build = |optimize: bool| {
+        let req = adrev::Request::new(adrev::Kind::ValueAndGrad)
+            .entry(entry)
+            .wrt(wrt.clone())
+            .optimize(optimize);
+        program
+            .compile(&req)
+            .and_then(|c| {
+                c.module()
+                    .cloned()
+                    .ok_or_else(|| adrev::Error::internal("a gradient without its program"))
+            })
+            .map_err(|e| e.message().trim_end().to_string())
+    };
+    (build(false), build(true))
+}
 
 /// The whole suite: the built-in kernels ([`kernels`]), each with the
 /// pipeline's own gradient programs as variants (`adrev-c-pipeline`:

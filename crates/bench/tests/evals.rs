@@ -12,31 +12,6 @@ use bench::{BenchConfig, Kernel, run};
 use codegen::{Built, Config};
 use semantics::Value;
 
-/// Reverse mode and the optimizer through the library's gradient request
-/// (which inlines det's helpers first), as `cargo xtask bench` asks.
-fn pipeline(
-    m: &syntax::Module,
-    entry: &str,
-    wrt: Option<&[&str]>,
-) -> (
-    Result<syntax::Module, String>,
-    Result<syntax::Module, String>,
-) {
-    let program = adrev::Program::from_ir(adrev::Ir::Source(m.clone()));
-    let wrt = wrt.map_or(adrev::Wrt::All, |w| adrev::Wrt::names(w.iter().copied()));
-    let build = |optimize: bool| {
-        let req = adrev::Request::new(adrev::Kind::ValueAndGrad)
-            .entry(entry)
-            .wrt(wrt.clone())
-            .optimize(optimize);
-        program
-            .compile(&req)
-            .map_err(|e| e.message().to_string())
-            .and_then(|c| c.module().cloned().ok_or_else(|| "no module".to_string()))
-    };
-    (build(false), build(true))
-}
-
 fn scratch(name: &str) -> PathBuf {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
         .join(format!("bench-{name}-{}", std::process::id()));
@@ -159,7 +134,7 @@ fn harness_agrees(kernel: Kernel, dir: &str) {
 
 #[test]
 fn the_det_baseline_agrees_with_the_generated_gradient_and_finite_differences() {
-    let k = bench::det_kernel(&pipeline, &[3, 6]).expect("the det kernel");
+    let k = bench::det_kernel(&bench::gradient_programs, &[3, 6]).expect("the det kernel");
     let dir = scratch("det");
     let primal = build(&k.primal, &dir.join("primal"));
     let grad = build(&k.grad, &dir.join("grad"));

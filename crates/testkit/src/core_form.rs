@@ -3,6 +3,7 @@
 //! the let chain of their scale tests, and running modules with the
 //! reference evaluator.
 
+pub use crate::values::{reals as reals_of, with_reals};
 pub use semantics::Value;
 use syntax::{Def, Expr, ExprId, Module, Name, Param, Pat, Prim, Size, SourceFile, Span, Ty};
 
@@ -150,41 +151,6 @@ pub fn run(m: &Module, args: &[Value]) -> Value {
 /// The real a value is.
 pub fn r(v: &Value) -> f64 {
     v.as_real().unwrap_or_else(|| panic!("not a real: {v}"))
-}
-
-/// The reals of a value, in order (integers and booleans have none).
-pub fn reals_of(v: &Value) -> Vec<f64> {
-    let mut out = Vec::new();
-    collect_reals(v, &mut out);
-    out
-}
-
-fn collect_reals(v: &Value, out: &mut Vec<f64>) {
-    match v {
-        Value::Real(x) => out.push(*x),
-        Value::Array(items) | Value::Tuple(items) => {
-            items.iter().for_each(|x| collect_reals(x, out));
-        }
-        _ => {}
-    }
-}
-
-/// A value of the shape of `shape` whose reals are taken, in order, from
-/// `flat` starting at `*at`.
-pub fn with_reals(shape: &Value, flat: &[f64], at: &mut usize) -> Value {
-    match shape {
-        Value::Real(_) => {
-            *at += 1;
-            Value::Real(flat[*at - 1])
-        }
-        Value::Array(items) => {
-            Value::array(items.iter().map(|x| with_reals(x, flat, at)).collect())
-        }
-        Value::Tuple(items) => {
-            Value::tuple(items.iter().map(|x| with_reals(x, flat, at)).collect())
-        }
-        other => other.clone(),
-    }
 }
 
 /// The components of a tuple.

@@ -34,6 +34,11 @@ pub(crate) struct Occ {
     /// element reads of a gather (`map (fun c -> .. x[c] ..) C`), each
     /// evaluated once per element of that loop's array.
     pub gathered: u32,
+    /// Occurrences as the array of an index `x[i]` directly inside the
+    /// function of an `ifold` one lambda below the binder, `i` that
+    /// function's counter: each element read once per iteration, no two
+    /// iterations reading the same element.
+    pub counter_reads: u32,
     /// The lambda depth of the binder (0 for free names).
     pub depth: u32,
 }
@@ -47,6 +52,7 @@ impl Occ {
         projections: 0,
         proj_maps: 0,
         gathered: 0,
+        counter_reads: 0,
         depth: 0,
     };
 }
@@ -59,6 +65,9 @@ enum Position {
     Proj,
     /// The array of an index.
     Indexed,
+    /// The array of an index at the counter of the `ifold` whose function
+    /// is the innermost lambda.
+    Counter,
     Other,
 }
 
@@ -73,6 +82,7 @@ pub(crate) fn census(m: &Module, root: ExprId, capacity: usize) -> FxHashMap<Nam
     let mut c = Census {
         m,
         occ: FxHashMap::with_capacity_and_hasher(capacity, Default::default()),
+        counters: FxHashMap::default(),
     };
     c.walk(root, 0, Position::Other);
     c.occ
@@ -81,6 +91,10 @@ pub(crate) fn census(m: &Module, root: ExprId, capacity: usize) -> FxHashMap<Nam
 struct Census<'m> {
     m: &'m Module,
     occ: FxHashMap<Name, Occ>,
+    /// The counters of `ifold`s' functions, with the depth of the
+    /// function's body: an occurrence at that depth has the function as
+    /// its innermost lambda.
+    counters: FxHashMap<Name, u32>,
 }
 
 impl Census<'_> {
@@ -125,7 +139,8 @@ impl Census<'_> {
             Position::ProjMap => o.proj_maps += 1,
             Position::Proj => o.projections += 1,
             Position::Indexed if in_map && depth == o.depth + 1 => o.gathered += 1,
-            Position::Indexed | Position::Other => {}
+            Position::Counter if depth == o.depth + 1 => o.counter_reads += 1,
+            Position::Indexed | Position::Counter | Position::Other => {}
         }
     }
 
@@ -206,6 +221,12 @@ impl Census<'_> {
                         todo.push((args[0], depth, Position::Call, true));
                         continue;
                     }
+                    if *op == syntax::Prim::Ifold
+                        && let Expr::Lambda { params, .. } = self.m.expr(args[0])
+                        && let [_, i] = params.as_slice()
+                    {
+                        self.counters.insert(i.name.clone(), depth + 1);
+                    }
                     let fun_pos = op.function_args();
                     let maps = matches!(op, syntax::Prim::Map | syntax::Prim::Map2);
                     for (i, &a) in args.iter().enumerate().rev() {
@@ -226,8 +247,15 @@ impl Census<'_> {
                     todo.push((*tuple, depth, Position::Proj, in_map));
                 }
                 Expr::Index { array, index } => {
+                    let at_counter = matches!(self.m.expr(*index),
+                        Expr::Var(i) if self.counters.get(i) == Some(&depth));
+                    let pos = if at_counter {
+                        Position::Counter
+                    } else {
+                        Position::Indexed
+                    };
                     todo.push((*index, depth, Position::Other, in_map));
-                    todo.push((*array, depth, Position::Indexed, in_map));
+                    todo.push((*array, depth, pos, in_map));
                 }
                 other => other
                     .for_each_child(|c| todo.push((c, depth, Position::Other, inherit(c, false)))),

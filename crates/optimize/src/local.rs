@@ -25,8 +25,11 @@ use syntax::{Expr, ExprId, Module, Name, Pat, Prim, Span, Ty, stack};
 use crate::rules::RuleName;
 use crate::simplify::Round;
 
+mod accumulator;
 mod arrays;
 mod length;
+
+pub(crate) use accumulator::Demand;
 
 pub(crate) use length::LenTerm;
 
@@ -210,6 +213,25 @@ impl Round<'_> {
                 return self.if_node(cond, a, b, span, ty);
             }
             _ => {}
+        }
+        if self.on(RuleName::PruneAccumulator)
+            && let Ty::Tuple(ts) = self.ty(t)
+            && let Some((r, fold, whole)) =
+                self.prune_accumulator(t, &Demand::component(index, ts.len()))
+        {
+            // `(fold ..).i`: only component i of the result is needed.
+            self.fire(RuleName::PruneAccumulator);
+            let item = self.proj_node(whole, index, span, ty.clone());
+            return self.add(
+                Expr::Let {
+                    pat: Pat::Var(r),
+                    ty: None,
+                    value: fold,
+                    body: item,
+                },
+                ty,
+                span,
+            );
         }
         self.add(Expr::Proj { tuple: t, index }, ty, span)
     }

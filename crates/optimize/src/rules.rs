@@ -101,6 +101,8 @@ pub enum RuleName {
     ReduceFusion,
     /// `let X = map f A` whose uses are all projection maps keeps only the components they read (`fuse.rs`).
     PruneComponents,
+    /// `(ifold f z n).i ~> ..` with the accumulator components that neither the result's uses nor `f` read dropped (`local/accumulator.rs`; also `foldl`, `reduce`, a `let`-bound fold only projected).
+    PruneAccumulator,
     // Conditionals.
     /// `if e1 then e2 else e2 ~> e2` (the branches equal up to bound names).
     IfSame,
@@ -153,6 +155,7 @@ impl RuleName {
         RuleName::RecomputeCheap,
         RuleName::ReduceFusion,
         RuleName::PruneComponents,
+        RuleName::PruneAccumulator,
         RuleName::IfSame,
         RuleName::IfConst,
         RuleName::IfFloat,
@@ -205,6 +208,7 @@ impl RuleName {
             RuleName::RecomputeCheap => "recompute-cheap",
             RuleName::ReduceFusion => "reduce-fusion",
             RuleName::PruneComponents => "prune-components",
+            RuleName::PruneAccumulator => "prune-accumulator",
             RuleName::IfSame => "if-same",
             RuleName::IfConst => "if-const",
             RuleName::IfFloat => "if-float",
@@ -250,7 +254,8 @@ impl RuleName {
             | RuleName::UnzipFusion
             | RuleName::RecomputeCheap
             | RuleName::ReduceFusion
-            | RuleName::PruneComponents => "classic array simplifications",
+            | RuleName::PruneComponents
+            | RuleName::PruneAccumulator => "classic array simplifications",
             RuleName::IfSame | RuleName::IfConst | RuleName::IfFloat | RuleName::IfTuple => {
                 "conditionals"
             }
@@ -347,6 +352,9 @@ impl RuleName {
             }
             RuleName::PruneComponents => {
                 "let X = map f A in .. map (fun t -> t.i) X .. ~> let X = map (fun a -> let t = f a in (t.i, ..)) A in ..  (every use of X a projection map, some component never read; also map2, build)"
+            }
+            RuleName::PruneAccumulator => {
+                "(ifold (fun (s, i) -> e) z n).j ~> let r = ifold (fun (s', i) -> let s = (.., s', ..) in e') z' n in r  (the components of s that neither the result's uses nor e need, all real, integer or boolean, dropped: e' and z' build the rest, the dropped ones are literals in s; a 1-tuple is its component; also foldl, reduce (its array mapped to the kept components), and `let x = fold ..` whose every use is a projection)"
             }
             RuleName::IfSame => "if e1 then e2 else e2 ~> e2",
             RuleName::IfConst => "if true then e2 else e3 ~> e2, if false then e2 else e3 ~> e3",

@@ -97,7 +97,8 @@ fn check_rule(rule: RuleName) {
         | RuleName::ShareInnerLoop
         | RuleName::ReduceFromScan
         | RuleName::GatherFusion
-        | RuleName::PruneComponents => 4 * CASES,
+        | RuleName::PruneComponents
+        | RuleName::PruneAccumulator => 4 * CASES,
         _ => CASES,
     };
     let config = RunnerConfig {
@@ -209,6 +210,7 @@ rule_tests! {
     recompute_cheap => RecomputeCheap,
     reduce_fusion => ReduceFusion,
     prune_components => PruneComponents,
+    prune_accumulator => PruneAccumulator,
     if_same => IfSame,
     if_const => IfConst,
     if_float => IfFloat,

@@ -5,6 +5,7 @@
 
 mod common;
 
+mod accumulator;
 mod cost;
 mod forms;
 mod gather;

@@ -260,6 +260,7 @@ impl Round<'_> {
         pos: Pos,
         span: Span,
     ) -> Env {
+        let v = self.pruned_fold(x, &occ, v, span);
         let vty = self.ty(v);
         // Only leaves and tuples are taken apart here: other nodes are not
         // cloned (a clone of an operator node copies its operand list).
@@ -596,16 +597,75 @@ impl Round<'_> {
     /// vertices), dearer by k |C| / |A| when the loop reads more. Reads
     /// in deeper loops, in a `build`, `reduce` or fold, are not
     /// gathers (they may read every element many times) and keep the array.
+    /// One exception: the array's only use `x[i]` directly in the function
+    /// of an `ifold`, at its counter `i` (reverse mode's argmin, `ifold
+    /// (fun (s, i) -> .. x[i] ..) z (length x)`): no two iterations read
+    /// the same element, so each element is computed at most once, in the
+    /// loop that reads it, and the array is never written.
     pub(super) fn gathered(&self, occ: &Occ, value: ExprId) -> bool {
         let Expr::Prim { args, .. } = self.m.expr(value) else {
             return false;
         };
+        let reads = (occ.count <= GATHER_READS && occ.count == occ.gathered)
+            || (occ.count == 1 && occ.counter_reads == 1);
         occ.count >= 1
             && occ.count != u32::MAX
-            && occ.count <= GATHER_READS
-            && occ.count == occ.gathered
+            && reads
             && matches!(self.m.expr(args[0]), Expr::Lambda { .. })
             && !self.structural(args[0])
+    }
+
+    /// `prune-accumulator` of `let x = v` with `v` a fold and every use
+    /// of `x` a projection: `let r = v' in (.., r, ..)`, the components no
+    /// projection reads (and the fold does not need) not computed.
+    fn pruned_fold(&mut self, x: &Name, occ: &Occ, v: ExprId, span: Span) -> ExprId {
+        let Ty::Tuple(ts) = self.ty(v) else {
+            return v;
+        };
+        let is_fold = matches!(
+            self.m.expr(v),
+            Expr::Prim {
+                op: Prim::Ifold | Prim::Foldl | Prim::Reduce,
+                ..
+            }
+        );
+        if !is_fold
+            || !self.on(RuleName::PruneAccumulator)
+            || occ.count == 0
+            || occ.count == u32::MAX
+            || occ.count != occ.projections
+        {
+            return v;
+        }
+        // A component the census did not see is never projected (`x`
+        // itself it saw).
+        let ds = (1..=ts.len() as u32)
+            .map(|i| {
+                if self.occ(&component(x, i)).count != u32::MAX
+                    && self.occ(&component(x, i)).count > 0
+                {
+                    crate::local::Demand::Full
+                } else {
+                    crate::local::Demand::None
+                }
+            })
+            .collect();
+        let Some((r, fold, whole)) = self.prune_accumulator(v, &crate::local::Demand::tup(ds))
+        else {
+            return v;
+        };
+        self.fire(RuleName::PruneAccumulator);
+        let ty = self.ty(v);
+        self.add(
+            Expr::Let {
+                pat: Pat::Var(r),
+                ty: None,
+                value: fold,
+                body: whole,
+            },
+            ty,
+            span,
+        )
     }
 
     /// Whether a binding has one use, outside lambdas: its value can go in

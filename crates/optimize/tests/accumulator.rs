@@ -1,0 +1,94 @@
+//! `prune-accumulator` on the shapes it is for (reverse mode's argmin under
+//! forward mode, GradBench's kmeans Hessian diagonal): a fold's state
+//! component that no use reads and the fold only carries is not computed,
+//! and the argmin's array of candidates, read at the fold's counter, is
+//! computed in the fold (`gather-fusion`). Each program's value is kept,
+//! and the counted cost shows what is no longer computed.
+
+use crate::common;
+
+use optimize::{Config, RuleName, RuleSet, optimize_report};
+use semantics::cost;
+
+use common::{args_of, compile, eval, expectations, same, verified};
+
+/// Optimizes the program `text` with `rules`: its value before and after
+/// must agree (and match its `-- value`); returns the counted cost after
+/// and how often each rule fired.
+fn run(text: &str, rules: RuleSet) -> (cost::Cost, std::collections::BTreeMap<RuleName, usize>) {
+    let m = compile(text);
+    let (inputs, expected) = expectations(text, &m);
+    let cfg = Config {
+        rules,
+        ..Config::default()
+    };
+    let (out, report) = optimize_report(&m, &cfg).expect("optimizes");
+    verified(&out, "the optimized program");
+    let before = eval(&m, &inputs).expect("the program runs");
+    let after = eval(&out, &inputs).expect("the optimized program runs");
+    assert!(same(&before, &after), "{before:?} against {after:?}");
+    if let Some(v) = expected {
+        assert!(same(&after, &v), "{after:?} against the expected {v:?}");
+    }
+    let def = out.entry(None).expect("a definition");
+    let c = cost::dynamic_cost(&out, def, &args_of(&out, &inputs))
+        .expect("counted")
+        .1;
+    (c, report.fired)
+}
+
+/// kmeans' argmin: each candidate a pair (distance, a tangent), the state
+/// the best pair and its index, the result the index alone.
+const ARGMIN: &str = "-- at A = [0.3, 0.1, 0.2, 0.4]\n\
+                      -- value = 1\n\
+                      def f (A : [n]R) : Int =\n\
+                      \x20 let X = map (fun a -> (a * a, sin a)) A in\n\
+                      \x20 (ifold (fun (s, i) -> let e = X[i] in if s.1.1 < e.1 then s else (e, i)) ((1 / 0, 0), -1) (length A)).2\n";
+
+#[test]
+fn a_carried_tangent_is_not_computed() {
+    let (with, fired) = run(ARGMIN, RuleSet::all());
+    assert!(fired.contains_key(&RuleName::PruneAccumulator), "{fired:?}");
+    assert_eq!(with.nlops, 0, "no sin: the tangent is dead");
+    let (without, _) = run(ARGMIN, RuleSet::all().without(RuleName::PruneAccumulator));
+    assert_eq!(
+        without.nlops, 4,
+        "one sin per candidate, carried in the state"
+    );
+}
+
+#[test]
+fn the_candidates_are_computed_in_the_fold() {
+    // Read once per iteration at the counter: computed there, never
+    // written as an array (no move of an element into X).
+    let (with, fired) = run(ARGMIN, RuleSet::all());
+    assert!(fired.contains_key(&RuleName::GatherFusion), "{fired:?}");
+    let (without, _) = run(ARGMIN, RuleSet::all().without(RuleName::GatherFusion));
+    assert!(with.moves < without.moves, "{with:?} against {without:?}");
+}
+
+#[test]
+fn a_reduction_of_pairs_keeps_the_projected_sum() {
+    let text = "-- at A = [0.3, 0.1, 0.2]\n\
+                def f (A : [n]R) : R =\n\
+                \x20 let t = reduce (fun (x, y) -> (x.1 + y.1, x.2 + y.2)) (0, 0) (map (fun a -> (a * a, sin a)) A) in\n\
+                \x20 t.1 * 2\n";
+    let (with, fired) = run(text, RuleSet::all());
+    assert!(fired.contains_key(&RuleName::PruneAccumulator), "{fired:?}");
+    assert_eq!(with.nlops, 0, "no sin: the second sum is dead");
+}
+
+#[test]
+fn a_component_the_result_needs_through_the_state_is_kept() {
+    // The index depends on the second component (compared), which
+    // depends on the third: nothing is dead.
+    let text = "-- at A = [0.3, 0.1, 0.2, 0.4]\n\
+                -- value = 2\n\
+                def f (A : [n]R) : Int =\n\
+                \x20 (ifold (fun (s, i) -> if s.2 < sin s.3 then (i, s.2 + A[i], s.3 + 1) else (s.1, s.2, s.3 * 2)) (0, 0, 0.5) (length A)).1\n";
+    let (_, fired) = run(text, RuleSet::all());
+    assert!(
+        !fired.contains_key(&RuleName::PruneAccumulator),
+        "{fired:?}"
+    );
+}

@@ -83,8 +83,18 @@ pub(crate) fn census(m: &Module, root: ExprId, capacity: usize) -> FxHashMap<Nam
         m,
         occ: FxHashMap::with_capacity_and_hasher(capacity, Default::default()),
         counters: FxHashMap::default(),
+        destructured: Vec::new(),
     };
     c.walk(root, 0, Position::Other);
+    // `let (a, b) = t` uses `t.i` where its `x_i` is used: a component
+    // bound to a dead name is never read.
+    for (t, depth, xs) in std::mem::take(&mut c.destructured) {
+        for (i, x) in xs.iter().enumerate() {
+            if c.occ.get(x).is_some_and(|o| o.count > 0) {
+                c.record(&component(&t, i as u32 + 1), depth, Position::Other);
+            }
+        }
+    }
     c.occ
 }
 
@@ -95,6 +105,8 @@ struct Census<'m> {
     /// function's body: an occurrence at that depth has the function as
     /// its innermost lambda.
     counters: FxHashMap<Name, u32>,
+    /// The `let (x1, .., xn) = t` met, with their depth.
+    destructured: Vec<(Name, u32, Vec<Name>)>,
 }
 
 impl Census<'_> {
@@ -189,9 +201,7 @@ impl Census<'_> {
                         // `let (a, b) = t` uses `t` like `t.1` and `t.2` do.
                         (Pat::Tuple(xs), Expr::Var(t)) => {
                             self.record(t, depth, Position::Proj);
-                            for i in 0..xs.len() {
-                                self.record(&component(t, i as u32 + 1), depth, Position::Other);
-                            }
+                            self.destructured.push((t.clone(), depth, xs.clone()));
                         }
                         _ => todo.push((*value, depth, Position::Other, inherit(*value, false))),
                     }

@@ -51,10 +51,14 @@ mod scan;
 mod share;
 
 /// A use of a candidate array.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 struct Use {
     /// `map (fun t -> t.i) X`: the `map` node and `i`.
     proj: Option<(ExprId, u32)>,
+    /// `map (fun t -> e) X` with every occurrence of `t` in `e` a
+    /// projection `t.i`: the `map` node and those projections with their
+    /// `i` (`prune-components` rewrites them).
+    fields: Option<(ExprId, Vec<(ExprId, u32)>)>,
     /// The reduction (`reduce` or `foldl`) whose array is `X` or `map p X`.
     site: Option<Site>,
     /// Under a lambda or in a branch that the binding is outside of.
@@ -96,13 +100,49 @@ impl Analysis<'_> {
     }
 
     fn record(&mut self, x: &Name, depth: u32, proj: Option<(ExprId, u32)>, site: Option<Site>) {
+        self.record_fields(x, depth, proj, None, site);
+    }
+
+    fn record_fields(
+        &mut self,
+        x: &Name,
+        depth: u32,
+        proj: Option<(ExprId, u32)>,
+        fields: Option<(ExprId, Vec<(ExprId, u32)>)>,
+        site: Option<Site>,
+    ) {
         if let Some(b) = self.candidate(x) {
             self.uses.entry(x.clone()).or_default().push(Use {
                 proj,
+                fields,
                 site,
                 guarded: depth > b.depth,
             });
         }
+    }
+
+    /// The projections `t.i` of `f = fun t -> e` when they are every
+    /// occurrence of `t` in `e`.
+    fn fields(&self, f: ExprId) -> Option<Vec<(ExprId, u32)>> {
+        let Expr::Lambda { params, body } = self.m.expr(f) else {
+            return None;
+        };
+        let [p] = params.as_slice() else {
+            return None;
+        };
+        let (mut projs, mut vars) = (Vec::new(), 0usize);
+        let mut todo = vec![*body];
+        while let Some(i) = todo.pop() {
+            match self.m.expr(i) {
+                Expr::Var(t) if *t == p.name => vars += 1,
+                Expr::Proj { tuple, index } if matches!(self.m.expr(*tuple), Expr::Var(t) if *t == p.name) =>
+                {
+                    projs.push((i, *index));
+                }
+                e => e.for_each_child(|c| todo.push(c)),
+            }
+        }
+        (vars == 0 && !projs.is_empty()).then_some(projs)
     }
 
     /// `i` when `f` is `fun t -> t.i`.
@@ -201,7 +241,11 @@ impl Analysis<'_> {
                         map: Some(args[2]),
                     };
                     let proj = self.proj_index(p).map(|i| (args[2], i));
-                    self.record(&x, depth, proj, Some(site));
+                    let fields = proj
+                        .is_none()
+                        .then(|| self.fields(p).map(|f| (args[2], f)))
+                        .flatten();
+                    self.record_fields(&x, depth, proj, fields, Some(site));
                     self.walk(p, depth);
                 } else {
                     self.walk(args[2], depth);
@@ -212,7 +256,11 @@ impl Analysis<'_> {
                     .map_of_var(id)
                     .expect("invariant: checked by the guard");
                 let proj = self.proj_index(p).map(|i| (id, i));
-                self.record(&x, depth, proj, None);
+                let fields = proj
+                    .is_none()
+                    .then(|| self.fields(p).map(|f| (id, f)))
+                    .flatten();
+                self.record_fields(&x, depth, proj, fields, None);
                 self.walk(p, depth);
             }
             e => e.for_each_child(|c| self.walk(c, depth)),
@@ -398,8 +446,21 @@ fn plan_prune(
     b: Binding,
     uses: &[Use],
 ) -> Option<Plan> {
-    if uses.is_empty() || uses.iter().any(|u| u.proj.is_none()) {
+    if uses.is_empty() || uses.iter().any(|u| u.proj.is_none() && u.fields.is_none()) {
         return None;
+    }
+    // A use inside another's function would be rewritten twice.
+    let nodes: FxHashSet<ExprId> = uses
+        .iter()
+        .filter_map(|u| u.proj.map(|p| p.0).or(u.fields.as_ref().map(|f| f.0)))
+        .collect();
+    for u in uses {
+        if let Some((node, _)) = &u.fields
+            && let Expr::Prim { args, .. } = m.expr(*node)
+            && contains(m, args[0], &nodes)
+        {
+            return None;
+        }
     }
     let Expr::Let { value: v, .. } = m.expr(b.let_node).clone() else {
         return None;
@@ -408,7 +469,14 @@ fn plan_prune(
     let Ty::Tuple(parts) = elem.clone() else {
         return None;
     };
-    let mut used: Vec<u32> = uses.iter().filter_map(|u| u.proj.map(|p| p.1)).collect();
+    let mut used: Vec<u32> = uses
+        .iter()
+        .flat_map(|u| match (&u.proj, &u.fields) {
+            (Some(p), _) => vec![p.1],
+            (None, Some((_, fs))) => fs.iter().map(|f| f.1).collect(),
+            (None, None) => Vec::new(),
+        })
+        .collect();
     used.sort_unstable();
     used.dedup();
     if used.len() == parts.len() || used.iter().any(|&i| i == 0 || i as usize > parts.len()) {
@@ -484,6 +552,11 @@ fn plan_prune(
         ..Plan::default()
     };
     for u in uses {
+        if let Some((node, fs)) = &u.fields {
+            let repl = refield(m, *node, fs, &used, x, &xty, &new_elem, &parts);
+            plan.replace.insert(*node, repl);
+            continue;
+        }
         let (node, i) = u.proj.expect("invariant: every use is a projection map");
         let nspan = m.span(node);
         let xv = add(m, Expr::Var(x.clone()), xty.clone(), nspan);
@@ -534,6 +607,84 @@ fn plan_prune(
         plan.replace.insert(node, repl);
     }
     Some(plan)
+}
+
+/// The use `map (fun t -> e) X` of a pruned `X` (elements now `new_elem`,
+/// the components `used` of `parts`): `e`'s projections `t.i` read the
+/// kept component (`t` itself when only one is kept).
+#[allow(clippy::too_many_arguments)]
+fn refield(
+    m: &mut Module,
+    node: ExprId,
+    fs: &[(ExprId, u32)],
+    used: &[u32],
+    x: &Name,
+    xty: &Ty,
+    new_elem: &Ty,
+    parts: &[Ty],
+) -> ExprId {
+    let Expr::Prim { op, args } = m.expr(node).clone() else {
+        unreachable!("invariant: a field use is a map")
+    };
+    let Expr::Lambda { params, body } = m.expr(args[0]).clone() else {
+        unreachable!("invariant: a field use maps a lambda")
+    };
+    let t = params[0].name.clone();
+    let mut inner = Plan::default();
+    for &(p, i) in fs {
+        let span = m.span(p);
+        let tv = add(m, Expr::Var(t.clone()), new_elem.clone(), span);
+        let r = if used.len() == 1 {
+            tv
+        } else {
+            let j = used
+                .iter()
+                .position(|&k| k == i)
+                .expect("invariant: i is used") as u32
+                + 1;
+            add(
+                m,
+                Expr::Proj {
+                    tuple: tv,
+                    index: j,
+                },
+                parts[i as usize - 1].clone(),
+                span,
+            )
+        };
+        inner.replace.insert(p, r);
+    }
+    let body = rebuild(m, body, &inner);
+    let ret = match &m.types[args[0].index()] {
+        Ty::Func(_, r) => (**r).clone(),
+        _ => unreachable!("invariant: a lambda has a function type"),
+    };
+    let lspan = m.span(args[0]);
+    let lam = add(
+        m,
+        Expr::Lambda {
+            params: vec![Param {
+                name: t,
+                ty: Some(new_elem.clone()),
+                span: params[0].span,
+            }],
+            body,
+        },
+        Ty::Func(vec![new_elem.clone()], Box::new(ret)),
+        lspan,
+    );
+    let span = m.span(node);
+    let xv = add(m, Expr::Var(x.clone()), xty.clone(), span);
+    let ty = m.types[node.index()].clone();
+    add(
+        m,
+        Expr::Prim {
+            op,
+            args: vec![lam, xv],
+        },
+        ty,
+        span,
+    )
 }
 
 /// The tree under `id` with the plan applied: the path to every changed

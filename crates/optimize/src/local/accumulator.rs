@@ -362,9 +362,25 @@ impl Round<'_> {
         })
     }
 
+    /// Whether every value `e` can end in (through its conditionals and
+    /// `let`s) is a tuple literal: [`Round::pick`] then cuts the tuples
+    /// themselves, computing less.
+    pub(crate) fn ends_in_tuples(&self, e: ExprId) -> bool {
+        stack::guard(|| match self.m.expr(e) {
+            Expr::Tuple(_) => true,
+            Expr::Let { body, .. } => self.ends_in_tuples(*body),
+            Expr::If {
+                then_branch,
+                else_branch,
+                ..
+            } => self.ends_in_tuples(*then_branch) && self.ends_in_tuples(*else_branch),
+            _ => false,
+        })
+    }
+
     /// `e` (of type `t`) cut down to the parts `d`, the cut pushed into
     /// its conditionals, `let`s and tuples.
-    fn pick(&mut self, e: ExprId, t: &Ty, d: &Demand) -> ExprId {
+    pub(crate) fn pick(&mut self, e: ExprId, t: &Ty, d: &Demand) -> ExprId {
         if *d == Demand::Full {
             return e;
         }

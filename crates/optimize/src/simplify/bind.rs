@@ -306,6 +306,9 @@ impl Round<'_> {
             }
             _ => {}
         }
+        if let Some(env) = self.split_branches(x, &occ, v, env, blk, pos, span) {
+            return env;
+        }
         if self.used_once(&occ)
             && self.leaf(v).is_none()
             && self.fits(v)
@@ -613,6 +616,87 @@ impl Round<'_> {
             && reads
             && matches!(self.m.expr(args[0]), Expr::Lambda { .. })
             && !self.structural(args[0])
+    }
+
+    /// `split-tuple` of `let x = v` with `v` a conditional (or `let`s)
+    /// whose every branch ends in a tuple, `x` only projected and some
+    /// component never: `let y = v'` with `v'` the branches' tuples cut
+    /// down to the projected components (`Round::pick`), so that the
+    /// others are not computed (forward over reverse mode's kmeans: the
+    /// points' cotangents, built in the branches of the adjoint of the
+    /// argmin, that nothing reads). `x` then stands for the components of
+    /// `y`.
+    #[allow(clippy::too_many_arguments)]
+    fn split_branches(
+        &mut self,
+        x: &Name,
+        occ: &Occ,
+        v: ExprId,
+        env: &Env,
+        blk: &mut Vec<Bind>,
+        pos: Pos,
+        span: Span,
+    ) -> Option<Env> {
+        use crate::local::Demand;
+        let Ty::Tuple(ts) = self.ty(v) else {
+            return None;
+        };
+        if !self.on(RuleName::SplitTuple)
+            || occ.count == 0
+            || occ.count == u32::MAX
+            || occ.count != occ.projections
+            || matches!(self.m.expr(v), Expr::Tuple(_))
+            || !self.ends_in_tuples(v)
+        {
+            return None;
+        }
+        let live: Vec<bool> = (1..=ts.len() as u32)
+            .map(|i| {
+                let c = self.occ(&component(x, i)).count;
+                c != u32::MAX && c > 0
+            })
+            .collect();
+        if live.iter().all(|&l| l) || !live.iter().any(|&l| l) {
+            return None;
+        }
+        self.fire(RuleName::SplitTuple);
+        let d = Demand::tup(
+            live.iter()
+                .map(|&l| if l { Demand::Full } else { Demand::None })
+                .collect(),
+        );
+        let t = self.ty(v);
+        let cut = self.pick(v, &t, &d);
+        let kept: Vec<usize> = (0..ts.len()).filter(|&i| live[i]).collect();
+        let y = self.fresh(x.as_str());
+        let mut names: Vec<Name> = (0..ts.len()).map(|_| self.fresh(x.as_str())).collect();
+        let mut env = env.clone();
+        if let [i] = kept.as_slice() {
+            let pocc = self.occ(&component(x, *i as u32 + 1));
+            names[*i] = y.clone();
+            self.emitted.remove(&y);
+            env = self.bind_var_output(&y, pocc, None, cut, &env, blk, pos, span);
+        } else {
+            self.emitted.remove(&y);
+            env = self.bind_var_output(&y, Occ::UNKNOWN, None, cut, &env, blk, pos, span);
+            let yty = self.ty(cut);
+            for (j, &i) in kept.iter().enumerate() {
+                let pocc = self.occ(&component(x, i as u32 + 1));
+                let yv = self.add(Expr::Var(y.clone()), yty.clone(), span);
+                let p = self.add(
+                    Expr::Proj {
+                        tuple: yv,
+                        index: j as u32 + 1,
+                    },
+                    ts[i].clone(),
+                    span,
+                );
+                let n = names[i].clone();
+                self.emitted.remove(&n);
+                env = self.bind_var_output(&n, pocc, None, p, &env, blk, pos, span);
+            }
+        }
+        Some(env.insert(x.clone(), Subst::Tuple(names)))
     }
 
     /// `prune-accumulator` of `let x = v` with `v` a fold and every use

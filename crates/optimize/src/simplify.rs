@@ -153,6 +153,11 @@ pub(crate) struct Round<'c> {
     cfg: &'c Config,
     /// How often each rule fired.
     pub fired: BTreeMap<RuleName, usize>,
+    /// Whether `gather-fusion` may take an `ifold`'s read at its counter
+    /// (only once the other rules have settled: note [late gathers] in
+    /// `lib.rs`), and whether it would have.
+    pub(crate) late: bool,
+    pub(crate) deferred: std::cell::Cell<bool>,
 }
 
 /// Runs one round over every definition of `m`, appending the new trees
@@ -162,7 +167,8 @@ pub(crate) fn round(
     m: Module,
     names: Option<NameGen>,
     cfg: &Config,
-) -> (Module, Option<NameGen>, BTreeMap<RuleName, usize>) {
+    late: bool,
+) -> (Module, Option<NameGen>, BTreeMap<RuleName, usize>, bool) {
     // Heights of the existing nodes, children first (ids point backwards).
     let mut m = m;
     // A round about doubles the arena: reserving now spares copying the
@@ -191,6 +197,8 @@ pub(crate) fn round(
         names,
         cfg,
         fired: BTreeMap::new(),
+        late,
+        deferred: std::cell::Cell::new(false),
     };
     for i in 0..r.m.defs.len() {
         let root = r.m.defs[i].body;
@@ -204,7 +212,8 @@ pub(crate) fn round(
         let body = r.block(root, &empty_env());
         r.m.defs[i].body = body;
     }
-    (r.m, r.names, r.fired)
+    let deferred = r.deferred.get();
+    (r.m, r.names, r.fired, deferred)
 }
 
 impl Round<'_> {

@@ -604,18 +604,25 @@ impl Round<'_> {
     /// of an `ifold`, at its counter `i` (reverse mode's argmin, `ifold
     /// (fun (s, i) -> .. x[i] ..) z (length x)`): no two iterations read
     /// the same element, so each element is computed at most once, in the
-    /// loop that reads it, and the array is never written.
+    /// loop that reads it, and the array is never written. That one waits
+    /// for the other rules to settle (note [late gathers] in `lib.rs`).
     pub(super) fn gathered(&self, occ: &Occ, value: ExprId) -> bool {
         let Expr::Prim { args, .. } = self.m.expr(value) else {
             return false;
         };
-        let reads = (occ.count <= GATHER_READS && occ.count == occ.gathered)
-            || (occ.count == 1 && occ.counter_reads == 1);
-        occ.count >= 1
+        let gather = occ.count <= GATHER_READS && occ.count == occ.gathered;
+        let counter = occ.count == 1 && occ.counter_reads == 1;
+        let ok = occ.count >= 1
             && occ.count != u32::MAX
-            && reads
+            && (gather || counter)
             && matches!(self.m.expr(args[0]), Expr::Lambda { .. })
-            && !self.structural(args[0])
+            && !self.structural(args[0]);
+        if ok && !gather && !self.late {
+            // Note [late gathers] in `lib.rs`.
+            self.deferred.set(true);
+            return false;
+        }
+        ok
     }
 
     /// `split-tuple` of `let x = v` with `v` a conditional (or `let`s)

@@ -91,7 +91,7 @@ pub enum RuleName {
     // Classic array simplifications.
     /// `map (x. e1) (map (y. e2) A) ~> map (y. let x = e2 in e1) A`, with `map2` on either side.
     MapFusion,
-    /// `let X = map f A in .. map (fun c -> .. X[e] ..) C ..` ~> `.. map (fun c -> .. (map f A)[e] ..) C ..`, one element computed per read.
+    /// `let X = map f A in .. map (fun c -> .. X[e] ..) C ..` ~> `.. map (fun c -> .. (map f A)[e] ..) C ..`, one element computed per read (also X's one read `X[i]` in an `ifold` at its counter `i`).
     GatherFusion,
     /// `let X = map2 f A B in .. map (fun t -> t.1) X .. map (fun t -> t.2) X ..` ~> each projection of its own `map2 f A B`.
     UnzipFusion,
@@ -99,7 +99,7 @@ pub enum RuleName {
     RecomputeCheap,
     /// `let X = map f A in .. reduce g1 z1 (map p1 X) .. reduce g2 z2 (map p2 X) ..` ~> one reduction of pairs (`fuse.rs`).
     ReduceFusion,
-    /// `let X = map f A` whose uses are all projection maps keeps only the components they read (`fuse.rs`).
+    /// `let X = map f A` whose uses are all maps reading components of the elements keeps only the components they read (`fuse.rs`).
     PruneComponents,
     /// `(ifold f z n).i ~> ..` with the accumulator components that neither the result's uses nor `f` read dropped (`local/accumulator.rs`; also `foldl`, `reduce`, a `let`-bound fold only projected).
     PruneAccumulator,
@@ -300,7 +300,7 @@ impl RuleName {
                 "let (x1, ..., xn) = (e1, ..., en) in e ~> let x1 = e1 in ... let xn = en in e"
             }
             RuleName::SplitTuple => {
-                "let x = (e1, ..., en) in e ~> let x1 = e1 in ... let xn = en in e[(x1, ..., xn)/x]  (x only projected)"
+                "let x = (e1, ..., en) in e ~> let x1 = e1 in ... let xn = en in e[(x1, ..., xn)/x]  (x only projected); and let x = if c then (a1, a2) else (b1, b2) in e ~> let x2 = if c then a2 else b2 in e[(_, x2)/x] (branches, through their lets, ending in tuples; x only projected, component 1 never)"
             }
             RuleName::LetLet => {
                 "let x = (let y = e1 in e2) in e3 ~> let y = e1 in let x = e2 in e3"
@@ -339,7 +339,7 @@ impl RuleName {
                 "length (map f A) ~> length A, length (map2 f A B) ~> length A, length (build n f) ~> n  (n integer arithmetic of literals and names; also through a let-bound X)"
             }
             RuleName::GatherFusion => {
-                "let X = map f A in .. map (fun c -> .. X[e] ..) C .. ~> let A' = A in .. map (fun c -> .. (let x = A'[e] in f x) ..) C ..  (every use of X an index directly in the function of a map or map2 one lambda below X, at most 3 of them; f not structural; also map2)"
+                "let X = map f A in .. map (fun c -> .. X[e] ..) C .. ~> let A' = A in .. map (fun c -> .. (let x = A'[e] in f x) ..) C ..  (every use of X an index directly in the function of a map or map2 one lambda below X, at most 3 of them; f not structural; also map2; and X's only use X[i] directly in the function of an ifold, i its counter, once the other rules have settled)"
             }
             RuleName::UnzipFusion => {
                 "let X = map2 f A B in ... map (fun t -> t.i) X ... ~> ... map (fun t -> t.i) (map2 f A B) ...  (every use of X a projection map, each component once, not under a lambda; also map)"
@@ -351,7 +351,7 @@ impl RuleName {
                 "let X = map f A in .. reduce g1 z1 (map p1 X) .. reduce g2 z2 (map p2 X) .. ~> let (r1, r2) = reduce (fun (u, v) -> (g1 u.1 v.1, g2 u.2 v.2)) (z1, z2) (map (fun a -> (p1 a, p2 a)) (map f A)) in .. r1 .. r2 ..  (every use of X such a reduction (or foldl, all alike; `map p` optional), outside lambdas and branches; the g, z, p of every use bound before the first; also map2, build)"
             }
             RuleName::PruneComponents => {
-                "let X = map f A in .. map (fun t -> t.i) X .. ~> let X = map (fun a -> let t = f a in (t.i, ..)) A in ..  (every use of X a projection map, some component never read; also map2, build)"
+                "let X = map f A in .. map (fun t -> t.i) X .. ~> let X = map (fun a -> let t = f a in (t.i, ..)) A in ..  (every use of X a projection map, or a map whose function uses its element only as projections t.i (t.i.j, ..), some component never read; also map2, build)"
             }
             RuleName::PruneAccumulator => {
                 "(ifold (fun (s, i) -> e) z n).j ~> let r = ifold (fun (s', i) -> let s = (.., s', ..) in e') z' n in r  (the components of s that neither the result's uses nor e need, all real, integer or boolean, dropped: e' and z' build the rest, the dropped ones are literals in s; a 1-tuple is its component; also foldl, reduce (its array mapped to the kept components), and `let x = fold ..` whose every use is a projection)"

@@ -22,8 +22,10 @@
 //!   reductions at the definition's level over one variable, and, for two
 //!   lifted reductions, with one accumulator of pairs (`fuse/reduce.rs`).
 //! - `prune-components`: `let X = map f A` whose every use is a projection
-//!   map `map (fun t -> t.i) X` keeps only the components some use reads;
-//!   the dead ones then go with `dead-let`.
+//!   map `map (fun t -> t.i) X`, or a map whose function reads its element
+//!   only through projections `t.i` (reverse mode's `hist_add` readers of
+//!   per-point contributions, `map (fun t -> .. t.1.2 ..) X`), keeps only
+//!   the components some use reads; the dead ones then go with `dead-let`.
 //!
 //! Invariants kept: nodes are appended (children before parents), every
 //! node keeps one parent (subtrees are moved, never copied), binders stay

@@ -92,3 +92,33 @@ fn a_component_the_result_needs_through_the_state_is_kept() {
         "{fired:?}"
     );
 }
+
+#[test]
+fn a_component_no_reader_projects_is_not_computed() {
+    // `prune-components` through a function that reads its element by
+    // projection only (`t.2 * b`, not the bare `t.2`), in a loop: the
+    // array is computed once, not fused into the reader.
+    let text = "-- at A = [0.5, -0.5, 1]\n\
+                -- at B = [1, 2]\n\
+                -- value = [[1, -0.5, 2], [2, -1, 4]]\n\
+                def f (A : [n]R) (B : [m]R) : [m][n]R =\n\
+                \x20 let X = map (fun a -> if a > 0 then (sin a, a * 2) else (cos a, a)) A in\n\
+                \x20 map (fun b -> map (fun t -> t.2 * b) X) B\n";
+    let (with, fired) = run(text, RuleSet::all());
+    assert!(fired.contains_key(&RuleName::PruneComponents), "{fired:?}");
+    assert_eq!(with.nlops, 0, "no sin or cos: the first component is dead");
+    let (without, _) = run(text, RuleSet::all().without(RuleName::PruneComponents));
+    assert_eq!(without.nlops, 3);
+}
+
+#[test]
+fn a_branch_computes_only_the_projected_components() {
+    // `split-tuple` of a conditional of tuples read twice by projection.
+    let text = "-- at a = 0.5\n\
+                -- value = 0.25\n\
+                def f (a : R) : R =\n\
+                \x20 let x = if a > 0 then (sin a, a) else (cos a, 0) in\n\
+                \x20 x.2 * x.2\n";
+    let (with, _) = run(text, RuleSet::all());
+    assert_eq!(with.nlops, 0, "no sin: the first component is dead");
+}

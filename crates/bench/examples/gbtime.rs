@@ -5,7 +5,8 @@
 //! `cargo run --release -p bench --example gbtime -- EVAL [MIN_SECONDS]`;
 //! `GBTIME_ONLY=text` keeps the workloads whose description contains it;
 //! `GBTIME_DUMP=dir` also writes, for every function variant of the eval,
-//! the program that runs (`<entry>.ad`, printed) and its C (`<entry>.c`),
+//! the program that runs (`<entry>.ad`, printed) and its C (`<entry>.c`,
+//! `<entry>.h`),
 //! built with the tool's configuration, and times nothing (`GBTIME_OPT=1`:
 //! optimized first).
 fn main() {
@@ -62,7 +63,10 @@ fn dump(eval: &str, dir: &std::path::Path) {
                 .expect("write");
             let c = codegen::emit(m, &cfg).expect("emit");
             std::fs::write(dir.join(format!("{entry}.c")), &c.source).expect("write");
-            eprintln!("wrote {entry}.ad, {entry}.c");
+            // The header the C includes as `<name>.h` (the same name for
+            // every entry): copy it there to compile `<entry>.c` by hand.
+            std::fs::write(dir.join(format!("{entry}.h")), &c.header).expect("write");
+            eprintln!("wrote {entry}.ad, {entry}.c, {entry}.h (included as {}.h)", c.name);
             // GBTIME_PROFILE=entry: that entry built with -g into dir/entry
             // and run on the eval's first workload in a driver process
             // (GBTIME_REPS times), for `perf record`.

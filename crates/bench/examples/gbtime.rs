@@ -114,6 +114,12 @@ fn profile(
         .ok()
         .and_then(|r| r.parse().ok())
         .unwrap_or(20);
+    // The input as the driver reads it, kept for running the driver by
+    // hand (`valgrind --tool=callgrind dir/ht_driver ENTRY dir/in.bin
+    // /tmp/out.bin 1`).
+    let e = prog.entry(Some(entry)).expect("the entry");
+    let (bytes, _) = codegen::encode_args(e, &args).expect("the input");
+    std::fs::write(dir.join("in.bin"), bytes).expect("write");
     let (_, t) = codegen::time(&built, entry, &args, reps).expect("run");
     let mut cpu: Vec<f64> = t.cpu_ns.iter().map(|x| x / 1e6).collect();
     cpu.sort_by(f64::total_cmp);

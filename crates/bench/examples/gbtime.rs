@@ -66,7 +66,10 @@ fn dump(eval: &str, dir: &std::path::Path) {
             // The header the C includes as `<name>.h` (the same name for
             // every entry): copy it there to compile `<entry>.c` by hand.
             std::fs::write(dir.join(format!("{entry}.h")), &c.header).expect("write");
-            eprintln!("wrote {entry}.ad, {entry}.c, {entry}.h (included as {}.h)", c.name);
+            eprintln!(
+                "wrote {entry}.ad, {entry}.c, {entry}.h (included as {}.h)",
+                c.name
+            );
             // GBTIME_PROFILE=entry: that entry built with -g into dir/entry
             // and run on the eval's first workload in a driver process
             // (GBTIME_REPS times), for `perf record`.

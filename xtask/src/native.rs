@@ -148,7 +148,9 @@ pub fn compile(
     let built = codegen::build(&c, dir, &cfg).map_err(|e| codegen_error(m, &e))?;
     println!("source          {}", built.source.display());
     println!("header          {}", built.header.display());
-    println!("driver          {}", built.driver.display());
+    if let Some(driver) = &built.driver {
+        println!("driver          {}", driver.display());
+    }
     if let Some(lib) = &built.shared_library {
         println!("shared library  {}", lib.display());
     }

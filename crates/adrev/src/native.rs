@@ -58,7 +58,13 @@ impl Native {
             let _ = std::fs::remove_dir_all(&dir);
             codegen_error(&m.file, e)
         };
-        let built = codegen::build(&c, &dir, &cfg).map_err(|e| fail(&e))?;
+        // The library is all an unsanitized build runs: no driver.
+        let built = if cfg.sanitize {
+            codegen::build(&c, &dir, &cfg)
+        } else {
+            codegen::build_library(&c, &dir, &cfg)
+        }
+        .map_err(|e| fail(&e))?;
         let library = if cfg.sanitize {
             None
         } else {

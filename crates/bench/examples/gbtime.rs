@@ -5,7 +5,8 @@
 //! `cargo run --release -p bench --example gbtime -- EVAL [MIN_SECONDS]`;
 //! `GBTIME_ONLY=text` keeps the workloads whose description contains it;
 //! `GBTIME_DUMP=dir` also writes, for every function variant of the eval,
-//! the program that runs (`<entry>.ad`, printed) and its C (`<entry>.c`),
+//! the program that runs (`<entry>.ad`, printed) and its C (`<entry>.c`,
+//! `<entry>.h`),
 //! built with the tool's configuration, and times nothing (`GBTIME_OPT=1`:
 //! optimized first).
 fn main() {
@@ -62,7 +63,13 @@ fn dump(eval: &str, dir: &std::path::Path) {
                 .expect("write");
             let c = codegen::emit(m, &cfg).expect("emit");
             std::fs::write(dir.join(format!("{entry}.c")), &c.source).expect("write");
-            eprintln!("wrote {entry}.ad, {entry}.c");
+            // The header the C includes as `<name>.h` (the same name for
+            // every entry): copy it there to compile `<entry>.c` by hand.
+            std::fs::write(dir.join(format!("{entry}.h")), &c.header).expect("write");
+            eprintln!(
+                "wrote {entry}.ad, {entry}.c, {entry}.h (included as {}.h)",
+                c.name
+            );
             // GBTIME_PROFILE=entry: that entry built with -g into dir/entry
             // and run on the eval's first workload in a driver process
             // (GBTIME_REPS times), for `perf record`.
@@ -110,6 +117,12 @@ fn profile(
         .ok()
         .and_then(|r| r.parse().ok())
         .unwrap_or(20);
+    // The input as the driver reads it, kept for running the driver by
+    // hand (`valgrind --tool=callgrind dir/ht_driver ENTRY dir/in.bin
+    // /tmp/out.bin 1`).
+    let e = prog.entry(Some(entry)).expect("the entry");
+    let (bytes, _) = codegen::encode_args(e, &args).expect("the input");
+    std::fs::write(dir.join("in.bin"), bytes).expect("write");
     let (_, t) = codegen::time(&built, entry, &args, reps).expect("run");
     let mut cpu: Vec<f64> = t.cpu_ns.iter().map(|x| x / 1e6).collect();
     cpu.sort_by(f64::total_cmp);

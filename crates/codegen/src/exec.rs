@@ -23,6 +23,22 @@ use crate::{Built, CProgram, Config, Entry};
 /// flags of [`Config::flags`]. The command lines are recorded in
 /// [`Built::commands`].
 pub fn build(c: &CProgram, dir: &Path, cfg: &Config) -> Result<Built, Error> {
+    build_with(c, dir, cfg, true)
+}
+
+/// [`build`] of the shared library alone (whatever `cfg.shared_library`
+/// says), for callers that only load it ([`crate::Library`]): no driver
+/// executable, whose cc run (driver source and link, about 0.2 s) is
+/// otherwise part of every build ([`run`] and [`time`] refuse it).
+pub fn build_library(c: &CProgram, dir: &Path, cfg: &Config) -> Result<Built, Error> {
+    let cfg = Config {
+        shared_library: true,
+        ..cfg.clone()
+    };
+    build_with(c, dir, &cfg, false)
+}
+
+fn build_with(c: &CProgram, dir: &Path, cfg: &Config, with_driver: bool) -> Result<Built, Error> {
     std::fs::create_dir_all(dir).map_err(|e| Error::io("create", dir, e))?;
     let source = dir.join(format!("{}.c", c.name));
     let header = dir.join(format!("{}.h", c.name));
@@ -56,15 +72,20 @@ pub fn build(c: &CProgram, dir: &Path, cfg: &Config) -> Result<Built, Error> {
     } else {
         path_str(&source)
     };
-    let mut args: Vec<String> = flags.clone();
-    args.extend([
-        "-o".into(),
-        path_str(&driver),
-        program_input.clone(),
-        path_str(&driver_c),
-    ]);
-    args.extend(cfg.libs());
-    commands.push(compile(&cfg.cc, &args)?);
+    let driver = if with_driver {
+        let mut args: Vec<String> = flags.clone();
+        args.extend([
+            "-o".into(),
+            path_str(&driver),
+            program_input.clone(),
+            path_str(&driver_c),
+        ]);
+        args.extend(cfg.libs());
+        commands.push(compile(&cfg.cc, &args)?);
+        Some(driver)
+    } else {
+        None
+    };
     let shared_library = if cfg.shared_library {
         let lib = dir.join(format!("lib{}.so", c.name));
         let mut args = flags;
@@ -339,7 +360,13 @@ fn run_driver(
     reps: usize,
     env: &[(&str, String)],
 ) -> Result<(Vec<u8>, Times), Error> {
-    let mut cmd = Command::new(&built.driver);
+    let Some(driver) = &built.driver else {
+        return Err(Error::Internal {
+            span: e.span,
+            message: format!("`{}` was built without its driver executable", e.name),
+        });
+    };
+    let mut cmd = Command::new(driver);
     cmd.arg(&e.name).arg(input).arg(output);
     for (k, v) in env {
         cmd.env(k, v);
@@ -357,9 +384,7 @@ fn run_driver(
             "halt_on_error=1:print_stacktrace=1:exitcode=87",
         );
     }
-    let out = cmd
-        .output()
-        .map_err(|err| Error::io("run", &built.driver, err))?;
+    let out = cmd.output().map_err(|err| Error::io("run", driver, err))?;
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     let internal = |what: &str| Error::Internal {

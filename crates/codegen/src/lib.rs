@@ -63,7 +63,7 @@ use syntax::{Module, Ty};
 
 pub use abi::{CALL_SIGNATURE, Entry, EntryParam};
 pub use error::Error;
-pub use exec::{Times, build, encode_args, run, run_entry, run_file, time};
+pub use exec::{Times, build, build_library, encode_args, run, run_entry, run_file, time};
 pub use layout::{Kind, Layout, Leaf};
 pub use library::Library;
 pub use lower::{Site, SiteKind};
@@ -260,8 +260,8 @@ pub struct Built {
     pub source: PathBuf,
     /// The header file.
     pub header: PathBuf,
-    /// The driver executable.
-    pub driver: PathBuf,
+    /// The driver executable (`None`: built by [`build_library`]).
+    pub driver: Option<PathBuf>,
     /// The shared library, if asked for.
     pub shared_library: Option<PathBuf>,
     /// The compiler command lines that were run, as a shell would read them.

@@ -336,3 +336,42 @@ fn expanded_partials_of_pow_and_abs_have_the_primitives_values() {
         }
     }
 }
+
+/// `jacob` is one tangent pass inside a loop over the seeds (a `build`
+/// over the input's length whose seed is one-hot at the index), not one
+/// copy of the pass per seed: the expansions for 4 and for 32 seeds have
+/// the same size, and the function's `sin` is there once for the value
+/// and once in the pass (issue 16: ht's 26 seeds).
+#[test]
+fn jacob_is_one_pass_in_a_loop_over_the_seeds() {
+    let text = |k: usize| {
+        format!(
+            "def j (x : [{k}]R) : [2][{k}]R =\n  jacob (fun (w : [{k}]R) -> [sin w[0] * w[1], reduce (+) 0 w]) x\n"
+        )
+    };
+    for cfg in both_modes() {
+        let small = expanded(&text(4), &cfg);
+        let large = expanded(&text(32), &cfg);
+        assert_eq!(small.exprs.len(), large.exprs.len(), "{:?}", cfg.mode);
+        let sins = large
+            .exprs
+            .iter()
+            .filter(|e| {
+                matches!(
+                    e,
+                    syntax::Expr::Prim {
+                        op: syntax::Prim::Sin,
+                        ..
+                    }
+                )
+            })
+            .count();
+        assert!(sins <= 2, "{:?}: {sins} `sin`s in the expansion", cfg.mode);
+        let x: Vec<String> = (0..32).map(|i| format!("{}", 0.1 * i as f64)).collect();
+        let jac = run(&large, None, &[("x", &format!("[{}]", x.join(", ")))]);
+        let rows: Vec<Vec<f64>> = jac.as_array().expect("rows").iter().map(reals).collect();
+        // d (sin w0 * w1) / d w0 = cos 0 * 0.1.
+        assert!(common::close(rows[0][0], 0.1), "{:?}", rows[0]);
+        assert!(common::close(rows[1][31], 1.0));
+    }
+}

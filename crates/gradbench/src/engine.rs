@@ -123,6 +123,15 @@ fn optimized_value(
     mode: forward::Mode,
     c: Backend,
 ) -> adrev::Result<adrev::Compiled> {
+    let m = value_program(program, entry, mode)?;
+    Program::from_ir(Ir::Target(m)).compile(&Request::new(Kind::Value).entry(entry).backend(c))
+}
+
+fn value_program(
+    program: &Program,
+    entry: &str,
+    mode: forward::Mode,
+) -> adrev::Result<syntax::Module> {
     let mut cx = adrev::passes::Context::new(entry);
     cx.forward.mode = mode;
     let m = program.module()?.clone();
@@ -135,8 +144,19 @@ fn optimized_value(
         adrev::passes::Flow::Source(m),
         &cx,
     )?;
-    Program::from_ir(Ir::Target(flow.into_module()?))
-        .compile(&Request::new(Kind::Value).entry(entry).backend(c))
+    flow.into_module()
+}
+
+/// The program [`compile`] builds for a value ask (`Ask::Value` or
+/// `Ask::ValueVectorised`), without building it: what the C backend
+/// prints for `define` (its size is cc's time, docs/gradbench.md).
+pub fn value_module(program: &Program, entry: &str, ask: Ask) -> Result<syntax::Module, String> {
+    let mode = match ask {
+        Ask::Value => forward::Mode::default(),
+        Ask::ValueVectorised => forward::Mode::Vectorised,
+        Ask::Grad(_) => return Err("a gradient ask is compiled by reverse mode".to_string()),
+    };
+    value_program(&only(program, entry)?, entry, mode).map_err(err)
 }
 
 impl Compiled {

@@ -370,6 +370,36 @@ fn ht_simple_and_complicated_match_adbench() {
     );
 }
 
+/// Issue 16: ht's `define` is cc over its four entries' C, and cc's time
+/// grows with the C's size (docs/gradbench.md, "Where ht's define goes").
+/// The bounds are about 1.3 times the sizes of 2026-12-03; the largest
+/// entry was 484 KB before its `us` columns became a per-point `jacob`.
+/// A `jacob` expanded into one pass per seed (26 copies of the tangent
+/// program instead of one loop over the seeds) would be megabytes.
+#[test]
+fn ht_entries_print_bounded_c() {
+    let e = gradbench::evals::eval("ht").expect("the ht eval");
+    let program = adrev::Program::from_text(e.file, e.program).expect("the program");
+    let cfg = gradbench::engine::default_config();
+    let mut sizes = Vec::new();
+    for (entry, max_kb) in [
+        ("ht_simple", 100),
+        ("ht_complicated", 120),
+        ("ht_simple_jacobian", 210),
+        ("ht_complicated_jacobian", 380),
+    ] {
+        let m = gradbench::engine::value_module(&program, entry, gradbench::engine::Ask::Value)
+            .expect("the value program");
+        let c = codegen::emit(&m, &cfg).expect("C");
+        let kb = c.source.len() / 1000;
+        assert!(kb <= max_kb, "{entry}: {kb} KB of C, more than {max_kb}");
+        sizes.push(kb);
+    }
+    // The complicated Jacobian is the simple one's passes plus the primal
+    // skinning of the us columns, not three derivative passes.
+    assert!(sizes[3] < 2 * sizes[2] + sizes[1], "{sizes:?}");
+}
+
 /// GradBench's expected outputs (its evals' run.py: the value every tool
 /// must give, from `start` [1, 1] and `w` 0), in every variant: forward
 /// or reverse mode (`grad`, `grad_rev`) outside and inside. Each variant

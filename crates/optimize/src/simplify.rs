@@ -127,6 +127,37 @@ pub(crate) struct Fact {
     pub length: Option<crate::local::LenTerm>,
 }
 
+/// The operands of a node, copied out of the arena so that the round can
+/// append to it while it walks them: on the stack for up to four (every
+/// arithmetic builtin), instead of a clone of the node's operand list
+/// (an allocation per node visited, every round).
+pub(crate) enum Args {
+    Small([ExprId; 4], usize),
+    Big(Vec<ExprId>),
+}
+
+impl Args {
+    pub(crate) fn of(items: &[ExprId]) -> Args {
+        if items.len() <= 4 {
+            let mut buf = [ExprId(0); 4];
+            buf[..items.len()].copy_from_slice(items);
+            Args::Small(buf, items.len())
+        } else {
+            Args::Big(items.to_vec())
+        }
+    }
+}
+
+impl std::ops::Deref for Args {
+    type Target = [ExprId];
+    fn deref(&self) -> &[ExprId] {
+        match self {
+            Args::Small(buf, n) => &buf[..*n],
+            Args::Big(v) => v,
+        }
+    }
+}
+
 /// The state of one round.
 pub(crate) struct Round<'c> {
     /// The arena: the old nodes, then the new ones.
@@ -152,6 +183,9 @@ pub(crate) struct Round<'c> {
     /// hash that ignores the names of their binders, with the variable
     /// each is bound to; scoped like `cse`.
     pub(crate) cse_alpha: FxHashMap<u64, Vec<(ExprId, Name, Ty)>>,
+    /// The `cse` key `cse_use` computed last, with its node: the binding
+    /// of that node asks for the same key next (`bind_var_output`).
+    pub(crate) key_memo: Option<(ExprId, Name)>,
     /// Fresh names, made on first use (collecting every name of a large
     /// module costs as much as a fifth of a round).
     names: Option<NameGen>,
@@ -193,6 +227,7 @@ pub(crate) fn round(
         facts: FxHashMap::default(),
         emitted: FxHashSet::default(),
         done_used: FxHashSet::default(),
+        key_memo: None,
         names,
         cfg,
         fired: BTreeMap::new(),
@@ -427,6 +462,27 @@ impl Round<'_> {
     fn step(&mut self, id: ExprId, env: &Env, blk: &mut Vec<Bind>, pos: Pos) -> Step {
         let span = self.m.span(id);
         let ty = self.ty(id);
+        // The shapes met most, read without cloning the node.
+        match self.m.expr(id) {
+            Expr::Var(x) => {
+                if env.get(x).is_none() {
+                    // Kept: the name is cloned once, into the new node.
+                    let e = Expr::Var(x.clone());
+                    return Step::Done(self.add(e, ty, span));
+                }
+                let x = x.clone();
+                return self.var(&x, env, blk, pos, span, ty);
+            }
+            Expr::Let { .. } => return self.let_chain(id, env, blk, pos),
+            Expr::Prim { op, args } => {
+                let (op, args) = (*op, Args::of(args));
+                let args = self.args(&args, env, blk);
+                let node = self.add(Expr::Prim { op, args }, ty, span);
+                let node = self.rewrite(node);
+                return Step::Done(self.cse_use(node));
+            }
+            _ => {}
+        }
         Step::Done(match self.node(id) {
             Expr::Var(x) => return self.var(&x, env, blk, pos, span, ty),
             e @ (Expr::Real(_)

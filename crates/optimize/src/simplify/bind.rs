@@ -313,7 +313,10 @@ impl Round<'_> {
             self.fire(RuleName::InlineOnce);
             return env.insert(x.clone(), Subst::Done(v));
         }
-        let key = self.cse_key(v);
+        let key = match self.key_memo.take() {
+            Some((id, k)) if id == v => Some(k),
+            _ => self.cse_key(v),
+        };
         if let Some(k) = &key
             && let Some((e, t)) = self.cse.get(k)
         {
@@ -465,13 +468,17 @@ impl Round<'_> {
     /// A builtin node whose value is already bound to a name in scope
     /// becomes that name.
     pub(super) fn cse_use(&mut self, node: ExprId) -> ExprId {
-        if let Some(k) = self.cse_key(node)
-            && let Some((e, t)) = self.cse.get(&k)
-        {
+        let Some(k) = self.cse_key(node) else {
+            return node;
+        };
+        if let Some((e, t)) = self.cse.get(&k) {
             let (e, t, span) = (e.clone(), t.clone(), self.m.span(node));
             self.fire(RuleName::Cse);
             return self.add(e, t, span);
         }
+        // Kept: its binding, if it is a `let`'s value, asks for this key
+        // next. (Nodes do not change once built, so the key stays right.)
+        self.key_memo = Some((node, k));
         node
     }
 
@@ -805,5 +812,5 @@ fn push_hex(out: &mut String, mut v: u64) {
             break;
         }
     }
-    out.extend(buf[i..].iter().map(|&b| b as char));
+    out.push_str(std::str::from_utf8(&buf[i..]).expect("invariant: hex digits are ASCII"));
 }

@@ -61,8 +61,10 @@ pub(crate) enum Subst {
     Done(ExprId),
     /// The value of `let x = e` with `x` used once (`inline-once`):
     /// simplified at the use, and put there unless it is taller than
-    /// `Config::inline_height`, in which case it is bound to `x` there.
-    Once(ExprId, Env, Name),
+    /// `Config::inline_height`, in which case it is bound to `x` there
+    /// (the name it is found under: not stored, a `String` fewer to copy
+    /// at every such binding and every lookup of it).
+    Once(ExprId, Env),
     /// A tuple split into components, bound to these names; the tuple is
     /// only ever projected.
     Tuple(Vec<Name>),
@@ -545,7 +547,7 @@ impl Round<'_> {
         Step::Done(match env.get(x).cloned() {
             Some(Subst::Leaf(e, t)) => self.add(e, t, span),
             Some(Subst::Susp(e, senv)) => return Step::Tail(e, senv),
-            Some(Subst::Once(e, senv, name)) => {
+            Some(Subst::Once(e, senv)) => {
                 let v = self.simplify(e, &senv, blk, pos);
                 if self.fits(v) || self.leaf(v).is_some() {
                     v
@@ -555,7 +557,7 @@ impl Round<'_> {
                     // as inlined, so that the next round, seeing the taller
                     // value, keeps the `let`.
                     self.unfire(RuleName::InlineOnce);
-                    let (n, _) = self.binder(&name);
+                    let (n, _) = self.binder(x);
                     let t = self.ty(v);
                     blk.push(Bind {
                         pat: Pat::Var(n.clone()),

@@ -222,7 +222,7 @@ impl Round<'_> {
         if self.used_once(&occ) && self.fits(value) && self.on(RuleName::InlineOnce) {
             // Simplified where it is used, once.
             self.fire(RuleName::InlineOnce);
-            return env.insert(x.clone(), Subst::Once(value, env.clone(), x.clone()));
+            return env.insert(x.clone(), Subst::Once(value, env.clone()));
         }
         let v = self.simplify(value, &env, blk, Pos::LetValue);
         self.bind_var_output(x, occ, ann, v, &env, blk, pos, span)

@@ -268,9 +268,10 @@ pub(crate) fn run(
     // arena none can fire, and the analyses would walk the whole program
     // three times for nothing (a sixth of the optimizer's time on the
     // straight-line gradient of a long `let` chain, docs/scale.md).
-    let has_loop = m.exprs.iter().any(|e| {
-        matches!(e, Expr::Prim { op, .. } if op.function_arg().is_some())
-    });
+    let has_loop = m
+        .exprs
+        .iter()
+        .any(|e| matches!(e, Expr::Prim { op, .. } if op.function_arg().is_some()));
     if !has_loop {
         return;
     }

@@ -313,6 +313,18 @@ pub(crate) fn run(
     if !fusion && !prune && !share && !inner && !from_scan {
         return;
     }
+    // Every rule here takes apart a loop (a builtin with a function
+    // argument: `map`, `reduce`, a scan, `build`...): without one in the
+    // arena none can fire, and the analyses would walk the whole program
+    // three times for nothing (a sixth of the optimizer's time on the
+    // straight-line gradient of a long `let` chain, docs/scale.md).
+    let has_loop = m
+        .exprs
+        .iter()
+        .any(|e| matches!(e, Expr::Prim { op, .. } if op.function_arg().is_some()));
+    if !has_loop {
+        return;
+    }
     for d in 0..m.defs.len() {
         let root = m.defs[d].body;
         // A fold read from a scan is no loop at all: before fusing it

@@ -63,9 +63,10 @@ impl Round<'_> {
     }
 
     fn rewrite_once(&mut self, id: ExprId) -> Option<ExprId> {
-        let Expr::Prim { op, args } = self.node(id) else {
+        let Expr::Prim { op, args } = self.m.expr(id) else {
             return None;
         };
+        let (op, args) = (*op, crate::simplify::Args::of(args));
         let res = match op {
             Prim::Add | Prim::Sub | Prim::Mul | Prim::Div | Prim::Neg => self
                 .const_fold(id, op, &args)

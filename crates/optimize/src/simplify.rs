@@ -38,6 +38,7 @@ mod bind;
 pub(crate) use bind::arithmetic;
 
 use std::collections::BTreeMap;
+use std::hash::BuildHasherDefault;
 
 use rpds::HashTrieMap;
 use syntax::ir::NameGen;
@@ -45,7 +46,7 @@ use syntax::{Expr, ExprId, Module, Name, Param, Pat, Span, Ty, stack};
 
 use crate::Config;
 use crate::census::{Occ, census};
-use crate::hash::{FxHashMap, FxHashSet};
+use crate::hash::{FxHashMap, FxHashSet, FxHasher};
 use crate::rules::RuleName;
 
 /// What replaces a bound name.
@@ -60,22 +61,28 @@ pub(crate) enum Subst {
     Done(ExprId),
     /// The value of `let x = e` with `x` used once (`inline-once`):
     /// simplified at the use, and put there unless it is taller than
-    /// `Config::inline_height`, in which case it is bound to `x` there.
-    Once(ExprId, Env, Name),
+    /// `Config::inline_height`, in which case it is bound to `x` there
+    /// (the name it is found under: not stored, a `String` fewer to copy
+    /// at every such binding and every lookup of it).
+    Once(ExprId, Env),
     /// A tuple split into components, bound to these names; the tuple is
     /// only ever projected.
     Tuple(Vec<Name>),
 }
 
 /// The substitution in force, persistent so that snapshots are free.
-pub(crate) type Env = HashTrieMap<Name, Subst>;
+/// Hashed with the pass's Fx hasher: with rpds' default SipHash, hashing
+/// names for the environment's lookups and insertions was 3% of the
+/// optimizer's instructions on the let chain (docs/scale.md). Nothing
+/// iterates over the environment, so the hash decides nothing but speed.
+pub(crate) type Env = HashTrieMap<Name, Subst, archery::RcK, BuildHasherDefault<FxHasher>>;
 
 /// An empty environment. The trie's degree is 16 rather than rpds' default
 /// 64: an insertion copies one node per level, and narrower nodes make the
 /// copies cheaper than the extra level costs (measured on the let-chain
 /// benchmark: a third of the time of a round went to insertions at 64).
 pub(crate) fn empty_env() -> Env {
-    HashTrieMap::new_with_degree(16)
+    HashTrieMap::new_with_hasher_and_degree_and_ptr_kind(BuildHasherDefault::default(), 16)
 }
 
 /// The result of simplifying one node: done, or an expression in tail
@@ -122,6 +129,37 @@ pub(crate) struct Fact {
     pub length: Option<crate::local::LenTerm>,
 }
 
+/// The operands of a node, copied out of the arena so that the round can
+/// append to it while it walks them: on the stack for up to four (every
+/// arithmetic builtin), instead of a clone of the node's operand list
+/// (an allocation per node visited, every round).
+pub(crate) enum Args {
+    Small([ExprId; 4], usize),
+    Big(Vec<ExprId>),
+}
+
+impl Args {
+    pub(crate) fn of(items: &[ExprId]) -> Args {
+        if items.len() <= 4 {
+            let mut buf = [ExprId(0); 4];
+            buf[..items.len()].copy_from_slice(items);
+            Args::Small(buf, items.len())
+        } else {
+            Args::Big(items.to_vec())
+        }
+    }
+}
+
+impl std::ops::Deref for Args {
+    type Target = [ExprId];
+    fn deref(&self) -> &[ExprId] {
+        match self {
+            Args::Small(buf, n) => &buf[..*n],
+            Args::Big(v) => v,
+        }
+    }
+}
+
 /// The state of one round.
 pub(crate) struct Round<'c> {
     /// The arena: the old nodes, then the new ones.
@@ -147,6 +185,9 @@ pub(crate) struct Round<'c> {
     /// hash that ignores the names of their binders, with the variable
     /// each is bound to; scoped like `cse`.
     pub(crate) cse_alpha: FxHashMap<u64, Vec<(ExprId, Name, Ty)>>,
+    /// The `cse` key `cse_use` computed last, with its node: the binding
+    /// of that node asks for the same key next (`bind_var_output`).
+    pub(crate) key_memo: Option<(ExprId, Name)>,
     /// Fresh names, made on first use (collecting every name of a large
     /// module costs as much as a fifth of a round).
     names: Option<NameGen>,
@@ -194,6 +235,7 @@ pub(crate) fn round(
         facts: FxHashMap::default(),
         emitted: FxHashSet::default(),
         done_used: FxHashSet::default(),
+        key_memo: None,
         names,
         cfg,
         fired: BTreeMap::new(),
@@ -431,6 +473,27 @@ impl Round<'_> {
     fn step(&mut self, id: ExprId, env: &Env, blk: &mut Vec<Bind>, pos: Pos) -> Step {
         let span = self.m.span(id);
         let ty = self.ty(id);
+        // The shapes met most, read without cloning the node.
+        match self.m.expr(id) {
+            Expr::Var(x) => {
+                if env.get(x).is_none() {
+                    // Kept: the name is cloned once, into the new node.
+                    let e = Expr::Var(x.clone());
+                    return Step::Done(self.add(e, ty, span));
+                }
+                let x = x.clone();
+                return self.var(&x, env, blk, pos, span, ty);
+            }
+            Expr::Let { .. } => return self.let_chain(id, env, blk, pos),
+            Expr::Prim { op, args } => {
+                let (op, args) = (*op, Args::of(args));
+                let args = self.args(&args, env, blk);
+                let node = self.add(Expr::Prim { op, args }, ty, span);
+                let node = self.rewrite(node);
+                return Step::Done(self.cse_use(node));
+            }
+            _ => {}
+        }
         Step::Done(match self.node(id) {
             Expr::Var(x) => return self.var(&x, env, blk, pos, span, ty),
             e @ (Expr::Real(_)
@@ -493,7 +556,7 @@ impl Round<'_> {
         Step::Done(match env.get(x).cloned() {
             Some(Subst::Leaf(e, t)) => self.add(e, t, span),
             Some(Subst::Susp(e, senv)) => return Step::Tail(e, senv),
-            Some(Subst::Once(e, senv, name)) => {
+            Some(Subst::Once(e, senv)) => {
                 let v = self.simplify(e, &senv, blk, pos);
                 if self.fits(v) || self.leaf(v).is_some() {
                     v
@@ -503,7 +566,7 @@ impl Round<'_> {
                     // as inlined, so that the next round, seeing the taller
                     // value, keeps the `let`.
                     self.unfire(RuleName::InlineOnce);
-                    let (n, _) = self.binder(&name);
+                    let (n, _) = self.binder(x);
                     let t = self.ty(v);
                     blk.push(Bind {
                         pat: Pat::Var(n.clone()),

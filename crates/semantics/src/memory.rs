@@ -148,8 +148,13 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for Counting<A> {
     }
 }
 
+#[inline]
 fn held(more: u64, less: u64) {
-    COUNTING.store(true, Ordering::Relaxed);
+    // Read first: the flag is set once, and a store on every request kept
+    // writing its cache line (the optimizer makes millions of requests).
+    if !COUNTING.load(Ordering::Relaxed) {
+        COUNTING.store(true, Ordering::Relaxed);
+    }
     if more >= less {
         LIVE.fetch_add(more - less, Ordering::Relaxed);
     } else {

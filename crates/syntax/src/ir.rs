@@ -1216,10 +1216,31 @@ impl NameGen {
         let stem = if stem.is_empty() { "v" } else { stem };
         loop {
             self.counter += 1;
-            let candidate = format!("{stem}_{}", self.counter);
-            if self.used.insert(candidate.clone()) {
+            // `{stem}_{counter}`, written by hand: `format!` was a tenth of
+            // `raise`'s instructions on a long chain (docs/scale.md).
+            let mut candidate = String::with_capacity(stem.len() + 8);
+            candidate.push_str(stem);
+            candidate.push('_');
+            push_decimal(&mut candidate, self.counter);
+            if !self.used.contains(&candidate) {
+                self.used.insert(candidate.clone());
                 return Name(candidate);
             }
         }
     }
+}
+
+/// Appends the decimal digits of `n`.
+fn push_decimal(out: &mut String, mut n: u64) {
+    let mut buf = [0u8; 20];
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.push_str(std::str::from_utf8(&buf[i..]).expect("invariant: decimal digits are ASCII"));
 }

@@ -222,7 +222,7 @@ impl Round<'_> {
         if self.used_once(&occ) && self.fits(value) && self.on(RuleName::InlineOnce) {
             // Simplified where it is used, once.
             self.fire(RuleName::InlineOnce);
-            return env.insert(x.clone(), Subst::Once(value, env.clone(), x.clone()));
+            return env.insert(x.clone(), Subst::Once(value, env.clone()));
         }
         let v = self.simplify(value, &env, blk, Pos::LetValue);
         self.bind_var_output(x, occ, ann, v, &env, blk, pos, span)
@@ -317,7 +317,10 @@ impl Round<'_> {
             self.fire(RuleName::InlineOnce);
             return env.insert(x.clone(), Subst::Done(v));
         }
-        let key = self.cse_key(v);
+        let key = match self.key_memo.take() {
+            Some((id, k)) if id == v => Some(k),
+            _ => self.cse_key(v),
+        };
         if let Some(k) = &key
             && let Some((e, t)) = self.cse.get(k)
         {
@@ -469,13 +472,17 @@ impl Round<'_> {
     /// A builtin node whose value is already bound to a name in scope
     /// becomes that name.
     pub(super) fn cse_use(&mut self, node: ExprId) -> ExprId {
-        if let Some(k) = self.cse_key(node)
-            && let Some((e, t)) = self.cse.get(&k)
-        {
+        let Some(k) = self.cse_key(node) else {
+            return node;
+        };
+        if let Some((e, t)) = self.cse.get(&k) {
             let (e, t, span) = (e.clone(), t.clone(), self.m.span(node));
             self.fire(RuleName::Cse);
             return self.add(e, t, span);
         }
+        // Kept: its binding, if it is a `let`'s value, asks for this key
+        // next. (Nodes do not change once built, so the key stays right.)
+        self.key_memo = Some((node, k));
         node
     }
 
@@ -956,5 +963,5 @@ fn push_hex(out: &mut String, mut v: u64) {
             break;
         }
     }
-    out.extend(buf[i..].iter().map(|&b| b as char));
+    out.push_str(std::str::from_utf8(&buf[i..]).expect("invariant: hex digits are ASCII"));
 }

@@ -230,17 +230,6 @@ pub(crate) fn assemble(cx: &mut Builder, ty: &Ty, x: &Atom, cont: Cont<'_>) -> R
                             let arr = cx.emit(x);
                             let kk = cx.emit(&k);
                             let xk = cx.index(arr, kk)?;
-                            if **elem == Ty::Real {
-                                // (x[k], if k == i then 1 else 0): the
-                                // primal does not read the seed i, so
-                                // what only the primal needs does not
-                                // depend on the seed (docs/gradbench.md,
-                                // "Why ht's 26 passes do not share").
-                                let tan = cx.proj(d, 2)?;
-                                let zero = cx.real(0.0);
-                                let tan = cx.if_(here, tan, zero)?;
-                                return cx.tuple(vec![xk, tan]);
-                            }
                             let other = lift(cx, &Rep::Scalar, elem, xk)?;
                             cx.if_(here, d, other)
                         })?;

@@ -159,7 +159,13 @@ fn run(mut m: Module, cfg: &Config) -> Result<(Module, Report), Error> {
     let mut late = false;
     while report.rounds < cfg.max_rounds.max(1) {
         let phase = if report.rounds == 0 { &first } else { cfg };
-        let (next, next_names, mut fired, deferred) = simplify::round(cur, names, phase, late);
+        // Note [unchanged nodes]: the first round may hand on the input's
+        // unchanged nodes, since a round that builds every node anew
+        // always follows it.
+        let share =
+            report.rounds == 0 && cfg.max_rounds > 1 && cfg.rules.contains(RuleName::InlineOnce);
+        let (next, next_names, mut fired, deferred) =
+            simplify::round(cur, names, phase, late, share);
         report.rounds += 1;
         cur = next;
         names = next_names;

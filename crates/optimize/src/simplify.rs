@@ -115,6 +115,9 @@ pub(crate) struct Bind {
     pub cse_key: Option<Name>,
     /// The `cse-alpha` hash this binding recorded, dropped likewise.
     pub alpha_key: Option<u64>,
+    /// The input `let` this binding came from, which `wrap` hands on
+    /// instead of a copy when it is unchanged (note [unchanged nodes]).
+    pub orig: Option<ExprId>,
 }
 
 /// What is known of a `let`-bound array, for the array rules.
@@ -199,6 +202,10 @@ pub(crate) struct Round<'c> {
     /// `lib.rs`), and whether it would have.
     pub(crate) late: bool,
     pub(crate) deferred: std::cell::Cell<bool>,
+    /// Note [unchanged nodes]: which input nodes the round has handed on
+    /// as they are (one entry per input node; empty when the round builds
+    /// every node anew).
+    kept: Vec<bool>,
 }
 
 /// Runs one round over every definition of `m`, appending the new trees
@@ -209,6 +216,7 @@ pub(crate) fn round(
     names: Option<NameGen>,
     cfg: &Config,
     late: bool,
+    share: bool,
 ) -> (Module, Option<NameGen>, BTreeMap<RuleName, usize>, bool) {
     // Heights of the existing nodes, children first (ids point backwards).
     let mut m = m;
@@ -241,6 +249,7 @@ pub(crate) fn round(
         fired: BTreeMap::new(),
         late,
         deferred: std::cell::Cell::new(false),
+        kept: if share { vec![false; n] } else { Vec::new() },
     };
     for i in 0..r.m.defs.len() {
         let root = r.m.defs[i].body;
@@ -280,6 +289,51 @@ impl Round<'_> {
                 self.fired.remove(&rule);
             }
         }
+    }
+
+    /// Whether the input node `id` may be handed on as it is, in place of
+    /// a new copy of it (note [unchanged nodes]); if so, it is taken.
+    fn keep(&mut self, id: ExprId) -> bool {
+        match self.kept.get_mut(id.index()) {
+            Some(k @ false) => {
+                *k = true;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Records that the binding `let_chain` or `peel` has just pushed (if
+    /// it pushed exactly one) came from the input `let` at `id`.
+    pub(super) fn mark_orig(&self, blk: &mut [Bind], before: usize, id: ExprId) {
+        if !self.kept.is_empty()
+            && blk.len() == before + 1
+            && let Some(b) = blk.last_mut()
+        {
+            b.orig = Some(id);
+        }
+    }
+
+    /// Whether the binding `b` around `body` is the input `let` at `b.orig`
+    /// unchanged, which is then handed on as it is.
+    fn keep_let(&mut self, b: &Bind, body: ExprId) -> Option<ExprId> {
+        let o = b.orig?;
+        let Expr::Let {
+            pat,
+            ty,
+            value,
+            body: ob,
+        } = self.m.expr(o)
+        else {
+            return None;
+        };
+        let same = *pat == b.pat
+            && *ty == b.ann
+            && *value == b.value
+            && *ob == body
+            && self.m.span(o) == b.span
+            && self.m.types[o.index()] == self.m.types[body.index()];
+        (same && self.keep(o)).then_some(o)
     }
 
     /// Appends a node with its type.
@@ -410,6 +464,10 @@ impl Round<'_> {
             blk.pop();
         }
         for b in blk.into_iter().rev() {
+            if let Some(o) = self.keep_let(&b, r) {
+                r = o;
+                continue;
+            }
             let t = self.ty(r);
             r = self.add(
                 Expr::Let {
@@ -473,6 +531,15 @@ impl Round<'_> {
     fn step(&mut self, id: ExprId, env: &Env, blk: &mut Vec<Bind>, pos: Pos) -> Step {
         let span = self.m.span(id);
         let ty = self.ty(id);
+        // A variable the environment leaves as it is: handed on (note
+        // [unchanged nodes]).
+        if let Expr::Var(x) = self.m.expr(id)
+            && env.get(x).is_none()
+            && self.kept.get(id.index()) == Some(&false)
+        {
+            self.kept[id.index()] = true;
+            return Step::Done(id);
+        }
         // The shapes met most, read without cloning the node.
         match self.m.expr(id) {
             Expr::Var(x) => {
@@ -486,9 +553,13 @@ impl Round<'_> {
             }
             Expr::Let { .. } => return self.let_chain(id, env, blk, pos),
             Expr::Prim { op, args } => {
-                let (op, args) = (*op, Args::of(args));
-                let args = self.args(&args, env, blk);
-                let node = self.add(Expr::Prim { op, args }, ty, span);
+                let (op, old) = (*op, Args::of(args));
+                let args = self.args(&old, env, blk);
+                let node = if args[..] == old[..] && self.keep(id) {
+                    id
+                } else {
+                    self.add(Expr::Prim { op, args }, ty, span)
+                };
                 let node = self.rewrite(node);
                 return Step::Done(self.cse_use(node));
             }
@@ -500,10 +571,18 @@ impl Round<'_> {
             | Expr::Int(_)
             | Expr::Bool(_)
             | Expr::Section(_)
-            | Expr::Reals(_)) => self.add(e, ty, span),
+            | Expr::Reals(_)) => {
+                if self.keep(id) {
+                    return Step::Done(id);
+                }
+                self.add(e, ty, span)
+            }
             Expr::Let { .. } => return self.let_chain(id, env, blk, pos),
-            Expr::Tuple(items) => {
-                let items = self.args(&items, env, blk);
+            Expr::Tuple(old) => {
+                let items = self.args(&old, env, blk);
+                if items == old && self.keep(id) {
+                    return Step::Done(id);
+                }
                 self.add(Expr::Tuple(items), ty, span)
             }
             Expr::Array(items) => {
@@ -575,6 +654,7 @@ impl Round<'_> {
                         span,
                         cse_key: None,
                         alpha_key: None,
+                        orig: None,
                     });
                     self.add(Expr::Var(n), t, span)
                 }
@@ -790,6 +870,7 @@ impl Round<'_> {
                 span,
                 cse_key: None,
                 alpha_key: None,
+                orig: None,
             },
             pos,
         );
@@ -834,3 +915,21 @@ pub(crate) fn size(m: &Module, id: ExprId) -> usize {
     }
     n
 }
+
+// Note [unchanged nodes]
+// ~~~~~~~~~~~~~~~~~~~~~~~
+// A round builds its output as new nodes appended to the arena, in the
+// order it makes them; the final compaction keeps that order, so the
+// output's bytes depend on it. The first round (every rule but
+// `inline-once`, note [phases] in `lib.rs`) often fires nothing: on the
+// 20,000-`let` chain it copied half a million nodes unchanged, doubling
+// the arena the later rounds walk. In that round a node whose operands
+// come back as they were (a kept variable, a literal, a builtin no rule
+// rewrote, a tuple, a `let` whose value and body are its own) is handed
+// on as it is instead of copied, each input node at most once (`kept`), so that the
+// output is still a tree. The output differs from a round of copies only
+// in the ids of its nodes, not in its tree; the next round reads trees
+// and builds every node anew, so the final order is the same. Hence only
+// a round that another is sure to follow hands nodes on (`share` in
+// `lib.rs`: the first round, when `inline-once` is allowed and a second
+// round may run).

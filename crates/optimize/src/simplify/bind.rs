@@ -38,7 +38,9 @@ impl Round<'_> {
         } = self.node(cur)
         {
             let span = self.m.span(cur);
+            let before = blk.len();
             env = self.bind_pattern(&pat, ann, value, &env, blk, pos, span);
+            self.mark_orig(blk, before, cur);
             cur = body;
         }
         Step::Tail(cur, env)
@@ -64,7 +66,9 @@ impl Round<'_> {
         } = self.node(value)
         {
             let span = self.m.span(value);
+            let before = blk.len();
             env = self.bind_pattern(&pat, ann, v, &env, blk, Pos::LetValue, span);
+            self.mark_orig(blk, before, value);
             value = body;
         }
         (value, env)
@@ -364,6 +368,7 @@ impl Round<'_> {
                 span,
                 cse_key: key,
                 alpha_key: alpha,
+                orig: None,
             },
             pos,
         );
@@ -537,6 +542,7 @@ impl Round<'_> {
                 span,
                 cse_key: None,
                 alpha_key: None,
+                orig: None,
             },
             pos,
         );

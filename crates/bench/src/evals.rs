@@ -1,7 +1,7 @@
 //! GradBench's det and ba as kernels of the C backend's harness
 //! ([`crate::run`]), each against its hand-written baseline
 //! (baseline/det.c, baseline/ba.c): det's gradient from the pipeline's
-//! reverse mode, ba's Jacobian by forward mode inside the program, compiled
+//! reverse mode, ba's Jacobian by reverse mode inside the program, compiled
 //! as the GradBench tool compiles it (crates/gradbench/src/engine.rs).
 
 use semantics::Value;
@@ -52,13 +52,10 @@ pub fn det_kernel(diff: &Differentiate<'_>, sizes: &[usize]) -> Result<Kernel, S
 }
 
 /// The entry `entry` of `m` as the GradBench tool compiles it: inlined,
-/// its derivative constructs expanded by forward mode (`vectorised`: all
-/// seeds in one pass), optimized.
-fn expanded(m: &Module, entry: &str, vectorised: bool) -> Result<Module, String> {
-    let mut cx = adrev::passes::Context::new(entry);
-    if vectorised {
-        cx.forward.mode = forward::Mode::Vectorised;
-    }
+/// its derivative constructs expanded (`vjp_rev` by the pipeline's reverse
+/// mode, `diff` by forward mode), optimized.
+fn expanded(m: &Module, entry: &str) -> Result<Module, String> {
+    let cx = adrev::passes::Context::new(entry);
     let flow = adrev::passes::run(
         &[
             adrev::passes::Pass::Inline,
@@ -75,7 +72,7 @@ fn expanded(m: &Module, entry: &str, vectorised: bool) -> Result<Module, String>
 
 /// GradBench's ba (`gradbench/ba.ad`) on an ADBench file's text (`name`
 /// for the report): the primal `ba_objective`, the Jacobian `ba_jacobian`
-/// (forward mode, vectorised, inside the program: the tool's build),
+/// (reverse mode inside the program, a `vjp_rev` per row: the tool's build),
 /// against baseline/ba.c (the hand-derived 2 x 15 blocks, written into
 /// GradBench's sparse output).
 pub fn ba_kernel(text: &'static str) -> Result<Kernel, String> {
@@ -83,13 +80,13 @@ pub fn ba_kernel(text: &'static str) -> Result<Kernel, String> {
     let problem = BaFile::parse(text)?;
     Ok(Kernel {
         name: "ba".into(),
-        primal: expanded(&m, "ba_objective", false)?,
+        primal: expanded(&m, "ba_objective")?,
         primal_entry: "ba_objective".into(),
-        grad: expanded(&m, "ba_jacobian", true)?,
+        grad: expanded(&m, "ba_jacobian")?,
         grad_entry: "ba_jacobian".into(),
         inputs: Inputs::Ba(text),
         sizes: vec![problem.p],
-        grad_origin: "forward mode inside the program (`jacob`, vectorised; `diff`), \
+        grad_origin: "reverse mode inside the program (`vjp_rev` per row; `diff`), \
              the GradBench tool's build; the value column is 0 (a Jacobian has none)"
             .into(),
         variants: Vec::new(),

@@ -422,8 +422,8 @@ pub fn markdown(
     s.push_str(&format!(
         "for at least {min_seconds} s after one untimed call; the figure is the fastest run (the machine is shared: \
          others only ever slow a run down). \
-         Derivatives: reverse mode (UNF, D_rho, UNF^-1, optimized) for gradients, forward mode inside \
-         the programs for ba's and ht's Jacobians, forward over reverse for kmeans' Hessian diagonal.\n\n"
+         Derivatives: reverse mode (UNF, D_rho, UNF^-1, optimized) for gradients, reverse mode inside \
+         the program for ba's Jacobian (a `vjp_rev` per row), forward mode inside ht's, forward over reverse for kmeans' Hessian diagonal.\n\n"
     ));
     s.push_str(&format!("- Machine: {machine}.\n"));
     s.push_str(

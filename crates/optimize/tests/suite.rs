@@ -7,6 +7,7 @@ mod common;
 
 mod accumulator;
 mod cost;
+mod cse_alpha;
 mod forms;
 mod gather;
 mod pipeline;

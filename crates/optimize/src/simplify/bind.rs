@@ -334,7 +334,7 @@ impl Round<'_> {
             return env.insert(x.clone(), Subst::Leaf(e, t));
         }
         // The same loop already bound, up to the names of its binders.
-        let alpha = (key.is_none() && self.on(RuleName::CseAlpha) && self.is_loop(v))
+        let alpha = (key.is_none() && self.on(RuleName::CseAlpha) && self.alpha_candidate(v))
             .then(|| self.alpha_hash(v));
         if let Some(h) = alpha
             && let Some(list) = self.cse_alpha.get(&h)
@@ -429,10 +429,20 @@ impl Round<'_> {
         Some(Name(key))
     }
 
-    /// Whether `v` is a loop (`map`, `reduce`, a scan, `build`, ...): what
-    /// `cse-alpha` looks for, the values worth comparing.
-    fn is_loop(&self, v: ExprId) -> bool {
-        matches!(self.m.expr(v), Expr::Prim { op, .. } if op.function_arg().is_some())
+    /// Whether `v` is a loop (`map`, `reduce`, a scan, `build`, ...), a
+    /// conditional, or an array or tuple literal: what `cse-alpha` looks
+    /// for, the values worth comparing that `cse`'s keys (a builtin or an
+    /// index of atoms) do not cover. Conditionals and literals because
+    /// reverse mode inside a program (a `vjp_rev` per row of a Jacobian
+    /// block) writes the primal once per sweep, and its `if`s and its
+    /// literals `[p[0], p[1], p[2]]` are where the sweeps' shared values
+    /// begin (docs/optimize.md, "cse-alpha").
+    fn alpha_candidate(&self, v: ExprId) -> bool {
+        match self.m.expr(v) {
+            Expr::Prim { op, .. } => op.function_arg().is_some(),
+            Expr::If { .. } | Expr::Array(_) | Expr::Tuple(_) => true,
+            _ => false,
+        }
     }
 
     /// A hash of the tree under `v` that ignores the names bound inside

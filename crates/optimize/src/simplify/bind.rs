@@ -430,7 +430,7 @@ impl Round<'_> {
     }
 
     /// Whether `v` is a loop (`map`, `reduce`, a scan, `build`, ...), a
-    /// conditional, or an array or tuple literal: what `cse-alpha` looks
+    /// conditional, or an array literal: what `cse-alpha` looks
     /// for, the values worth comparing that `cse`'s keys (a builtin or an
     /// index of atoms) do not cover. Conditionals and literals because
     /// reverse mode inside a program (a `vjp_rev` per row of a Jacobian
@@ -440,7 +440,12 @@ impl Round<'_> {
     fn alpha_candidate(&self, v: ExprId) -> bool {
         match self.m.expr(v) {
             Expr::Prim { op, .. } => op.function_arg().is_some(),
-            Expr::If { .. } | Expr::Array(_) | Expr::Tuple(_) => true,
+            // Not a tuple: `split-tuple` and `tuple-let` take a tuple's
+            // binding apart into its components, so the name recorded
+            // here may never be bound (the difftest suite's seed 24301
+            // found the free variable).
+            Expr::If { .. } => !matches!(self.ty(v), Ty::Tuple(_)),
+            Expr::Array(_) => true,
             _ => false,
         }
     }

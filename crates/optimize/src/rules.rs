@@ -284,7 +284,7 @@ impl RuleName {
                 "let x = e in ... e ... ~> let x = e in ... x ...  (e a builtin of variables and literals, or an index A[i] of them; x in scope)"
             }
             RuleName::CseAlpha => {
-                "let x = e in ... let y = e' in b ~> let x = e in ... b[x/y]  (e' equal to e up to the names of its binders, e a loop: map, map2, reduce, foldl, a scan, build, ifold; or a conditional; x in scope)"
+                "let x = e in ... let y = e' in b ~> let x = e in ... b[x/y]  (e' equal to e up to the names of its binders, e a loop: map, map2, reduce, foldl, a scan, build, ifold; or a conditional not of a tuple, or an array literal; x in scope)"
             }
             RuleName::ShareElementwise => {
                 "let y1 = .. map (fun x -> .. e(x) ..) A .. in .. let y2 = .. map (fun z -> .. e(z) ..) A .. ~> let E = map (fun a -> e(a)) A in let y1 = .. map2 (fun (x, q) -> .. q ..) A E .. in ..  (e real, with exp, log, sin, cos, tan, tanh, sqrt or pow, of the element, literals and names bound before; no indexing, call or loop in e; loops in two lets of one chain; also map2)"

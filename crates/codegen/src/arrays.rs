@@ -347,11 +347,7 @@ impl Lowerer<'_> {
         let dir = order(a).dir();
         if !has_array(elem_ty) {
             let leaves = self.alloc_leaves(elem_ty, &len, span, op)?;
-            self.open_streams(a);
-            self.for_loop(&len, dir, true, None, |cx, i| {
-                let v = cx.element_of(&d, i)?;
-                cx.store(&v, &leaves, i)
-            })?;
+            self.write_into(&d, &leaves)?;
             return Ok(Manifest {
                 len,
                 elem: leaves,
@@ -380,6 +376,19 @@ impl Lowerer<'_> {
             len,
             elem: leaves,
             owned: true,
+        })
+    }
+
+    /// Writes the elements of a delayed array with no arrays in its
+    /// elements into buffers `leaves` of its length, in the order its
+    /// streams are read.
+    pub(crate) fn write_into(&mut self, d: &Rc<Delayed>, leaves: &Leaves) -> Result<(), Error> {
+        let a = Arr::Delayed(d.clone());
+        let dir = order(&a).dir();
+        self.open_streams(&a);
+        self.for_loop(&d.len, dir, true, None, |cx, i| {
+            let v = cx.element_of(d, i)?;
+            cx.store(&v, leaves, i)
         })
     }
 

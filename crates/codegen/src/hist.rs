@@ -12,7 +12,7 @@ use crate::error::Error;
 use crate::imp::{BinOp, Block, Expr as E, Scalar, Stmt};
 use crate::layout::Kind;
 use crate::lower::{Lowerer, SiteKind};
-use crate::val::{Arr, Leaves, Manifest, Val};
+use crate::val::{Arr, Gen, Leaves, Manifest, Val};
 
 /// A materialized array of scalars: its length, kind and pointer.
 struct Buf {
@@ -32,10 +32,6 @@ impl Lowerer<'_> {
         if op == Prim::Scatter {
             return self.scatter(vals, ty, span);
         }
-        let bufs = vals
-            .iter()
-            .map(|v| self.buf(op, v, span))
-            .collect::<Result<Vec<_>, _>>()?;
         let Ty::Array(_, elem) = ty else {
             return Err(Error::core(
                 span,
@@ -48,6 +44,39 @@ impl Lowerer<'_> {
                 format!("`{op}` of arrays that are not of scalars"),
             ));
         };
+        let histogram = matches!(
+            op,
+            Prim::HistAdd | Prim::HistMul | Prim::HistMin | Prim::HistMax
+        );
+        // A histogram's result starts as a copy of `dest`: a delayed
+        // `dest` (reverse mode's `map (fun e -> e * d) E`, a map to zeros)
+        // is written straight into the result's buffer, where the
+        // evaluator computes it (first), instead of into a buffer of its
+        // own copied by one more loop. Not a scan: its own loop writes
+        // it out (`Lowerer::materialize`).
+        let mut direct = None;
+        if histogram
+            && let Val::Array(Arr::Delayed(d)) = &vals[0]
+            && !matches!(d.recipe, Gen::Scan { .. })
+        {
+            let out = self.alloc(kind, &d.len, span, Some(op));
+            let leaves = Leaves::Scalar {
+                kind,
+                ptr: out.clone(),
+            };
+            self.write_into(d, &leaves)?;
+            direct = Some(Buf {
+                len: d.len.clone(),
+                ptr: out,
+            });
+        }
+        let mut bufs = Vec::with_capacity(vals.len());
+        for (k, v) in vals.iter().enumerate() {
+            match direct.take().filter(|_| k == 0) {
+                Some(b) => bufs.push(b),
+                None => bufs.push(self.buf(op, v, span)?),
+            }
+        }
         let d = &bufs[0];
         let m = d.len.clone();
         // The index array and the one that must have its length.
@@ -65,7 +94,14 @@ impl Lowerer<'_> {
             Prim::Gather | Prim::GatherWon | Prim::DHistMulVals => bufs[1].len.clone(),
             _ => m.clone(),
         };
-        let out = self.alloc(kind, &out_len, span, Some(op));
+        // Written already when `dest` was delayed (then `out_len` is `m`).
+        let filled = histogram
+            && matches!(&vals[0], Val::Array(Arr::Delayed(d)) if !matches!(d.recipe, Gen::Scan { .. }));
+        let out = if filled {
+            d.ptr.clone()
+        } else {
+            self.alloc(kind, &out_len, span, Some(op))
+        };
         let (dp, n) = (
             d.ptr.clone(),
             is.map(|b| b.len.clone()).unwrap_or(E::I64(0)),
@@ -98,7 +134,9 @@ impl Lowerer<'_> {
         match op {
             Prim::HistAdd | Prim::HistMul | Prim::HistMin | Prim::HistMax => {
                 let scalar = hist::operator(op).unwrap_or(op);
-                fill(self, &|b| ld(dp.clone(), b.clone()))?;
+                if !filled {
+                    fill(self, &|b| ld(dp.clone(), b.clone()))?;
+                }
                 each(self, &mut |cx, j, b| {
                     let args = [
                         Val::Scalar(kind, ld(out.clone(), b.clone())),

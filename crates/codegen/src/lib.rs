@@ -351,7 +351,8 @@ pub fn emit_named(m: &Module, cfg: &Config, name: &str) -> Result<CProgram, Erro
     })
 }
 
-/// The loop IR's passes on every function: sibling loop fusion, then
+/// The loop IR's passes on every function: the removal of bounds checks
+/// that cannot fire, then sibling loop fusion, then
 /// loop-invariant code motion (docs/codegen.md), twice (a loop whose
 /// checks left it may fuse with the next, and code motion then takes the
 /// invariants out of the loops fused), each checked by the verifier (as
@@ -364,6 +365,8 @@ fn optimize(prog: &mut imp::Program) -> Result<(), Error> {
     imp::verify(prog).map_err(internal)?;
     let mut funcs = std::mem::take(&mut prog.funcs);
     for f in &mut funcs {
+        imp::bounds::elide(f);
+        imp::verify_func(prog, f).map_err(internal)?;
         for _ in 0..2 {
             imp::fuse::fuse(f);
             imp::verify_func(prog, f).map_err(internal)?;

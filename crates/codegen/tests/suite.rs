@@ -7,6 +7,7 @@ mod common;
 
 mod hoisting;
 mod library;
+mod loop_passes;
 mod programs;
 mod random;
 mod random_grad;

@@ -2,14 +2,21 @@
 //! fusion"), run by `emit` on every function before code motion.
 //!
 //! `L1; S; L2`, two counted loops from 0 by 1 over the same bound in the
-//! same direction, and `S` declarations and checks only, become `S;
-//! L1+L2` (the second body after the first, its index renamed to the
-//! first's) when:
+//! same direction, become `D; L1+L2; R` (the second body after the
+//! first, its index renamed to the first's; `D` and `R` are `S` split,
+//! each in its order) when:
 //!
-//! - neither loop breaks, and the bound reads nothing `L1` writes;
-//! - `S` reads nothing `L1` writes, and `L1` cannot fail if `S` can (the
-//!   evaluator would report `L1`'s error first), a failed allocation of
-//!   `S` aside (an error the evaluator does not have);
+//! - neither loop breaks, not both may fail (an error of `L2`'s would
+//!   come before one of `L1`'s in a later iteration), and the bound reads
+//!   nothing `L1` writes;
+//! - `D` are the declarations and checks of `S` that read nothing `L1` or
+//!   `R` writes and cannot fail if `L1` or a statement of `R` before them
+//!   can (the evaluator would report that error first), a failed
+//!   allocation aside (an error the evaluator does not have); `R` is the
+//!   rest (work that needs `L1`'s results, other loops);
+//! - `L2` may run before `R`: `R` does not break, writes nothing `L2` or
+//!   the bound reads, reads and writes nothing `L2` writes, and `L2`
+//!   cannot fail if `R` can;
 //! - every variable or memory block written by one loop and read or
 //!   written by the other is a block used, in both, only as `p[i]` with
 //!   the loop's own index (the same element in the same iteration, which
@@ -86,23 +93,40 @@ fn simple(s: Option<&Stmt>) -> Option<&For> {
     }
 }
 
+/// How many later loops of the same bound `try_fuse_at` tries to fuse a
+/// loop with (the nearest first): enough to pass the few loops of other
+/// work a gradient puts between two over the same array, few enough that
+/// a long block costs little.
+const CANDIDATES: usize = 4;
+
 fn try_fuse_at(r: &Roots, b: &mut Block, k: usize) -> bool {
-    let Some(l1) = simple(b.get(k)) else {
+    let Some((hi, dir)) = simple(b.get(k)).map(|l| (l.hi.clone(), l.dir)) else {
         return false;
     };
-    let mut j = k + 1;
-    while matches!(
-        b.get(j),
-        Some(Stmt::Let { .. } | Stmt::Fail { .. } | Stmt::Alloc { .. } | Stmt::Checked { .. })
-    ) {
-        j += 1;
+    let mut tried = 0;
+    for j in k + 1..b.len() {
+        if !simple(b.get(j)).is_some_and(|l2| l2.hi == hi && l2.dir == dir) {
+            continue;
+        }
+        if fuse_pair(r, b, k, j) {
+            return true;
+        }
+        tried += 1;
+        if tried == CANDIDATES {
+            break;
+        }
     }
-    let Some(l2) = simple(b.get(j)) else {
+    false
+}
+
+/// Fuses loops `b[k]` and `b[j]` (of the same bound and direction) if
+/// they may be: the statements between that the second loop may run
+/// after (`rest`) stay after the fused loop, the others (declarations and
+/// checks) move before it.
+fn fuse_pair(r: &Roots, b: &mut Block, k: usize, j: usize) -> bool {
+    let (Some(l1), Some(l2)) = (simple(b.get(k)), simple(b.get(j))) else {
         return false;
     };
-    if l1.hi != l2.hi || l1.dir != l2.dir {
-        return false;
-    }
     // A loop left early runs fewer iterations of the other's body.
     if super::verify::contains_break(&l1.body) || super::verify::contains_break(&l2.body) {
         return false;
@@ -113,17 +137,63 @@ fn try_fuse_at(r: &Roots, b: &mut Block, k: usize) -> bool {
     let between = &b[k + 1..j];
     let e1 = Effects::of(r, &l1.body, i1);
     let e2 = Effects::of(r, &body2, i1);
-    let es = Effects::of(r, between, i1);
     let mut bound = Vec::new();
     l1.hi.reads(&mut bound);
     if bound.iter().any(|v| e1.writes.contains(v)) {
         return false;
     }
-    if e1.writes.iter().any(|v| es.reads.contains(v)) {
+    // Fused, an error of the second loop's in an earlier iteration would
+    // come before one of the first's in a later one.
+    let l1_fails = super::licm::may_fail(&l1.body);
+    if l1_fails && super::licm::may_fail(&body2) {
         return false;
     }
-    if fails_between(between) && super::licm::may_fail(&l1.body) {
-        return false;
+    let allocated = allocated(between);
+    // In order: a declaration or check moves before the first loop when
+    // it reads nothing the first loop or a statement staying writes, and
+    // cannot fail if the first loop or a statement staying before it can
+    // (the errors' order is the evaluator's).
+    let (mut before, mut rest) = (Vec::new(), Vec::new());
+    let mut rest_effects = Effects::default();
+    let mut rest_fails = false;
+    for s in between {
+        let es = Effects::of(r, std::slice::from_ref(s), i1);
+        let decl = matches!(
+            s,
+            Stmt::Let { .. } | Stmt::Fail { .. } | Stmt::Alloc { .. } | Stmt::Checked { .. }
+        );
+        let fails = fails_other_than_alloc(s, &allocated);
+        let stays = !decl
+            || es
+                .reads
+                .iter()
+                .any(|v| e1.writes.contains(v) || rest_effects.writes.contains(v))
+            || (fails && (l1_fails || rest_fails));
+        if stays {
+            rest_fails |= fails;
+            rest_effects.writes.extend(es.writes);
+            rest_effects.reads.extend(es.reads);
+            rest.push(s.clone());
+        } else {
+            before.push(s.clone());
+        }
+    }
+    if !rest.is_empty() {
+        // The second loop runs before what stays: it must read nothing
+        // that writes, write nothing that reads or writes, and not fail
+        // if that can; and nothing staying may leave the block.
+        let rw = &rest_effects;
+        if super::verify::contains_break(&rest)
+            || bound.iter().any(|v| rw.writes.contains(v))
+            || e2.reads.iter().any(|v| rw.writes.contains(v))
+            || e2
+                .writes
+                .iter()
+                .any(|v| rw.writes.contains(v) || rw.reads.contains(v))
+            || (rest_fails && super::licm::may_fail(&body2))
+        {
+            return false;
+        }
     }
     let conflicts: HashSet<VarId> = e1
         .writes
@@ -147,30 +217,33 @@ fn try_fuse_at(r: &Roots, b: &mut Block, k: usize) -> bool {
     };
     fused.pragma = pragma;
     fused.body.extend(body2);
-    let mut replacement: Block = between.to_vec();
+    let mut replacement = before;
     replacement.push(Stmt::For(fused));
+    replacement.extend(rest);
     b.splice(k..=j, replacement);
     true
 }
 
-/// Whether the statements between two loops may fail other than by an
-/// allocation the arena cannot supply: no error of the evaluator's, so
-/// that it may be reported before the first loop's errors.
-fn fails_between(b: &[Stmt]) -> bool {
-    let allocated: HashSet<VarId> = b
-        .iter()
+/// The blocks some statements allocate.
+fn allocated(b: &[Stmt]) -> HashSet<VarId> {
+    b.iter()
         .filter_map(|s| match s {
             Stmt::Alloc { var, .. } => Some(*var),
             _ => None,
         })
-        .collect();
-    b.iter().any(|s| match s {
+        .collect()
+}
+
+/// Whether a statement may fail other than by the null check of a block
+/// in `allocated` (a failed allocation: no error of the evaluator's).
+fn fails_other_than_alloc(s: &Stmt, allocated: &HashSet<VarId>) -> bool {
+    match s {
         Stmt::Fail {
             cond: Expr::IsNull(p),
             ..
         } => !matches!(**p, Expr::Var(v) if allocated.contains(&v)),
         s => super::licm::may_fail(std::slice::from_ref(s)),
-    })
+    }
 }
 
 /// The pragma of `l1` fused with a loop of pragma `p2` and body `body2`

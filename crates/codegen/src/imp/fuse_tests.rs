@@ -180,13 +180,136 @@ fn another_iterations_element_is_not_fused() {
     assert_eq!(loops(&fused(&p)), 2);
 }
 
-#[test]
-fn reads_of_the_first_loop_between_them_are_not_moved() {
-    let p = sum_sin("f", |st, vs, b| {
+/// `let t7_m = t1_sum * 2` between the loops (a read of the first
+/// loop's result); `read` makes the map add it to each element.
+fn reads_sum(read: bool) -> Program {
+    sum_sin("f", |st, vs, b| {
         let m = b.var("t7_m", F64, false);
         st.insert(2, let_(m, Expr::bin(BinOp::Mul, v(vs.s), Expr::F64(2.0))));
-    });
-    assert_eq!(loops(&fused(&p)), 2);
+        if read && let Stmt::For(l) = &mut st[5] {
+            l.body.push(Stmt::Set {
+                place: Place::Elem {
+                    mem: v(vs.g),
+                    index: v(l.index),
+                },
+                value: v(m),
+            });
+        }
+    })
+}
+
+#[test]
+fn reads_of_the_first_loop_between_them_stay_after_the_fused_loop() {
+    let q = fused(&reads_sum(false));
+    let text = print::func(&q, &q.funcs[0]);
+    assert_eq!(loops(&q), 1, "{text}");
+    assert!(
+        text.contains("  }\n  let t7_m: f64 = t1_sum * 2.0\n"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_second_loop_reading_what_stays_is_not_fused() {
+    assert_eq!(loops(&fused(&reads_sum(true))), 2);
+}
+
+/// Between the sum and the map, a loop over `A` keeping a running
+/// maximum `t7_top` (no pragma, carried from one iteration to the next,
+/// as an argmax is); `write_a_block` makes it also write `g[0]`, which
+/// the map writes, and `fails` makes it and the map fail on some
+/// elements.
+fn loop_between(write_a_block: bool, fails: bool) -> Program {
+    sum_sin("f", |st, vs, b| {
+        simd_sum(st, vs);
+        let top = b.var("t7_top", F64, true);
+        let k = b.var("t8_i", I64, false);
+        let x = Expr::load(Expr::Var(VarId(1)), v(k));
+        let mut body = vec![set(
+            top,
+            Expr::Select(
+                Box::new(Expr::bin(BinOp::Gt, v(top), x.clone())),
+                Box::new(v(top)),
+                Box::new(x.clone()),
+            ),
+        )];
+        let fail = |i: VarId, site| Stmt::Fail {
+            cond: Expr::bin(BinOp::Gt, v(i), Expr::I64(100)),
+            site,
+            a: v(i),
+            b: Expr::I64(0),
+        };
+        if fails {
+            body.insert(0, fail(k, 2));
+        }
+        if write_a_block {
+            body.push(Stmt::Set {
+                place: Place::Elem {
+                    mem: v(vs.g),
+                    index: Expr::I64(0),
+                },
+                value: v(top),
+            });
+        }
+        st.insert(2, let_(top, Expr::F64(0.0)));
+        st.insert(5, for_up(k, v(vs.n), body));
+        if fails && let Stmt::For(l) = &mut st[6] {
+            l.body.insert(0, fail(l.index, 3));
+        }
+    })
+}
+
+#[test]
+fn an_independent_loop_between_them_runs_after_the_fused_loop() {
+    let before = loop_between(false, false);
+    let q = fused(&before);
+    let text = print::func(&q, &q.funcs[0]);
+    assert_eq!(loops(&q), 2, "{text}");
+    let Some(Stmt::For(first)) = q.funcs[0].body.iter().find(|s| matches!(s, Stmt::For(_))) else {
+        panic!("{text}");
+    };
+    // The sum and the map in the first loop; the maximum's loop after.
+    assert_eq!(first.body.len(), 4, "{text}");
+    let main = r#"
+int main(void) {
+    double a[16];
+    for (int k = 0; k < 16; k++) a[k] = 0.3 * k - 2.0;
+    ad_ctx *ctx = adrev_ctx_new();
+    double s1, s2; double *g1, *g2;
+    int rc1 = adrev_before(ctx, 16, a, &s1, &g1);
+    int rc2 = adrev_after(ctx, 16, a, &s2, &g2);
+    printf("%d %a", rc1, s1);
+    for (int k = 0; k < 16; k++) printf(" %a", g1[k]);
+    printf(" | %d %a", rc2, s2);
+    for (int k = 0; k < 16; k++) printf(" %a", g2[k]);
+    printf("\n");
+    adrev_ctx_free(ctx);
+    return 0;
+}
+"#;
+    let mut b = before.clone();
+    b.funcs[0].name = "adrev_before".into();
+    let mut a = q.clone();
+    a.funcs[0].name = "adrev_after".into();
+    let mut functions = c::func(&b, &b.funcs[0]);
+    functions.push_str(&c::func(&a, &a.funcs[0]));
+    let got = run_c("fuse-between", &functions, main);
+    let (x, y) = got.trim().split_once(" | ").expect("two results");
+    assert_eq!(x, y, "{got}");
+}
+
+#[test]
+fn a_loop_between_them_writing_what_the_second_writes_stays_between() {
+    assert_eq!(loops(&fused(&loop_between(true, false))), 3);
+}
+
+#[test]
+fn a_failing_second_loop_does_not_pass_a_loop_that_can_fail() {
+    // The sum cannot fail, the map may after the loop between may: the
+    // map's error would come first; and the loop between and the map
+    // both may fail (an error of the map's in an earlier iteration would
+    // come first).
+    assert_eq!(loops(&fused(&loop_between(false, true))), 3);
 }
 
 /// The sum's loop fails at `i > 100`; `check` adds a size check between
@@ -218,7 +341,32 @@ fn failing_sum(check: bool) -> Program {
 
 #[test]
 fn a_check_does_not_move_before_a_loop_that_can_fail() {
-    assert_eq!(loops(&fused(&failing_sum(true))), 2);
+    // It stays after the fused loop: the map cannot fail.
+    let q = fused(&failing_sum(true));
+    let text = print::func(&q, &q.funcs[0]);
+    assert_eq!(loops(&q), 1, "{text}");
+    assert!(
+        text.contains("  }\n  fail #3 (n, 0) if n > 1000\n"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_check_stays_between_loops_that_both_can_fail() {
+    let mut p = failing_sum(true);
+    if let Some(Stmt::For(l)) = p.funcs[0].body.get_mut(5) {
+        let i = l.index;
+        l.body.insert(
+            0,
+            Stmt::Fail {
+                cond: Expr::bin(BinOp::Gt, v(i), Expr::I64(200)),
+                site: 4,
+                a: v(i),
+                b: Expr::I64(0),
+            },
+        );
+    }
+    assert_eq!(loops(&fused(&p)), 2);
 }
 
 #[test]
@@ -276,7 +424,8 @@ fn a_view_of_a_written_block_is_not_fused() {
         }
     });
     let q = fused(&p);
-    // The writer of `h` stays alone; the two loops after it fuse.
+    // The sum stays alone (it reads `h` through the view); the writer of
+    // `h` and the map fuse.
     assert_eq!(loops(&q), 2, "{}", print::func(&q, &q.funcs[0]));
 }
 

@@ -15,6 +15,7 @@
 //!
 //! See docs/codegen.md, "The loop IR".
 
+pub mod bounds;
 mod build;
 pub mod c;
 pub mod fuse;
@@ -41,6 +42,8 @@ pub fn from_ron(text: &str) -> Result<Program, String> {
     Ok(p)
 }
 
+#[cfg(test)]
+mod bounds_tests;
 #[cfg(test)]
 mod fuse_tests;
 #[cfg(test)]

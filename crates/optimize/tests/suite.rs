@@ -13,3 +13,4 @@ mod pipeline;
 mod reduce_from_scan;
 mod rules;
 mod scale;
+mod share_scanr;

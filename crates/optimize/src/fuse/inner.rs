@@ -25,6 +25,12 @@
 //! goes before `L1`'s element of the chain, and both loops read `S`
 //! alongside their first array (`share.rs`'s `read_alongside`).
 //!
+//! `L1` may also be `scanr (fun (q, c) -> ..) z A`, reverse mode's
+//! backward pass over a fold, whose per-element map `L2` evaluates the
+//! fold's body at the same elements: `e` then reads `q` and never the
+//! carry `c` (a value per step, not per element), `S` maps over A, and the
+//! scan iterates `zip A S` (`rewrite.rs`'s `scanr_alongside`).
+//!
 //! Why it is safe: `e` sits in `L1`'s body outside lambdas and branches, so
 //! `L1` computed it for every element; `S` computes the same values (the
 //! same operations on the same operands), once, ahead of `L1`. What `e`

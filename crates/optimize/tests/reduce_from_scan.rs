@@ -71,6 +71,14 @@ const PAIRS: &str = "def f (A : [n]R) : (R, [n]R) =\n  \
     let s = scanl (fun (b : (R, R), y : R) -> (b.1 + y, b.2 * y)) (0, 1) A in\n  \
     (p.1 * p.2, map (fun (t : (R, R)) -> t.1 - t.2) (shift1L s))\n";
 
+/// Over a zip written out at each loop (reverse mode's forward sweep
+/// beside the primal's fold, as in lstm's gradient): the arrays are equal
+/// up to the names of their binders, not one variable.
+const ZIPPED: &str = "def f (A : [n]R) (B : [n]R) : (R, [n]R) =\n  \
+    let p = foldl (fun (a : R, x : (R, R)) -> a * x.1 + x.2) 1 (map2 (fun (u : R, v : R) -> (u, v)) A B) in\n  \
+    let s = scanl (fun (b : R, y : (R, R)) -> b * y.1 + y.2) 1 (map2 (fun (u2 : R, v2 : R) -> (u2, v2)) A B) in\n  \
+    (p, map (fun (t : R) -> t * p) (shift1L s))\n";
+
 const IN_LAMBDA: &str = "def f (A : [n]R) : [n+1]R =\n  \
     let s = scanl (*) 1 A in\n  \
     map (fun (t : R) -> t * reduce (*) 1 A) s\n";
@@ -107,6 +115,19 @@ fn fires_on_foldl_with_renamed_binders() {
 }
 
 #[test]
+fn fires_on_equal_array_expressions() {
+    let (n, out, _) = run(ZIPPED);
+    assert_eq!(n, 1, "{}", syntax::print::module(&out));
+    assert_eq!(
+        count(&out, Prim::Foldl),
+        0,
+        "{}",
+        syntax::print::module(&out)
+    );
+    assert_eq!(count(&out, Prim::Scanl), 1);
+}
+
+#[test]
 fn fires_inside_a_lambda_when_both_are_there() {
     let (n, out, _) = run(BOTH_IN_LAMBDA);
     assert_eq!(n, 1, "{}", syntax::print::module(&out));
@@ -122,6 +143,8 @@ fn does_not_fire_on_other_folds() {
         "def f (A : [n]R) : (R, [n+1]R) =\n  (reduce (*) 2 A, scanl (*) 1 A)\n",
         // Another array.
         "def f (A : [n]R) (B : [n]R) : (R, [n+1]R) =\n  (reduce (*) 1 A, scanl (*) 1 B)\n",
+        // Other array expressions.
+        "def f (A : [n]R) (B : [n]R) : (R, [n+1]R) =\n  (reduce (*) 1 (map2 (*) A B), scanl (*) 1 (map2 (+) A B))\n",
         // A right fold.
         "def f (A : [n]R) : (R, [n+1]R) =\n  (reduce (*) 1 A, scanr (*) 1 A)\n",
         // The fold under a lambda, the scan outside.
@@ -185,5 +208,13 @@ proptest! {
         ];
         let (_, out, m) = run(BOTH_IN_LAMBDA);
         exact(&m, &out, &with_both)?;
+        // B cut or padded to A's length.
+        let b2: Vec<f64> = (0..a.len()).map(|i| b.get(i).copied().unwrap_or(0.5)).collect();
+        let zipped = vec![
+            ("A".to_string(), Value::reals(&a)),
+            ("B".to_string(), Value::reals(&b2)),
+        ];
+        let (_, out, m) = run(ZIPPED);
+        exact(&m, &out, &zipped)?;
     }
 }

@@ -14,3 +14,4 @@ mod pipeline;
 mod reduce_from_scan;
 mod rules;
 mod scale;
+mod share_scanr;

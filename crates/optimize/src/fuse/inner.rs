@@ -25,6 +25,12 @@
 //! goes before `L1`'s element of the chain, and both loops read `S`
 //! alongside their first array (`share.rs`'s `read_alongside`).
 //!
+//! `L1` may also be `scanr (fun (q, c) -> ..) z A`, reverse mode's
+//! backward pass over a fold, whose per-element map `L2` evaluates the
+//! fold's body at the same elements: `e` then reads `q` and never the
+//! carry `c` (a value per step, not per element), `S` maps over A, and the
+//! scan iterates `zip A S` (`rewrite.rs`'s `scanr_alongside`).
+//!
 //! Why it is safe: `e` sits in `L1`'s body outside lambdas and branches, so
 //! `L1` computed it for every element; `S` computes the same values (the
 //! same operations on the same operands), once, ahead of `L1`. What `e`
@@ -78,6 +84,9 @@ struct Loop {
     /// The chain element it is in.
     at: usize,
     node: ExprId,
+    /// A `scanr (fun (q, c) -> ..) z A` (only as the first loop): `q` is
+    /// A's element, `c` the carry, which the shared loop must not read.
+    scan: bool,
     /// The array variables it iterates.
     sources: FxHashSet<Name>,
     alias: FxHashMap<Name, Alias>,
@@ -176,13 +185,39 @@ fn map_of_lambda(m: &Module, id: ExprId) -> Option<(&[Param], ExprId, &[ExprId])
     (params.len() == args.len() - 1).then_some((params.as_slice(), *body, args.as_slice()))
 }
 
+/// `scanr f z A` with `f` a lambda `fun (q, c) -> ..`: its element
+/// parameter `q`, its body and A.
+pub(super) fn scanr_of_lambda(m: &Module, id: ExprId) -> Option<(&Param, ExprId, ExprId)> {
+    let Expr::Prim {
+        op: Prim::Scanr,
+        args,
+    } = m.expr(id)
+    else {
+        return None;
+    };
+    let Expr::Lambda { params, body } = m.expr(args[0]) else {
+        return None;
+    };
+    (params.len() == 2).then_some((&params[0], *body, args[2]))
+}
+
 /// The loop of `node`, if it is `map`/`map2` of a lambda over variables or
-/// zips of them.
+/// zips of them, or a `scanr` of a lambda over one (reverse mode's
+/// backward pass over a fold, whose per-element map recomputes what the
+/// scan's body computes from the same element).
 fn analyse(m: &Module, at: usize, node: ExprId) -> Option<Loop> {
-    let (params, body, args) = map_of_lambda(m, node)?;
+    let scanr = scanr_of_lambda(m, node);
+    let (params, body, args): (&[Param], ExprId, Vec<ExprId>) = match scanr {
+        Some((q, body, a)) => (std::slice::from_ref(q), body, vec![a, a]),
+        None => {
+            let (params, body, args) = map_of_lambda(m, node)?;
+            (params, body, args.to_vec())
+        }
+    };
     let mut lp = Loop {
         at,
         node,
+        scan: scanr.is_some(),
         sources: FxHashSet::default(),
         alias: FxHashMap::default(),
         bound_by: FxHashMap::default(),
@@ -352,7 +387,11 @@ pub(super) fn plan_inner(
                 continue;
             }
             for l2 in &loops[i + 1..] {
-                if l2.at <= l1.at || l2.cands.is_empty() || l1.sources.is_disjoint(&l2.sources) {
+                if l2.scan
+                    || l2.at <= l1.at
+                    || l2.cands.is_empty()
+                    || l1.sources.is_disjoint(&l2.sources)
+                {
                     continue;
                 }
                 let Some(mt) = find_match(m, l1, l2) else {

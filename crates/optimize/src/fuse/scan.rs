@@ -21,8 +21,10 @@
 //! Conditions: the fold and the scan are in one chain of `let`s (the
 //! definition's body, a lambda's body or a branch, and the `let`s that
 //! follow), reachable from its elements without entering a lambda or a
-//! branch (so both run, once, whenever the chain runs); `A` is a
-//! variable; `f`, `z` and `A` mention only names bound before the chain
+//! branch (so both run, once, whenever the chain runs); the arrays are
+//! equal up to the names of their binders (a variable, or an expression
+//! such as a zip of variables, whose copy in the fold is then not
+//! computed); `f`, `z` and `A` mention only names bound before the chain
 //! element of the first of them (where `S` is bound). A scan that fails
 //! (in `f`) then fails before what preceded it in its chain element; the
 //! fold it replaces would have failed the same way (the same calls of
@@ -89,8 +91,8 @@ fn chains(m: &Module, root: ExprId) -> Vec<(Vec<ExprId>, Vec<Loop>)> {
                     }
                     Expr::Prim {
                         op: op @ (Prim::Reduce | Prim::Foldl | Prim::Scanl),
-                        args,
-                    } if matches!(m.expr(args[2]), Expr::Var(_)) => loops.push(Loop {
+                        ..
+                    } => loops.push(Loop {
                         at,
                         node: i,
                         scan: *op == Prim::Scanl,
@@ -112,9 +114,11 @@ fn same_fold(m: &Module, s: ExprId, b: ExprId) -> bool {
     let (Expr::Prim { args: sa, .. }, Expr::Prim { args: ba, .. }) = (m.expr(s), m.expr(b)) else {
         return false;
     };
-    let same_array =
-        matches!((m.expr(sa[2]), m.expr(ba[2])), (Expr::Var(x), Expr::Var(y)) if x == y);
-    same_array
+    // The arrays too up to the names of their binders: reverse mode's
+    // forward sweep and the primal's fold each get their own copy of a
+    // zip of the inputs, `map2 (fun (x, g) -> (x, g)) X G` (lstm's steps),
+    // once `recompute-cheap` has copied the structural map into every use.
+    alpha_eq(m, sa[2], ba[2], &mut HashMap::new())
         && alpha_eq(m, sa[0], ba[0], &mut HashMap::new())
         && alpha_eq(m, sa[1], ba[1], &mut HashMap::new())
 }
@@ -185,8 +189,11 @@ fn build(
     };
     let array = args[2];
     let aty = m.types[array.index()].clone();
-    let Expr::Var(a) = m.expr(array).clone() else {
-        return None;
+    // `length A` when A is a name; otherwise `length S - 1`, which does
+    // not copy A's expression.
+    let a = match m.expr(array) {
+        Expr::Var(a) => Some(a.clone()),
+        _ => None,
     };
     let sname = fresh(m, names, "s");
     let mut plan = Plan::default();
@@ -196,17 +203,32 @@ fn build(
         let repl = if l.scan {
             sv
         } else {
-            // S[length A]
-            let av = add(m, Expr::Var(a.clone()), aty.clone(), span);
-            let len = add(
+            // S[length A], or S[length S - 1]
+            let of = match &a {
+                Some(a) => add(m, Expr::Var(a.clone()), aty.clone(), span),
+                None => add(m, Expr::Var(sname.clone()), sty.clone(), span),
+            };
+            let mut len = add(
                 m,
                 Expr::Prim {
                     op: Prim::Length,
-                    args: vec![av],
+                    args: vec![of],
                 },
                 Ty::Int,
                 span,
             );
+            if a.is_none() {
+                let one = add(m, Expr::Int(1), Ty::Int, span);
+                len = add(
+                    m,
+                    Expr::Prim {
+                        op: Prim::Sub,
+                        args: vec![len, one],
+                    },
+                    Ty::Int,
+                    span,
+                );
+            }
             let ty = m.types[l.node.index()].clone();
             add(
                 m,

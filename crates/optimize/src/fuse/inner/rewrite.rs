@@ -53,6 +53,15 @@ pub(super) fn build(
     let Expr::Lambda { params, .. } = m.expr(args[0]).clone() else {
         return None;
     };
+    // A scanr's element parameter and its array, as a map's would be
+    // (`params[k]` iterates `args[k + 1]`); its carry is read below only
+    // to refuse.
+    let (params, args, carry) = if l1.scan {
+        let carry = params.get(1)?.name.clone();
+        (vec![params[0].clone()], vec![args[0], args[2]], Some(carry))
+    } else {
+        (params, args, None)
+    };
     // What S computes: c1, or c1 with its lambda's body cut to E.
     let flet = if mt.fission {
         Some(fission_let(m, mt.c1)?)
@@ -63,7 +72,8 @@ pub(super) fn build(
     let mut need: FxHashSet<ExprId> = FxHashSet::default();
     let mut outer: FxHashSet<Name> = FxHashSet::default();
     let mut todo: Vec<ExprId> = vec![mt.c1];
-    let pnames: FxHashSet<Name> = params.iter().map(|p| p.name.clone()).collect();
+    let mut pnames: FxHashSet<Name> = params.iter().map(|p| p.name.clone()).collect();
+    pnames.extend(carry.clone());
     let mut read: FxHashSet<Name> = FxHashSet::default();
     while let Some(e) = todo.pop() {
         for v in free(m, e) {
@@ -84,6 +94,10 @@ pub(super) fn build(
                 }
             }
         }
+    }
+    // The carry differs from step to step: what reads it is not a map.
+    if carry.is_some_and(|c| read.contains(&c)) {
+        return None;
     }
     // S iterates the arrays whose elements it reads (not the others,
     // which may be expensive to compute again).
@@ -218,7 +232,8 @@ pub(super) fn build(
         let c = copy_fresh(m, names, args[k + 1], &mut FxHashMap::default());
         sargs.push(c);
     }
-    let (size, _) = elem_ty(&m.types[l1.node.index()])?;
+    // S has an element per element of the array (a scanr has one more).
+    let (size, _) = elem_ty(&m.types[args[1].index()])?;
     let sty = Ty::array(size, rty.clone());
     let svalue = add(m, Expr::Prim { op, args: sargs }, sty.clone(), span);
     let big_s = fresh(m, names, "s");
@@ -267,16 +282,28 @@ pub(super) fn build(
         }
     };
     inner1.replace.insert(mt.c1, r1);
-    let new1 = read_alongside(
-        m,
-        names,
-        l1.node,
-        1,
-        &inner1,
-        (q1, rty.clone()),
-        (&big_s, &sty),
-        span,
-    )?;
+    let new1 = if l1.scan {
+        scanr_alongside(
+            m,
+            names,
+            l1.node,
+            &inner1,
+            (q1, rty.clone()),
+            (&big_s, &sty),
+            span,
+        )?
+    } else {
+        read_alongside(
+            m,
+            names,
+            l1.node,
+            1,
+            &inner1,
+            (q1, rty.clone()),
+            (&big_s, &sty),
+            span,
+        )?
+    };
     // L2 reads S where it computed c2.
     let q2 = fresh(m, names, "s");
     let q2v = add(m, Expr::Var(q2.clone()), rty.clone(), span);
@@ -297,4 +324,106 @@ pub(super) fn build(
     plan.replace.insert(l2.node, new2);
     plan.insert = Some((chain[l1.at], Pat::Var(big_s), svalue));
     Some(plan)
+}
+
+/// `scanr (fun (x, c) -> b) z A ~> scanr (fun (xq, c) -> let (x, q) = xq
+/// in b') z (zip A E)`, `b'` the body with `inner` applied.
+fn scanr_alongside(
+    m: &mut Module,
+    names: &mut Option<NameGen>,
+    node: ExprId,
+    inner: &Plan,
+    (q, qty): (Name, Ty),
+    (big_e, ety): (&Name, &Ty),
+    span: syntax::Span,
+) -> Option<ExprId> {
+    let Expr::Prim { args, .. } = m.expr(node).clone() else {
+        return None;
+    };
+    let Expr::Lambda { params, body } = m.expr(args[0]).clone() else {
+        return None;
+    };
+    let [xparam, cparam] = params.as_slice() else {
+        return None;
+    };
+    let ret = m.types[body.index()].clone();
+    let body = super::super::rebuild(m, body, inner);
+    let xty = xparam.ty.clone()?;
+    let cty = cparam.ty.clone()?;
+    let pair = Ty::Tuple(vec![xty.clone(), qty.clone()]);
+    let xq = fresh(m, names, "xq");
+    let xqv = add(m, Expr::Var(xq.clone()), pair.clone(), span);
+    let body = add(
+        m,
+        Expr::Let {
+            pat: Pat::Tuple(vec![xparam.name.clone(), q]),
+            ty: None,
+            value: xqv,
+            body,
+        },
+        ret.clone(),
+        span,
+    );
+    let lam = add(
+        m,
+        Expr::Lambda {
+            params: vec![
+                Param {
+                    name: xq,
+                    ty: Some(pair.clone()),
+                    span,
+                },
+                cparam.clone(),
+            ],
+            body,
+        },
+        Ty::Func(vec![pair.clone(), cty], Box::new(ret)),
+        span,
+    );
+    // zip A E
+    let (za, zq) = (fresh(m, names, "a"), fresh(m, names, "e"));
+    let zav = add(m, Expr::Var(za.clone()), xty.clone(), span);
+    let zqv = add(m, Expr::Var(zq.clone()), qty.clone(), span);
+    let zbody = add(m, Expr::Tuple(vec![zav, zqv]), pair.clone(), span);
+    let zlam = add(
+        m,
+        Expr::Lambda {
+            params: vec![
+                Param {
+                    name: za,
+                    ty: Some(xty.clone()),
+                    span,
+                },
+                Param {
+                    name: zq,
+                    ty: Some(qty.clone()),
+                    span,
+                },
+            ],
+            body: zbody,
+        },
+        Ty::Func(vec![xty, qty], Box::new(pair.clone())),
+        span,
+    );
+    let ev = add(m, Expr::Var(big_e.clone()), ety.clone(), span);
+    let (size, _) = elem_ty(&m.types[args[2].index()])?;
+    let zipped = add(
+        m,
+        Expr::Prim {
+            op: Prim::Map2,
+            args: vec![zlam, args[2], ev],
+        },
+        Ty::array(size, pair),
+        span,
+    );
+    let node_ty = m.types[node.index()].clone();
+    Some(add(
+        m,
+        Expr::Prim {
+            op: Prim::Scanr,
+            args: vec![lam, args[1], zipped],
+        },
+        node_ty,
+        span,
+    ))
 }

@@ -32,6 +32,9 @@ impl Lowerer<'_> {
         if op == Prim::Scatter {
             return self.scatter(vals, ty, span);
         }
+        if op == Prim::HistAddRows {
+            return self.hist_rows(vals, ty, span);
+        }
         let bufs = vals
             .iter()
             .map(|v| self.buf(op, v, span))
@@ -299,6 +302,87 @@ impl Lowerer<'_> {
         Ok(Val::Array(Arr::Manifest(Manifest {
             len: d.len,
             elem: out,
+            owned: true,
+        })))
+    }
+
+    /// `hist_add_rows dest is vs` (rows of scalars, stored one after the
+    /// other): the copy of `dest`, then for each in-range element, in
+    /// order, its row added into its bin's row scalar by scalar with the
+    /// scalar `+` (`syntax::hist::fold` with the evaluator's elementwise
+    /// addition, so the same sums bit for bit). A row of another length
+    /// than dest's rows fails where the evaluator does: at the first
+    /// in-range element.
+    fn hist_rows(&mut self, vals: &[Val], ty: &Ty, span: Span) -> Result<Val, Error> {
+        let op = Prim::HistAddRows;
+        let kind = match ty {
+            Ty::Array(_, row) => match &**row {
+                Ty::Array(_, e) => Kind::of(e),
+                _ => None,
+            },
+            _ => None,
+        };
+        let Some(kind) = kind else {
+            return Err(Error::core(span, "`hist_add_rows` whose type is not of rows of scalars"));
+        };
+        let rows = |cx: &mut Self, v: &Val| match cx.materialize_val(v.clone())? {
+            Val::Array(Arr::Manifest(Manifest {
+                len,
+                elem: Leaves::Array { len: k, elem },
+                ..
+            })) => match *elem {
+                Leaves::Scalar { ptr, .. } => Ok((len, k, ptr)),
+                _ => Err(Error::core(span, "`hist_add_rows` of rows that are not of scalars")),
+            },
+            _ => Err(Error::core(span, "`hist_add_rows` of a value that is not rows")),
+        };
+        let (m, kd, dp) = rows(self, &vals[0])?;
+        let is = self.buf(op, &vals[1], span)?;
+        let (n, kv, vp) = rows(self, &vals[2])?;
+        self.same_len(op, &is.len, &n, span);
+        let total = E::bin(BinOp::Mul, m.clone(), kd.clone());
+        let out = self.alloc(kind, &total, span, Some(op));
+        self.for_loop(&total, crate::arrays::Dir::Up, false, None, |cx, q| {
+            cx.store_at(&out, q, E::load(dp.clone(), q.clone()));
+            Ok(())
+        })?;
+        let isp = is.ptr.clone();
+        self.for_loop(&n, crate::arrays::Dir::Up, false, None, |cx, j| {
+            let b = E::Var(cx.let_var(Kind::Int, E::load(isp.clone(), j.clone()), "b"));
+            cx.w.open();
+            cx.same_len(op, &kd, &kv, span);
+            let (ob, vj) = (
+                E::bin(BinOp::Mul, b.clone(), kd.clone()),
+                E::bin(BinOp::Mul, j.clone(), kv.clone()),
+            );
+            let r = cx.for_loop(&kd, crate::arrays::Dir::Up, false, None, |cx, c| {
+                let at = E::bin(BinOp::Add, ob.clone(), c.clone());
+                let args = [
+                    Val::Scalar(kind, E::load(out.clone(), at.clone())),
+                    Val::Scalar(kind, E::load(vp.clone(), E::bin(BinOp::Add, vj.clone(), c.clone()))),
+                ];
+                let r = cx.scalar_prim(Prim::Add, &args, span)?;
+                let Some((_, code)) = r.scalar() else {
+                    return Err(Error::core(span, "a histogram operator that is not scalar"));
+                };
+                cx.store_at(&out, &at, code.clone());
+                Ok(())
+            });
+            let then = cx.w.close();
+            r?;
+            cx.w.push(Stmt::If {
+                cond: in_range(&b, &m),
+                then,
+                els: Vec::new(),
+            });
+            Ok(())
+        })?;
+        Ok(Val::Array(Arr::Manifest(Manifest {
+            len: m,
+            elem: Leaves::Array {
+                len: kd,
+                elem: Box::new(Leaves::Scalar { kind, ptr: out }),
+            },
             owned: true,
         })))
     }

@@ -96,12 +96,25 @@ pub(crate) fn transpose(
     z: &Value,
     span: Span,
 ) -> Result<Option<(Value, Value)>, Error> {
+    if op == Prim::HistAddRows {
+        // Rows of integers have the trivial cotangent.
+        let real_rows = |a: &Value| {
+            a.as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_array)
+                .flatten()
+                .next()
+                .is_none_or(|x| matches!(x, Value::Real(_)))
+        };
+        if !(real_rows(d) && real_rows(v)) {
+            return Ok(None);
+        }
+        return transpose_rows(is, v, z, span).map(Some);
+    }
     let real = |a: &Value| matches!(a.as_array().and_then(|a| a.first()), Some(Value::Real(_)));
     if !real(d) && !real(v) {
         return Ok(None);
-    }
-    if op == Prim::HistAddRows {
-        return Ok(Some(transpose_rows(is, v, z, span)?));
     }
     let zr = reals(op, z, span)?;
     let is = ints(op, is, span)?;

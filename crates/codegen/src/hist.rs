@@ -323,7 +323,10 @@ impl Lowerer<'_> {
             _ => None,
         };
         let Some(kind) = kind else {
-            return Err(Error::core(span, "`hist_add_rows` whose type is not of rows of scalars"));
+            return Err(Error::core(
+                span,
+                "`hist_add_rows` whose type is not of rows of scalars",
+            ));
         };
         let rows = |cx: &mut Self, v: &Val| match cx.materialize_val(v.clone())? {
             Val::Array(Arr::Manifest(Manifest {
@@ -332,9 +335,15 @@ impl Lowerer<'_> {
                 ..
             })) => match *elem {
                 Leaves::Scalar { ptr, .. } => Ok((len, k, ptr)),
-                _ => Err(Error::core(span, "`hist_add_rows` of rows that are not of scalars")),
+                _ => Err(Error::core(
+                    span,
+                    "`hist_add_rows` of rows that are not of scalars",
+                )),
             },
-            _ => Err(Error::core(span, "`hist_add_rows` of a value that is not rows")),
+            _ => Err(Error::core(
+                span,
+                "`hist_add_rows` of a value that is not rows",
+            )),
         };
         let (m, kd, dp) = rows(self, &vals[0])?;
         let is = self.buf(op, &vals[1], span)?;
@@ -359,7 +368,10 @@ impl Lowerer<'_> {
                 let at = E::bin(BinOp::Add, ob.clone(), c.clone());
                 let args = [
                     Val::Scalar(kind, E::load(out.clone(), at.clone())),
-                    Val::Scalar(kind, E::load(vp.clone(), E::bin(BinOp::Add, vj.clone(), c.clone()))),
+                    Val::Scalar(
+                        kind,
+                        E::load(vp.clone(), E::bin(BinOp::Add, vj.clone(), c.clone())),
+                    ),
                 ];
                 let r = cx.scalar_prim(Prim::Add, &args, span)?;
                 let Some((_, code)) = r.scalar() else {

@@ -617,7 +617,10 @@ impl Probe for Counter<'_> {
                 if op == Prim::HistAddRows {
                     // Every row has dest's first row's length (or the
                     // builtin failed).
-                    let first = args.first().and_then(Value::as_array).and_then(|a| a.first());
+                    let first = args
+                        .first()
+                        .and_then(Value::as_array)
+                        .and_then(|a| a.first());
                     let d = len_of(first);
                     (m, n) = (m * d, n * d);
                 }

@@ -9,6 +9,7 @@ mod accumulator;
 mod cost;
 mod forms;
 mod gather;
+mod hist_interchange;
 mod pipeline;
 mod reduce_from_scan;
 mod rules;

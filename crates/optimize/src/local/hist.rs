@@ -13,9 +13,9 @@
 //!      build D (fun c -> E[map (fun r -> r[c]) H, ..])
 //! ```
 //!
-//! with Z, I, G free of c and E the histogram itself, or a `map`/`map2`
-//! of such histograms with a function free of c (kmeans' `map2` pairing
-//! two of them). Each bin of H sums its elements in order, as each
+//! with Z, I, G free of c and of the body's own `let`s, F reading c, and
+//! each histogram evaluated once per column (not under a lambda or in a
+//! branch of the body: kmeans' `map2` pairing two of them). Each bin of H sums its elements in order, as each
 //! column's histogram did, so the sums are the original's bit for bit.
 //! F is evaluated element by element instead of column by column (of
 //! several failing elements another may be reported first), and the
@@ -113,11 +113,7 @@ impl Round<'_> {
             let rf = self.mk_lambda(vec![(r, row)], read, elem.clone(), span);
             let hv = self.add(Expr::Var(hn), hty, span);
             let col_read = self.mk_prim(Prim::Map, vec![rf, hv], Ty::array(m, elem), span);
-            new_body = if col.node == body {
-                col_read
-            } else {
-                self.with_child(new_body, col.node, col_read)
-            };
+            new_body = self.with_child(new_body, col.node, col_read);
         }
         let new_lam = self.add(
             Expr::Lambda {
@@ -146,24 +142,38 @@ impl Round<'_> {
         Some(out)
     }
 
-    /// The histograms to move out of the body of `build n (fun c -> body)`:
-    /// the body itself, or the array arguments of a `map`/`map2` body
-    /// whose function is free of c.
+    /// The histograms to move out of the body of `build n (fun c ->
+    /// body)`: those evaluated once per c (not under a lambda or in a
+    /// branch of a conditional) whose other free names are bound outside
+    /// the body; `None` if there are none.
     fn columns(&self, body: ExprId, c: &Name) -> Option<Vec<Col>> {
-        if let Some(col) = self.column(body, c) {
-            return Some(vec![col]);
-        }
-        let Expr::Prim {
-            op: Prim::Map | Prim::Map2,
-            args,
-        } = self.m.expr(body)
-        else {
-            return None;
-        };
-        if self.occurs(c, args[0]) {
-            return None;
-        }
-        args[1..].iter().map(|&a| self.column(a, c)).collect()
+        let mut cols = Vec::new();
+        let mut local = Vec::new();
+        self.collect_columns(body, c, &mut local, &mut cols);
+        (!cols.is_empty()).then_some(cols)
+    }
+
+    fn collect_columns(&self, id: ExprId, c: &Name, local: &mut Vec<Name>, out: &mut Vec<Col>) {
+        syntax::stack::guard(|| {
+            if let Some(col) = self.column(id, c) {
+                if !local.iter().any(|x| self.occurs(x, id)) {
+                    out.push(col);
+                }
+                return;
+            }
+            match self.m.expr(id) {
+                Expr::Lambda { .. } => {}
+                Expr::If { cond, .. } => self.collect_columns(*cond, c, local, out),
+                Expr::Let {
+                    pat, value, body, ..
+                } => {
+                    self.collect_columns(*value, c, local, out);
+                    pat_names(pat, local);
+                    self.collect_columns(*body, c, local, out);
+                }
+                e => e.for_each_child(|ch| self.collect_columns(ch, c, local, out)),
+            }
+        })
     }
 
     /// `hist_add Z I (map (fun t -> F) G)` with Z, I, G free of c and
@@ -224,13 +234,35 @@ impl Round<'_> {
         })
     }
 
-    /// A copy of the node `parent` with its child `old` replaced by `new`.
-    fn with_child(&mut self, parent: ExprId, old: ExprId, new: ExprId) -> ExprId {
-        let e = self
-            .node(parent)
-            .map_children(|ch| if ch == old { new } else { ch });
-        let (ty, span) = (self.ty(parent), self.m.span(parent));
-        self.add(e, ty, span)
+    /// A copy of the tree `root` with the node `old` (evaluated once per
+    /// column, so on a path of lets, conditions and builtins) replaced by
+    /// `new`; the nodes off the path are shared, not copied.
+    fn with_child(&mut self, root: ExprId, old: ExprId, new: ExprId) -> ExprId {
+        if root == old {
+            return new;
+        }
+        if !self.contains(root, old) {
+            return root;
+        }
+        syntax::stack::guard(|| {
+            let e = self
+                .node(root)
+                .map_children(|ch| self.with_child(ch, old, new));
+            let (ty, span) = (self.ty(root), self.m.span(root));
+            self.add(e, ty, span)
+        })
+    }
+
+    /// Whether the node `x` is in the tree under `id`.
+    fn contains(&self, id: ExprId, x: ExprId) -> bool {
+        let mut stack = vec![id];
+        while let Some(i) = stack.pop() {
+            if i == x {
+                return true;
+            }
+            self.m.expr(i).for_each_child(|ch| stack.push(ch));
+        }
+        false
     }
 
     fn mk_prim(&mut self, op: Prim, args: Vec<ExprId>, ty: Ty, span: Span) -> ExprId {
@@ -252,5 +284,13 @@ impl Round<'_> {
             Ty::Func(ptys, Box::new(ret)),
             span,
         )
+    }
+}
+
+/// The names a pattern binds.
+fn pat_names(p: &Pat, out: &mut Vec<Name>) {
+    match p {
+        Pat::Var(x) => out.push(x.clone()),
+        Pat::Tuple(items) => out.extend(items.iter().cloned()),
     }
 }

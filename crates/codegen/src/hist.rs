@@ -306,8 +306,8 @@ impl Lowerer<'_> {
         })))
     }
 
-    /// `hist_add_rows dest is vs` (rows of scalars, stored one after the
-    /// other): the copy of `dest`, then for each in-range element, in
+    /// `hist_add_rows dest is vs` (dest rows of scalars, stored one after
+    /// the other): the copy of `dest`, then for each in-range element, in
     /// order, its row added into its bin's row scalar by scalar with the
     /// scalar `+` (`syntax::hist::fold` with the evaluator's elementwise
     /// addition, so the same sums bit for bit). A row of another length
@@ -347,7 +347,17 @@ impl Lowerer<'_> {
         };
         let (m, kd, dp) = rows(self, &vals[0])?;
         let is = self.buf(op, &vals[1], span)?;
-        let (n, kv, vp) = rows(self, &vals[2])?;
+        // The values are read element by element, not materialized: a
+        // delayed row (kmeans' `map (fun r -> map (fun p -> p.1) r) h`) is
+        // computed where its bin is added to, and only for an in-range
+        // bin (docs/codegen.md, "Errors": an element never read).
+        let Val::Array(vs) = &vals[2] else {
+            return Err(Error::core(
+                span,
+                "`hist_add_rows` of a value that is not rows",
+            ));
+        };
+        let n = vs.len().clone();
         self.same_len(op, &is.len, &n, span);
         let total = E::bin(BinOp::Mul, m.clone(), kd.clone());
         let out = self.alloc(kind, &total, span, Some(op));
@@ -359,27 +369,7 @@ impl Lowerer<'_> {
         self.for_loop(&n, crate::arrays::Dir::Up, false, None, |cx, j| {
             let b = E::Var(cx.let_var(Kind::Int, E::load(isp.clone(), j.clone()), "b"));
             cx.w.open();
-            cx.same_len(op, &kd, &kv, span);
-            let (ob, vj) = (
-                E::bin(BinOp::Mul, b.clone(), kd.clone()),
-                E::bin(BinOp::Mul, j.clone(), kv.clone()),
-            );
-            let r = cx.for_loop(&kd, crate::arrays::Dir::Up, false, None, |cx, c| {
-                let at = E::bin(BinOp::Add, ob.clone(), c.clone());
-                let args = [
-                    Val::Scalar(kind, E::load(out.clone(), at.clone())),
-                    Val::Scalar(
-                        kind,
-                        E::load(vp.clone(), E::bin(BinOp::Add, vj.clone(), c.clone())),
-                    ),
-                ];
-                let r = cx.scalar_prim(Prim::Add, &args, span)?;
-                let Some((_, code)) = r.scalar() else {
-                    return Err(Error::core(span, "a histogram operator that is not scalar"));
-                };
-                cx.store_at(&out, &at, code.clone());
-                Ok(())
-            });
+            let r = cx.add_row(vs, j, &b, (&out, &kd, kind), span);
             let then = cx.w.close();
             r?;
             cx.w.push(Stmt::If {
@@ -397,6 +387,48 @@ impl Lowerer<'_> {
             },
             owned: true,
         })))
+    }
+
+    /// `out[b] += vs[j]` row by row for `hist_add_rows` (`out` rows of
+    /// `kd` scalars of `kind`): row j's length checked against `kd`, then
+    /// its scalars added in order with the scalar `+`.
+    fn add_row(
+        &mut self,
+        vs: &Arr,
+        j: &E,
+        b: &E,
+        (out, kd, kind): (&E, &E, Kind),
+        span: Span,
+    ) -> Result<(), Error> {
+        let op = Prim::HistAddRows;
+        let Val::Array(row) = self.elem(vs, j)? else {
+            return Err(Error::core(
+                span,
+                "`hist_add_rows` of rows that are not arrays",
+            ));
+        };
+        self.same_len(op, kd, row.len(), span);
+        let ob = E::bin(BinOp::Mul, b.clone(), kd.clone());
+        self.for_loop(kd, crate::arrays::Dir::Up, false, None, |cx, c| {
+            let x = cx.elem(&row, c)?;
+            let Some((_, x)) = x.scalar() else {
+                return Err(Error::core(
+                    span,
+                    "`hist_add_rows` of rows that are not of scalars",
+                ));
+            };
+            let at = E::bin(BinOp::Add, ob.clone(), c.clone());
+            let args = [
+                Val::Scalar(kind, E::load(out.clone(), at.clone())),
+                Val::Scalar(kind, x.clone()),
+            ];
+            let r = cx.scalar_prim(Prim::Add, &args, span)?;
+            let Some((_, code)) = r.scalar() else {
+                return Err(Error::core(span, "a histogram operator that is not scalar"));
+            };
+            cx.store_at(out, &at, code.clone());
+            Ok(())
+        })
     }
 
     /// The run-time check that two lengths agree, the evaluator's

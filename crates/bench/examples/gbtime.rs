@@ -8,7 +8,8 @@
 //! the program that runs (`<entry>.ad`, printed) and its C (`<entry>.c`,
 //! `<entry>.h`),
 //! built with the tool's configuration, and times nothing (`GBTIME_OPT=1`:
-//! optimized first).
+//! optimized first; `GBTIME_PROGRAM=file`: that program text instead of
+//! the eval's, to time a hand-written rewrite of one of its functions).
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let eval = args.first().cloned().unwrap_or_else(|| "ht".into());
@@ -43,7 +44,11 @@ fn main() {
 fn dump(eval: &str, dir: &std::path::Path) {
     std::fs::create_dir_all(dir).expect("the dump directory");
     let e = gradbench::evals::eval(eval).expect("an eval name");
-    let program = adrev::Program::from_text(e.file, e.program).expect("the eval's program");
+    let text = match std::env::var("GBTIME_PROGRAM") {
+        Ok(f) => std::fs::read_to_string(f).expect("GBTIME_PROGRAM reads"),
+        Err(_) => e.program.to_string(),
+    };
+    let program = adrev::Program::from_text(e.file, text).expect("the eval's program");
     let cfg = gradbench::engine::default_config();
     for f in &e.functions {
         let Ok(variants) = &f.variants else { continue };

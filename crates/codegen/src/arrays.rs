@@ -187,6 +187,7 @@ impl Lowerer<'_> {
             | Prim::HistMul
             | Prim::HistMin
             | Prim::HistMax
+            | Prim::HistAddRows
             | Prim::Gather
             | Prim::WinnerScatter
             | Prim::WinnerMin

@@ -32,6 +32,9 @@ impl Lowerer<'_> {
         if op == Prim::Scatter {
             return self.scatter(vals, ty, span);
         }
+        if op == Prim::HistAddRows {
+            return self.hist_rows(vals, ty, span);
+        }
         let Ty::Array(_, elem) = ty else {
             return Err(Error::core(
                 span,
@@ -339,6 +342,131 @@ impl Lowerer<'_> {
             elem: out,
             owned: true,
         })))
+    }
+
+    /// `hist_add_rows dest is vs` (dest rows of scalars, stored one after
+    /// the other): the copy of `dest`, then for each in-range element, in
+    /// order, its row added into its bin's row scalar by scalar with the
+    /// scalar `+` (`syntax::hist::fold` with the evaluator's elementwise
+    /// addition, so the same sums bit for bit). A row of another length
+    /// than dest's rows fails where the evaluator does: at the first
+    /// in-range element.
+    fn hist_rows(&mut self, vals: &[Val], ty: &Ty, span: Span) -> Result<Val, Error> {
+        let op = Prim::HistAddRows;
+        let kind = match ty {
+            Ty::Array(_, row) => match &**row {
+                Ty::Array(_, e) => Kind::of(e),
+                _ => None,
+            },
+            _ => None,
+        };
+        let Some(kind) = kind else {
+            return Err(Error::core(
+                span,
+                "`hist_add_rows` whose type is not of rows of scalars",
+            ));
+        };
+        let rows = |cx: &mut Self, v: &Val| match cx.materialize_val(v.clone())? {
+            Val::Array(Arr::Manifest(Manifest {
+                len,
+                elem: Leaves::Array { len: k, elem },
+                ..
+            })) => match *elem {
+                Leaves::Scalar { ptr, .. } => Ok((len, k, ptr)),
+                _ => Err(Error::core(
+                    span,
+                    "`hist_add_rows` of rows that are not of scalars",
+                )),
+            },
+            _ => Err(Error::core(
+                span,
+                "`hist_add_rows` of a value that is not rows",
+            )),
+        };
+        let (m, kd, dp) = rows(self, &vals[0])?;
+        let is = self.buf(op, &vals[1], span)?;
+        // The values are read element by element, not materialized: a
+        // delayed row (kmeans' `map (fun r -> map (fun p -> p.1) r) h`) is
+        // computed where its bin is added to, and only for an in-range
+        // bin (docs/codegen.md, "Errors": an element never read).
+        let Val::Array(vs) = &vals[2] else {
+            return Err(Error::core(
+                span,
+                "`hist_add_rows` of a value that is not rows",
+            ));
+        };
+        let n = vs.len().clone();
+        self.same_len(op, &is.len, &n, span);
+        let total = E::bin(BinOp::Mul, m.clone(), kd.clone());
+        let out = self.alloc(kind, &total, span, Some(op));
+        self.for_loop(&total, crate::arrays::Dir::Up, false, None, |cx, q| {
+            cx.store_at(&out, q, E::load(dp.clone(), q.clone()));
+            Ok(())
+        })?;
+        let isp = is.ptr.clone();
+        self.for_loop(&n, crate::arrays::Dir::Up, false, None, |cx, j| {
+            let b = E::Var(cx.let_var(Kind::Int, E::load(isp.clone(), j.clone()), "b"));
+            cx.w.open();
+            let r = cx.add_row(vs, j, &b, (&out, &kd, kind), span);
+            let then = cx.w.close();
+            r?;
+            cx.w.push(Stmt::If {
+                cond: in_range(&b, &m),
+                then,
+                els: Vec::new(),
+            });
+            Ok(())
+        })?;
+        Ok(Val::Array(Arr::Manifest(Manifest {
+            len: m,
+            elem: Leaves::Array {
+                len: kd,
+                elem: Box::new(Leaves::Scalar { kind, ptr: out }),
+            },
+            owned: true,
+        })))
+    }
+
+    /// `out[b] += vs[j]` row by row for `hist_add_rows` (`out` rows of
+    /// `kd` scalars of `kind`): row j's length checked against `kd`, then
+    /// its scalars added in order with the scalar `+`.
+    fn add_row(
+        &mut self,
+        vs: &Arr,
+        j: &E,
+        b: &E,
+        (out, kd, kind): (&E, &E, Kind),
+        span: Span,
+    ) -> Result<(), Error> {
+        let op = Prim::HistAddRows;
+        let Val::Array(row) = self.elem(vs, j)? else {
+            return Err(Error::core(
+                span,
+                "`hist_add_rows` of rows that are not arrays",
+            ));
+        };
+        self.same_len(op, kd, row.len(), span);
+        let ob = E::bin(BinOp::Mul, b.clone(), kd.clone());
+        self.for_loop(kd, crate::arrays::Dir::Up, false, None, |cx, c| {
+            let x = cx.elem(&row, c)?;
+            let Some((_, x)) = x.scalar() else {
+                return Err(Error::core(
+                    span,
+                    "`hist_add_rows` of rows that are not of scalars",
+                ));
+            };
+            let at = E::bin(BinOp::Add, ob.clone(), c.clone());
+            let args = [
+                Val::Scalar(kind, E::load(out.clone(), at.clone())),
+                Val::Scalar(kind, x.clone()),
+            ];
+            let r = cx.scalar_prim(Prim::Add, &args, span)?;
+            let Some((_, code)) = r.scalar() else {
+                return Err(Error::core(span, "a histogram operator that is not scalar"));
+            };
+            cx.store_at(out, &at, code.clone());
+            Ok(())
+        })
     }
 
     /// The run-time check that two lengths agree, the evaluator's

@@ -543,3 +543,38 @@ fn deep_let_chains_compile() {
     let built = common::build(&m, &Config::default(), "deep");
     agree(&m, &built, "f", &[semantics::Value::Real(0.25)]).unwrap_or_else(|e| panic!("{e}"));
 }
+
+#[test]
+fn histograms_of_rows_are_the_evaluators_bit_for_bit_and_fail_as_it_does() {
+    let m = module(
+        "rows.ad",
+        "def f (d : [m][k]R) (is : [n]Int) (v : [n][j]R) : [m][k]R = hist_add_rows d is v\n",
+    );
+    let built = common::build(&m, &Config::default(), "rows");
+    let def = m.def("f").expect("f");
+    let (mm, k, n) = (5usize, 3usize, 200usize);
+    let row = |i: usize, len: usize| {
+        let xs: Vec<f64> = (0..len)
+            .map(|c| ((i * 7 + c) as f64 * 0.37).sin() * 1e3)
+            .collect();
+        semantics::Value::reals(&xs)
+    };
+    let d = semantics::Value::array((0..mm).map(|i| row(i, k)).collect());
+    let is: Vec<semantics::Value> = (0..n)
+        .map(|j| semantics::Value::Int((j as i64 * 13) % 7 - 1))
+        .collect();
+    let v = semantics::Value::array((0..n).map(|j| row(j + 11, k)).collect());
+    let a = vec![d.clone(), semantics::Value::array(is.clone()), v];
+    let want = semantics::eval_def(&m, def, &a).expect("evaluates");
+    let got = codegen::run(&built, "f", &a).expect("runs");
+    assert_eq!(want, got);
+    assert_eq!(want.to_string(), got.to_string());
+    // A row of another length, in range: the evaluator's error.
+    let bad = semantics::Value::array((0..n).map(|j| row(j, k + 1)).collect());
+    let a = vec![d, semantics::Value::array(is), bad];
+    let want = semantics::eval_def(&m, def, &a).expect_err("rows differ");
+    match codegen::run(&built, "f", &a) {
+        Err(codegen::Error::Eval(got)) => assert_eq!(got, want),
+        other => panic!("evaluator {want:?}, C backend {other:?}"),
+    }
+}

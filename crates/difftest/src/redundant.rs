@@ -129,6 +129,7 @@ impl Gen<'_> {
             l(3), // two reductions of one map
             l(2), // a component never read
             if self.feat.higher_order { 4 } else { 0 }, // a lambda called twice, or chosen by an if
+            l(3), // a build over the columns of histograms
         ];
         let rest = size.saturating_sub(2).max(1);
         let half = (rest / 2).max(1);
@@ -362,6 +363,22 @@ impl Gen<'_> {
                     vec![c(0.0), top],
                 );
                 let_(&cc, made, op2(Prim::Mul, sum, top))
+            }
+            23 => {
+                // `hist-interchange`: per column c, a histogram of values
+                // reading c, summed.
+                let (arr, _) = self.pick(&arrays);
+                let (dest, _) = self.pick(&arrays);
+                let (count, _) = self.pick(&arrays);
+                let (col, t, q) = (self.fresh("c"), self.fresh("t"), self.fresh("q"));
+                let scaled = op2(Prim::Mul, var(&t), op1(Prim::Real, var(&col)));
+                let vals = lam(Prim::Map, &[&t], scaled, vec![arr]);
+                let k = 1 + self.rng.below(3) as i64;
+                let hist = GExpr::Hist(Prim::HistAdd, b(dest), b(vals), k);
+                let cols = lam(Prim::Build, &[&col], hist, vec![op1(Prim::Length, count)]);
+                let sum = self.section(Prim::Reduce, Prim::Add, 0.0, var(&q));
+                let sums = lam(Prim::Map, &[&q], sum, vec![cols]);
+                self.section(Prim::Reduce, Prim::Add, 0.0, sums)
             }
             _ => {
                 // `inline-lambda` (a lambda called twice) and `if-tuple`.

@@ -42,6 +42,16 @@ impl Macro<'_> {
         if op == Prim::Scatter && **elem == Ty::Real && matches!(self.rep, Rep::Scalar) {
             return self.partial(op, args, ty).map(Some);
         }
+        // `hist_add_rows` of reals is linear: its rule
+        // `tangent_hist_add_rows`, the histogram of the tangent rows (in
+        // every representation: the rule runs once per direction). Of
+        // integers it commutes with D.
+        if op == Prim::HistAddRows {
+            if matches!(&**elem, Ty::Array(_, e) if **e == Ty::Real) {
+                return self.partial(op, args, ty).map(Some);
+            }
+            return Ok(None);
+        }
         if !matches!(
             op,
             Prim::HistAdd | Prim::HistMul | Prim::HistMin | Prim::HistMax

@@ -79,7 +79,8 @@ fn every_scalar_primitive_outside_logic_and_arrays_is_covered() {
         ) || p.function_arg().is_some()
             || matches!(p, Prim::Shift1L | Prim::Shift1R | Prim::Length)
             // Array builtins with their own tests: scatter and the
-            // histograms (fixtures hist_*, scatter_*) and their partials,
+            // histograms (fixtures hist_*, scatter_*; hist_add_rows:
+            // hist_rows) and their partials,
             // and derivative rules (fixtures rules_*).
             || matches!(
                 p,
@@ -88,6 +89,7 @@ fn every_scalar_primitive_outside_logic_and_arrays_is_covered() {
                     | Prim::HistMul
                     | Prim::HistMin
                     | Prim::HistMax
+                    | Prim::HistAddRows
                     | Prim::WithRules
             )
             || syntax::hist::is_partial(*p)

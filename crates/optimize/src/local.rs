@@ -27,6 +27,7 @@ use crate::simplify::Round;
 
 mod accumulator;
 mod arrays;
+mod hist;
 mod length;
 
 pub(crate) use accumulator::Demand;
@@ -75,6 +76,7 @@ impl Round<'_> {
             Prim::Map2 => self.map2_rules(id, &args),
             Prim::Reduce | Prim::Foldl => self.reduce_const(&args),
             Prim::Length => self.length_of(id, &args),
+            Prim::Build => self.hist_interchange(id, &args),
             Prim::Shift1L | Prim::Shift1R => self
                 .scan_const(id, &args)
                 .or_else(|| self.shift_const(id, op, &args)),

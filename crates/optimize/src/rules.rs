@@ -103,6 +103,8 @@ pub enum RuleName {
     PruneComponents,
     /// `(ifold f z n).i ~> ..` with the accumulator components that neither the result's uses nor `f` read dropped (`local/accumulator.rs`; also `foldl`, `reduce`, a `let`-bound fold only projected).
     PruneAccumulator,
+    /// `build N (fun c -> .. hist_add Z I (map (fun t -> F) G) ..)` ~> one `hist_add_rows` of rows of N read back by column (`local/hist.rs`).
+    HistInterchange,
     // Conditionals.
     /// `if e1 then e2 else e2 ~> e2` (the branches equal up to bound names).
     IfSame,
@@ -156,6 +158,7 @@ impl RuleName {
         RuleName::ReduceFusion,
         RuleName::PruneComponents,
         RuleName::PruneAccumulator,
+        RuleName::HistInterchange,
         RuleName::IfSame,
         RuleName::IfConst,
         RuleName::IfFloat,
@@ -209,6 +212,7 @@ impl RuleName {
             RuleName::ReduceFusion => "reduce-fusion",
             RuleName::PruneComponents => "prune-components",
             RuleName::PruneAccumulator => "prune-accumulator",
+            RuleName::HistInterchange => "hist-interchange",
             RuleName::IfSame => "if-same",
             RuleName::IfConst => "if-const",
             RuleName::IfFloat => "if-float",
@@ -255,7 +259,8 @@ impl RuleName {
             | RuleName::RecomputeCheap
             | RuleName::ReduceFusion
             | RuleName::PruneComponents
-            | RuleName::PruneAccumulator => "classic array simplifications",
+            | RuleName::PruneAccumulator
+            | RuleName::HistInterchange => "classic array simplifications",
             RuleName::IfSame | RuleName::IfConst | RuleName::IfFloat | RuleName::IfTuple => {
                 "conditionals"
             }
@@ -355,6 +360,9 @@ impl RuleName {
             }
             RuleName::PruneAccumulator => {
                 "(ifold (fun (s, i) -> e) z n).j ~> let r = ifold (fun (s', i) -> let s = (.., s', ..) in e') z' n in r  (the components of s that neither the result's uses nor e need, all real, integer or boolean, dropped: e' and z' build the rest, the dropped ones are literals in s; a 1-tuple is its component; also foldl, reduce (its array mapped to the kept components), and `let x = fold ..` whose every use is a projection)"
+            }
+            RuleName::HistInterchange => {
+                "build N (fun c -> hist_add Z I (map (fun t -> F) G)) ~> let D = N in let H = hist_add_rows (map (fun z -> build D (fun _ -> z)) Z) I (map (fun t -> build D (fun c' -> F[c'/c])) G) in build D (fun c -> map (fun r -> r[c]) H)  (Z, I, G free of c and of the body's lets, F not; bins of scalars; every such histogram evaluated once per column, not under a lambda or in a branch, moved out; the sums bit for bit the original's)"
             }
             RuleName::IfSame => "if e1 then e2 else e2 ~> e2",
             RuleName::IfConst => "if true then e2 else e3 ~> e2, if false then e2 else e3 ~> e3",

@@ -216,6 +216,7 @@ rule_tests! {
     if_const => IfConst,
     if_float => IfFloat,
     if_tuple => IfTuple,
+    hist_interchange => HistInterchange,
 }
 
 proptest! {

@@ -10,6 +10,7 @@ mod cost;
 mod cse_alpha;
 mod forms;
 mod gather;
+mod hist_interchange;
 mod pipeline;
 mod reduce_from_scan;
 mod rules;

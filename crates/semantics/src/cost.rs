@@ -173,7 +173,9 @@ pub fn hist_cost(op: Prim, m: u64, n: u64) -> Option<Cost> {
     let scalar = syntax::hist::operator(op).and_then(prim_cost);
     Some(match op {
         Prim::Scatter => Cost::moves(2 * m + 3 * n),
-        Prim::HistAdd | Prim::HistMul | Prim::HistMin | Prim::HistMax => {
+        // `hist_add_rows`: m and n count the scalars (bins times the row
+        // length, elements times it), as the callers pass them.
+        Prim::HistAdd | Prim::HistMul | Prim::HistMin | Prim::HistMax | Prim::HistAddRows => {
             Cost::moves(2 * m + 3 * n) + scalar.unwrap_or(Cost::ZERO).times(n)
         }
         Prim::Gather => Cost::moves(3 * n),
@@ -322,7 +324,19 @@ impl StaticCost<'_> {
         Ok(match op {
             Prim::Shift1L | Prim::Shift1R => self.cost(args[0])? + Cost::moves(self.len(args[0])?),
             op if hist_cost(op, 0, 0).is_some() => {
-                let (m, n) = (self.len(args[0])?, self.len(args[1])?);
+                let (mut m, mut n) = (self.len(args[0])?, self.len(args[1])?);
+                if op == Prim::HistAddRows {
+                    // The row length, from the type of dest's rows.
+                    let d = match &self.m.types[args[0].index()] {
+                        Ty::Array(_, row) => array_len(row, self.sizes),
+                        _ => None,
+                    };
+                    let d = d.ok_or_else(|| Error::UnknownSize {
+                        span: self.m.span(args[0]),
+                        ty: format!("{}", self.m.types[args[0].index()]),
+                    })?;
+                    (m, n) = (m * d, n * d);
+                }
                 hist_cost(op, m, n).unwrap_or(Cost::ZERO) + self.sum(args)?
             }
             Prim::Map | Prim::Map2 | Prim::Reduce | Prim::Foldl | Prim::Scanl | Prim::Scanr => {
@@ -599,7 +613,17 @@ impl Probe for Counter<'_> {
             // Per iteration: `Probe::trip`.
             Prim::While | Prim::Trips => Cost::ZERO,
             op if hist_cost(op, 0, 0).is_some() => {
-                let (m, n) = (len_of(args.first()), len_of(args.get(1)));
+                let (mut m, mut n) = (len_of(args.first()), len_of(args.get(1)));
+                if op == Prim::HistAddRows {
+                    // Every row has dest's first row's length (or the
+                    // builtin failed).
+                    let first = args
+                        .first()
+                        .and_then(Value::as_array)
+                        .and_then(|a| a.first());
+                    let d = len_of(first);
+                    (m, n) = (m * d, n * d);
+                }
                 hist_cost(op, m, n).unwrap_or(Cost::ZERO)
             }
             _ => match per_element_moves(op) {

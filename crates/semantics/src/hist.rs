@@ -32,6 +32,11 @@ pub(crate) fn apply(op: Prim, args: &[Value], span: Span) -> Option<Result<Value
                 Ok(Value::array(out))
             })
         }
+        (Prim::HistAddRows, [d, is, vs]) => values(op, d, span).and_then(|d| {
+            let (is, vs) = indexed(op, is, vs, span)?;
+            let out = hist::fold(d, &is, vs, |a, b| add_rows(a, b, span))?;
+            Ok(Value::array(out))
+        }),
         (Prim::WinnerScatter, [d, is]) => values(op, d, span).and_then(|d| {
             let is = ints(op, is, span)?;
             Ok(int_array(hist::winner_scatter(d.len(), &is)))
@@ -91,6 +96,22 @@ pub(crate) fn transpose(
     z: &Value,
     span: Span,
 ) -> Result<Option<(Value, Value)>, Error> {
+    if op == Prim::HistAddRows {
+        // Rows of integers have the trivial cotangent.
+        let real_rows = |a: &Value| {
+            a.as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_array)
+                .flatten()
+                .next()
+                .is_none_or(|x| matches!(x, Value::Real(_)))
+        };
+        if !(real_rows(d) && real_rows(v)) {
+            return Ok(None);
+        }
+        return transpose_rows(is, v, z, span).map(Some);
+    }
     let real = |a: &Value| matches!(a.as_array().and_then(|a| a.first()), Some(Value::Real(_)));
     if !real(d) && !real(v) {
         return Ok(None);
@@ -214,6 +235,42 @@ pub(crate) fn transpose_partial(
         }
         _ => Vec::new(),
     })
+}
+
+/// A bin's row plus an element's row, elementwise (`hist_add_rows`): rows
+/// of different lengths are `Error::SizeMismatch`, an `Int` overflow
+/// `Error::Overflow` at the builtin.
+fn add_rows(a: &Value, b: &Value, span: Span) -> Result<Value, Error> {
+    let op = Prim::HistAddRows;
+    let (x, y) = (values(op, a, span)?, values(op, b, span)?);
+    same(op, x.len(), y.len(), span)?;
+    x.iter()
+        .zip(y)
+        .map(|(p, q)| {
+            arith(Prim::Add, p, q, span).map_err(|e| match e {
+                Error::Overflow { span, .. } => Error::Overflow { span, op },
+                e => e,
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()
+        .map(Value::array)
+}
+
+/// `hist_add_rows`'s transposed Jacobian at `z`: `z` for `dest`, and for
+/// element j the row `z[is[j]]`, or a row of zeros (of `vs[j]`'s length)
+/// out of range: the scalar form's `gather`, row by row.
+fn transpose_rows(is: &Value, v: &Value, z: &Value, span: Span) -> Result<(Value, Value), Error> {
+    let op = Prim::HistAddRows;
+    let is = ints(op, is, span)?;
+    let (vs, zs) = (values(op, v, span)?, values(op, z, span)?);
+    let mut dv = Vec::with_capacity(vs.len());
+    for (&i, row) in is.iter().zip(vs) {
+        dv.push(match hist::bin(i, zs.len()) {
+            Some(b) => zs[b].clone(),
+            None => real_array(vec![0.0; values(op, row, span)?.len()]),
+        });
+    }
+    Ok((z.clone(), Value::array(dv)))
 }
 
 fn values(op: Prim, a: &Value, span: Span) -> Result<&[Value], Error> {

@@ -123,3 +123,77 @@ fn the_product_partials_count_zeros() {
     ];
     assert_eq!(shown(text, &at), "([0, 0, 4], [10, 0, 0, 0, 2, 0])");
 }
+
+const ROWS: &str =
+    "def f (d : [m][k]R) (is : [n]Int) (v : [n][k]R) : [m][k]R = hist_add_rows d is v";
+
+#[test]
+fn rows_fold_elementwise_in_order_and_out_of_range_is_skipped() {
+    let at = [
+        ("d", "[[1, 2], [3, 4]]"),
+        ("is", "[1, -1, 1, 2, 0]"),
+        ("v", "[[10, 20], [9, 9], [0.5, 0.25], [7, 7], [100, 200]]"),
+    ];
+    assert_eq!(shown(ROWS, &at), "[[101, 202], [13.5, 24.25]]");
+    assert_eq!(
+        shown(ROWS, &[("d", "[]"), ("is", "[0]"), ("v", "[[1]]")]),
+        "[]"
+    );
+}
+
+#[test]
+fn rows_of_another_length_are_an_error_at_the_first_in_range_one() {
+    let text = "def f (d : [m][k]R) (is : [n]Int) (v : [n][j]R) : [m][k]R = hist_add_rows d is v";
+    // Out of range: skipped without looking at the row.
+    assert_eq!(
+        shown(
+            text,
+            &[("d", "[[1, 2]]"), ("is", "[3]"), ("v", "[[1, 2, 3]]")]
+        ),
+        "[[1, 2]]"
+    );
+    let err = run(
+        text,
+        &[("d", "[[1, 2]]"), ("is", "[0]"), ("v", "[[1, 2, 3]]")],
+    )
+    .expect_err("rows differ");
+    assert_eq!(
+        err.to_string(),
+        "hist_add_rows over arrays of sizes 2 and 3"
+    );
+    // Sizes the types do not relate, so only the builtin can tell.
+    let text = "def f (d : [m][k]R) (is : [n]Int) (v : [p][k]R) : [m][k]R = hist_add_rows d is v";
+    let err =
+        run(text, &[("d", "[[1]]"), ("is", "[0, 0]"), ("v", "[[1]]")]).expect_err("sizes differ");
+    assert_eq!(
+        err.to_string(),
+        "hist_add_rows over arrays of sizes 2 and 1"
+    );
+}
+
+#[test]
+fn integer_rows_overflow_with_an_error() {
+    let text =
+        "def f (d : [m][k]Int) (is : [n]Int) (v : [n][k]Int) : [m][k]Int = hist_add_rows d is v";
+    assert_eq!(
+        shown(
+            text,
+            &[
+                ("d", "[[1, 2]]"),
+                ("is", "[0, 0]"),
+                ("v", "[[10, 20], [1, 1]]")
+            ]
+        ),
+        "[[12, 23]]"
+    );
+    let err = run(
+        text,
+        &[
+            ("d", "[[0, 9223372036854775807]]"),
+            ("is", "[0]"),
+            ("v", "[[0, 1]]"),
+        ],
+    )
+    .expect_err("overflows");
+    assert_eq!(err.to_string(), "integer overflow in `hist_add_rows`");
+}

@@ -57,7 +57,12 @@ pub fn scatter<T: Clone>(dest: &[T], is: &[i64], vs: &[T]) -> Vec<T> {
 pub fn differentiable(op: Prim) -> bool {
     matches!(
         op,
-        Prim::Scatter | Prim::HistAdd | Prim::HistMul | Prim::HistMin | Prim::HistMax
+        Prim::Scatter
+            | Prim::HistAdd
+            | Prim::HistMul
+            | Prim::HistMin
+            | Prim::HistMax
+            | Prim::HistAddRows
     )
 }
 
@@ -81,7 +86,7 @@ pub fn is_partial(op: Prim) -> bool {
 /// The scalar operator a histogram folds with.
 pub fn operator(op: Prim) -> Option<Prim> {
     match op {
-        Prim::HistAdd => Some(Prim::Add),
+        Prim::HistAdd | Prim::HistAddRows => Some(Prim::Add),
         Prim::HistMul => Some(Prim::Mul),
         Prim::HistMin | Prim::WinnerMin => Some(Prim::Min),
         Prim::HistMax | Prim::WinnerMax => Some(Prim::Max),

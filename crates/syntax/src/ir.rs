@@ -343,6 +343,9 @@ pub enum Prim {
     HistMin,
     /// `hist_max dest is vs`, `reduce_by_index dest max is vs`
     HistMax,
+    /// `hist_add_rows dest is vs`: `hist_add` of rows, each in-range
+    /// `vs[j]` added elementwise into `dest[is[j]]` (of the same length)
+    HistAddRows,
     // Their partial derivatives, Target only (docs/derivatives.md,
     // "Scatter and histograms").
     /// `gather a is`: `a[is[j]]`, 0 where `is[j]` is out of range
@@ -459,6 +462,7 @@ impl Prim {
         Prim::HistMul,
         Prim::HistMin,
         Prim::HistMax,
+        Prim::HistAddRows,
         Prim::Gather,
         Prim::WinnerScatter,
         Prim::WinnerMin,
@@ -548,6 +552,7 @@ impl Prim {
             Prim::HistMul => "hist_mul",
             Prim::HistMin => "hist_min",
             Prim::HistMax => "hist_max",
+            Prim::HistAddRows => "hist_add_rows",
             Prim::Gather => "gather",
             Prim::WinnerScatter => "hist_winner_scatter",
             Prim::WinnerMin => "hist_winner_min",
@@ -683,6 +688,7 @@ impl Prim {
             | Prim::HistMul
             | Prim::HistMin
             | Prim::HistMax
+            | Prim::HistAddRows
             | Prim::WinnerMin
             | Prim::WinnerMax
             | Prim::GatherWon

@@ -284,3 +284,32 @@ fn annotations_in_types_parse_back() {
         assert_eq!(print::ty(&back), written);
     }
 }
+
+#[test]
+fn histograms_of_rows() {
+    assert_eq!(
+        entry_type(&ok(
+            "def f (d : [m][k]R) (is : [n]Int) (v : [n][k]R) : [m][k]R = hist_add_rows d is v"
+        )),
+        "([m][k]R, [n]Int, [n][k]R) -> [m][k]R"
+    );
+    assert_eq!(
+        err("def f (d : [m]R) (is : [n]Int) (v : [n]R) : [m]R = hist_add_rows d is v"),
+        ("d".into(), "expected an array, found `R`".into())
+    );
+    assert_eq!(
+        err(
+            "def f (d : [m][k]Bool) (is : [n]Int) (v : [n][k]Bool) : [m][k]Bool = hist_add_rows d is v"
+        ),
+        (
+            "d".into(),
+            "expected a number (`R` or `Int`), found `Bool`".into()
+        )
+    );
+    assert!(is_type_error(
+        "def f (d : [m][k]R) (is : [n]R) (v : [n][k]R) : [m][k]R = hist_add_rows d is v"
+    ));
+    assert!(is_type_error(
+        "def f (d : [m][k]R) (is : [n]Int) (v : [n]R) : [m][k]R = hist_add_rows d is v"
+    ));
+}

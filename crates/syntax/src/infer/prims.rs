@@ -207,6 +207,7 @@ impl Cx<'_> {
             | Prim::HistMul
             | Prim::HistMin
             | Prim::HistMax
+            | Prim::HistAddRows
             | Prim::WinnerScatter
             | Prim::WinnerMin
             | Prim::WinnerMax
@@ -225,7 +226,8 @@ impl Cx<'_> {
     }
 
     /// Scatter, the histograms and their partials (docs/types.md,
-    /// "Builtins"): a destination `[m]T`, indices `[n]Int`, values `[n]T`.
+    /// "Builtins"): a destination `[m]T`, indices `[n]Int`, values `[n]T`;
+    /// for `hist_add_rows`, T is a row `[d]U` of numbers.
     fn hist(&mut self, op: Prim, args: &[ExprId]) -> Result<TyVar, Error> {
         let sp = |i: usize| self.m.span(args[i]);
         let td = self.expr(args[0])?;
@@ -234,6 +236,10 @@ impl Cx<'_> {
             Prim::Scatter | Prim::WinnerScatter => {}
             Prim::HistAdd | Prim::HistMul | Prim::HistMin | Prim::HistMax => {
                 self.numeric(t, sp(0))?
+            }
+            Prim::HistAddRows => {
+                let (_, u) = self.array_of(t, sp(0))?;
+                self.numeric(u, sp(0))?
             }
             _ => self.want(Ctor::Real, t, sp(0))?,
         }

@@ -77,7 +77,11 @@ impl Raise<'_> {
                             let acc = self.add(at(&s, n + 2), Abs::Val(dv))?;
                             s.set_mut(n + 2, acc);
                         }
-                        if syntax::hist::is_partial(*op) {
+                        if syntax::hist::is_partial(*op)
+                            || (*op == P::HistAddRows
+                                && matches!(self.b.ty(z), Ty::Array(_, r)
+                                    if matches!(&**r, Ty::Array(_, e) if **e == Ty::Real)))
+                        {
                             let mut xs = Vec::with_capacity(arity);
                             for i in 0..arity {
                                 xs.push(self.materialize(primal.at(n + i))?);

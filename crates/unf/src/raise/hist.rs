@@ -59,6 +59,7 @@ impl Raise<'_> {
     }
 
     /// The cotangents of the operands of a histogram's partial `op args`
+    /// (or of `hist_add_rows`, by its rule `cotangent_hist_add_rows`)
     /// (what an inner `grad_rev` spliced in: reverse over reverse) at the
     /// cotangent `z` of its result, each with the operand's position: the
     /// rule `cotangent_<op>` of `syntax::hist::rules` written out at the
@@ -71,8 +72,16 @@ impl Raise<'_> {
         args: &[ValId],
         z: ValId,
     ) -> Result<Vec<(usize, ValId)>, Error> {
+        // Arrays of reals, or of rows of reals (`hist_add_rows`).
         let reals: Vec<usize> = (0..args.len())
-            .filter(|&i| matches!(self.b.ty(args[i]), Ty::Array(_, e) if **e == Ty::Real))
+            .filter(|&i| match self.b.ty(args[i]) {
+                Ty::Array(_, e) => match &**e {
+                    Ty::Real => true,
+                    Ty::Array(_, r) => **r == Ty::Real,
+                    _ => false,
+                },
+                _ => false,
+            })
             .collect();
         let rules = syntax::hist::rules()
             .map_err(|e| internal(self.b.span, &format!("the partials' rules: {e}")))?;

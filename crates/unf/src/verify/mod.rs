@@ -644,6 +644,13 @@ pub fn builtin_fits(op: syntax::Prim, args: &[Ty], ret: &Ty) -> bool {
             };
             elem_ok && **i == Ty::Int && d == v && same_shape(&args[0], ret)
         }
+        // The histogram of rows of scalars.
+        (P::HistAddRows, [Ty::Array(_, d), Ty::Array(_, i), Ty::Array(_, v)]) => {
+            matches!(&**d, Ty::Array(_, e) if scalar(e))
+                && **i == Ty::Int
+                && same_shape(d, v)
+                && same_shape(&args[0], ret)
+        }
         // Their partials, which an inner `grad_rev` splices in (a real
         // array `a`, the indices `is`, the winners `w`, `syntax::hist`).
         (P::Gather, [a, is]) => reals(a) && ints(is) && reals(ret),

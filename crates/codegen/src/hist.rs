@@ -21,6 +21,31 @@ struct Buf {
 }
 
 impl Lowerer<'_> {
+    /// `for j in 0 ..< n: let b = I[j]; if 0 <= b < m { step(j, b) }`:
+    /// the pass of a histogram (or scatter) over its in-range indices,
+    /// `isp` the index array `I`.
+    fn each_in_range(
+        &mut self,
+        n: &E,
+        isp: &E,
+        m: &E,
+        step: &mut dyn FnMut(&mut Self, &E, &E) -> Result<(), Error>,
+    ) -> Result<(), Error> {
+        self.for_loop(n, crate::arrays::Dir::Up, false, None, |cx, j| {
+            let b = E::Var(cx.let_var(Kind::Int, E::load(isp.clone(), j.clone()), "b"));
+            cx.w.open();
+            let r = step(cx, j, &b);
+            let then = cx.w.close();
+            r?;
+            cx.w.push(Stmt::If {
+                cond: in_range(&b, m),
+                then,
+                els: Vec::new(),
+            });
+            Ok(())
+        })
+    }
+
     /// Compiles `op` (scatter, a histogram or one of their partials).
     pub(crate) fn hist(
         &mut self,
@@ -120,19 +145,7 @@ impl Lowerer<'_> {
             })
         };
         let each = |cx: &mut Self, step: &mut dyn FnMut(&mut Self, &E, &E) -> Result<(), Error>| {
-            cx.for_loop(&n, crate::arrays::Dir::Up, false, None, |cx, j| {
-                let b = E::Var(cx.let_var(Kind::Int, ld(isp.clone(), j.clone()), "b"));
-                cx.w.open();
-                let r = step(cx, j, &b);
-                let then = cx.w.close();
-                r?;
-                cx.w.push(Stmt::If {
-                    cond: in_range(&b, &m),
-                    then,
-                    els: Vec::new(),
-                });
-                Ok(())
-            })
+            cx.each_in_range(&n, &isp, &m, step)
         };
         match op {
             Prim::HistAdd | Prim::HistMul | Prim::HistMin | Prim::HistMax => {
@@ -403,19 +416,8 @@ impl Lowerer<'_> {
             cx.store_at(&out, q, E::load(dp.clone(), q.clone()));
             Ok(())
         })?;
-        let isp = is.ptr.clone();
-        self.for_loop(&n, crate::arrays::Dir::Up, false, None, |cx, j| {
-            let b = E::Var(cx.let_var(Kind::Int, E::load(isp.clone(), j.clone()), "b"));
-            cx.w.open();
-            let r = cx.add_row(vs, j, &b, (&out, &kd, kind), span);
-            let then = cx.w.close();
-            r?;
-            cx.w.push(Stmt::If {
-                cond: in_range(&b, &m),
-                then,
-                els: Vec::new(),
-            });
-            Ok(())
+        self.each_in_range(&n, &is.ptr, &m, &mut |cx, j, b| {
+            cx.add_row(vs, j, b, (&out, &kd, kind), span)
         })?;
         Ok(Val::Array(Arr::Manifest(Manifest {
             len: m,

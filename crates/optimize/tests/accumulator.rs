@@ -7,35 +7,9 @@
 
 use crate::common;
 
-use optimize::{Config, RuleName, RuleSet, optimize_report};
-use semantics::cost;
+use optimize::{RuleName, RuleSet};
 
-use common::{args_of, compile, eval, expectations, same, verified};
-
-/// Optimizes the program `text` with `rules`: its value before and after
-/// must agree (and match its `-- value`); returns the counted cost after
-/// and how often each rule fired.
-fn run(text: &str, rules: RuleSet) -> (cost::Cost, std::collections::BTreeMap<RuleName, usize>) {
-    let m = compile(text);
-    let (inputs, expected) = expectations(text, &m);
-    let cfg = Config {
-        rules,
-        ..Config::default()
-    };
-    let (out, report) = optimize_report(&m, &cfg).expect("optimizes");
-    verified(&out, "the optimized program");
-    let before = eval(&m, &inputs).expect("the program runs");
-    let after = eval(&out, &inputs).expect("the optimized program runs");
-    assert!(same(&before, &after), "{before:?} against {after:?}");
-    if let Some(v) = expected {
-        assert!(same(&after, &v), "{after:?} against the expected {v:?}");
-    }
-    let def = out.entry(None).expect("a definition");
-    let c = cost::dynamic_cost(&out, def, &args_of(&out, &inputs))
-        .expect("counted")
-        .1;
-    (c, report.fired)
-}
+use common::optimized_cost as run;
 
 /// kmeans' argmin: each candidate a pair (distance, a tangent), the state
 /// the best pair and its index, the result the index alone.

@@ -7,10 +7,9 @@
 
 use crate::common;
 
-use optimize::{Config, RuleName, RuleSet, optimize_report};
-use semantics::cost;
+use optimize::{RuleName, RuleSet};
 
-use common::{args_of, compile, eval, expectations, same, verified};
+use common::optimized_cost;
 
 /// Two sweeps' primals: equal literals, then equal conditionals reading
 /// them, each used twice (so that `inline-once` leaves them bound).
@@ -22,32 +21,11 @@ const TWO_SWEEPS: &str = "-- at p = [0.3, 0.4, 0.5]\n\
     \x20 let u = if p[0] > 0 then let t2 = sqrt b[0] in [sin t2, cos t2] else [0, 0] in\n\
     \x20 s[0] * u[1] + s[1] * u[0] + a[1] * b[2] + a[2] * b[1]\n";
 
-/// The optimized program's counted cost and the rules fired; its value
-/// is the input's.
-fn run(rules: RuleSet) -> (cost::Cost, std::collections::BTreeMap<RuleName, usize>) {
-    let m = compile(TWO_SWEEPS);
-    let (inputs, _) = expectations(TWO_SWEEPS, &m);
-    let cfg = Config {
-        rules,
-        ..Config::default()
-    };
-    let (out, report) = optimize_report(&m, &cfg).expect("optimizes");
-    verified(&out, "the optimized program");
-    let before = eval(&m, &inputs).expect("the program runs");
-    let after = eval(&out, &inputs).expect("the optimized program runs");
-    assert!(same(&before, &after), "{before:?} against {after:?}");
-    let def = out.entry(None).expect("a definition");
-    let c = cost::dynamic_cost(&out, def, &args_of(&out, &inputs))
-        .expect("counted")
-        .1;
-    (c, report.fired)
-}
-
 #[test]
 fn a_second_equal_conditional_is_not_computed_again() {
-    let (with, fired) = run(RuleSet::all());
+    let (with, fired) = optimized_cost(TWO_SWEEPS, RuleSet::all());
     assert!(fired.contains_key(&RuleName::CseAlpha), "{fired:?}");
     assert_eq!(with.nlops, 3, "one sqrt, one sin, one cos");
-    let (without, _) = run(RuleSet::all().without(RuleName::CseAlpha));
+    let (without, _) = optimized_cost(TWO_SWEEPS, RuleSet::all().without(RuleName::CseAlpha));
     assert_eq!(without.nlops, 6, "each conditional computes its own");
 }

@@ -14,9 +14,9 @@ use optimize::{Config, RuleName, optimize_report};
 use proptest::prelude::*;
 use proptest::test_runner::{Config as RunnerConfig, TestCaseError};
 use semantics::Value;
-use syntax::{Expr, Module, Prim};
+use syntax::{Module, Prim};
 
-use common::{compile, eval, verified};
+use common::{compile, count_prims, eval, verified};
 
 /// How often `reduce-from-scan` fired on `text`, the optimized module,
 /// and the original module.
@@ -30,20 +30,6 @@ fn run(text: &str) -> (usize, Module, Module) {
         .copied()
         .unwrap_or(0);
     (n, out, m)
-}
-
-/// The number of reachable `op` nodes in the entry's body.
-fn count(m: &Module, op: Prim) -> usize {
-    let def = m.entry(None).expect("a definition");
-    let mut todo = vec![def.body];
-    let mut n = 0;
-    while let Some(i) = todo.pop() {
-        if matches!(m.expr(i), Expr::Prim { op: o, .. } if *o == op) {
-            n += 1;
-        }
-        m.expr(i).for_each_child(|c| todo.push(c));
-    }
-    n
 }
 
 /// Whether the two modules' entries give exactly the same value (reals
@@ -95,8 +81,8 @@ const BOTH_IN_LAMBDA: &str = "def f (A : [n]R) (B : [m]R) : [m]R =\n  \
 fn fires_on_reduce_and_scanl() {
     let (n, out, _) = run(PROD);
     assert_eq!(n, 1, "{}", syntax::print::module(&out));
-    assert_eq!(count(&out, Prim::Reduce), 0);
-    assert_eq!(count(&out, Prim::Scanl), 1);
+    assert_eq!(count_prims(&out, Prim::Reduce), 0);
+    assert_eq!(count_prims(&out, Prim::Scanl), 1);
 }
 
 #[test]
@@ -105,12 +91,12 @@ fn fires_on_foldl_with_renamed_binders() {
         let (n, out, _) = run(text);
         assert_eq!(n, 1, "{}", syntax::print::module(&out));
         assert_eq!(
-            count(&out, Prim::Foldl),
+            count_prims(&out, Prim::Foldl),
             0,
             "{}",
             syntax::print::module(&out)
         );
-        assert_eq!(count(&out, Prim::Scanl), 1);
+        assert_eq!(count_prims(&out, Prim::Scanl), 1);
     }
 }
 
@@ -119,19 +105,19 @@ fn fires_on_equal_array_expressions() {
     let (n, out, _) = run(ZIPPED);
     assert_eq!(n, 1, "{}", syntax::print::module(&out));
     assert_eq!(
-        count(&out, Prim::Foldl),
+        count_prims(&out, Prim::Foldl),
         0,
         "{}",
         syntax::print::module(&out)
     );
-    assert_eq!(count(&out, Prim::Scanl), 1);
+    assert_eq!(count_prims(&out, Prim::Scanl), 1);
 }
 
 #[test]
 fn fires_inside_a_lambda_when_both_are_there() {
     let (n, out, _) = run(BOTH_IN_LAMBDA);
     assert_eq!(n, 1, "{}", syntax::print::module(&out));
-    assert_eq!(count(&out, Prim::Reduce), 0);
+    assert_eq!(count_prims(&out, Prim::Reduce), 0);
 }
 
 #[test]
@@ -156,8 +142,8 @@ fn does_not_fire_on_other_folds() {
         let (n, out, m) = run(text);
         assert_eq!(n, 0, "fired on\n{text}\n{}", syntax::print::module(&out));
         assert_eq!(
-            count(&out, Prim::Reduce),
-            count(&m, Prim::Reduce),
+            count_prims(&out, Prim::Reduce),
+            count_prims(&m, Prim::Reduce),
             "{}",
             syntax::print::module(&out)
         );
@@ -178,13 +164,13 @@ fn fires_on_the_gradient_of_prod() {
     // One scan each way, and no reduction left: the value is the scan's
     // last element.
     assert_eq!(
-        count(&out, Prim::Reduce),
+        count_prims(&out, Prim::Reduce),
         0,
         "{}",
         syntax::print::module(&out)
     );
-    assert_eq!(count(&out, Prim::Scanl), 1);
-    assert_eq!(count(&out, Prim::Scanr), 1);
+    assert_eq!(count_prims(&out, Prim::Scanl), 1);
+    assert_eq!(count_prims(&out, Prim::Scanr), 1);
 }
 
 fn array() -> impl Strategy<Value = Vec<f64>> {

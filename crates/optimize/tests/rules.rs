@@ -272,7 +272,7 @@ fn lemma_5_3_within_budget(m: &syntax::Module, out: &syntax::Module) -> Result<(
 #[test]
 fn a_lambda_over_the_inline_budget_stays_and_goes_without_it() {
     let term = "reduce (+) 0 (map (fun u -> u * v + sin (u + v) * cos (u - v) + exp (u * 0.5)) x)";
-    let body = vec![term; 6].join(" + ");
+    let body = [term; 6].join(" + ");
     let text = format!(
         "-- at x = [0.3, -0.2, 0.7]\n\
          def f (x : [n]R) : R =\n  let g = fun (v : R) -> {body} in\n  g 1.5 + g (real (length x))\n"

@@ -12,9 +12,9 @@ use crate::common;
 
 use optimize::{Config, RuleName, optimize_report};
 use semantics::Value;
-use syntax::{Expr, Module, Prim};
+use syntax::{Module, Prim};
 
-use common::{compile, eval, verified};
+use common::{compile, count_prims, eval, verified};
 
 /// The gradient of `text`'s last definition (reverse mode, UNF^-1), and
 /// it optimized with `rules` (all of them, or all but share-inner-loop).
@@ -36,20 +36,6 @@ fn grad(text: &str, share: bool) -> (Module, Module, usize) {
         .copied()
         .unwrap_or(0);
     (target, out, n)
-}
-
-/// The number of reachable `op` nodes in the entry's body.
-fn count(m: &Module, op: Prim) -> usize {
-    let def = m.entry(None).expect("a definition");
-    let mut todo = vec![def.body];
-    let mut n = 0;
-    while let Some(i) = todo.pop() {
-        if matches!(m.expr(i), Expr::Prim { op: o, .. } if *o == op) {
-            n += 1;
-        }
-        m.expr(i).for_each_child(|c| todo.push(c));
-    }
-    n
 }
 
 /// A fold whose body scans a free array with the element: the states of
@@ -90,7 +76,7 @@ fn shares_the_inner_scan_of_a_folds_gradient() {
     // The inner scan once in the forward sweep and once, shared, for the
     // two backward loops (instead of once in each).
     assert!(
-        count(&with, Prim::Scanl) < count(&without, Prim::Scanl),
+        count_prims(&with, Prim::Scanl) < count_prims(&without, Prim::Scanl),
         "{}\n---\n{}",
         syntax::print::module(&with),
         syntax::print::module(&without)
@@ -103,7 +89,7 @@ fn shares_between_a_scanr_and_a_map() {
     // Twice: the map of `sin`, then the sum over it.
     assert!(n >= 1, "{}", syntax::print::module(&out));
     assert_eq!(
-        count(&out, Prim::Reduce),
+        count_prims(&out, Prim::Reduce),
         1,
         "{}",
         syntax::print::module(&out)
@@ -115,7 +101,7 @@ fn does_not_share_what_reads_the_carry() {
     let (_, out, n) = direct(READS_CARRY);
     assert_eq!(n, 0, "{}", syntax::print::module(&out));
     assert_eq!(
-        count(&out, Prim::Reduce),
+        count_prims(&out, Prim::Reduce),
         2,
         "{}",
         syntax::print::module(&out)

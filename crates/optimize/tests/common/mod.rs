@@ -31,6 +31,51 @@ pub fn program_text(name: &str) -> String {
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("cannot read {path}: {e}"))
 }
 
+/// Optimizes the program `text` with `rules`: its value before and after
+/// must agree (and match its `-- value`); returns the counted cost after
+/// and how often each rule fired.
+pub fn optimized_cost(
+    text: &str,
+    rules: optimize::RuleSet,
+) -> (
+    semantics::cost::Cost,
+    std::collections::BTreeMap<optimize::RuleName, usize>,
+) {
+    let m = compile(text);
+    let (inputs, expected) = expectations(text, &m);
+    let cfg = optimize::Config {
+        rules,
+        ..optimize::Config::default()
+    };
+    let (out, report) = optimize::optimize_report(&m, &cfg).expect("optimizes");
+    verified(&out, "the optimized program");
+    let before = eval(&m, &inputs).expect("the program runs");
+    let after = eval(&out, &inputs).expect("the optimized program runs");
+    assert!(same(&before, &after), "{before:?} against {after:?}");
+    if let Some(v) = expected {
+        assert!(same(&after, &v), "{after:?} against the expected {v:?}");
+    }
+    let def = out.entry(None).expect("a definition");
+    let c = semantics::cost::dynamic_cost(&out, def, &args_of(&out, &inputs))
+        .expect("counted")
+        .1;
+    (c, report.fired)
+}
+
+/// The number of reachable `op` nodes in the entry's body.
+pub fn count_prims(m: &Module, op: Prim) -> usize {
+    let def = m.entry(None).expect("a definition");
+    let mut todo = vec![def.body];
+    let mut n = 0;
+    while let Some(i) = todo.pop() {
+        if matches!(m.expr(i), Expr::Prim { op: o, .. } if *o == op) {
+            n += 1;
+        }
+        m.expr(i).for_each_child(|c| todo.push(c));
+    }
+    n
+}
+
 /// The `-- at` inputs and the `-- value` of a program's text.
 pub fn expectations(text: &str, m: &Module) -> (Vec<(String, Value)>, Option<Value>) {
     let ex = Expectations::parse(text);

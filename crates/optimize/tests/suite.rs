@@ -11,6 +11,7 @@ mod cse_alpha;
 mod forms;
 mod gather;
 mod hist_interchange;
+mod literal_lengths;
 mod pipeline;
 mod reduce_from_scan;
 mod rules;

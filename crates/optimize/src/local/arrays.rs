@@ -62,13 +62,31 @@ impl Round<'_> {
         }
     }
 
-    /// A cheaper array with the length of `id`, when one is known.
+    /// A cheaper array with the length of `id`, when one is known, and of
+    /// the same length in its type too: `map2 f A L` with `A : [m]T` and
+    /// a literal `L : [3]T` has both lengths at run time, but a constant
+    /// over `L` typed `[m]C` would not verify (a gradient's parameter
+    /// meeting a literal, found by the histrow helper).
     pub(crate) fn size_src(&self, id: ExprId) -> Option<Over> {
+        let over = self.any_size_src(id)?;
+        let outer = |t: &Ty| match t {
+            Ty::Array(n, _) => Some(n.clone()),
+            _ => None,
+        };
+        let ty = match &over {
+            Over::Var(_, t) => t.clone(),
+            Over::Node(o) => self.ty(*o),
+        };
+        (outer(&ty).is_some() && outer(&ty) == outer(&self.ty(id))).then_some(over)
+    }
+
+    /// [`Self::size_src`] without the check of the types' lengths.
+    fn any_size_src(&self, id: ExprId) -> Option<Over> {
         stack::guard(|| match self.m.expr(id) {
             Expr::Prim {
                 op: Prim::Map | Prim::Map2,
                 args,
-            } => Some(self.size_src(args[1]).unwrap_or(Over::Node(args[1]))),
+            } => Some(self.any_size_src(args[1]).unwrap_or(Over::Node(args[1]))),
             Expr::Prim {
                 op: Prim::Shift1L | Prim::Shift1R,
                 args,
@@ -76,7 +94,7 @@ impl Round<'_> {
                 Expr::Prim {
                     op: Prim::Scanl | Prim::Scanr,
                     args: scan,
-                } => Some(self.size_src(scan[2]).unwrap_or(Over::Node(scan[2]))),
+                } => Some(self.any_size_src(scan[2]).unwrap_or(Over::Node(scan[2]))),
                 _ => None,
             },
             Expr::Var(v) => self
@@ -318,6 +336,19 @@ impl Round<'_> {
         None
     }
 
+    /// Whether the array `kept` has, in its type, the length of the type
+    /// `ty` of the `map2` it would replace. `map2 f A L` with `A : [m]T`
+    /// and a literal `L : [3]T` has both lengths at run time (or fails),
+    /// but `map g L` is typed `[3]`, not the `[m]` the `map2` is stored
+    /// with, and would not verify (a gradient's parameter meeting a
+    /// literal, found by the histrow helper).
+    fn same_length_type(&self, kept: ExprId, ty: &Ty) -> bool {
+        match (self.ty(kept), ty) {
+            (Ty::Array(n, _), Ty::Array(m, _)) => n == *m,
+            _ => false,
+        }
+    }
+
     pub(super) fn map2_rules(&mut self, id: ExprId, args: &[ExprId]) -> Option<ExprId> {
         let (f, a, b) = (args[0], args[1], args[2]);
         let (params, body) = self.lambda_parts(f)?;
@@ -328,7 +359,9 @@ impl Round<'_> {
         // map2 (x,y. e) A K(B) ~> map (x. let y = c in e) A, and on the left.
         if self.on(RuleName::Map2Const) {
             for (k, arr, other) in [(1, b, a), (0, a, b)] {
-                if let Some((c, cty, _)) = self.const_array(arr) {
+                if let Some((c, cty, _)) = self.const_array(arr)
+                    && self.same_length_type(other, &ty)
+                {
                     self.fire(RuleName::Map2Const);
                     let cid = self.add(c, cty, span);
                     let keep = params[1 - k].clone();
@@ -353,7 +386,7 @@ impl Round<'_> {
         // map2 (x,y. e) A B ~> map (x. e) A when y is unused, and on the left.
         if self.on(RuleName::Map2Unused) {
             for (k, other) in [(1, a), (0, b)] {
-                if !self.occurs(&params[k].name, body) {
+                if !self.occurs(&params[k].name, body) && self.same_length_type(other, &ty) {
                     self.fire(RuleName::Map2Unused);
                     let keep = params[1 - k].clone();
                     let pty = keep.ty.clone().unwrap_or(Ty::Tuple(Vec::new()));

@@ -1,7 +1,8 @@
 //! Every crate's integration tests are one binary, `tests/suite.rs`, with
 //! `autotests = false` in its manifest; a file in `tests/` that `suite.rs`
 //! does not declare would never be compiled, and its tests would silently
-//! not run. This test finds such files.
+//! not run. This test finds such files. And `.ci/run`, what CI runs, must
+//! end with the README's test command.
 
 use crate::common::workspace;
 
@@ -49,5 +50,41 @@ fn every_integration_test_file_is_a_module_of_its_suite() {
     assert!(
         missing.is_empty(),
         "not declared in their tests/suite.rs: {missing:?}"
+    );
+}
+
+/// CI runs `.ci/run`; the README promises that it ends with the README's
+/// own test command. Both are read here: the second line of the README's
+/// first code block (the first line is the gradient example) must be the
+/// last command of `.ci/run`, so that the two cannot drift apart.
+#[test]
+fn ci_runs_the_readme_test_command() {
+    let root = workspace();
+    let readme = std::fs::read_to_string(root.join("README.md")).expect("README.md");
+    let block: Vec<&str> = readme
+        .split("```sh\n")
+        .nth(1)
+        .and_then(|rest| rest.split("```").next())
+        .expect("a ```sh block in the README")
+        .lines()
+        .collect();
+    assert_eq!(
+        block.len(),
+        2,
+        "the README's block holds two commands: {block:?}"
+    );
+    let run = std::fs::read_to_string(root.join(".ci/run")).expect(".ci/run");
+    let last = run
+        .lines()
+        .map(str::trim)
+        .rfind(|l| !l.is_empty() && !l.starts_with('#'))
+        .expect("a command in .ci/run");
+    assert_eq!(
+        last, block[1],
+        ".ci/run must end with the README's test command"
+    );
+    assert!(
+        std::fs::metadata(root.join(".ci/test")).is_ok(),
+        "the test command's script exists"
     );
 }

@@ -36,4 +36,8 @@ fn the_gradient_of_a_parameter_meeting_a_literal_verifies() {
     let before = eval(&target, &inputs).expect("the gradient runs");
     let after = eval(&out, &inputs).expect("the optimized gradient runs");
     assert!(same(&before, &after), "{before:?} against {after:?}");
+    // f = sum of (d + v) * L elementwise, so both gradients are L exactly.
+    let l = rows(&[[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]);
+    let parts = after.as_tuple().expect("(value, grad d, grad v)");
+    assert!(same(&parts[1], &l) && same(&parts[2], &l), "{after:?}");
 }

@@ -65,6 +65,20 @@ const ZIPPED: &str = "def f (A : [n]R) (B : [n]R) : (R, [n]R) =\n  \
     let s = scanl (fun (b : R, y : (R, R)) -> b * y.1 + y.2) 1 (map2 (fun (u2 : R, v2 : R) -> (u2, v2)) A B) in\n  \
     (p, map (fun (t : R) -> t * p) (shift1L s))\n";
 
+/// An `ifold` beside a `scanl` over its counters (reverse mode's forward
+/// sweep of an `ifold`, det's elimination): `ifold f z n` is `foldl f z`
+/// over `build n (fun i -> i)`, whether that array is named or written
+/// out.
+const IFOLD: &str = "def f (A : [n]R) : (R, [n+1]R) =\n  \
+    let ids = build (length A) (fun (i : Int) -> i) in\n  \
+    let r = ifold (fun (a : R, i : Int) -> a * 0.5 + A[i]) 1 (length A) in\n  \
+    let s = scanl (fun (b : R, j : Int) -> b * 0.5 + A[j]) 1 ids in\n  \
+    (r, map (fun (t : R) -> t * r) s)\n";
+
+const IFOLD_INLINE: &str = "def f (A : [n]R) : (R, [n+1]R) =\n  \
+    let r = ifold (fun (a : R, i : Int) -> a * 0.5 + A[i]) 1 (length A) in\n  \
+    (r, scanl (fun (b : R, j : Int) -> b * 0.5 + A[j]) 1 (build (length A) (fun (k : Int) -> k)))\n";
+
 const IN_LAMBDA: &str = "def f (A : [n]R) : [n+1]R =\n  \
     let s = scanl (*) 1 A in\n  \
     map (fun (t : R) -> t * reduce (*) 1 A) s\n";
@@ -114,6 +128,21 @@ fn fires_on_equal_array_expressions() {
 }
 
 #[test]
+fn fires_on_ifold_over_the_counters() {
+    for text in [IFOLD, IFOLD_INLINE] {
+        let (n, out, _) = run(text);
+        assert_eq!(n, 1, "{}", syntax::print::module(&out));
+        assert_eq!(
+            count_prims(&out, Prim::Ifold),
+            0,
+            "{}",
+            syntax::print::module(&out)
+        );
+        assert_eq!(count_prims(&out, Prim::Scanl), 1);
+    }
+}
+
+#[test]
 fn fires_inside_a_lambda_when_both_are_there() {
     let (n, out, _) = run(BOTH_IN_LAMBDA);
     assert_eq!(n, 1, "{}", syntax::print::module(&out));
@@ -131,6 +160,12 @@ fn does_not_fire_on_other_folds() {
         "def f (A : [n]R) (B : [n]R) : (R, [n+1]R) =\n  (reduce (*) 1 A, scanl (*) 1 B)\n",
         // Other array expressions.
         "def f (A : [n]R) (B : [n]R) : (R, [n+1]R) =\n  (reduce (*) 1 (map2 (*) A B), scanl (*) 1 (map2 (+) A B))\n",
+        // An ifold of another count than the counters scanned.
+        "def f (A : [n]R) : (R, [n+1]R) =\n  (ifold (fun (a : R, i : Int) -> a + A[i]) 1 (length A - 1), \
+         scanl (fun (b : R, j : Int) -> b + A[j]) 1 (build (length A) (fun (k : Int) -> k)))\n",
+        // An ifold beside a scan over other integers than its counters.
+        "def f (A : [n]R) : (R, [n+1]R) =\n  (ifold (fun (a : R, i : Int) -> a + A[i / 2]) 1 (length A), \
+         scanl (fun (b : R, j : Int) -> b + A[j / 2]) 1 (build (length A) (fun (k : Int) -> 2 * k)))\n",
         // A right fold.
         "def f (A : [n]R) : (R, [n+1]R) =\n  (reduce (*) 1 A, scanr (*) 1 A)\n",
         // The fold under a lambda, the scan outside.
@@ -141,13 +176,41 @@ fn does_not_fire_on_other_folds() {
     for text in cases {
         let (n, out, m) = run(text);
         assert_eq!(n, 0, "fired on\n{text}\n{}", syntax::print::module(&out));
-        assert_eq!(
-            count_prims(&out, Prim::Reduce),
-            count_prims(&m, Prim::Reduce),
-            "{}",
-            syntax::print::module(&out)
-        );
+        for op in [Prim::Reduce, Prim::Ifold] {
+            assert_eq!(
+                count_prims(&out, op),
+                count_prims(&m, op),
+                "{}",
+                syntax::print::module(&out)
+            );
+        }
     }
+}
+
+#[test]
+fn fires_on_the_gradient_of_an_ifold() {
+    let text = "def f (A : [n]R) : R = ifold (fun (a : R, i : Int) -> a * A[i] + sin a) 1 (length A)\n";
+    let source = compile(text);
+    let def = source.defs.last().expect("a definition").clone();
+    let lowered = unf::lower(&source, &def).expect("UNF");
+    let target = reverse::reverse(&lowered, &reverse::Config::default()).expect("reverse mode");
+    let target = unf::raise(&target).expect("UNF^-1");
+    let (out, report) = optimize_report(&target, &Config::default()).expect("the optimizer runs");
+    verified(&out, "the optimized gradient");
+    assert_eq!(report.fired.get(&RuleName::ReduceFromScan), Some(&1));
+    // The primal's fold is read from the forward sweep.
+    assert_eq!(
+        count_prims(&out, Prim::Ifold),
+        0,
+        "{}",
+        syntax::print::module(&out)
+    );
+    assert_eq!(count_prims(&out, Prim::Scanl), 1);
+    let a = [0.3, -1.2, 2.0];
+    let inputs = vec![("A".to_string(), Value::reals(&a))];
+    let want = eval(&target, &inputs).expect("the gradient runs");
+    let got = eval(&out, &inputs).expect("the optimized gradient runs");
+    assert!(want.approx_eq(&got, 0.0, 0.0), "{want:?} against {got:?}");
 }
 
 #[test]
@@ -184,7 +247,7 @@ proptest! {
     #[test]
     fn values_unchanged(a in array(), b in array()) {
         let with_a = vec![("A".to_string(), Value::reals(&a))];
-        for text in [PROD, FOLDL, PAIRS, IN_LAMBDA, IN_BRANCH] {
+        for text in [PROD, FOLDL, PAIRS, IFOLD, IFOLD_INLINE, IN_LAMBDA, IN_BRANCH] {
             let (_, out, m) = run(text);
             exact(&m, &out, &with_a)?;
         }

@@ -8,7 +8,11 @@
 //! prefix products `shift1R (scanl (*) 1 x)` of its adjoint); the reduce
 //! is then a second pass over `A` that recomputes what the scan computed.
 //! `foldl f z A` likewise (its function has the scan's signature; a
-//! `reduce` is a `foldl` whose accumulator is an element).
+//! `reduce` is a `foldl` whose accumulator is an element), and `ifold f z
+//! n` when `A` is `build n (fun i -> i)` (or a name bound to it): `ifold`
+//! is `foldl` over the counters 0, .., n - 1, and reverse mode's forward
+//! sweep of an `ifold` is a `scanl` over exactly that array (det's
+//! elimination: the primal's fold and the sweep each ran every step).
 //!
 //! Exact in IEEE arithmetic: `reduce` and `foldl` are left folds in the
 //! evaluator (`acc = f(acc, A[i])` for i upwards from `z`) and in C
@@ -34,7 +38,7 @@
 use std::collections::HashMap;
 
 use syntax::ir::NameGen;
-use syntax::{Expr, ExprId, Module, Pat, Prim, Ty};
+use syntax::{Expr, ExprId, Module, Name, Pat, Prim, Ty};
 
 use super::reduce::{bound_after, in_scope};
 use super::{Plan, add, contains, fresh};
@@ -90,7 +94,7 @@ fn chains(m: &Module, root: ExprId) -> Vec<(Vec<ExprId>, Vec<Loop>)> {
                         continue;
                     }
                     Expr::Prim {
-                        op: op @ (Prim::Reduce | Prim::Foldl | Prim::Scanl),
+                        op: op @ (Prim::Reduce | Prim::Foldl | Prim::Scanl | Prim::Ifold),
                         ..
                     } => loops.push(Loop {
                         at,
@@ -109,18 +113,68 @@ fn chains(m: &Module, root: ExprId) -> Vec<(Vec<ExprId>, Vec<Loop>)> {
 }
 
 /// Whether the fold or scan `b` has the function, start and array of the
-/// scan `s` (the function and start up to the names of their binders).
-fn same_fold(m: &Module, s: ExprId, b: ExprId) -> bool {
-    let (Expr::Prim { args: sa, .. }, Expr::Prim { args: ba, .. }) = (m.expr(s), m.expr(b)) else {
+/// scan `s` (the function and start up to the names of their binders); an
+/// `ifold`'s counters are the array when it is `build n (fun i -> i)` of
+/// the fold's count (`iotas` has the names bound to such builds).
+fn same_fold(m: &Module, s: ExprId, b: ExprId, iotas: &HashMap<Name, ExprId>) -> bool {
+    let (Expr::Prim { args: sa, .. }, Expr::Prim { op, args: ba }) = (m.expr(s), m.expr(b)) else {
         return false;
     };
-    // The arrays too up to the names of their binders: reverse mode's
-    // forward sweep and the primal's fold each get their own copy of a
-    // zip of the inputs, `map2 (fun (x, g) -> (x, g)) X G` (lstm's steps),
-    // once `recompute-cheap` has copied the structural map into every use.
-    alpha_eq(m, sa[2], ba[2], &mut HashMap::new())
+    let same_array = if *op == Prim::Ifold {
+        let count = match m.expr(sa[2]) {
+            Expr::Var(a) => iotas.get(a).copied(),
+            _ => iota_count(m, sa[2]),
+        };
+        count.is_some_and(|n| alpha_eq(m, n, ba[2], &mut HashMap::new()))
+    } else {
+        // The arrays too up to the names of their binders: reverse mode's
+        // forward sweep and the primal's fold each get their own copy of a
+        // zip of the inputs, `map2 (fun (x, g) -> (x, g)) X G` (lstm's
+        // steps), once `recompute-cheap` has copied the structural map into
+        // every use.
+        alpha_eq(m, sa[2], ba[2], &mut HashMap::new())
+    };
+    same_array
         && alpha_eq(m, sa[0], ba[0], &mut HashMap::new())
         && alpha_eq(m, sa[1], ba[1], &mut HashMap::new())
+}
+
+/// `n` when `e` is `build n (fun i -> i)`.
+fn iota_count(m: &Module, e: ExprId) -> Option<ExprId> {
+    let Expr::Prim {
+        op: Prim::Build,
+        args,
+    } = m.expr(e)
+    else {
+        return None;
+    };
+    let Expr::Lambda { params, body } = m.expr(args[1]) else {
+        return None;
+    };
+    match (params.as_slice(), m.expr(*body)) {
+        ([i], Expr::Var(j)) if i.name == *j => Some(args[0]),
+        _ => None,
+    }
+}
+
+/// The names bound by a `let` under `root` to `build n (fun i -> i)`, with
+/// their `n` (binders are unique within a definition).
+fn iotas(m: &Module, root: ExprId) -> HashMap<Name, ExprId> {
+    let mut out = HashMap::new();
+    let mut todo = vec![root];
+    while let Some(i) = todo.pop() {
+        if let Expr::Let {
+            pat: Pat::Var(x),
+            value,
+            ..
+        } = m.expr(i)
+            && let Some(n) = iota_count(m, *value)
+        {
+            out.insert(x.clone(), n);
+        }
+        m.expr(i).for_each_child(|c| todo.push(c));
+    }
+    out
 }
 
 /// `reduce-from-scan` for one definition, if some chain has a fold and a
@@ -130,6 +184,7 @@ pub(super) fn plan_reduce_from_scan(
     names: &mut Option<NameGen>,
     root: ExprId,
 ) -> Option<Plan> {
+    let iotas = iotas(m, root);
     for (chain, loops) in chains(m, root) {
         for s in loops.iter().filter(|l| l.scan) {
             let Ty::Array(_, acc) = &m.types[s.node.index()] else {
@@ -141,7 +196,7 @@ pub(super) fn plan_reduce_from_scan(
                 .iter()
                 .copied()
                 .filter(|l| {
-                    (l.scan || m.types[l.node.index()] == **acc) && same_fold(m, s.node, l.node)
+                    (l.scan || m.types[l.node.index()] == **acc) && same_fold(m, s.node, l.node, &iotas)
                 })
                 .collect();
             if !members.iter().any(|l| !l.scan) {

@@ -6,7 +6,7 @@
 //! `GBTIME_ONLY=text` keeps the workloads whose description contains it;
 //! `GBTIME_DUMP=dir` also writes, for every function variant of the eval,
 //! the program that runs (`<entry>.ad`, printed) and its C (`<entry>.c`,
-//! `<entry>.h`),
+//! `<entry>.h`; `<entry>.<function>.*` when functions share an entry),
 //! built with the tool's configuration, and times nothing (`GBTIME_OPT=1`:
 //! optimized first; `GBTIME_PROGRAM=file`: that program text instead of
 //! the eval's, to time a hand-written rewrite of one of its functions).
@@ -50,9 +50,23 @@ fn dump(eval: &str, dir: &std::path::Path) {
     };
     let program = adrev::Program::from_text(e.file, text).expect("the eval's program");
     let cfg = gradbench::engine::default_config();
+    // A variant's files are named by its entry, or by entry and function
+    // when the eval's functions share an entry (gmm's objective and
+    // jacobian are both `gmm`: the jacobian's C would overwrite the
+    // objective's).
+    let entries: Vec<&str> = e
+        .functions
+        .iter()
+        .flat_map(|f| f.variants.iter().flatten().map(|(entry, _)| *entry))
+        .collect();
     for f in &e.functions {
         let Ok(variants) = &f.variants else { continue };
         for (entry, ask) in variants {
+            let stem = if entries.iter().filter(|x| *x == entry).count() > 1 {
+                format!("{entry}.{}", f.name)
+            } else {
+                entry.to_string()
+            };
             let compiled =
                 gradbench::engine::compile(&program, entry, *ask, &cfg).expect("compiles");
             let m = compiled.module().expect("a program");
@@ -64,22 +78,28 @@ fn dump(eval: &str, dir: &std::path::Path) {
             } else {
                 m
             };
-            std::fs::write(dir.join(format!("{entry}.ad")), syntax::print::module(m))
+            std::fs::write(dir.join(format!("{stem}.ad")), syntax::print::module(m))
                 .expect("write");
             let c = codegen::emit(m, &cfg).expect("emit");
-            std::fs::write(dir.join(format!("{entry}.c")), &c.source).expect("write");
+            std::fs::write(dir.join(format!("{stem}.c")), &c.source).expect("write");
             // The header the C includes as `<name>.h` (the same name for
-            // every entry): copy it there to compile `<entry>.c` by hand.
-            std::fs::write(dir.join(format!("{entry}.h")), &c.header).expect("write");
+            // every entry): copy it there to compile `<stem>.c` by hand.
+            std::fs::write(dir.join(format!("{stem}.h")), &c.header).expect("write");
             eprintln!(
-                "wrote {entry}.ad, {entry}.c, {entry}.h (included as {}.h)",
+                "wrote {stem}.ad, {stem}.c, {stem}.h (included as {}.h)",
                 c.name
             );
-            // GBTIME_PROFILE=entry: that entry built with -g into dir/entry
+            // GBTIME_PROFILE=stem: that variant built with -g into dir/stem
             // and run on the eval's first workload in a driver process
-            // (GBTIME_REPS times), for `perf record`.
-            if std::env::var("GBTIME_PROFILE").is_ok_and(|p| p == *entry) {
-                profile(eval, f, entry, m, &cfg, &dir.join(entry));
+            // (GBTIME_REPS times), for `perf record`. The definition run
+            // is the entry, or the program's last (a gradient's is
+            // `<entry>_grad`).
+            if std::env::var("GBTIME_PROFILE").is_ok_and(|p| p == stem) {
+                let def = match m.def(entry) {
+                    Some(d) => d.name.to_string(),
+                    None => m.defs.last().expect("a definition").name.to_string(),
+                };
+                profile(eval, f, &def, m, &cfg, &dir.join(&stem));
             }
         }
     }

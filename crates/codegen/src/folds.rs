@@ -88,16 +88,17 @@ impl Lowerer<'_> {
         // Chunks and lanes compute the left fold only for the operators of
         // note [rebracketing] (`assoc.rs`); any other `reduce` stays sequential.
         let rebracket = op == Prim::Reduce && crate::assoc::rebracketable(self.m, f, &z);
-        let parallel = rebracket && self.may_parallelize(flags);
+        let parallel = rebracket && self.may_parallelize_own(flags);
         // In parallel: `if (n >= min && threads > 1) { chunks } else { loop }`.
         let chunked = if parallel {
             self.w.open();
-            self.parallel_reduce(f, &z, &accs, &kinds, &acc_val, &n, span, &step)?;
+            let own = flags.allocs || flags.fails;
+            self.parallel_reduce(f, &z, &accs, &kinds, &acc_val, &n, span, &step, own)?;
             let then = self.w.close();
             let threads = self.call("ad_max_threads", &[], Scalar::I32, vec![]);
             let cond = E::bin(
                 BinOp::And,
-                E::bin(BinOp::Ge, n.clone(), E::I64(self.cfg.parallel_min.into())),
+                E::bin(BinOp::Ge, n.clone(), E::I64(self.par_min(flags).into())),
                 E::bin(BinOp::Gt, threads, E::I32(1)),
             );
             self.w.open();
@@ -240,7 +241,8 @@ impl Lowerer<'_> {
     }
 
     /// `reduce` with a scalar accumulator, in parallel chunks combined in
-    /// order (note [parallel loops]).
+    /// order (note [parallel loops]); `own`: the step allocates or fails,
+    /// so the threads get arenas and failure records of their own.
     #[allow(clippy::too_many_arguments)]
     fn parallel_reduce(
         &mut self,
@@ -252,6 +254,7 @@ impl Lowerer<'_> {
         n: &E,
         span: Span,
         step: &Step<'_>,
+        own: bool,
     ) -> Result<(), Error> {
         let int = imp::Ty::Scalar(Scalar::I32);
         let threads = self.call("ad_max_threads", &[], Scalar::I32, vec![]);
@@ -301,18 +304,22 @@ impl Lowerer<'_> {
         scalars(z, &mut zs);
         let (locals, local_val) = self.scalar_vars(z, kinds, &zs, "part");
         let i = self.index_var();
-        self.w.open();
-        self.loop_depth += 1;
-        let r = step(self, &local_val, &locals, &E::Var(i));
-        self.loop_depth -= 1;
-        let body = self.w.close();
-        r?;
+        let (body, flags) = self.capture(|cx| step(cx, &local_val, &locals, &E::Var(i)))?;
+        let body = self.body_block(body, flags, None);
         self.push_loop(i, Some(lo), &hi, Dir::Up, 1, None, body);
         for (p, l) in parts.iter().zip(&locals) {
             self.store_at(p, &t, E::Var(*l));
         }
         let body = self.w.close();
-        self.w.push(Stmt::Parallel { threads: nt, body });
+        let workers = own.then(|| self.site(Span::GENERATED, SiteKind::Alloc(None)) as u32);
+        if own {
+            self.note_fails();
+        }
+        self.w.push(Stmt::Parallel {
+            threads: nt,
+            body,
+            workers,
+        });
         // Combine the partial results in thread order.
         let t = self.new_var("t", int, false);
         self.w.open();

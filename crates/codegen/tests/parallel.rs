@@ -1,0 +1,152 @@
+//! Parallel loops whose bodies allocate or fail (note [parallel loops] in
+//! docs/codegen.md): each thread has an arena and a failure record of its
+//! own, and the first failure in iteration order is the call's, as in the
+//! sequential code.
+
+use codegen::Config;
+use semantics::Value;
+
+use crate::common;
+
+/// A map (`f`) and a `reduce (+)` over a map (`g`) whose elements each
+/// write out a scratch array (used twice, so it is not kept delayed) and
+/// index it at an input position (the failure). `f`'s sum indexes at
+/// constants only, so only its map can fail.
+const PROGRAM: &str = "def f (A : [n]R) (idx : [n]Int) : ([n]R, R) =
+  let ys = map2 (fun (x, j) ->
+    let r = build 4 (fun k -> sin (x * real (k + 1))) in
+    r[j] + reduce (+) 0 r) A idx in
+  (ys, reduce (+) 0 (map (fun x ->
+    let r = build 3 (fun k -> x * real (k + 2)) in
+    r[2] * r[0] + reduce (+) 0 r) A))
+
+def g (A : [n]R) (idx : [n]Int) : R =
+  reduce (+) 0 (map2 (fun (x, j) ->
+    let r = build 4 (fun k -> x * real (k + j)) in
+    r[j] * r[0] + reduce (+) 0 r) A idx)
+";
+
+fn inputs(n: usize, bad: &[(usize, i64)]) -> Vec<Value> {
+    let xs: Vec<f64> = (0..n).map(|i| ((i as f64) * 0.37).cos()).collect();
+    let mut idx: Vec<i64> = (0..n as i64).map(|i| i % 3).collect();
+    for &(at, j) in bad {
+        idx[at] = j;
+    }
+    vec![
+        Value::reals(&xs),
+        Value::Array(idx.into_iter().map(Value::Int).collect()),
+    ]
+}
+
+/// The C of `PROGRAM` built with `Config::parallel` from two iterations.
+fn parallel_build(tag: &str) -> (codegen::CProgram, codegen::Built) {
+    let m = common::module("parallel_alloc.ad", PROGRAM);
+    let cfg = common::parallel_from_two();
+    let c = codegen::emit(&m, &cfg).expect("emits");
+    let built = common::build(&m, &cfg, tag);
+    (c, built)
+}
+
+#[test]
+fn loops_that_allocate_run_on_threads_with_their_own_arenas() {
+    let (c, _) = parallel_build("parallel-alloc-c");
+    // The three loops over the points, and no `return` inside a parallel
+    // region.
+    assert_eq!(
+        c.source.matches("if (!ad_workers(ctx").count(),
+        3,
+        "{}",
+        c.source
+    );
+    assert!(
+        c.source.contains("ad_alloc(ad_w"),
+        "no allocation in a thread's arena"
+    );
+    assert!(c.source.contains("goto ad_stop_"), "no failure of a thread");
+}
+
+#[test]
+fn loops_that_allocate_agree_with_the_sequential_build() {
+    let m = common::module("parallel_alloc.ad", PROGRAM);
+    let (_, par) = parallel_build("parallel-alloc-values");
+    let seq = common::build(&m, &Config::default(), "parallel-alloc-values-seq");
+    for n in [0, 1, 3, 1000] {
+        let a = inputs(n, &[]);
+        common::agree(&m, &par, "g", &a).unwrap_or_else(|e| panic!("n = {n}: {e}"));
+        let p = common::agree(&m, &par, "f", &a).unwrap_or_else(|e| panic!("n = {n}: {e}"));
+        let s = common::agree(&m, &seq, "f", &a).unwrap_or_else(|e| panic!("n = {n}: {e}"));
+        // The map is exact; the sum is chunked (within the evaluator's
+        // tolerance, checked by `agree`).
+        let (Value::Tuple(p), Value::Tuple(s)) = (p, s) else {
+            panic!("not a pair")
+        };
+        assert_eq!(
+            p[0].to_string(),
+            s[0].to_string(),
+            "n = {n}: the map differs"
+        );
+    }
+}
+
+#[test]
+fn the_first_failure_in_iteration_order_is_reported() {
+    let m = common::module("parallel_alloc.ad", PROGRAM);
+    let (_, par) = parallel_build("parallel-alloc-errors");
+    let seq = common::build(&m, &Config::default(), "parallel-alloc-errors-seq");
+    // With two threads the chunks are 0..500 and 500..1000: failures in
+    // the second chunk only, in both (the first chunk's is reported), and
+    // two in one chunk (its first).
+    for bad in [
+        vec![(700, 5)],
+        vec![(300, 9), (700, 5)],
+        vec![(100, 8), (200, -1)],
+        vec![(999, 4)],
+        vec![(0, 7), (999, 4)],
+    ] {
+        let a = inputs(1000, &bad);
+        for entry in ["f", "g"] {
+            let p = common::agree(&m, &par, entry, &a);
+            let s = common::agree(&m, &seq, entry, &a);
+            match (&p, &s) {
+                (Err(p), Err(s)) if p.starts_with("both failed") => {
+                    assert_eq!(p, s, "{entry} {bad:?}");
+                    let (at, j) = bad[0];
+                    assert!(
+                        p.contains(&format!("index {j}")),
+                        "{entry} {bad:?} at {at}: {p}"
+                    );
+                }
+                _ => panic!("{entry} {bad:?}: parallel {p:?}, sequential {s:?}"),
+            }
+        }
+    }
+}
+
+/// GMM's per-point sum (`sum (map (fun xi -> logsumexp ..) x)`: each
+/// point writes out its k scores) runs on threads with their own arenas,
+/// from `PAR_MIN_NESTED` points since its body has loops; before, it
+/// allocated and stayed sequential.
+#[test]
+fn gmm_per_point_loop_is_parallel() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures/gmm/program.ad");
+    let text = std::fs::read_to_string(path).expect("gmm program");
+    let m = common::module("gmm.ad", &text);
+    let cfg = Config {
+        parallel: true,
+        ..Config::default()
+    };
+    let c = codegen::emit(&m, &cfg).expect("emits");
+    let per_point = c
+        .source
+        .lines()
+        .any(|l| l.contains("p3_d0 >= 1024") && l.contains("ad_max_threads"));
+    assert!(
+        per_point,
+        "the loop over the points is not parallel from 1024:\n{}",
+        c.source
+    );
+    assert!(
+        c.source.contains("if (!ad_workers(ctx"),
+        "no threads with their own arenas"
+    );
+}

@@ -616,7 +616,7 @@ impl Lowerer<'_> {
             let site = self.site(Span::GENERATED, SiteKind::Alloc(None)) as u32;
             self.note_fails();
             self.w.open();
-            let (lo, hi) = self.chunk(n);
+            let [_, _, lo, hi] = self.chunk(n);
             self.push_loop(i, Some(lo), &hi, dir, 1, None, body);
             let body = self.w.close();
             self.w.push(Stmt::Parallel {
@@ -654,9 +654,10 @@ impl Lowerer<'_> {
         E::Var(self.let_typed(imp::Ty::Scalar(Scalar::I32), nt, "nt"))
     }
 
-    /// Inside a parallel body: this thread's chunk `lo ..< hi` of `0..n`,
-    /// the chunks in thread order (`ad_split`).
-    pub(crate) fn chunk(&mut self, n: &E) -> (E, E) {
+    /// Inside a parallel body: the thread's number `t` (`I32`), the number
+    /// of threads `tn` and its chunk `lo ..< hi` of `0..n`, the chunks in
+    /// thread order (`ad_split`).
+    pub(crate) fn chunk(&mut self, n: &E) -> [E; 4] {
         let int = imp::Ty::Scalar(Scalar::I32);
         let me = self.call("ad_thread_num", &[], Scalar::I32, vec![]);
         let t = E::Var(self.let_typed(int.clone(), me, "t"));
@@ -671,15 +672,15 @@ impl Lowerer<'_> {
             vec![n.clone(), wide(t.clone()), wide(tn.clone())],
         );
         let lo = E::Var(self.let_var(Kind::Int, lo, "lo"));
-        let next = E::bin(BinOp::Add, t, E::I32(1));
+        let next = E::bin(BinOp::Add, t.clone(), E::I32(1));
         let hi = self.call(
             "ad_split",
             &split,
             Scalar::I64,
-            vec![n.clone(), wide(next), wide(tn)],
+            vec![n.clone(), wide(next), wide(tn.clone())],
         );
         let hi = E::Var(self.let_var(Kind::Int, hi, "hi"));
-        (lo, hi)
+        [t, tn, lo, hi]
     }
 
     /// A fresh loop index.

@@ -203,3 +203,35 @@ fn gmm_gradient_per_point_reduce_is_parallel() {
     let entry = g.defs.last().expect("the gradient").name.to_string();
     common::agree(&g, &built, &entry, &args).unwrap_or_else(|e| panic!("{e}"));
 }
+
+/// A `reduce` of arrays by `map2 (+)` is chunked only when `z` is zeros,
+/// checked at run time: from ones it is the sequential left fold, bit for
+/// bit the default build's.
+#[test]
+fn array_reductions_are_chunked_only_from_zeros() {
+    let text = "def h (X : [n][2]R) (c : R) : [2]R =
+  reduce (fun (u, v) -> map2 (+) u v) (map (fun a -> c) X[0]) (map (fun r -> map (fun a -> a * a) r) X)
+";
+    let m = common::module("array_reduce.ad", text);
+    let par = common::build(&m, &common::parallel_from_two(), "parallel-array-reduce");
+    let seq = common::build(&m, &Config::default(), "parallel-array-reduce-seq");
+    let x = Value::Array(
+        (0..1001)
+            .map(|i| Value::reals(&[((i as f64) * 0.3).sin(), ((i as f64) * 0.7).cos()]))
+            .collect(),
+    );
+    for c in [0.0, 1.0] {
+        let a = vec![x.clone(), Value::Real(c)];
+        let p = common::agree(&m, &par, "h", &a).unwrap_or_else(|e| panic!("c = {c}: {e}"));
+        let s = common::agree(&m, &seq, "h", &a).unwrap_or_else(|e| panic!("c = {c}: {e}"));
+        if c != 0.0 {
+            assert_eq!(p.to_string(), s.to_string(), "from ones: not the left fold");
+        }
+    }
+    let c = codegen::emit(&m, &common::parallel_from_two()).expect("emits");
+    assert!(
+        c.source.contains("if (!ad_workers(ctx"),
+        "not parallel:\n{}",
+        c.source
+    );
+}

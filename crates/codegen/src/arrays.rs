@@ -14,8 +14,9 @@
 //!   that must survive an iteration are stored into buffers allocated
 //!   before the loop.
 //! - With `Config::parallel`, an outermost materializing loop or reduction
-//!   whose body neither allocates nor can fail gets an OpenMP pragma (see
-//!   note [parallel loops]).
+//!   runs on several threads: an OpenMP pragma when its body neither
+//!   allocates nor can fail, else threads with arenas and failure records
+//!   of their own (see note [parallel loops]).
 
 use std::rc::Rc;
 

@@ -20,7 +20,10 @@
 //! where `a` and `b` are the accumulator's and the element's component
 //! (in either order), read by projections or through `let`s; every other
 //! `reduce` runs as the sequential left fold, bit-identical to the
-//! evaluator in every configuration.
+//! evaluator in every configuration. An accumulator holding arrays
+//! (`rebracketable_arrays`, parallel only) may also combine its arrays
+//! elementwise through `map2`, with `+`, `max` or `min` on the scalars,
+//! when `z` is zeros, which is checked at run time.
 
 use std::collections::HashMap;
 

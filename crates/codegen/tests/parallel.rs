@@ -235,3 +235,25 @@ fn array_reductions_are_chunked_only_from_zeros() {
         c.source
     );
 }
+
+/// The threads' arenas under AddressSanitizer: no overrun, no use after a
+/// thread's region is released, also when a thread fails.
+#[test]
+fn threads_with_their_own_arenas_are_clean_under_the_sanitizers() {
+    let m = common::module("parallel_alloc.ad", PROGRAM);
+    let cfg = Config {
+        sanitize: true,
+        ..common::parallel_from_two()
+    };
+    let built = common::build(&m, &cfg, "parallel-alloc-sanitized");
+    for bad in [vec![], vec![(300, 9), (700, 5)]] {
+        let a = inputs(1000, &bad);
+        for entry in ["f", "g"] {
+            let r = common::agree(&m, &built, entry, &a);
+            assert!(
+                r.is_ok() || r.as_ref().is_err_and(|e| e.starts_with("both failed")),
+                "{entry} {bad:?}: {r:?}"
+            );
+        }
+    }
+}

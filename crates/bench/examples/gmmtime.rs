@@ -1,6 +1,7 @@
 //! Development aid: times the pipeline's GMM gradient through C.
 //!
-//! Environment: `GMMTIME_PARALLEL=1` for the `Config::parallel` build;
+//! Environment: `GMMTIME_PARALLEL=1` for the `Config::parallel` build
+//! (threads: `OMP_NUM_THREADS`); `GMMTIME_ENTRY=gmm` for the primal;
 //! `GMMTIME_WITHOUT=rule,rule` to optimize without these rules;
 //! `GMMTIME_REPS=n` times n calls (3 by default);
 //! `GMMTIME_DUMP=file.c` writes the generated C; `GMMTIME_SRC=file.c`
@@ -48,14 +49,23 @@ fn main() {
         .ok()
         .and_then(|r| r.parse().ok())
         .unwrap_or(3);
-    let (v, t) = codegen::time(&built, "gmm_grad", &args, reps).expect("run");
-    let mut cpu: Vec<f64> = t.cpu_ns.iter().map(|x| x / 1e6).collect();
-    cpu.sort_by(f64::total_cmp);
+    // GMMTIME_ENTRY=gmm times the primal instead.
+    let entry = std::env::var("GMMTIME_ENTRY").unwrap_or_else(|_| "gmm_grad".into());
+    let (v, t) = codegen::time(&built, &entry, &args, reps).expect("run");
+    let ms = |xs: &[f64]| {
+        let mut xs: Vec<f64> = xs.iter().map(|x| x / 1e6).collect();
+        xs.sort_by(f64::total_cmp);
+        (xs[0], xs[xs.len() / 2], xs[xs.len() - 1])
+    };
+    let (cpu, wall) = (ms(&t.cpu_ns), ms(&t.wall_ns));
+    let value = match v.as_tuple() {
+        Some(t) => t[0].to_string(),
+        None => v.to_string(),
+    };
+    // Wall-clock too: a parallel build's (OMP_NUM_THREADS) CPU time adds
+    // up its threads'.
     println!(
-        "value {} cpu ms min {:.1} median {:.1} max {:.1}",
-        v.as_tuple().map(|t| t[0].to_string()).unwrap_or_default(),
-        cpu[0],
-        cpu[cpu.len() / 2],
-        cpu[cpu.len() - 1]
+        "value {value} cpu ms min {:.1} median {:.1} max {:.1} wall ms min {:.1} median {:.1} max {:.1}",
+        cpu.0, cpu.1, cpu.2, wall.0, wall.1, wall.2
     );
 }

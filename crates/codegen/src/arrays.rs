@@ -14,15 +14,16 @@
 //!   that must survive an iteration are stored into buffers allocated
 //!   before the loop.
 //! - With `Config::parallel`, an outermost materializing loop or reduction
-//!   whose body neither allocates nor can fail gets an OpenMP pragma (see
-//!   note [parallel loops]).
+//!   runs on several threads: an OpenMP pragma when its body neither
+//!   allocates nor can fail, else threads with arenas and failure records
+//!   of their own (see note [parallel loops]).
 
 use std::rc::Rc;
 
 use syntax::{ExprId, Prim, Span, Ty, stack};
 
 use crate::error::Error;
-use crate::imp::{self, BinOp, Block, Expr as E, Pragma, Stmt, VarId};
+use crate::imp::{self, BinOp, Block, Expr as E, Pragma, Scalar, Stmt, VarId};
 use crate::layout::{Kind, has_array};
 use crate::lower::{Flags, Lowerer, SiteKind};
 use crate::streams::{Order, order};
@@ -41,6 +42,10 @@ pub(crate) const LANES: usize = 4;
 /// The default trip count from which parallel loops use more than one
 /// thread (`Config::parallel_min`).
 pub(crate) const PAR_MIN: u32 = 32768;
+
+/// The same for a loop whose body has a loop of its own (GMM's per-point
+/// work: k components of d x d), when `Config::parallel_min` is larger.
+pub(crate) const PAR_MIN_NESTED: u32 = 1024;
 
 impl Lowerer<'_> {
     /// Compiles a builtin application.
@@ -602,13 +607,81 @@ impl Lowerer<'_> {
     ) -> Result<(), Error> {
         let i = self.index_var();
         let (block, flags) = self.capture(|cx| body(cx, &E::Var(i)))?;
-        let pragma = (parallel && self.may_parallelize(flags)).then_some(Pragma::ParallelFor {
-            min: self.cfg.parallel_min,
-        });
         let reset_when = reset_when.map(|(op, e)| E::bin(op, E::Var(i), e));
+        let own = (flags.allocs || flags.fails) && reset_when.is_none() && dir == Dir::Up;
+        if parallel && own && self.may_parallelize_own(flags) {
+            // Threads with their own arenas (note [parallel loops]).
+            let body = self.body_block(block, flags, None);
+            let min = self.par_min(flags);
+            let nt = self.chunk_threads(n, min);
+            let site = self.site(Span::GENERATED, SiteKind::Alloc(None)) as u32;
+            self.note_fails();
+            self.w.open();
+            let [_, _, lo, hi] = self.chunk(n);
+            self.push_loop(i, Some(lo), &hi, dir, 1, None, body);
+            let body = self.w.close();
+            self.w.push(Stmt::Parallel {
+                threads: nt,
+                body,
+                workers: Some(site),
+            });
+            return Ok(());
+        }
+        let pragma = (parallel && self.may_parallelize(flags)).then_some(Pragma::ParallelFor {
+            min: self.par_min(flags),
+        });
         let body = self.body_block(block, flags, reset_when);
         self.push_loop(i, Some(E::I64(0)), n, dir, 1, pragma, body);
         Ok(())
+    }
+
+    /// The least trip count at which a loop with this body runs on several
+    /// threads: `Config::parallel_min`, or at most [`PAR_MIN_NESTED`] when
+    /// the body has a loop of its own.
+    pub(crate) fn par_min(&self, flags: Flags) -> u32 {
+        if flags.loops {
+            self.cfg.parallel_min.min(PAR_MIN_NESTED)
+        } else {
+            self.cfg.parallel_min
+        }
+    }
+
+    /// The threads of a parallel body over `0..n`: all there are from
+    /// `min` iterations on, else one (which runs the whole loop).
+    pub(crate) fn chunk_threads(&mut self, n: &E, min: u32) -> E {
+        let threads = self.call("ad_max_threads", &[], Scalar::I32, vec![]);
+        let enough = E::bin(BinOp::Ge, n.clone(), E::I64(min.into()));
+        let nt = E::Select(Box::new(enough), Box::new(threads), Box::new(E::I32(1)));
+        E::Var(self.let_typed(imp::Ty::Scalar(Scalar::I32), nt, "nt"))
+    }
+
+    /// Inside a parallel body: the thread's number `t` (`I32`), the number
+    /// of threads `tn` and its chunk `lo ..< hi` of `0..n`, the chunks in
+    /// thread order (`ad_split`).
+    pub(crate) fn chunk(&mut self, n: &E) -> [E; 4] {
+        let int = imp::Ty::Scalar(Scalar::I32);
+        let me = self.call("ad_thread_num", &[], Scalar::I32, vec![]);
+        let t = E::Var(self.let_typed(int.clone(), me, "t"));
+        let all = self.call("ad_num_threads", &[], Scalar::I32, vec![]);
+        let tn = E::Var(self.let_typed(int, all, "tn"));
+        let split = [Scalar::I64, Scalar::I64, Scalar::I64];
+        let wide = |e: E| E::Cast(Scalar::I64, Box::new(e));
+        let lo = self.call(
+            "ad_split",
+            &split,
+            Scalar::I64,
+            vec![n.clone(), wide(t.clone()), wide(tn.clone())],
+        );
+        let lo = E::Var(self.let_var(Kind::Int, lo, "lo"));
+        let next = E::bin(BinOp::Add, t.clone(), E::I32(1));
+        let hi = self.call(
+            "ad_split",
+            &split,
+            Scalar::I64,
+            vec![n.clone(), wide(next), wide(tn.clone())],
+        );
+        let hi = E::Var(self.let_var(Kind::Int, hi, "hi"));
+        [t, tn, lo, hi]
     }
 
     /// A fresh loop index.
@@ -628,6 +701,9 @@ impl Lowerer<'_> {
         pragma: Option<Pragma>,
         body: Block,
     ) {
+        for f in &mut self.frames {
+            f.loops = true;
+        }
         self.w.push(Stmt::For(Box::new(imp::For {
             index,
             lo,
@@ -665,11 +741,15 @@ impl Lowerer<'_> {
     /// asked for, outside every other loop, and when the body neither
     /// allocates nor fails (note [parallel loops]).
     pub fn may_parallelize(&self, flags: Flags) -> bool {
-        self.cfg.parallel
-            && self.loop_depth == 0
-            && !flags.allocs
-            && !flags.fails
-            && !flags.sequential
+        self.may_parallelize_own(flags) && !flags.allocs && !flags.fails
+    }
+
+    /// Whether it may run in parallel on threads with their own arenas
+    /// and failure records (`Stmt::Parallel` with workers): when asked
+    /// for, outside every other loop, and when its iterations need not
+    /// run in order.
+    pub fn may_parallelize_own(&self, flags: Flags) -> bool {
+        self.cfg.parallel && self.loop_depth == 0 && !flags.sequential
     }
 
     /// Runs `f` writing into a detached block, inside a new loop frame;

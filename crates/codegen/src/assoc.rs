@@ -20,7 +20,10 @@
 //! where `a` and `b` are the accumulator's and the element's component
 //! (in either order), read by projections or through `let`s; every other
 //! `reduce` runs as the sequential left fold, bit-identical to the
-//! evaluator in every configuration.
+//! evaluator in every configuration. An accumulator holding arrays
+//! (`rebracketable_arrays`, parallel only) may also combine its arrays
+//! elementwise through `map2`, with `+`, `max` or `min` on the scalars,
+//! when `z` is zeros, which is checked at run time.
 
 use std::collections::HashMap;
 
@@ -38,6 +41,9 @@ enum Sym {
     /// A scalar operator applied to two subterms.
     Op(Prim, Box<Sym>, Box<Sym>),
     Tuple(Vec<Sym>),
+    /// `map2 g` over the accumulator's and the element's arrays at this
+    /// path, `g`'s step in terms of their elements (`Param(k, [])`).
+    Map2(Vec<u32>, Box<Sym>),
     /// Anything else.
     Other,
 }
@@ -126,6 +132,7 @@ fn sym(m: &Module, e: ExprId, env: &mut HashMap<Name, Sym>) -> Sym {
             (Prim::Add | Prim::Mul | Prim::Max | Prim::Min, [a, b]) => {
                 Sym::Op(*op, Box::new(sym(m, *a, env)), Box::new(sym(m, *b, env)))
             }
+            (Prim::Map2, [g, a, b]) => map2(m, *g, sym(m, *a, env), sym(m, *b, env)),
             _ => Sym::Other,
         },
         Expr::Let {
@@ -150,6 +157,66 @@ fn sym(m: &Module, e: ExprId, env: &mut HashMap<Name, Sym>) -> Sym {
             out
         }
         _ => Sym::Other,
+    }
+}
+
+/// `map2 g a b` where `a` and `b` are the accumulator's and the element's
+/// arrays at one path (in either order).
+fn map2(m: &Module, g: ExprId, a: Sym, b: Sym) -> Sym {
+    let (Sym::Param(ka, pa), Sym::Param(kb, pb)) = (a, b) else {
+        return Sym::Other;
+    };
+    let Expr::Lambda { params, body } = m.expr(g) else {
+        return Sym::Other;
+    };
+    let [p, q] = params.as_slice() else {
+        return Sym::Other;
+    };
+    if pa != pb || ka == kb {
+        return Sym::Other;
+    }
+    let mut inner = HashMap::new();
+    inner.insert(p.name.clone(), Sym::Param(ka, Vec::new()));
+    inner.insert(q.name.clone(), Sym::Param(kb, Vec::new()));
+    Sym::Map2(pa, Box::new(sym(m, *body, &mut inner)))
+}
+
+/// Whether `reduce f z` with an accumulator holding arrays may be computed
+/// in chunks folded from `z` and combined with `f` when every scalar of
+/// `z` is zero (which the caller checks at run time: such a `z` is
+/// computed, GMM's `map (fun _ -> 0) ..`): every scalar component of the
+/// step is `a + b`, `max a b` or `min a b` of the accumulator's and the
+/// element's, directly or inside `map2`s over their arrays at the same
+/// path.
+pub(crate) fn rebracketable_arrays(m: &Module, f: &Func) -> bool {
+    let Expr::Lambda { params, body } = m.expr(f.lambda) else {
+        return false;
+    };
+    let [acc, elem] = params.as_slice() else {
+        return false;
+    };
+    let mut env = HashMap::new();
+    env.insert(acc.name.clone(), Sym::Param(0, Vec::new()));
+    env.insert(elem.name.clone(), Sym::Param(1, Vec::new()));
+    zero_ok(&sym(m, *body, &mut env), &mut Vec::new())
+}
+
+/// [`rebracketable_arrays`] for the component of the step at `path`.
+fn zero_ok(s: &Sym, path: &mut Vec<u32>) -> bool {
+    match s {
+        Sym::Tuple(items) => items.iter().enumerate().all(|(k, item)| {
+            path.push(k as u32 + 1);
+            let ok = zero_ok(item, path);
+            path.pop();
+            ok
+        }),
+        Sym::Map2(at, inner) => at == path && zero_ok(inner, &mut Vec::new()),
+        Sym::Op(op, a, b) => {
+            let here = |k: usize| Sym::Param(k, path.to_vec());
+            let operands = (**a == here(0) && **b == here(1)) || (**a == here(1) && **b == here(0));
+            operands && matches!(op, Prim::Add | Prim::Max | Prim::Min)
+        }
+        _ => false,
     }
 }
 

@@ -88,16 +88,17 @@ impl Lowerer<'_> {
         // Chunks and lanes compute the left fold only for the operators of
         // note [rebracketing] (`assoc.rs`); any other `reduce` stays sequential.
         let rebracket = op == Prim::Reduce && crate::assoc::rebracketable(self.m, f, &z);
-        let parallel = rebracket && self.may_parallelize(flags);
+        let parallel = rebracket && self.may_parallelize_own(flags);
         // In parallel: `if (n >= min && threads > 1) { chunks } else { loop }`.
         let chunked = if parallel {
             self.w.open();
-            self.parallel_reduce(f, &z, &accs, &kinds, &acc_val, &n, span, &step)?;
+            let own = flags.allocs || flags.fails;
+            self.parallel_reduce(f, &z, &accs, &kinds, &acc_val, &n, span, &step, own)?;
             let then = self.w.close();
             let threads = self.call("ad_max_threads", &[], Scalar::I32, vec![]);
             let cond = E::bin(
                 BinOp::And,
-                E::bin(BinOp::Ge, n.clone(), E::I64(self.cfg.parallel_min.into())),
+                E::bin(BinOp::Ge, n.clone(), E::I64(self.par_min(flags).into())),
                 E::bin(BinOp::Gt, threads, E::I32(1)),
             );
             self.w.open();
@@ -240,7 +241,8 @@ impl Lowerer<'_> {
     }
 
     /// `reduce` with a scalar accumulator, in parallel chunks combined in
-    /// order (note [parallel loops]).
+    /// order (note [parallel loops]); `own`: the step allocates or fails,
+    /// so the threads get arenas and failure records of their own.
     #[allow(clippy::too_many_arguments)]
     fn parallel_reduce(
         &mut self,
@@ -252,6 +254,7 @@ impl Lowerer<'_> {
         n: &E,
         span: Span,
         step: &Step<'_>,
+        own: bool,
     ) -> Result<(), Error> {
         let int = imp::Ty::Scalar(Scalar::I32);
         let threads = self.call("ad_max_threads", &[], Scalar::I32, vec![]);
@@ -301,18 +304,22 @@ impl Lowerer<'_> {
         scalars(z, &mut zs);
         let (locals, local_val) = self.scalar_vars(z, kinds, &zs, "part");
         let i = self.index_var();
-        self.w.open();
-        self.loop_depth += 1;
-        let r = step(self, &local_val, &locals, &E::Var(i));
-        self.loop_depth -= 1;
-        let body = self.w.close();
-        r?;
+        let (body, flags) = self.capture(|cx| step(cx, &local_val, &locals, &E::Var(i)))?;
+        let body = self.body_block(body, flags, None);
         self.push_loop(i, Some(lo), &hi, Dir::Up, 1, None, body);
         for (p, l) in parts.iter().zip(&locals) {
             self.store_at(p, &t, E::Var(*l));
         }
         let body = self.w.close();
-        self.w.push(Stmt::Parallel { threads: nt, body });
+        let workers = own.then(|| self.site(Span::GENERATED, SiteKind::Alloc(None)) as u32);
+        if own {
+            self.note_fails();
+        }
+        self.w.push(Stmt::Parallel {
+            threads: nt,
+            body,
+            workers,
+        });
         // Combine the partial results in thread order.
         let t = self.new_var("t", int, false);
         self.w.open();
@@ -368,6 +375,26 @@ impl Lowerer<'_> {
             if let Source::Array(a) = &src {
                 self.open_streams(a);
             }
+            let random = match &src {
+                Source::Array(a) => order(a) == Order::Any,
+                Source::Count(_) => true,
+            };
+            // In parallel (note [parallel loops]): `if (n >= min && threads
+            // > 1 && z is zeros) { chunks } else { loop }`.
+            let chunked = op == Prim::Reduce
+                && random
+                && self.cfg.parallel
+                && self.loop_depth == 0
+                && crate::assoc::rebracketable_arrays(self.m, f);
+            let par = if chunked {
+                self.w.open();
+                let flags = self.parallel_fold_arrays(f, &src, ty, &dims, &cur, n, span, op)?;
+                let then = self.w.close();
+                self.w.open();
+                Some((then, flags))
+            } else {
+                None
+            };
             self.for_loop(n, Dir::Up, false, None, |cx, i| {
                 let acc = cx.element(&cur, &zero, true);
                 let x = match &src {
@@ -377,6 +404,24 @@ impl Lowerer<'_> {
                 let v = cx.apply(f, vec![acc, x], span)?;
                 cx.store(&v, &cur, &zero)
             })?;
+            if let Some((then, flags)) = par {
+                let els = self.w.close();
+                let zeros = self.mut_var(Kind::Bool, Some(E::Bool(true)), "zeros");
+                let z = self.element(&cur, &zero, true);
+                self.all_zero(&z, zeros)?;
+                let threads = self.call("ad_max_threads", &[], Scalar::I32, vec![]);
+                let min = E::I64(self.par_min(flags).into());
+                let cond = E::bin(
+                    BinOp::And,
+                    E::bin(
+                        BinOp::And,
+                        E::bin(BinOp::Ge, n.clone(), min),
+                        E::bin(BinOp::Gt, threads, E::I32(1)),
+                    ),
+                    E::Var(zeros),
+                );
+                self.w.push(Stmt::If { cond, then, els });
+            }
             return Ok(self.element(&cur, &zero, true));
         }
         let next = self.alloc_leaves_dims(ty, &one, &mut dims.iter(), span, Some(op))?;
@@ -396,6 +441,109 @@ impl Lowerer<'_> {
             cx.step_buffers(v, &dims, &cur, &next, op, span)
         })?;
         Ok(self.element(&cur, &zero, true))
+    }
+
+    /// `reduce` with an accumulator holding arrays, updated in place, in
+    /// parallel chunks (note [parallel loops]): each thread folds its chunk
+    /// into an accumulator of its own started from `z` (in `cur`), and the
+    /// threads' accumulators are then added into `cur` in thread order.
+    /// Returns what the step's body did.
+    #[allow(clippy::too_many_arguments)]
+    fn parallel_fold_arrays(
+        &mut self,
+        f: &Func,
+        src: &Source,
+        ty: &Ty,
+        dims: &[E],
+        cur: &Leaves,
+        n: &E,
+        span: Span,
+        op: Prim,
+    ) -> Result<crate::lower::Flags, Error> {
+        let int = imp::Ty::Scalar(Scalar::I32);
+        let zero = E::I64(0);
+        let threads = self.call("ad_max_threads", &[], Scalar::I32, vec![]);
+        let nt = E::Var(self.let_typed(int.clone(), threads, "nt"));
+        let used = self.new_var("used", int, true);
+        self.w.push(Stmt::Let {
+            var: used,
+            init: Some(E::I32(1)),
+        });
+        let count = E::Cast(Scalar::I64, Box::new(nt.clone()));
+        let parts = self.alloc_leaves_dims(ty, &count, &mut dims.iter(), span, Some(op))?;
+        self.w.open();
+        // The body is one thread's: no loop in it is parallel again.
+        self.loop_depth += 1;
+        let [t, tn, lo, hi] = self.chunk(n);
+        self.w.push(Stmt::If {
+            cond: E::bin(BinOp::Eq, t.clone(), E::I32(0)),
+            then: vec![Stmt::Set {
+                place: imp::Place::Var(used),
+                value: tn,
+            }],
+            els: vec![],
+        });
+        let me = E::Cast(Scalar::I64, Box::new(t));
+        let z = self.element(cur, &zero, true);
+        let r = self.store(&z, &parts, &me);
+        let i = self.index_var();
+        let r = r.and_then(|()| {
+            self.capture(|cx| {
+                let acc = cx.element(&parts, &me, true);
+                let x = match src {
+                    Source::Array(a) => cx.elem(a, &E::Var(i))?,
+                    Source::Count(_) => Val::Scalar(Kind::Int, E::Var(i)),
+                };
+                let v = cx.apply(f, vec![acc, x], span)?;
+                cx.store(&v, &parts, &me)
+            })
+        });
+        self.loop_depth -= 1;
+        let (body, flags) = r?;
+        let body = self.body_block(body, flags, None);
+        self.push_loop(i, Some(lo), &hi, Dir::Up, 1, None, body);
+        let body = self.w.close();
+        let site = self.site(Span::GENERATED, SiteKind::Alloc(None)) as u32;
+        self.note_fails();
+        self.w.push(Stmt::Parallel {
+            threads: nt,
+            body,
+            workers: Some(site),
+        });
+        // Combine the threads' accumulators in thread order.
+        let n_used = E::Cast(Scalar::I64, Box::new(E::Var(used)));
+        self.for_loop(&n_used, Dir::Up, false, None, |cx, t| {
+            let acc = cx.element(cur, &zero, true);
+            let part = cx.element(&parts, t, true);
+            let v = cx.apply(f, vec![acc, part], span)?;
+            cx.store(&v, cur, &zero)
+        })?;
+        Ok(flags)
+    }
+
+    /// Sets `ok` to false unless every scalar of `v` is zero.
+    fn all_zero(&mut self, v: &Val, ok: VarId) -> Result<(), Error> {
+        match v {
+            Val::Scalar(kind, e) => {
+                let is_zero = match kind {
+                    Kind::Real => E::bin(BinOp::Eq, e.clone(), E::F64(0.0)),
+                    Kind::Int => E::bin(BinOp::Eq, e.clone(), E::I64(0)),
+                    Kind::Bool => E::Bool(false),
+                };
+                self.set(ok, E::bin(BinOp::And, E::Var(ok), is_zero));
+                Ok(())
+            }
+            Val::Tuple(vs) => vs.iter().try_for_each(|v| self.all_zero(v, ok)),
+            Val::Array(a) => {
+                let a = a.clone();
+                let n = a.len().clone();
+                self.for_loop(&n, Dir::Up, false, None, |cx, i| {
+                    let x = cx.elem(&a, i)?;
+                    cx.all_zero(&x, ok)
+                })
+            }
+            _ => Ok(()),
+        }
     }
 
     /// One step of a loop whose state holds arrays (a fold's accumulator,

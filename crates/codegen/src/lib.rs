@@ -79,8 +79,9 @@ pub struct Config {
     pub parallel: bool,
     /// With `parallel`, the least trip count at which a loop runs on more
     /// than one thread (default 32768: below it, starting the threads
-    /// costs more than they save). Tests set it to 2 to run the parallel
-    /// paths on small inputs.
+    /// costs more than they save; a loop whose body has a loop of its own
+    /// runs in parallel from at most 1024). Tests set it to 2 to run the
+    /// parallel paths on small inputs.
     pub parallel_min: u32,
     /// Let `reduce` keep several partial results (lanes) combined at the
     /// end, which makes sums several times faster; only where `reduce`'s

@@ -85,6 +85,9 @@ pub(crate) struct Flags {
     /// It advances a stream (a scan read while computed), so its
     /// iterations must run in order.
     pub sequential: bool,
+    /// It has a loop of its own: enough work per iteration to run in
+    /// parallel from fewer iterations ([`crate::arrays::PAR_MIN_NESTED`]).
+    pub loops: bool,
 }
 
 /// The state of compiling one definition.
@@ -171,7 +174,7 @@ impl<'a> Lowerer<'a> {
     }
 
     /// Records in every enclosing frame that the code can fail.
-    fn note_fails(&mut self) {
+    pub(crate) fn note_fails(&mut self) {
         for f in &mut self.frames {
             f.fails = true;
         }

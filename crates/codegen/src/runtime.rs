@@ -114,6 +114,10 @@ struct ad_ctx {
     int64_t site;       /* the failure site of the last call, 0 if none */
     int64_t detail[2];  /* its two numbers (an index and a length, ...) */
     char message[256];
+    /* The threads' own contexts in parallel loops that allocate or fail
+     * (note [parallel loops]), kept from call to call as the chunks are. */
+    struct ad_ctx **workers;
+    int nworkers;
 };
 
 typedef struct ad_ctx ad_ctx;
@@ -159,6 +163,8 @@ ad_ctx *adrev_ctx_new(void) {
 
 void adrev_ctx_free(ad_ctx *ctx) {
     if (!ctx) return;
+    for (int t = 0; t < ctx->nworkers; t++) adrev_ctx_free(ctx->workers[t]);
+    free(ctx->workers);
     ad_chunk *c = ctx->first;
     while (c) {
         ad_chunk *next = c->next;
@@ -227,6 +233,37 @@ static void *ad_alloc(ad_ctx *ctx, int64_t count, size_t size) {
     c->used += need;
     AD_UNPOISON(p, bytes);
     return p;
+}
+
+/* Before a parallel body with workers: contexts for `nt` threads, each
+ * emptied (arena and failure) as a call's is; false if they cannot be made. */
+static bool ad_workers(ad_ctx *ctx, int nt) {
+    if (nt > ctx->nworkers) {
+        ad_ctx **ws = (ad_ctx **)realloc(ctx->workers, (size_t)nt * sizeof(ad_ctx *));
+        if (!ws) return false;
+        ctx->workers = ws;
+        for (; ctx->nworkers < nt; ctx->nworkers++) {
+            if (!(ws[ctx->nworkers] = adrev_ctx_new())) return false;
+        }
+    }
+    for (int t = 0; t < nt; t++) ad_begin(ctx->workers[t]);
+    return true;
+}
+
+/* After it: the failure of the first thread that failed, in thread order,
+ * becomes the call's (each thread ran one chunk, the chunks in order, and
+ * stopped at its first failure: this is the first in iteration order). */
+static bool ad_join(ad_ctx *ctx, int nt) {
+    for (int t = 0; t < nt; t++) {
+        ad_ctx *w = ctx->workers[t];
+        if (w->site) {
+            ctx->site = w->site;
+            ctx->detail[0] = w->detail[0];
+            ctx->detail[1] = w->detail[1];
+            return true;
+        }
+    }
+    return false;
 }
 
 /* The element count `a * b`, saturated so that ad_alloc refuses it. */

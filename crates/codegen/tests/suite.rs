@@ -8,6 +8,7 @@ mod common;
 mod hoisting;
 mod library;
 mod loop_passes;
+mod parallel;
 mod programs;
 mod random;
 mod random_grad;

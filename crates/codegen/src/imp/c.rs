@@ -41,6 +41,9 @@ pub fn func(p: &Program, f: &Func) -> String {
     let mut cx = Printer {
         n: Notation::C { p, f },
         regions: Vec::new(),
+        ctx: "ctx",
+        stop: None,
+        parallels: 0,
     };
     cx.block(&mut w, &f.body);
     w.line("return 0;");
@@ -79,6 +82,16 @@ struct Printer<'a> {
     /// The regions open at the statement: their marks and release
     /// conditions, with `None` entries for the loops between them.
     regions: Vec<Option<(VarId, Option<&'a Expr>)>>,
+    /// The context allocations and failures go to: `ctx`, or inside a
+    /// parallel body with workers the thread's own, `ad_w`.
+    ctx: &'static str,
+    /// Inside a parallel body with workers: the label at its end, where a
+    /// thread goes once it has failed (a `return` may not leave an
+    /// OpenMP region).
+    stop: Option<String>,
+    /// How many parallel bodies with workers are printed so far (their
+    /// labels' numbers).
+    parallels: usize,
 }
 
 impl<'a> Printer<'a> {
@@ -93,10 +106,19 @@ impl<'a> Printer<'a> {
     }
 
     fn release(&self, w: &mut Lines, mark: VarId, cond: Option<&Expr>) {
-        let m = self.name(mark);
+        let (m, ctx) = (self.name(mark), self.ctx);
         match cond {
-            Some(c) => w.line(format!("if ({}) ad_reset(ctx, {m});", self.n.expr(c))),
-            None => w.line(format!("ad_reset(ctx, {m});")),
+            Some(c) => w.line(format!("if ({}) ad_reset({ctx}, {m});", self.n.expr(c))),
+            None => w.line(format!("ad_reset({ctx}, {m});")),
+        }
+    }
+
+    /// How a failure at `site` with details `a`, `b` stops: the call
+    /// returns, or a thread with its own context records it and stops.
+    fn fail(&self, site: u32, a: &str, b: &str) -> String {
+        match &self.stop {
+            None => format!("return ad_fail(ctx, {site}, {a}, {b});"),
+            Some(l) => format!("{{ ad_fail({}, {site}, {a}, {b}); goto {l}; }}", self.ctx),
         }
     }
 
@@ -138,10 +160,9 @@ impl<'a> Printer<'a> {
                 w.line(format!("{} = {};", self.n.place(place), self.n.expr(value)))
             }
             Stmt::Fail { cond, site, a, b } => w.line(format!(
-                "if ({}) return ad_fail(ctx, {site}, {}, {});",
+                "if ({}) {}",
                 self.n.expr(cond),
-                self.n.expr(a),
-                self.n.expr(b)
+                self.fail(*site, &self.n.expr(a), &self.n.expr(b))
             )),
             Stmt::Alloc { var, count, when } => {
                 let v = f.var(*var);
@@ -149,7 +170,7 @@ impl<'a> Printer<'a> {
                     return;
                 };
                 let (t, p, n) = (c_scalar(*elem), &v.name, self.n.expr(count));
-                let call = format!("({t} *)ad_alloc(ctx, {n}, sizeof({t}))");
+                let call = format!("({t} *)ad_alloc({}, {n}, sizeof({t}))", self.ctx);
                 match when {
                     None => w.line(format!("{t} *{p} = {call};")),
                     Some(c) => w.line(format!("{t} *{p} = {} ? {call} : NULL;", self.n.expr(c))),
@@ -170,9 +191,10 @@ impl<'a> Printer<'a> {
                 };
                 w.line(format!("int64_t {k};"));
                 w.line(format!(
-                    "if ({fun}({}, {}, &{k})) return ad_fail(ctx, {site}, 0, 0);",
+                    "if ({fun}({}, {}, &{k})) {}",
                     self.n.expr(a),
-                    self.n.expr(b)
+                    self.n.expr(b),
+                    self.fail(*site, "0", "0")
                 ));
             }
             Stmt::For(l) => {
@@ -254,21 +276,64 @@ impl<'a> Printer<'a> {
                 reset_if,
             } => {
                 w.line(format!(
-                    "const ad_mark {} = ad_mark_get(ctx);",
-                    self.name(*mark)
+                    "const ad_mark {} = ad_mark_get({});",
+                    self.name(*mark),
+                    self.ctx
                 ));
                 self.regions.push(Some((*mark, reset_if.as_ref())));
                 self.block(w, body);
                 self.regions.pop();
                 self.release(w, *mark, reset_if.as_ref());
             }
-            Stmt::Parallel { threads, body } => {
+            Stmt::Parallel {
+                threads,
+                body,
+                workers: None,
+            } => {
                 w.line(format!(
                     "AD_PRAGMA(omp parallel num_threads({}))",
                     self.n.expr(threads)
                 ));
                 self.body(w, String::new(), body, false);
             }
+            Stmt::Parallel {
+                threads,
+                body,
+                workers: Some(site),
+            } => self.parallel_workers(w, threads, body, *site),
         }
+    }
+}
+
+impl<'a> Printer<'a> {
+    /// A parallel body whose threads have their own contexts (note
+    /// [parallel loops]): the contexts are made (or emptied) first, each
+    /// thread allocates from and fails into its own, `goto`ing the end
+    /// of the body on failure, and afterwards the first thread that
+    /// failed, in thread order, is the call's failure (`ad_join`).
+    fn parallel_workers(&mut self, w: &mut Lines, threads: &'a Expr, body: &'a Block, site: u32) {
+        let nt = self.n.expr(threads);
+        let label = format!("ad_stop_{}", self.parallels);
+        self.parallels += 1;
+        w.line("{");
+        w.depth += 1;
+        w.line(format!("const int ad_nt = {nt};"));
+        w.line(format!(
+            "if (!ad_workers(ctx, ad_nt)) return ad_fail(ctx, {site}, ad_nt, 0);"
+        ));
+        w.line("AD_PRAGMA(omp parallel num_threads(ad_nt))");
+        w.line("{");
+        w.depth += 1;
+        w.line("ad_ctx *const ad_w = ctx->workers[ad_thread_num()];");
+        let saved = (self.ctx, self.stop.replace(label.clone()));
+        self.ctx = "ad_w";
+        self.block(w, body);
+        (self.ctx, self.stop) = saved;
+        w.line(format!("{label}:;"));
+        w.depth -= 1;
+        w.line("}");
+        w.line("if (ad_join(ctx, ad_nt)) return (int)ctx->site;");
+        w.depth -= 1;
+        w.line("}");
     }
 }

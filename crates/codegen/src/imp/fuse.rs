@@ -77,9 +77,14 @@ fn inner(r: &Roots, s: Stmt) -> Stmt {
             body: block(r, body),
             reset_if,
         },
-        Stmt::Parallel { threads, body } => Stmt::Parallel {
+        Stmt::Parallel {
+            threads,
+            body,
+            workers,
+        } => Stmt::Parallel {
             threads,
             body: block(r, body),
+            workers,
         },
         s => s,
     }
@@ -487,7 +492,7 @@ impl Effects {
                         self.read(r, c);
                     }
                 }
-                Stmt::Parallel { threads, body } => {
+                Stmt::Parallel { threads, body, .. } => {
                     self.read(r, threads);
                     self.block(r, body);
                 }
@@ -584,7 +589,7 @@ fn visit_exprs(b: &[Stmt], f: &mut dyn FnMut(&Expr, Option<&Expr>)) {
                 visit_exprs(body, f);
                 reset_if.iter().for_each(|e| expr(e, f));
             }
-            Stmt::Parallel { threads, body } => {
+            Stmt::Parallel { threads, body, .. } => {
                 expr(threads, f);
                 visit_exprs(body, f);
             }
@@ -647,7 +652,7 @@ fn rename_block(b: &mut [Stmt], from: VarId, to: VarId) {
                 rename_block(&mut l.body, from, to);
             }
             Stmt::Loop { body } => rename_block(body, from, to),
-            Stmt::Parallel { threads, body } => {
+            Stmt::Parallel { threads, body, .. } => {
                 expr(threads, from, to);
                 rename_block(body, from, to);
             }

@@ -8,8 +8,8 @@ use serde::{Deserialize, Serialize};
 /// The envelope name of a dumped loop-IR program.
 pub const IR_NAME: &str = "imp";
 /// Its format version (2: a vector loop lists its reductions; 3: tables
-/// of constant reals).
-pub const FORMAT: u32 = 3;
+/// of constant reals; 4: parallel bodies with workers).
+pub const FORMAT: u32 = 4;
 
 /// A scalar type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -324,12 +324,24 @@ pub enum Stmt {
         reset_if: Option<Expr>,
     },
     /// The body run once on each of `threads` threads (OpenMP `parallel`):
-    /// it neither allocates, fails nor breaks.
+    /// it never breaks. Without `workers` it neither allocates nor fails
+    /// (the arena is the caller's, shared). With `workers: Some(site)`
+    /// each thread allocates from an arena of its own and a failure stops
+    /// that thread only, recorded in its own context; after the body the
+    /// first thread that failed, in thread order, is the call's failure
+    /// (note [parallel loops]: each thread runs one chunk of a loop, the
+    /// chunks in thread order, so that is the first failure in iteration
+    /// order). Memory allocated in the body lives until its end; `site`
+    /// reports that the threads' contexts could not be made.
     Parallel {
         /// How many threads, `I32`.
         threads: Expr,
         /// The statements.
         body: Block,
+        /// Threads with their own arena and failure, and the failure site
+        /// of making them.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        workers: Option<u32>,
     },
 }
 

@@ -5,8 +5,9 @@
 //! `hoist.rs`.
 //!
 //! Loops innermost first, so what leaves an inner loop may leave the
-//! enclosing one too. For a counted loop from 0 by 1 whose bound `N` is a
-//! variable or a literal, with `W` the variables written anywhere in it
+//! enclosing one too. For a counted loop from 0 (or from a variable `L`,
+//! a parallel thread's chunk; `N > L` below then instead of `N > 0`) by 1
+//! whose bound `N` is a variable or a literal, with `W` the variables written anywhere in it
 //! (its index included; element stores do not count), and its body's top
 //! level taken to include the body of a region there:
 //!
@@ -93,9 +94,14 @@ fn block(cx: &Cx<'_>, b: Block) -> Block {
                     body: block(cx, body),
                     reset_if,
                 }),
-                Stmt::Parallel { threads, body } => out.push(Stmt::Parallel {
+                Stmt::Parallel {
+                    threads,
+                    body,
+                    workers,
+                } => out.push(Stmt::Parallel {
                     threads,
                     body: block(cx, body),
+                    workers,
                 }),
                 s => out.push(s),
             }
@@ -106,16 +112,24 @@ fn block(cx: &Cx<'_>, b: Block) -> Block {
 
 /// The statements to put before the loop, taken out of its body.
 fn hoist_loop(cx: &Cx<'_>, l: &mut For) -> Vec<Stmt> {
-    if l.lo != Some(Expr::I64(0)) || l.step != 1 || !matches!(l.hi, Expr::Var(_) | Expr::I64(_)) {
+    // From 0, or from a variable: a thread's chunk `lo ..< hi` of a
+    // parallel loop (note [parallel loops]), whose scratch blocks are
+    // then the thread's, in its own arena.
+    let from_var = matches!(l.lo, Some(Expr::Var(_)));
+    if !(l.lo == Some(Expr::I64(0)) || from_var)
+        || l.step != 1
+        || !matches!(l.hi, Expr::Var(_) | Expr::I64(_))
+    {
         return Vec::new();
     }
     let mut w = HashSet::new();
     w.insert(l.index);
     writes(&l.body, &mut w);
-    if reads_any(&l.hi, &w) {
+    let lo = l.lo.clone().unwrap_or(Expr::I64(0));
+    if reads_any(&l.hi, &w) || reads_any(&lo, &w) {
         return Vec::new();
     }
-    let guard = Expr::bin(BinOp::Gt, l.hi.clone(), Expr::I64(0));
+    let guard = Expr::bin(BinOp::Gt, l.hi.clone(), lo);
     let mut pre = Vec::new();
 
     // Sizes and scratch blocks.

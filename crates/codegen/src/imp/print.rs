@@ -223,8 +223,15 @@ fn stmt(w: &mut Lines, cx: &Notation<'_>, s: &Stmt) {
             nested(w, cx, format!("region {}{when}", name(mark)), body);
             w.line("}");
         }
-        Stmt::Parallel { threads, body } => {
-            nested(w, cx, format!("parallel({})", e(threads)), body);
+        Stmt::Parallel {
+            threads,
+            body,
+            workers,
+        } => {
+            let own = workers
+                .map(|site| format!(" own arenas or fail #{site}"))
+                .unwrap_or_default();
+            nested(w, cx, format!("parallel({}){own}", e(threads)), body);
             w.line("}");
         }
     }

@@ -400,6 +400,7 @@ fn breaks_and_parallel_bodies_are_checked() {
             Stmt::Parallel {
                 threads: Expr::I32(2),
                 body: vec![s],
+                workers: None,
             },
         );
     });
@@ -421,8 +422,69 @@ fn breaks_and_parallel_bodies_are_checked() {
                 Stmt::Parallel {
                     threads: Expr::I32(2),
                     body: vec![Stmt::Break],
+                    workers: Some(5),
                 },
             );
         }
     });
+    refused("failure site 0", |f| {
+        f.body.insert(
+            0,
+            Stmt::Parallel {
+                threads: Expr::I32(2),
+                body: vec![],
+                workers: Some(0),
+            },
+        );
+    });
+}
+
+#[test]
+fn parallel_bodies_with_workers_may_allocate_and_fail() {
+    let mut p = sines();
+    let f = &mut p.funcs[0];
+    let scratch = VarId(f.vars.len() as u32);
+    f.vars.push(Var {
+        name: "scratch".into(),
+        ty: Ty::Mem {
+            elem: Scalar::F64,
+            writable: true,
+        },
+        mutable: false,
+    });
+    f.body.insert(
+        0,
+        Stmt::Parallel {
+            threads: Expr::I32(2),
+            body: vec![
+                Stmt::Alloc {
+                    var: scratch,
+                    count: Expr::I64(4),
+                    when: None,
+                },
+                Stmt::Fail {
+                    cond: Expr::IsNull(Box::new(Expr::Var(scratch))),
+                    site: 5,
+                    a: Expr::I64(4),
+                    b: Expr::I64(0),
+                },
+            ],
+            workers: Some(6),
+        },
+    );
+    verify(&p).expect("a parallel body with workers may allocate and fail");
+    let c = super::c::func(&p, &p.funcs[0]);
+    assert!(
+        c.contains("if (!ad_workers(ctx, ad_nt)) return ad_fail(ctx, 6, ad_nt, 0);"),
+        "{c}"
+    );
+    assert!(c.contains("ad_alloc(ad_w, "), "{c}");
+    assert!(
+        c.contains("{ ad_fail(ad_w, 5, 4, 0); goto ad_stop_0; }"),
+        "{c}"
+    );
+    assert!(
+        c.contains("if (ad_join(ctx, ad_nt)) return (int)ctx->site;"),
+        "{c}"
+    );
 }

@@ -22,9 +22,12 @@
 //! - A table of constants holds as many numbers as the product of its
 //!   sizes, at least one; it is read-only memory that lives as long as
 //!   the program.
-//! - `Break` is inside a loop of the same thread; a `Parallel` body and a
-//!   `ParallelFor` loop neither allocate nor fail (the arena is not shared
-//!   between threads, and a failure returns from the function).
+//! - `Break` is inside a loop of the same thread; a `Parallel` body
+//!   without workers and a `ParallelFor` loop neither allocate nor fail
+//!   (their threads share the caller's arena, and a failure returns from
+//!   the function). A `Parallel` body with workers may: each thread has
+//!   an arena and a failure record of its own, and what the body
+//!   allocates lives until the body ends (a region).
 
 use std::fmt;
 
@@ -106,6 +109,7 @@ pub fn verify_func(p: &Program, f: &Func) -> Result<(), VerifyError> {
         regions: 0,
         loops: vec![],
         parallel: false,
+        shared: false,
     };
     let mut names = std::collections::HashSet::new();
     for v in &f.vars {
@@ -142,7 +146,11 @@ struct Checker<'a> {
     /// The enclosing loops: whether each is inside the parallel body that
     /// encloses the statement (a break may not leave a thread).
     loops: Vec<bool>,
+    /// Inside a parallel body or loop.
     parallel: bool,
+    /// Inside one whose threads share the caller's arena and failure
+    /// (a `ParallelFor` loop, a `Parallel` body without workers).
+    shared: bool,
 }
 
 impl Checker<'_> {
@@ -303,7 +311,7 @@ impl Checker<'_> {
                 self.fails(*site)
             }
             Stmt::Alloc { var, count, when } => {
-                if self.parallel {
+                if self.shared {
                     return Err(self.err("an allocation in a parallel body"));
                 }
                 self.expect(
@@ -359,7 +367,7 @@ impl Checker<'_> {
                         self.err(format!("region mark `{}` is not a constant mark", v.name))
                     );
                 }
-                if self.parallel {
+                if self.shared {
                     return Err(self.err("a region in a parallel body"));
                 }
                 self.declare(*mark)?;
@@ -377,7 +385,11 @@ impl Checker<'_> {
                 }
                 Ok(())
             }
-            Stmt::Parallel { threads, body } => {
+            Stmt::Parallel {
+                threads,
+                body,
+                workers,
+            } => {
                 self.expect(
                     "a thread count",
                     &Ty::Scalar(Scalar::I32),
@@ -386,9 +398,19 @@ impl Checker<'_> {
                 if self.parallel {
                     return Err(self.err("a parallel body inside another"));
                 }
+                if let Some(site) = workers {
+                    self.fails(*site)?;
+                }
+                // With workers, what the body allocates lives in the
+                // threads' arenas until the body ends: a region.
+                let own = workers.is_some();
                 self.parallel = true;
+                self.shared = !own;
+                self.regions += usize::from(own);
                 let r = self.nested(0, body);
+                self.regions -= usize::from(own);
                 self.parallel = false;
+                self.shared = false;
                 r
             }
         }
@@ -399,7 +421,7 @@ impl Checker<'_> {
         if site == 0 {
             return Err(self.err("failure site 0 (sites count from 1)"));
         }
-        if self.parallel {
+        if self.shared {
             return Err(self.err("a failure in a parallel body"));
         }
         Ok(())
@@ -498,12 +520,13 @@ impl Checker<'_> {
         if fresh {
             self.declare(l.index)?;
         }
-        let saved = self.parallel;
+        let saved = (self.parallel, self.shared);
         self.parallel |= parallel;
+        self.shared |= parallel;
         self.loops.push(self.parallel);
         let r = self.block(&l.body);
         self.loops.pop();
-        self.parallel = saved;
+        (self.parallel, self.shared) = saved;
         for v in self.scopes.pop().unwrap_or_default() {
             self.declared[v.0 as usize] = None;
         }

@@ -61,7 +61,9 @@ pub fn build(m: &Module, cfg: &Config, tag: &str) -> Built {
         let from = format!(">= {}", cfg.parallel_min);
         assert!(
             c.source.lines().any(|l| {
-                (l.contains("omp parallel for") || l.contains("ad_max_threads() > 1"))
+                (l.contains("omp parallel for")
+                    || l.contains("ad_max_threads() > 1")
+                    || l.contains("ad_max_threads() : 1"))
                     && l.contains(&from)
             }),
             "{tag}: no loop parallel from {} iterations",

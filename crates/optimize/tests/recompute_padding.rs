@@ -41,7 +41,9 @@ fn a_padding_map_read_twice_is_copied_into_its_readers() {
 #[test]
 fn an_unguarded_read_is_not_cheap() {
     // `r[c]` without the guard may fail: the map stays bound.
-    let text = PADDED.replace("if c < length r then r[c] else 0", "r[c]").replace("-- value = ([3, 7, 11], [2, 4, 6])\n", "");
+    let text = PADDED
+        .replace("if c < length r then r[c] else 0", "r[c]")
+        .replace("-- value = ([3, 7, 11], [2, 4, 6])\n", "");
     let m = compile(&text);
     let (out, _) = optimize_report(&m, &Config::default()).expect("optimizes");
     verified(&out, "the optimized program");

@@ -940,17 +940,16 @@ impl Round<'_> {
         else {
             return None;
         };
-        let Expr::Prim {
-            op: Prim::Lt,
-            args,
-        } = self.m.expr(*cond)
-        else {
+        let Expr::Prim { op: Prim::Lt, args } = self.m.expr(*cond) else {
             return None;
         };
-        let (Expr::Var(c), Expr::Prim {
-            op: Prim::Length,
-            args: len,
-        }) = (self.m.expr(args[0]), self.m.expr(args[1]))
+        let (
+            Expr::Var(c),
+            Expr::Prim {
+                op: Prim::Length,
+                args: len,
+            },
+        ) = (self.m.expr(args[0]), self.m.expr(args[1]))
         else {
             return None;
         };

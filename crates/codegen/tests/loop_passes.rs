@@ -122,6 +122,9 @@ def maxarg (A : [n]R) : (R, Int) =
    (ifold (fun (st : (R, Int), i : Int) ->
      let (w, j) = st in
      if w > A[i] then st else (A[i], i)) (A[0], 0 - 1) (length A)).2)
+
+def maxsums (A : [n]R) (C : [m]R) : (R, [n]R) =
+  (reduce max A[0] A, map (fun (a : R) -> reduce (+) 0 (map (fun (c : R) -> a * c) C)) A)
 "#;
 
 /// In the `reassociate` configuration the `reduce max` runs in four lanes
@@ -170,4 +173,9 @@ fn a_loop_over_the_same_array_runs_in_the_lanes_of_a_reduction() {
             },
         }
     }
+    // The loop fused in may hold a vector reduction of its own, whose
+    // accumulator its copy after the lanes renames (GradBench's gmm).
+    let a = args(&m, "maxsums", &["[1, 2, 3, 4, 5, 6]", "[0.5, 0.25]"]);
+    let got = codegen::run(&built, "maxsums", &a).expect("runs");
+    assert_eq!(got.to_string(), "(6, [0.75, 1.5, 2.25, 3, 3.75, 4.5])");
 }

@@ -177,8 +177,8 @@ fn freshen(vars: &mut Vec<Var>, b: &mut [Stmt]) {
     rename_places(b, &map);
 }
 
-/// The declarations and assignments of `b` renamed by `map` (its reads
-/// are `rename_block`'s).
+/// The declarations and assignments of `b` renamed by `map`, and the
+/// accumulators its vector loops list (its reads are `rename_block`'s).
 fn rename_places(b: &mut [Stmt], map: &HashMap<VarId, VarId>) {
     let to = |v: &mut VarId| {
         if let Some(n) = map.get(v) {
@@ -195,6 +195,9 @@ fn rename_places(b: &mut [Stmt], map: &HashMap<VarId, VarId>) {
             }
             Stmt::For(l) => {
                 to(&mut l.index);
+                if let Some(Pragma::SimdReduction { reductions }) = &mut l.pragma {
+                    reductions.iter_mut().for_each(|r| to(&mut r.acc));
+                }
                 rename_places(&mut l.body, map);
             }
             Stmt::Loop { body } | Stmt::Parallel { body, .. } => rename_places(body, map),

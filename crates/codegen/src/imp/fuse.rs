@@ -28,6 +28,9 @@
 //!   body may run in vector lanes too (it neither fails, allocates nor
 //!   breaks, and writes only its own variables and elements `p[i]` of its
 //!   own iteration).
+//!
+//! A loop that shares nothing with a multi-lane loop and its remainder
+//! (a reassociated `reduce`) joins their lanes instead (`fuse_lanes.rs`).
 
 use std::collections::{HashMap, HashSet};
 

@@ -115,3 +115,67 @@ fn a_histograms_delayed_dest_is_written_into_its_result() {
         ],
     );
 }
+
+const MAX_AND_ARGMAX: &str = r#"
+def maxarg (A : [n]R) : (R, Int) =
+  (reduce max A[0] A,
+   (ifold (fun (st : (R, Int), i : Int) ->
+     let (w, j) = st in
+     if w > A[i] then st else (A[i], i)) (A[0], 0 - 1) (length A)).2)
+
+def maxsums (A : [n]R) (C : [m]R) : (R, [n]R) =
+  (reduce max A[0] A, map (fun (a : R) -> reduce (+) 0 (map (fun (c : R) -> a * c) C)) A)
+"#;
+
+/// In the `reassociate` configuration the `reduce max` runs in four lanes
+/// and a remainder; the argmax's loop over the same array is fused into
+/// them (`imp/fuse_lanes.rs`): every loop of the function then starts
+/// from the lanes' index, none from 0, and the values are the
+/// evaluator's (the argmax, ties to the last, exactly).
+#[test]
+fn a_loop_over_the_same_array_runs_in_the_lanes_of_a_reduction() {
+    let m = module("max_argmax.ad", MAX_AND_ARGMAX);
+    let cfg = Config {
+        reassociate: true,
+        ..Config::default()
+    };
+    let c = codegen::emit(&m, &cfg).expect("emits");
+    let head = "int adrev_maxarg(";
+    let body: Vec<&str> = c
+        .source
+        .lines()
+        .skip_while(|l| !l.starts_with(head))
+        .take_while(|l| *l != "}")
+        .collect();
+    let from_zero = body
+        .iter()
+        .filter(|l| l.trim_start().starts_with("for (int64_t") && l.contains(" = 0;"))
+        .count();
+    assert_eq!(from_zero, 0, "{}", c.source);
+    let built = common::build(&m, &cfg, "loop-passes-lanes");
+    for text in [
+        "[1, 5, 2, 5, -3, 7, 7, 0, 1]",
+        "[3]",
+        "[2, 1, 0, -1, -2]",
+        "[0, 1, 2, 3, 4, 5, 6, 7]",
+        "[]",
+    ] {
+        let a = args(&m, "maxarg", &[text]);
+        let def = m.def("maxarg").expect("entry");
+        match semantics::eval_def(&m, def, &a) {
+            Ok(want) => {
+                let got = codegen::run(&built, "maxarg", &a).expect("runs");
+                assert_eq!(got.to_string(), want.to_string(), "{text}");
+            }
+            Err(want) => match codegen::run(&built, "maxarg", &a) {
+                Err(codegen::Error::Eval(got)) => assert_eq!(got, want, "{text}"),
+                other => panic!("{text}: evaluator {want:?}, C backend {other:?}"),
+            },
+        }
+    }
+    // The loop fused in may hold a vector reduction of its own, whose
+    // accumulator its copy after the lanes renames (GradBench's gmm).
+    let a = args(&m, "maxsums", &["[1, 2, 3, 4, 5, 6]", "[0.5, 0.25]"]);
+    let got = codegen::run(&built, "maxsums", &a).expect("runs");
+    assert_eq!(got.to_string(), "(6, [0.75, 1.5, 2.25, 3, 3.75, 4.5])");
+}

@@ -13,6 +13,7 @@ mod gather;
 mod hist_interchange;
 mod literal_lengths;
 mod pipeline;
+mod recompute_padding;
 mod reduce_from_scan;
 mod rules;
 mod scale;

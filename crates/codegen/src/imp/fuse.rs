@@ -28,24 +28,32 @@
 //!   body may run in vector lanes too (it neither fails, allocates nor
 //!   breaks, and writes only its own variables and elements `p[i]` of its
 //!   own iteration).
+//!
+//! A loop that shares nothing with a multi-lane loop and its remainder
+//! (a reassociated `reduce`) joins their lanes instead (`fuse_lanes.rs`).
 
 use std::collections::{HashMap, HashSet};
 
 use super::ir::*;
 
+#[path = "fuse_lanes.rs"]
+mod lanes;
+
 /// Fuses sibling loops everywhere in `f`.
 pub fn fuse(f: &mut Func) {
     let roots = Roots::of(f);
     let body = std::mem::take(&mut f.body);
-    f.body = block(&roots, body);
+    let mut vars = std::mem::take(&mut f.vars);
+    f.body = block(&roots, &mut vars, body);
+    f.vars = vars;
 }
 
-fn block(r: &Roots, b: Block) -> Block {
+fn block(r: &Roots, vars: &mut Vec<Var>, b: Block) -> Block {
     syntax::stack::guard(|| {
-        let mut b: Block = b.into_iter().map(|s| inner(r, s)).collect();
+        let mut b: Block = b.into_iter().map(|s| inner(r, vars, s)).collect();
         let mut k = 0;
         while k < b.len() {
-            if !try_fuse_at(r, &mut b, k) {
+            if !try_fuse_at(r, &mut b, k) && !lanes::try_fuse_lanes(r, vars, &mut b, k) {
                 k += 1;
             }
         }
@@ -54,19 +62,19 @@ fn block(r: &Roots, b: Block) -> Block {
 }
 
 /// A statement with the blocks inside it fused.
-fn inner(r: &Roots, s: Stmt) -> Stmt {
+fn inner(r: &Roots, vars: &mut Vec<Var>, s: Stmt) -> Stmt {
     match s {
         Stmt::For(mut l) => {
-            l.body = block(r, std::mem::take(&mut l.body));
+            l.body = block(r, vars, std::mem::take(&mut l.body));
             Stmt::For(l)
         }
         Stmt::Loop { body } => Stmt::Loop {
-            body: block(r, body),
+            body: block(r, vars, body),
         },
         Stmt::If { cond, then, els } => Stmt::If {
             cond,
-            then: block(r, then),
-            els: block(r, els),
+            then: block(r, vars, then),
+            els: block(r, vars, els),
         },
         Stmt::Region {
             mark,
@@ -74,7 +82,7 @@ fn inner(r: &Roots, s: Stmt) -> Stmt {
             reset_if,
         } => Stmt::Region {
             mark,
-            body: block(r, body),
+            body: block(r, vars, body),
             reset_if,
         },
         Stmt::Parallel {
@@ -83,7 +91,7 @@ fn inner(r: &Roots, s: Stmt) -> Stmt {
             workers,
         } => Stmt::Parallel {
             threads,
-            body: block(r, body),
+            body: block(r, vars, body),
             workers,
         },
         s => s,
@@ -153,11 +161,54 @@ fn fuse_pair(r: &Roots, b: &mut Block, k: usize, j: usize) -> bool {
     if l1_fails && super::licm::may_fail(&body2) {
         return false;
     }
+    let Some((before, rest)) =
+        split_between(r, between, (&e1, l1_fails, i1), (&e2, &body2), &bound)
+    else {
+        return false;
+    };
+    let conflicts: HashSet<VarId> = e1
+        .writes
+        .iter()
+        .filter(|v| e2.reads.contains(v) || e2.writes.contains(v))
+        .chain(e2.writes.iter().filter(|v| e1.reads.contains(v)))
+        .copied()
+        .collect();
+    for v in conflicts {
+        let ok =
+            r.is_block(v) && indexed_only(r, &l1.body, v, i1) && indexed_only(r, &body2, v, i1);
+        if !ok {
+            return false;
+        }
+    }
+    let Some(pragma) = merged_pragma(r, l1, &l2.pragma, &body2) else {
+        return false;
+    };
+    let Some(Stmt::For(mut fused)) = b.get(k).cloned() else {
+        return false;
+    };
+    fused.pragma = pragma;
+    fused.body.extend(body2);
+    let mut replacement = before;
+    replacement.push(Stmt::For(fused));
+    replacement.extend(rest);
+    b.splice(k..=j, replacement);
+    true
+}
+
+/// The statements between a loop and a later one it is fused with, split
+/// into those that move before the fused loop (declarations and checks
+/// reading nothing the first loop or a statement staying writes, and that
+/// cannot fail if the first loop or a statement staying before them can:
+/// the errors' order is the evaluator's) and those that stay after it;
+/// `None` if the second loop may not run before those that stay.
+fn split_between(
+    r: &Roots,
+    between: &[Stmt],
+    (e1, l1_fails, i1): (&Effects, bool, VarId),
+    (e2, body2): (&Effects, &[Stmt]),
+    bound: &[VarId],
+) -> Option<(Vec<Stmt>, Vec<Stmt>)> {
     let allocated = allocated(between);
-    // In order: a declaration or check moves before the first loop when
-    // it reads nothing the first loop or a statement staying writes, and
-    // cannot fail if the first loop or a statement staying before it can
-    // (the errors' order is the evaluator's).
     let (mut before, mut rest) = (Vec::new(), Vec::new());
     let mut rest_effects = Effects::default();
     let mut rest_fails = false;
@@ -195,38 +246,12 @@ fn fuse_pair(r: &Roots, b: &mut Block, k: usize, j: usize) -> bool {
                 .writes
                 .iter()
                 .any(|v| rw.writes.contains(v) || rw.reads.contains(v))
-            || (rest_fails && super::licm::may_fail(&body2))
+            || (rest_fails && super::licm::may_fail(body2))
         {
-            return false;
+            return None;
         }
     }
-    let conflicts: HashSet<VarId> = e1
-        .writes
-        .iter()
-        .filter(|v| e2.reads.contains(v) || e2.writes.contains(v))
-        .chain(e2.writes.iter().filter(|v| e1.reads.contains(v)))
-        .copied()
-        .collect();
-    for v in conflicts {
-        let ok =
-            r.is_block(v) && indexed_only(r, &l1.body, v, i1) && indexed_only(r, &body2, v, i1);
-        if !ok {
-            return false;
-        }
-    }
-    let Some(pragma) = merged_pragma(r, l1, &l2.pragma, &body2) else {
-        return false;
-    };
-    let Some(Stmt::For(mut fused)) = b.get(k).cloned() else {
-        return false;
-    };
-    fused.pragma = pragma;
-    fused.body.extend(body2);
-    let mut replacement = before;
-    replacement.push(Stmt::For(fused));
-    replacement.extend(rest);
-    b.splice(k..=j, replacement);
-    true
+    Some((before, rest))
 }
 
 /// The blocks some statements allocate.

@@ -877,7 +877,17 @@ impl Round<'_> {
     /// operations per scalar it produces (see [`Self::recomputable`]).
     fn cheap(&self, id: ExprId) -> bool {
         let mut todo = vec![id];
+        // The counters of the `build`s seen so far (binders are unique):
+        // `0 <= c < n` in the body.
+        let mut counters: Vec<&Name> = Vec::new();
         while let Some(i) = todo.pop() {
+            if let Some((cond, els)) = self.padded_read(i, &counters) {
+                // `if c < length r then r[c] else e`: a load that cannot
+                // fail (reverse mode's padding of rows to a common length).
+                todo.push(cond);
+                todo.push(els);
+                continue;
+            }
             let ok = match self.m.expr(i) {
                 Expr::Var(_)
                 | Expr::Real(_)
@@ -892,6 +902,16 @@ impl Round<'_> {
                     Prim::Map | Prim::Map2 => {
                         matches!(self.m.expr(args[0]), Expr::Lambda { .. })
                     }
+                    // `build n (fun c -> e)`, e cheap: as cheap per scalar
+                    // as a map (it fails, on a negative n, as `map2` does
+                    // on unequal lengths: at the use, with the same error).
+                    Prim::Build => match self.m.expr(args[1]) {
+                        Expr::Lambda { params, .. } if params.len() == 1 => {
+                            counters.push(&params[0].name);
+                            true
+                        }
+                        _ => false,
+                    },
                     op => arithmetic(*op),
                 },
                 Expr::App { .. }
@@ -906,6 +926,41 @@ impl Round<'_> {
             self.m.expr(i).for_each_child(|c| todo.push(c));
         }
         true
+    }
+
+    /// `if c < length r then r[c] else e`, c the counter of an enclosing
+    /// `build` in `counters` and r a variable: the condition and `e` (the
+    /// read is in bounds, so it costs a load and cannot fail).
+    fn padded_read(&self, i: ExprId, counters: &[&Name]) -> Option<(ExprId, ExprId)> {
+        let Expr::If {
+            cond,
+            then_branch,
+            else_branch,
+        } = self.m.expr(i)
+        else {
+            return None;
+        };
+        let Expr::Prim { op: Prim::Lt, args } = self.m.expr(*cond) else {
+            return None;
+        };
+        let (
+            Expr::Var(c),
+            Expr::Prim {
+                op: Prim::Length,
+                args: len,
+            },
+        ) = (self.m.expr(args[0]), self.m.expr(args[1]))
+        else {
+            return None;
+        };
+        let (Expr::Var(r), Expr::Index { array, index }) =
+            (self.m.expr(len[0]), self.m.expr(*then_branch))
+        else {
+            return None;
+        };
+        let same = |e: ExprId, n: &Name| matches!(self.m.expr(e), Expr::Var(v) if v == n);
+        (counters.contains(&c) && same(*array, r) && same(*index, c))
+            .then_some((*cond, *else_branch))
     }
 
     /// Whether a lambda used several times may be copied into each use.

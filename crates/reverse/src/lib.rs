@@ -203,7 +203,9 @@ pub fn reverse_checked_both(
         output,
         wrt,
     };
-    let checked = unf::check(&out).map_err(|errors| Error::Internal {
+    // The output embeds the input's Source module unchanged (cloned
+    // above), which the input's check verified.
+    let checked = unf::check_with_verified_source(&out).map_err(|errors| Error::Internal {
         source: unf::invalid(&out, errors),
     })?;
     Ok((out, checked))

@@ -339,6 +339,82 @@ pub fn scale(sizes: &[usize], repeat: usize) -> Result<(), CliError> {
     Ok(())
 }
 
+/// The stages of [`in_memory`], in pipeline order.
+const MEMORY_STAGES: [&str; 5] = ["parse", "unf", "reverse", "unf^-1", "optimize"];
+
+/// Text to optimized gradient of a chain of `n` lets in one process with
+/// no files, the way the library runs it: CPU seconds of each stage, each
+/// with the checks it makes itself (`lower` and `reverse` verify their
+/// outputs and hand the check on); `optimize` without its output's
+/// verification, as in [`scale`]'s table.
+fn in_memory(n: usize) -> Result<[f64; 5], CliError> {
+    let mut t = [0.0; 5];
+    let file = SourceFile {
+        name: format!("chain{n}.ad"),
+        text: let_chain(n),
+    };
+    let (m, s) = timed(|| syntax::compile(file));
+    t[0] = s;
+    let m = m.map_err(|e| internal("parse", e))?;
+    let entry = m
+        .defs
+        .last()
+        .expect("invariant: the chain has one definition")
+        .clone();
+    // Each UNF module is checked once, by the pass that builds it, and the
+    // next pass takes the check (as `adrev`'s pass list does).
+    let (su, s) = timed(|| unf::lower_checked(&m, &entry));
+    t[1] = s;
+    let (su, checked) = su.map_err(|e| internal("unf", e))?;
+    drop(m);
+    let (tu, s) =
+        timed(|| reverse::reverse_checked_both(&su, checked, &reverse::Config::default()));
+    t[2] = s;
+    let (tu, checked) = tu.map_err(|e| internal("reverse", e))?;
+    drop(su);
+    let (g, s) = timed(|| unf::raise_checked(&tu, checked));
+    t[3] = s;
+    let g = g.map_err(|e| internal("unf-inverse", e))?;
+    drop(tu);
+    let cfg = optimize::Config {
+        verify: false,
+        ..optimize::Config::default()
+    };
+    let (o, s) = timed(|| optimize::optimize_owned(g, &cfg));
+    t[4] = s;
+    o.map_err(|e| internal("optimize", e))?;
+    Ok(t)
+}
+
+/// `cargo xtask bench chain`: [`in_memory`] at every size, the least of
+/// `repeat` runs per stage, with the total (issue 16's goal: under a
+/// second at 20,000 lets) and its ratio from one size to the next.
+pub fn chain(sizes: &[usize], repeat: usize) -> Result<(), CliError> {
+    println!(
+        "Text to optimized gradient in memory (no files), CPU seconds per stage, the least of \
+         {repeat} run(s). Load average {} at the start.\n",
+        load_average()
+    );
+    println!("| lets | {} | total | × |", MEMORY_STAGES.join(" | "));
+    println!("|---:|{}", "---:|".repeat(MEMORY_STAGES.len() + 2));
+    let mut last: Option<f64> = None;
+    for &n in sizes {
+        let mut best = in_memory(n)?;
+        for _ in 1..repeat.max(1) {
+            for (b, x) in best.iter_mut().zip(in_memory(n)?) {
+                *b = b.min(x);
+            }
+        }
+        let total: f64 = best.iter().sum();
+        let cells: Vec<String> = best.iter().map(|x| format!("{x:.3}")).collect();
+        let ratio = last.map_or(String::new(), |l| time_ratio(total, l));
+        println!("| {n} | {} | {total:.3} | {ratio} |", cells.join(" | "));
+        last = Some(total);
+    }
+    println!("\nLoad average {} at the end.", load_average());
+    Ok(())
+}
+
 /// The options of `cargo xtask bench codegen`.
 pub struct CodegenOpts {
     /// Small sizes, one round, five repetitions.

@@ -229,7 +229,8 @@ enum Command {
         /// JAX and PyTorch; writes docs/performance.md and .svg unless
         /// `--quick` or `--no-docs`), `jacobian` (dF~'s vectorised Jacobian
         /// against n forward passes), `scale` (every stage on long `let`
-        /// chains, then `shapes`), `shapes` (the front end on nested and
+        /// chains, then `shapes`), `chain` (text to optimized gradient of
+        /// the same chains in memory, no files), `shapes` (the front end on nested and
         /// flat array literals, chains of definitions and many definitions)
         /// or `checkpoint` (a long loop's gradient with every state stored
         /// and with √n checkpoints: memory and time, evaluator and C),
@@ -631,12 +632,13 @@ fn run(command: Command) -> Result<(), CliError> {
                 "jacobian" => bench::jacobian(&jac),
                 "scale" => bench::scale(&scale_sizes, repeat)
                     .and_then(|()| shapes::shapes(quick, &kernels)),
+                "chain" => bench::chain(&scale_sizes, repeat),
                 "shapes" => shapes::shapes(quick, &kernels),
                 "checkpoint" => checkpoint_bench::checkpoint(&checkpoint_sizes),
                 "hist" => hist_bench::hist(quick),
                 "gradbench" => bench::gradbench(quick, &kernels, !quick && !no_docs),
                 other => Err(CliError::user(format!(
-                    "no benchmark named `{other}` (try `all`, `codegen`, `jacobian`, `scale`, `shapes`, `checkpoint`, `hist` or `gradbench`)"
+                    "no benchmark named `{other}` (try `all`, `codegen`, `jacobian`, `scale`, `chain`, `shapes`, `checkpoint`, `hist` or `gradbench`)"
                 ))),
             }
         }

@@ -158,17 +158,17 @@ pub fn run_stage(
             let def = adrev::program::entry(&m.source, Some(m.entry.as_str()))?;
             let cx = context(def, opts)?;
             match passes::run(&[Pass::Reverse], Flow::SourceUnf(m, Some(checked)), &cx)? {
-                Flow::TargetUnf(out) => unf::to_ron(&out),
+                Flow::TargetUnf(out, _) => unf::to_ron(&out),
                 _ => return Err(CliError::internal("D_rho gave no Target UNF module")),
             }
         }
         Stage::UnfInverse => {
-            let (m, _) = unf_of(input, stage, unf::Kind::Target)?;
+            let (m, checked) = unf_of(input, stage, unf::Kind::Target)?;
             let cx = Context {
                 checkpoint: opts.checkpoint,
                 ..Context::new(m.entry.as_str())
             };
-            let out = run_to_module(&[Pass::Raise], Flow::TargetUnf(m), &cx)?;
+            let out = run_to_module(&[Pass::Raise], Flow::TargetUnf(m, Some(checked)), &cx)?;
             syntax::to_ron(syntax::TARGET_IR, syntax::FORMAT_VERSION, &out)
         }
         Stage::Optimize => {

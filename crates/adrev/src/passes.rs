@@ -17,8 +17,9 @@ pub enum Flow {
     /// A Source UNF module, with its verifier's tables when it has been
     /// checked (D_rho needs them and then does not check it again).
     SourceUnf(unf::Module, Option<unf::Checked>),
-    /// A Target UNF module.
-    TargetUnf(unf::Module),
+    /// A Target UNF module, with its verifier's tables when it has been
+    /// checked (UNF^-1 needs them and then does not check it again).
+    TargetUnf(unf::Module, Option<unf::Checked>),
     /// A Target module.
     Target(Module),
 }
@@ -28,7 +29,7 @@ impl Flow {
         match self {
             Flow::Source(_) => syntax::SOURCE_IR,
             Flow::SourceUnf(..) => unf::SOURCE_UNF_IR,
-            Flow::TargetUnf(_) => unf::TARGET_UNF_IR,
+            Flow::TargetUnf(..) => unf::TARGET_UNF_IR,
             Flow::Target(_) => syntax::TARGET_IR,
         }
     }
@@ -200,9 +201,10 @@ fn verify_if(pass: Pass, flow: Flow, expanded: bool) -> Result<Flow> {
             let checked = unf::check(&m).map_err(|es| unf_failure(pass, &m, &es))?;
             Ok(Flow::SourceUnf(m, Some(checked)))
         }
-        Flow::TargetUnf(m) => {
-            unf::verify(&m).map_err(|es| unf_failure(pass, &m, &es))?;
-            Ok(Flow::TargetUnf(m))
+        Flow::TargetUnf(m, Some(c)) => Ok(Flow::TargetUnf(m, Some(c))),
+        Flow::TargetUnf(m, None) => {
+            let checked = unf::check(&m).map_err(|es| unf_failure(pass, &m, &es))?;
+            Ok(Flow::TargetUnf(m, Some(checked)))
         }
     }
 }
@@ -276,8 +278,9 @@ fn run_one(pass: Pass, flow: Flow, cx: &Context) -> Result<Flow> {
         Pass::Lower => {
             let m = expect_source(pass, flow)?;
             let def = entry_of(&m, &cx.entry)?;
-            let out = unf::lower(&m, def).map_err(|e| unf_error(&m.file, &e))?;
-            Ok(Flow::SourceUnf(out, None))
+            // `lower` verifies its output; its check is handed on to D_rho.
+            let (out, checked) = unf::lower_checked(&m, def).map_err(|e| unf_error(&m.file, &e))?;
+            Ok(Flow::SourceUnf(out, Some(checked)))
         }
         Pass::Reverse => {
             let (m, checked) = match flow {
@@ -292,17 +295,29 @@ fn run_one(pass: Pass, flow: Flow, cx: &Context) -> Result<Flow> {
             let rcfg = reverse::Config {
                 wrt: wrt.map(<[String]>::to_vec),
             };
-            let out = match checked {
-                Some(c) => reverse::reverse_checked(&m, c, &rcfg),
-                None => reverse::reverse(&m, &rcfg),
+            let checked = match checked {
+                Some(c) => c,
+                None => unf::check(&m).map_err(|errors| {
+                    reverse_error(
+                        &m.source.file,
+                        &reverse::Error::Unf {
+                            source: unf::invalid(&m, errors),
+                        },
+                    )
+                })?,
             };
-            out.map(Flow::TargetUnf)
+            // D_rho verifies its output; its check is handed on to UNF^-1.
+            reverse::reverse_checked_both(&m, checked, &rcfg)
+                .map(|(out, c)| Flow::TargetUnf(out, Some(c)))
                 .map_err(|e| reverse_error(&m.source.file, &e))
         }
         Pass::Raise => match flow {
-            Flow::TargetUnf(m) => unf::raise_with(&m, cx.checkpoint)
-                .map(Flow::Target)
-                .map_err(|e| unf_error(&m.source.file, &e)),
+            Flow::TargetUnf(m, checked) => match checked {
+                Some(c) => unf::raise_checked_with(&m, c, cx.checkpoint),
+                None => unf::raise_with(&m, cx.checkpoint),
+            }
+            .map(Flow::Target)
+            .map_err(|e| unf_error(&m.source.file, &e)),
             other => Err(Error::internal(format!(
                 "pass `unf-inverse` was handed a `{}` module",
                 other.name()

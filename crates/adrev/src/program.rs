@@ -314,12 +314,13 @@ impl Program {
             return Err(Error::internal("lowering did not give a Source UNF module"));
         };
         out.push(unf_dump("unf", "20.source-unf.ron", &s)?);
-        let t = match passes::run(&[Pass::Reverse], Flow::SourceUnf(s, checked), &cx)? {
-            Flow::TargetUnf(t) => t,
+        let (t, checked) = match passes::run(&[Pass::Reverse], Flow::SourceUnf(s, checked), &cx)? {
+            Flow::TargetUnf(t, checked) => (t, checked),
             _ => return Err(Error::internal("D_rho did not give a Target UNF module")),
         };
         out.push(unf_dump("reverse", "30.target-unf.ron", &t)?);
-        let raised = passes::run(&[Pass::Raise], Flow::TargetUnf(t), &cx)?.into_module()?;
+        let raised =
+            passes::run(&[Pass::Raise], Flow::TargetUnf(t, checked), &cx)?.into_module()?;
         out.push(term(
             "unf-inverse",
             "40.target.ron",

@@ -139,12 +139,13 @@ pub fn unf_stages(
     let Flow::SourceUnf(source_unf, checked) = step(Pass::Lower, Flow::Source(m.clone()))? else {
         return Err(unexpected("unf"));
     };
-    let Flow::TargetUnf(target_unf) =
+    let Flow::TargetUnf(target_unf, checked) =
         step(Pass::Reverse, Flow::SourceUnf(source_unf.clone(), checked))?
     else {
         return Err(unexpected("reverse"));
     };
-    let Flow::Target(target) = step(Pass::Raise, Flow::TargetUnf(target_unf.clone()))? else {
+    let Flow::Target(target) = step(Pass::Raise, Flow::TargetUnf(target_unf.clone(), checked))?
+    else {
         return Err(unexpected("unf-inverse"));
     };
     Ok(UnfStages {

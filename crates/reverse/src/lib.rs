@@ -128,6 +128,17 @@ pub fn reverse(m: &Module, cfg: &Config) -> Result<Module, Error> {
 /// as the CLI does on reading a file, saves checking it twice). The output
 /// is verified as by [`reverse`].
 pub fn reverse_checked(m: &Module, checked: unf::Checked, cfg: &Config) -> Result<Module, Error> {
+    reverse_checked_both(m, checked, cfg).map(|(out, _)| out)
+}
+
+/// [`reverse_checked`], also returning what the verifier of its output
+/// computed, so that a caller handing it on to `unf::raise_checked` does
+/// not check it a second time (the library's pass list).
+pub fn reverse_checked_both(
+    m: &Module,
+    checked: unf::Checked,
+    cfg: &Config,
+) -> Result<(Module, unf::Checked), Error> {
     if m.kind != Kind::Source {
         return Err(Error::WrongKind {
             found: m.kind.ir_name(),
@@ -192,10 +203,12 @@ pub fn reverse_checked(m: &Module, checked: unf::Checked, cfg: &Config) -> Resul
         output,
         wrt,
     };
-    unf::verify(&out).map_err(|errors| Error::Internal {
+    // The output embeds the input's Source module unchanged (cloned
+    // above), which the input's check verified.
+    let checked = unf::check_with_verified_source(&out).map_err(|errors| Error::Internal {
         source: unf::invalid(&out, errors),
     })?;
-    Ok(out)
+    Ok((out, checked))
 }
 
 /// The whole chain for a Source definition: UNF (Fig. 9), D_ρ (Fig. 8) and

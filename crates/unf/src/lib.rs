@@ -31,11 +31,11 @@ pub use ir::{
     Ctx, CtxId, FORMAT_VERSION, Fun, Kind, LoopKind, Module, Op, Prim, SOURCE_UNF_IR,
     TARGET_UNF_IR, Term, TermId, TyId, UTy,
 };
-pub use lower::lower;
+pub use lower::{lower, lower_checked};
 pub use print::print;
 pub use raise::{Checkpoint, raise, raise_checked, raise_checked_with, raise_with};
 pub use tables::Tables;
-pub use verify::{Checked, check, verify};
+pub use verify::{Checked, check, check_with_verified_source, verify};
 
 /// Writes a module in its envelope (`source-unf` or `target-unf`, by kind);
 /// refuses one nested more deeply than a RON file holds.

@@ -27,7 +27,7 @@
 use crate::error::Error;
 use crate::ir::{CtxId, Fun, Kind, LoopKind, Module, Op, Prim, Term, TermId, TyId};
 use crate::tables::Tables;
-use crate::verify::{builtin_fits, is_binary, is_unary};
+use crate::verify::{Checked, builtin_fits, is_binary, is_unary};
 use rpds::HashTrieMap;
 use std::collections::BTreeSet;
 use std::rc::Rc;
@@ -45,6 +45,13 @@ type Env = HashTrieMap<Name, u32>;
 /// applied to types it does not take is refused with
 /// [`Error::Unsupported`] naming it and its span.
 pub fn lower(m: &syntax::Module, entry: &Def) -> Result<Module, Error> {
+    lower_checked(m, entry).map(|(out, _)| out)
+}
+
+/// [`lower`], also returning what the verifier of its output computed
+/// (`crate::check`), so that a caller handing the module on to
+/// `reverse::reverse_checked` does not check it a second time.
+pub fn lower_checked(m: &syntax::Module, entry: &Def) -> Result<(Module, Checked), Error> {
     syntax::check_first_order(m, entry)?;
     // A `while` loop is differentiated as its trip count and an `ifold` of
     // that many steps (docs/derivatives.md, "`while` loops"); the Source
@@ -58,7 +65,7 @@ pub fn lower(m: &syntax::Module, entry: &Def) -> Result<Module, Error> {
                 span: entry.name_span,
                 message: "the entry was lost bounding its while loops".to_string(),
             })?;
-        return lower(&bounded, &entry);
+        return lower_checked(&bounded, &entry);
     }
     if !m.is_typed() {
         return Err(Error::Shape {
@@ -114,14 +121,14 @@ pub fn lower(m: &syntax::Module, entry: &Def) -> Result<Module, Error> {
         wrt: Vec::new(),
     };
     // Lemma 4.4: the output is well typed; a failure is a bug of this pass.
-    crate::verify(&out).map_err(|errors| Error::Shape {
+    let checked = crate::check(&out).map_err(|errors| Error::Shape {
         span: entry.name_span,
         message: format!(
             "internal error after pass 'unf': {}",
             errors.first().map(|e| e.to_string()).unwrap_or_default()
         ),
     })?;
-    Ok(out)
+    Ok((out, checked))
 }
 
 fn unsupported(span: Span, construct: &str) -> Error {

@@ -189,7 +189,8 @@ fn does_not_fire_on_other_folds() {
 
 #[test]
 fn fires_on_the_gradient_of_an_ifold() {
-    let text = "def f (A : [n]R) : R = ifold (fun (a : R, i : Int) -> a * A[i] + sin a) 1 (length A)\n";
+    let text =
+        "def f (A : [n]R) : R = ifold (fun (a : R, i : Int) -> a * A[i] + sin a) 1 (length A)\n";
     let source = compile(text);
     let def = source.defs.last().expect("a definition").clone();
     let lowered = unf::lower(&source, &def).expect("UNF");

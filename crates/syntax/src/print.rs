@@ -87,17 +87,26 @@ pub fn module(m: &Module) -> String {
 /// the parameters in order): its body `e` and its rules, so the printer
 /// writes it back as the user wrote it.
 fn rules_sugar(m: &Module, def: &Def) -> Option<(ExprId, Vec<(&'static str, ExprId)>)> {
-    let Expr::Prim {
+    // Read as `Printer::node` does: a malformed module (an id out of
+    // range, a child not before its parent) is no sugar, not a panic.
+    let node = |id: ExprId, parent: ExprId| {
+        if id < parent {
+            m.exprs.get(id.index())
+        } else {
+            None
+        }
+    };
+    let Some(Expr::Prim {
         op: Prim::WithRules,
         args,
-    } = m.expr(def.body)
+    }) = m.exprs.get(def.body.index())
     else {
         return None;
     };
     let [f, jvp, vjp, point] = args.as_slice() else {
         return None;
     };
-    let Expr::Lambda { params, body } = m.expr(*f) else {
+    let Some(Expr::Lambda { params, body }) = node(*f, def.body) else {
         return None;
     };
     let same_params = params.len() == def.params.len()
@@ -105,11 +114,11 @@ fn rules_sugar(m: &Module, def: &Def) -> Option<(ExprId, Vec<(&'static str, Expr
             .iter()
             .zip(&def.params)
             .all(|(a, b)| a.name == b.name && a.ty == b.ty);
-    let var = |id: ExprId, name: &Name| matches!(m.expr(id), Expr::Var(x) if x == name);
-    let point_is_params = match (m.expr(*point), def.params.as_slice()) {
-        (_, [one]) => var(*point, &one.name),
-        (Expr::Tuple(items), ps) => {
-            items.len() == ps.len() && items.iter().zip(ps).all(|(i, p)| var(*i, &p.name))
+    let var = |id: ExprId, parent: ExprId, name: &Name| matches!(node(id, parent), Some(Expr::Var(x)) if x == name);
+    let point_is_params = match (node(*point, def.body), def.params.as_slice()) {
+        (_, [one]) => var(*point, def.body, &one.name),
+        (Some(Expr::Tuple(items)), ps) => {
+            items.len() == ps.len() && items.iter().zip(ps).all(|(i, p)| var(*i, *point, &p.name))
         }
         _ => false,
     };
@@ -118,9 +127,9 @@ fn rules_sugar(m: &Module, def: &Def) -> Option<(ExprId, Vec<(&'static str, Expr
     }
     let mut rules = Vec::new();
     for (kind, rule) in [("jvp", *jvp), ("vjp", *vjp)] {
-        match m.expr(rule) {
-            Expr::Lambda { .. } => rules.push((kind, rule)),
-            Expr::Tuple(items) if items.is_empty() => {}
+        match node(rule, def.body) {
+            Some(Expr::Lambda { .. }) => rules.push((kind, rule)),
+            Some(Expr::Tuple(items)) if items.is_empty() => {}
             _ => return None,
         }
     }

@@ -196,7 +196,8 @@ pub(super) fn plan_reduce_from_scan(
                 .iter()
                 .copied()
                 .filter(|l| {
-                    (l.scan || m.types[l.node.index()] == **acc) && same_fold(m, s.node, l.node, &iotas)
+                    (l.scan || m.types[l.node.index()] == **acc)
+                        && same_fold(m, s.node, l.node, &iotas)
                 })
                 .collect();
             if !members.iter().any(|l| !l.scan) {

@@ -35,7 +35,7 @@
 
 mod bind;
 
-pub(crate) use bind::arithmetic;
+pub(crate) use bind::{arithmetic, cheap};
 
 use std::collections::BTreeMap;
 use std::hash::BuildHasherDefault;

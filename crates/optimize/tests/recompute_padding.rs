@@ -50,3 +50,32 @@ fn an_unguarded_read_is_not_cheap() {
     let live = syntax::print::module(&out);
     assert!(live.contains("let P"), "{live}");
 }
+
+/// `share-inner-loop` does not share an inner loop that `recompute-cheap`
+/// copies back: a `build` of arithmetic in two loops over `A4` (here two
+/// histograms' rows after `hist-interchange`) was shared into a map, the
+/// map copied into both loops again, and so on until the round limit
+/// (found by `rules::optimize_preserves_values_and_removes_lambdas`).
+#[test]
+fn shared_and_recomputed_cheap_loops_reach_a_fixpoint() {
+    let text = "-- at A1 = [0.683, 1.102, 0.912]\n\
+-- at A4 = [0.914, 1.247, -1.319]\n\
+def f (A1 : [m]R) (A4 : [m]R) : R =\n\
+\x20 let g = fun (v : R) -> reduce (+) 0 (map (fun q -> reduce (+) 0 q) (build (length A1) (fun c -> \
+reduce_by_index A1 (+) (build (length (map (fun t -> t * real c) A4)) (fun i -> i / 2)) (map (fun t -> t * real c) A4)))) in\n\
+\x20 (g (1 + 1) + g (1 + 1)) * 0.5\n";
+    let m = compile(text);
+    let (inputs, _) = expectations(text, &m);
+    let (out, report) = optimize_report(&m, &Config::default()).expect("optimizes");
+    verified(&out, "the optimized program");
+    assert!(
+        report.converged,
+        "no fixpoint in {} rounds: {:?}\n{}",
+        report.rounds,
+        report.fired,
+        syntax::print::module(&out)
+    );
+    let before = eval(&m, &inputs).expect("the program runs");
+    let after = eval(&out, &inputs).expect("the optimized program runs");
+    assert_eq!(before, after);
+}

@@ -43,7 +43,7 @@ use syntax::{Expr, ExprId, Module, Name, Param, Pat, Prim, stack};
 use super::Plan;
 use super::share::chains;
 use crate::hash::{FxHashMap, FxHashSet};
-use crate::simplify::arithmetic;
+use crate::simplify::{arithmetic, cheap};
 
 mod compare;
 mod rewrite;
@@ -153,8 +153,15 @@ fn path(m: &Module, lp: &Loop, id: ExprId) -> Option<Alias> {
 }
 
 /// Whether the tree under `id` does more than arithmetic on what it reads:
-/// a reduction, scan, fold, indexing, division or a transcendental function.
+/// a reduction, scan, fold, indexing, division or a transcendental function;
+/// and is not what `recompute-cheap` calls cheap (`simplify::cheap`): the
+/// map it would share would be copied back into both loops, and the two
+/// rules would undo each other round after round (a `build` of
+/// arithmetic, found by `rules::optimize_preserves_values_and_removes_lambdas`).
 fn costly(m: &Module, id: ExprId) -> bool {
+    if cheap(m, id) {
+        return false;
+    }
     let mut todo = vec![id];
     while let Some(i) = todo.pop() {
         match m.expr(i) {

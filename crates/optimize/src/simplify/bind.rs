@@ -4,7 +4,7 @@
 //! splitting tuples, `cse`, `unzip-fusion`). Part of `simplify.rs`'s
 //! `Round`; see that file for the pass as a whole.
 
-use syntax::{Expr, ExprId, Name, Param, Pat, Prim, Span, Ty};
+use syntax::{Expr, ExprId, Module, Name, Param, Pat, Prim, Span, Ty};
 
 use super::{Bind, Env, Pos, Round, Step, Subst, size};
 use crate::census::{Occ, component};
@@ -833,7 +833,7 @@ impl Round<'_> {
         if *op == Prim::Map && occ.count >= 1 && self.structural(args[0]) {
             return true;
         }
-        occ.count > 1 && !occ.under_lambda && self.cheap(args[0])
+        occ.count > 1 && !occ.under_lambda && cheap(&self.m, args[0])
     }
 
     /// Note [structural maps]. Whether the lambda `f` of a map only takes
@@ -871,96 +871,6 @@ impl Round<'_> {
             }
         }
         true
-    }
-
-    /// Whether evaluating the tree under `id` costs a few arithmetic
-    /// operations per scalar it produces (see [`Self::recomputable`]).
-    fn cheap(&self, id: ExprId) -> bool {
-        let mut todo = vec![id];
-        // The counters of the `build`s seen so far (binders are unique):
-        // `0 <= c < n` in the body.
-        let mut counters: Vec<&Name> = Vec::new();
-        while let Some(i) = todo.pop() {
-            if let Some((cond, els)) = self.padded_read(i, &counters) {
-                // `if c < length r then r[c] else e`: a load that cannot
-                // fail (reverse mode's padding of rows to a common length).
-                todo.push(cond);
-                todo.push(els);
-                continue;
-            }
-            let ok = match self.m.expr(i) {
-                Expr::Var(_)
-                | Expr::Real(_)
-                | Expr::Int(_)
-                | Expr::Bool(_)
-                | Expr::Tuple(_)
-                | Expr::Proj { .. }
-                | Expr::Let { .. }
-                | Expr::If { .. }
-                | Expr::Lambda { .. } => true,
-                Expr::Prim { op, args } => match op {
-                    Prim::Map | Prim::Map2 => {
-                        matches!(self.m.expr(args[0]), Expr::Lambda { .. })
-                    }
-                    // `build n (fun c -> e)`, e cheap: as cheap per scalar
-                    // as a map (it fails, on a negative n, as `map2` does
-                    // on unequal lengths: at the use, with the same error).
-                    Prim::Build => match self.m.expr(args[1]) {
-                        Expr::Lambda { params, .. } if params.len() == 1 => {
-                            counters.push(&params[0].name);
-                            true
-                        }
-                        _ => false,
-                    },
-                    op => arithmetic(*op),
-                },
-                Expr::App { .. }
-                | Expr::Section(_)
-                | Expr::Array(_)
-                | Expr::Reals(_)
-                | Expr::Index { .. } => false,
-            };
-            if !ok {
-                return false;
-            }
-            self.m.expr(i).for_each_child(|c| todo.push(c));
-        }
-        true
-    }
-
-    /// `if c < length r then r[c] else e`, c the counter of an enclosing
-    /// `build` in `counters` and r a variable: the condition and `e` (the
-    /// read is in bounds, so it costs a load and cannot fail).
-    fn padded_read(&self, i: ExprId, counters: &[&Name]) -> Option<(ExprId, ExprId)> {
-        let Expr::If {
-            cond,
-            then_branch,
-            else_branch,
-        } = self.m.expr(i)
-        else {
-            return None;
-        };
-        let Expr::Prim { op: Prim::Lt, args } = self.m.expr(*cond) else {
-            return None;
-        };
-        let (
-            Expr::Var(c),
-            Expr::Prim {
-                op: Prim::Length,
-                args: len,
-            },
-        ) = (self.m.expr(args[0]), self.m.expr(args[1]))
-        else {
-            return None;
-        };
-        let (Expr::Var(r), Expr::Index { array, index }) =
-            (self.m.expr(len[0]), self.m.expr(*then_branch))
-        else {
-            return None;
-        };
-        let same = |e: ExprId, n: &Name| matches!(self.m.expr(e), Expr::Var(v) if v == n);
-        (counters.contains(&c) && same(*array, r) && same(*index, c))
-            .then_some((*cond, *else_branch))
     }
 
     /// Whether a lambda used several times may be copied into each use.
@@ -1040,4 +950,93 @@ fn push_hex(out: &mut String, mut v: u64) {
         }
     }
     out.push_str(std::str::from_utf8(&buf[i..]).expect("invariant: hex digits are ASCII"));
+}
+
+/// Whether evaluating the tree under `id` costs a few arithmetic
+/// operations per scalar it produces (see `Round::recomputable`; `share-inner-loop` does
+/// not share what this calls cheap, which `recompute-cheap` would copy back).
+pub(crate) fn cheap(m: &Module, id: ExprId) -> bool {
+    let mut todo = vec![id];
+    // The counters of the `build`s seen so far (binders are unique):
+    // `0 <= c < n` in the body.
+    let mut counters: Vec<&Name> = Vec::new();
+    while let Some(i) = todo.pop() {
+        if let Some((cond, els)) = padded_read(m, i, &counters) {
+            // `if c < length r then r[c] else e`: a load that cannot
+            // fail (reverse mode's padding of rows to a common length).
+            todo.push(cond);
+            todo.push(els);
+            continue;
+        }
+        let ok = match m.expr(i) {
+            Expr::Var(_)
+            | Expr::Real(_)
+            | Expr::Int(_)
+            | Expr::Bool(_)
+            | Expr::Tuple(_)
+            | Expr::Proj { .. }
+            | Expr::Let { .. }
+            | Expr::If { .. }
+            | Expr::Lambda { .. } => true,
+            Expr::Prim { op, args } => match op {
+                Prim::Map | Prim::Map2 => {
+                    matches!(m.expr(args[0]), Expr::Lambda { .. })
+                }
+                // `build n (fun c -> e)`, e cheap: as cheap per scalar
+                // as a map (it fails, on a negative n, as `map2` does
+                // on unequal lengths: at the use, with the same error).
+                Prim::Build => match m.expr(args[1]) {
+                    Expr::Lambda { params, .. } if params.len() == 1 => {
+                        counters.push(&params[0].name);
+                        true
+                    }
+                    _ => false,
+                },
+                op => arithmetic(*op),
+            },
+            Expr::App { .. }
+            | Expr::Section(_)
+            | Expr::Array(_)
+            | Expr::Reals(_)
+            | Expr::Index { .. } => false,
+        };
+        if !ok {
+            return false;
+        }
+        m.expr(i).for_each_child(|c| todo.push(c));
+    }
+    true
+}
+
+/// `if c < length r then r[c] else e`, c the counter of an enclosing
+/// `build` in `counters` and r a variable: the condition and `e` (the
+/// read is in bounds, so it costs a load and cannot fail).
+fn padded_read(m: &Module, i: ExprId, counters: &[&Name]) -> Option<(ExprId, ExprId)> {
+    let Expr::If {
+        cond,
+        then_branch,
+        else_branch,
+    } = m.expr(i)
+    else {
+        return None;
+    };
+    let Expr::Prim { op: Prim::Lt, args } = m.expr(*cond) else {
+        return None;
+    };
+    let (
+        Expr::Var(c),
+        Expr::Prim {
+            op: Prim::Length,
+            args: len,
+        },
+    ) = (m.expr(args[0]), m.expr(args[1]))
+    else {
+        return None;
+    };
+    let (Expr::Var(r), Expr::Index { array, index }) = (m.expr(len[0]), m.expr(*then_branch))
+    else {
+        return None;
+    };
+    let same = |e: ExprId, n: &Name| matches!(m.expr(e), Expr::Var(v) if v == n);
+    (counters.contains(&c) && same(*array, r) && same(*index, c)).then_some((*cond, *else_branch))
 }

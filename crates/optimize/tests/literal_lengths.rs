@@ -5,7 +5,7 @@
 //! while it is `[3]`: the optimized gradient failed the verifier ("stored
 //! type `[m][k]R` but inference gives `[3][2]R`").
 
-use crate::common::{compile, eval, same, verified};
+use crate::common::{eval, gradient, same, verified};
 use optimize::{Config, optimize};
 use semantics::Value;
 
@@ -19,11 +19,7 @@ fn rows(xs: &[[f64; 2]]) -> Value {
 
 #[test]
 fn the_gradient_of_a_parameter_meeting_a_literal_verifies() {
-    let source = compile(TEXT);
-    let def = source.defs.last().expect("a definition").clone();
-    let lowered = unf::lower(&source, &def).expect("UNF");
-    let target = reverse::reverse(&lowered, &reverse::Config::default()).expect("reverse mode");
-    let target = unf::raise(&target).expect("UNF^-1");
+    let target = gradient(TEXT);
     let out = optimize(&target, &Config::default()).expect("the optimized gradient verifies");
     verified(&out, "the optimized gradient");
     let inputs = vec![

@@ -16,7 +16,7 @@ use proptest::test_runner::{Config as RunnerConfig, TestCaseError};
 use semantics::Value;
 use syntax::{Module, Prim};
 
-use common::{compile, count_prims, eval, verified};
+use common::{compile, count_prims, eval, gradient, verified};
 
 /// How often `reduce-from-scan` fired on `text`, the optimized module,
 /// and the original module.
@@ -191,11 +191,7 @@ fn does_not_fire_on_other_folds() {
 fn fires_on_the_gradient_of_an_ifold() {
     let text =
         "def f (A : [n]R) : R = ifold (fun (a : R, i : Int) -> a * A[i] + sin a) 1 (length A)\n";
-    let source = compile(text);
-    let def = source.defs.last().expect("a definition").clone();
-    let lowered = unf::lower(&source, &def).expect("UNF");
-    let target = reverse::reverse(&lowered, &reverse::Config::default()).expect("reverse mode");
-    let target = unf::raise(&target).expect("UNF^-1");
+    let target = gradient(text);
     let (out, report) = optimize_report(&target, &Config::default()).expect("the optimizer runs");
     verified(&out, "the optimized gradient");
     assert_eq!(report.fired.get(&RuleName::ReduceFromScan), Some(&1));
@@ -217,11 +213,7 @@ fn fires_on_the_gradient_of_an_ifold() {
 #[test]
 fn fires_on_the_gradient_of_prod() {
     let text = "def prod (x : [n]R) : R = reduce (*) 1 x\n";
-    let source = compile(text);
-    let def = source.defs.last().expect("a definition").clone();
-    let lowered = unf::lower(&source, &def).expect("UNF");
-    let target = reverse::reverse(&lowered, &reverse::Config::default()).expect("reverse mode");
-    let target = unf::raise(&target).expect("UNF^-1");
+    let target = gradient(text);
     let (out, report) = optimize_report(&target, &Config::default()).expect("the optimizer runs");
     verified(&out, "the optimized gradient");
     assert_eq!(report.fired.get(&RuleName::ReduceFromScan), Some(&1));

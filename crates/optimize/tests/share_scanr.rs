@@ -14,16 +14,12 @@ use optimize::{Config, RuleName, optimize_report};
 use semantics::Value;
 use syntax::{Module, Prim};
 
-use common::{compile, count_prims, eval, verified};
+use common::{compile, count_prims, eval, gradient, verified};
 
 /// The gradient of `text`'s last definition (reverse mode, UNF^-1), and
 /// it optimized with `rules` (all of them, or all but share-inner-loop).
 fn grad(text: &str, share: bool) -> (Module, Module, usize) {
-    let source = compile(text);
-    let def = source.defs.last().expect("a definition").clone();
-    let lowered = unf::lower(&source, &def).expect("UNF");
-    let target = reverse::reverse(&lowered, &reverse::Config::default()).expect("reverse mode");
-    let target = unf::raise(&target).expect("UNF^-1");
+    let target = gradient(text);
     let mut cfg = Config::default();
     if !share {
         cfg.rules = cfg.rules.without(RuleName::ShareInnerLoop);

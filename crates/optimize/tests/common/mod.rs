@@ -25,6 +25,16 @@ pub fn compile(text: &str) -> Module {
     }
 }
 
+/// The unoptimized gradient of `text`'s last definition: reverse mode
+/// through UNF (`unf::lower`, D_rho, `unf::raise`).
+pub fn gradient(text: &str) -> Module {
+    let source = compile(text);
+    let def = source.defs.last().expect("a definition").clone();
+    let lowered = unf::lower(&source, &def).expect("UNF");
+    let target = reverse::reverse(&lowered, &reverse::Config::default()).expect("reverse mode");
+    unf::raise(&target).expect("UNF^-1")
+}
+
 /// The text of `tests/programs/NAME.ad`.
 pub fn program_text(name: &str) -> String {
     let path = format!("{}/tests/programs/{name}.ad", env!("CARGO_MANIFEST_DIR"));

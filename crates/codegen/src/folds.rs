@@ -270,36 +270,15 @@ impl Lowerer<'_> {
             .map(|k| self.alloc(*k, &count, span, Some(Prim::Reduce)))
             .collect();
         self.w.open();
-        let me = self.call("ad_thread_num", &[], Scalar::I32, vec![]);
-        let t = E::Var(self.let_typed(int.clone(), me, "t"));
-        let all = self.call("ad_num_threads", &[], Scalar::I32, vec![]);
-        let tn = E::Var(self.let_typed(int.clone(), all, "tn"));
+        let [t, tn, lo, hi] = self.chunk(n);
         self.w.push(Stmt::If {
             cond: E::bin(BinOp::Eq, t.clone(), E::I32(0)),
             then: vec![Stmt::Set {
                 place: imp::Place::Var(used),
-                value: tn.clone(),
+                value: tn,
             }],
             els: vec![],
         });
-        // `ad_split(n, t, tn)`: where thread `t`'s share of `0..n` starts.
-        let split = [Scalar::I64, Scalar::I64, Scalar::I64];
-        let wide = |e: E| E::Cast(Scalar::I64, Box::new(e));
-        let lo = self.call(
-            "ad_split",
-            &split,
-            Scalar::I64,
-            vec![n.clone(), wide(t.clone()), wide(tn.clone())],
-        );
-        let lo = E::Var(self.let_var(Kind::Int, lo, "lo"));
-        let next = E::bin(BinOp::Add, t.clone(), E::I32(1));
-        let hi = self.call(
-            "ad_split",
-            &split,
-            Scalar::I64,
-            vec![n.clone(), wide(next), wide(tn)],
-        );
-        let hi = E::Var(self.let_var(Kind::Int, hi, "hi"));
         let mut zs = Vec::new();
         scalars(z, &mut zs);
         let (locals, local_val) = self.scalar_vars(z, kinds, &zs, "part");

@@ -48,19 +48,28 @@ enum Sym {
     Other,
 }
 
-/// Whether `reduce f z` may be computed in chunks folded from `z` and
-/// combined with `f` (module docs).
-pub(crate) fn rebracketable(m: &Module, f: &Func, z: &Val) -> bool {
+/// The step of `reduce f ..` as a symbolic term of the accumulator
+/// (parameter 0) and the element (parameter 1), when `f` is a lambda of
+/// two.
+fn step_of(m: &Module, f: &Func) -> Option<Sym> {
     let Expr::Lambda { params, body } = m.expr(f.lambda) else {
-        return false;
+        return None;
     };
     let [acc, elem] = params.as_slice() else {
-        return false;
+        return None;
     };
     let mut env = HashMap::new();
     env.insert(acc.name.clone(), Sym::Param(0, Vec::new()));
     env.insert(elem.name.clone(), Sym::Param(1, Vec::new()));
-    let step = sym(m, *body, &mut env);
+    Some(sym(m, *body, &mut env))
+}
+
+/// Whether `reduce f z` may be computed in chunks folded from `z` and
+/// combined with `f` (module docs).
+pub(crate) fn rebracketable(m: &Module, f: &Func, z: &Val) -> bool {
+    let Some(step) = step_of(m, f) else {
+        return false;
+    };
     let mut components = Vec::new();
     flatten(&step, &mut Vec::new(), &mut components);
     let mut units = Vec::new();
@@ -189,16 +198,7 @@ fn map2(m: &Module, g: ExprId, a: Sym, b: Sym) -> Sym {
 /// element's, directly or inside `map2`s over their arrays at the same
 /// path.
 pub(crate) fn rebracketable_arrays(m: &Module, f: &Func) -> bool {
-    let Expr::Lambda { params, body } = m.expr(f.lambda) else {
-        return false;
-    };
-    let [acc, elem] = params.as_slice() else {
-        return false;
-    };
-    let mut env = HashMap::new();
-    env.insert(acc.name.clone(), Sym::Param(0, Vec::new()));
-    env.insert(elem.name.clone(), Sym::Param(1, Vec::new()));
-    zero_ok(&sym(m, *body, &mut env), &mut Vec::new())
+    step_of(m, f).is_some_and(|step| zero_ok(&step, &mut Vec::new()))
 }
 
 /// [`rebracketable_arrays`] for the component of the step at `path`.

@@ -256,29 +256,14 @@ impl Lowerer<'_> {
         step: &Step<'_>,
         own: bool,
     ) -> Result<(), Error> {
-        let int = imp::Ty::Scalar(Scalar::I32);
-        let threads = self.call("ad_max_threads", &[], Scalar::I32, vec![]);
-        let nt = E::Var(self.let_typed(int.clone(), threads, "nt"));
-        let used = self.new_var("used", int.clone(), true);
-        self.w.push(Stmt::Let {
-            var: used,
-            init: Some(E::I32(1)),
-        });
+        let (nt, used) = self.thread_slots();
         let count = E::Cast(Scalar::I64, Box::new(nt.clone()));
         let parts: Vec<E> = kinds
             .iter()
             .map(|k| self.alloc(*k, &count, span, Some(Prim::Reduce)))
             .collect();
         self.w.open();
-        let [t, tn, lo, hi] = self.chunk(n);
-        self.w.push(Stmt::If {
-            cond: E::bin(BinOp::Eq, t.clone(), E::I32(0)),
-            then: vec![Stmt::Set {
-                place: imp::Place::Var(used),
-                value: tn,
-            }],
-            els: vec![],
-        });
+        let [t, lo, hi] = self.counted_chunk(n, used);
         let mut zs = Vec::new();
         scalars(z, &mut zs);
         let (locals, local_val) = self.scalar_vars(z, kinds, &zs, "part");
@@ -300,7 +285,7 @@ impl Lowerer<'_> {
             workers,
         });
         // Combine the partial results in thread order.
-        let t = self.new_var("t", int, false);
+        let t = self.new_var("t", imp::Ty::Scalar(Scalar::I32), false);
         self.w.open();
         let part_vals: Vec<Val> = parts
             .iter()
@@ -439,29 +424,14 @@ impl Lowerer<'_> {
         span: Span,
         op: Prim,
     ) -> Result<crate::lower::Flags, Error> {
-        let int = imp::Ty::Scalar(Scalar::I32);
         let zero = E::I64(0);
-        let threads = self.call("ad_max_threads", &[], Scalar::I32, vec![]);
-        let nt = E::Var(self.let_typed(int.clone(), threads, "nt"));
-        let used = self.new_var("used", int, true);
-        self.w.push(Stmt::Let {
-            var: used,
-            init: Some(E::I32(1)),
-        });
+        let (nt, used) = self.thread_slots();
         let count = E::Cast(Scalar::I64, Box::new(nt.clone()));
         let parts = self.alloc_leaves_dims(ty, &count, &mut dims.iter(), span, Some(op))?;
         self.w.open();
         // The body is one thread's: no loop in it is parallel again.
         self.loop_depth += 1;
-        let [t, tn, lo, hi] = self.chunk(n);
-        self.w.push(Stmt::If {
-            cond: E::bin(BinOp::Eq, t.clone(), E::I32(0)),
-            then: vec![Stmt::Set {
-                place: imp::Place::Var(used),
-                value: tn,
-            }],
-            els: vec![],
-        });
+        let [t, lo, hi] = self.counted_chunk(n, used);
         let me = E::Cast(Scalar::I64, Box::new(t));
         let z = self.element(cur, &zero, true);
         let r = self.store(&z, &parts, &me);
@@ -498,6 +468,37 @@ impl Lowerer<'_> {
             cx.store(&v, cur, &zero)
         })?;
         Ok(flags)
+    }
+
+    /// Before a chunked reduction's parallel block: how many threads it
+    /// may have (`ad_max_threads`, the size of the per-thread partial
+    /// results) and `used`, how many it had, 1 until thread 0 says.
+    fn thread_slots(&mut self) -> (E, VarId) {
+        let int = imp::Ty::Scalar(Scalar::I32);
+        let threads = self.call("ad_max_threads", &[], Scalar::I32, vec![]);
+        let nt = E::Var(self.let_typed(int.clone(), threads, "nt"));
+        let used = self.new_var("used", int, true);
+        self.w.push(Stmt::Let {
+            var: used,
+            init: Some(E::I32(1)),
+        });
+        (nt, used)
+    }
+
+    /// Inside the parallel block: this thread's number and its share
+    /// `lo..hi` of `0..n` (`chunk`), thread 0 recording in `used` how many
+    /// threads run (the partial results to combine).
+    fn counted_chunk(&mut self, n: &E, used: VarId) -> [E; 3] {
+        let [t, tn, lo, hi] = self.chunk(n);
+        self.w.push(Stmt::If {
+            cond: E::bin(BinOp::Eq, t.clone(), E::I32(0)),
+            then: vec![Stmt::Set {
+                place: imp::Place::Var(used),
+                value: tn,
+            }],
+            els: vec![],
+        });
+        [t, lo, hi]
     }
 
     /// Sets `ok` to false unless every scalar of `v` is zero.

@@ -91,55 +91,36 @@ const BOTH_IN_LAMBDA: &str = "def f (A : [n]R) (B : [m]R) : [m]R =\n  \
     map (fun (t : R) -> let s = scanl (fun (a : R, x : R) -> a * x + t) 1 A in \
     reduce (fun (a : R, x : R) -> a * x + t) 1 A - s[0]) B\n";
 
+/// That the rule fired once on `text`, leaving no `fold` (a `reduce`,
+/// `foldl` or `ifold`) and one `scanl`, the fold's value read from it.
+fn read_from_the_scan(text: &str, fold: Prim) {
+    let (n, out, _) = run(text);
+    let printed = syntax::print::module(&out);
+    assert_eq!(n, 1, "{printed}");
+    assert_eq!(count_prims(&out, fold), 0, "{printed}");
+    assert_eq!(count_prims(&out, Prim::Scanl), 1, "{printed}");
+}
+
 #[test]
 fn fires_on_reduce_and_scanl() {
-    let (n, out, _) = run(PROD);
-    assert_eq!(n, 1, "{}", syntax::print::module(&out));
-    assert_eq!(count_prims(&out, Prim::Reduce), 0);
-    assert_eq!(count_prims(&out, Prim::Scanl), 1);
+    read_from_the_scan(PROD, Prim::Reduce);
 }
 
 #[test]
 fn fires_on_foldl_with_renamed_binders() {
-    for text in [FOLDL, PAIRS] {
-        let (n, out, _) = run(text);
-        assert_eq!(n, 1, "{}", syntax::print::module(&out));
-        assert_eq!(
-            count_prims(&out, Prim::Foldl),
-            0,
-            "{}",
-            syntax::print::module(&out)
-        );
-        assert_eq!(count_prims(&out, Prim::Scanl), 1);
-    }
+    read_from_the_scan(FOLDL, Prim::Foldl);
+    read_from_the_scan(PAIRS, Prim::Foldl);
 }
 
 #[test]
 fn fires_on_equal_array_expressions() {
-    let (n, out, _) = run(ZIPPED);
-    assert_eq!(n, 1, "{}", syntax::print::module(&out));
-    assert_eq!(
-        count_prims(&out, Prim::Foldl),
-        0,
-        "{}",
-        syntax::print::module(&out)
-    );
-    assert_eq!(count_prims(&out, Prim::Scanl), 1);
+    read_from_the_scan(ZIPPED, Prim::Foldl);
 }
 
 #[test]
 fn fires_on_ifold_over_the_counters() {
-    for text in [IFOLD, IFOLD_INLINE] {
-        let (n, out, _) = run(text);
-        assert_eq!(n, 1, "{}", syntax::print::module(&out));
-        assert_eq!(
-            count_prims(&out, Prim::Ifold),
-            0,
-            "{}",
-            syntax::print::module(&out)
-        );
-        assert_eq!(count_prims(&out, Prim::Scanl), 1);
-    }
+    read_from_the_scan(IFOLD, Prim::Ifold);
+    read_from_the_scan(IFOLD_INLINE, Prim::Ifold);
 }
 
 #[test]

@@ -4,7 +4,7 @@
 //! bit the evaluator's): the elements are visited in order, an index
 //! outside `0 .. m` is skipped, a bin is the left fold of its elements.
 //! A histogram's operator is the scalar primitive's own code
-//! (`scalar_prim`: `fmin`, the checked `Int` arithmetic).
+//! (`scalar_prim`: `ad_min`, the checked `Int` arithmetic).
 
 use syntax::{Prim, Span, Ty, hist};
 
@@ -177,9 +177,9 @@ impl Lowerer<'_> {
                 // The running extremum beside the winners (`hist::winner_select`).
                 let cur = self.alloc(Kind::Real, &m, span, Some(op));
                 let (cmp, f) = if op == Prim::WinnerMax {
-                    (BinOp::Gt, "fmax")
+                    (BinOp::Gt, "ad_max")
                 } else {
-                    (BinOp::Lt, "fmin")
+                    (BinOp::Lt, "ad_min")
                 };
                 self.for_loop(&m, crate::arrays::Dir::Up, false, None, |cx, b| {
                     cx.store_at(&cur, b, ld(dp.clone(), b.clone()));

@@ -143,9 +143,10 @@ impl Default for Config {
     }
 }
 
-/// The libm functions the generated code calls, other than `sqrt`, `fabs`,
-/// `fmax` and `fmin` (exact in IEEE arithmetic, so a folded call equals the
-/// library's): compiled as plain calls (`Config::flags`).
+/// The libm functions the generated code calls, other than `sqrt` and
+/// `fabs` (exact in IEEE arithmetic, so a folded call equals the
+/// library's): compiled as plain calls (`Config::flags`). `max` and `min`
+/// are the runtime's own `ad_max` and `ad_min`.
 const MATH_FUNCTIONS: [&str; 16] = [
     "sin", "cos", "tan", "tanh", "exp", "log", "pow", "log1p", "expm1", "atan", "atan2", "hypot",
     "sinh", "cosh", "erf", "lgamma_r",

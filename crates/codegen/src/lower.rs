@@ -860,8 +860,8 @@ impl<'a> Lowerer<'a> {
             (Prim::Pow | Prim::Max | Prim::Min, [(Kind::Real, a), (Kind::Real, b)]) => {
                 let f = match op {
                     Prim::Pow => "pow",
-                    Prim::Max => "fmax",
-                    _ => "fmin",
+                    Prim::Max => "ad_max",
+                    _ => "ad_min",
                 };
                 let c = self.math(f, vec![a.clone(), b.clone()]);
                 Ok(self.let_scalar(real, c, hint))

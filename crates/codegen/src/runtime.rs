@@ -303,6 +303,36 @@ static double ad_sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
 
 static double ad_sign(double x) { return x > 0.0 ? 1.0 : (x < 0.0 ? -1.0 : x); }
 
+/* max and min of reals (syntax::derivatives::max, min): the other operand
+ * when one is NaN, and of equal operands their bitwise AND (max: +0 of +0
+ * and -0) or OR (min: -0), so that both are associative and a reduction in
+ * lanes is the left fold bit for bit. Inline and without branches: libm's
+ * fmax is a call per element (lse's primal spent 56% of its time in
+ * __fmax) and returns its first operand on a tie. */
+static inline double ad_max(double x, double y) {
+    uint64_t a, b;
+    memcpy(&a, &x, sizeof a);
+    memcpy(&b, &y, sizeof b);
+    const uint64_t t = a & b;
+    double tie;
+    memcpy(&tie, &t, sizeof tie);
+    double m = x > y ? x : y;
+    m = y != y ? x : m;
+    return x == y ? tie : m;
+}
+
+static inline double ad_min(double x, double y) {
+    uint64_t a, b;
+    memcpy(&a, &x, sizeof a);
+    memcpy(&b, &y, sizeof b);
+    const uint64_t t = a | b;
+    double tie;
+    memcpy(&tie, &t, sizeof tie);
+    double m = x < y ? x : y;
+    m = y != y ? x : m;
+    return x == y ? tie : m;
+}
+
 static const double ad_pi = 3.141592653589793;
 
 static bool ad_at_pole(double x) { return x <= 0.0 && x == floor(x); }

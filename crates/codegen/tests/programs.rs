@@ -578,3 +578,64 @@ fn histograms_of_rows_are_the_evaluators_bit_for_bit_and_fail_as_it_does() {
         other => panic!("evaluator {want:?}, C backend {other:?}"),
     }
 }
+
+/// `max` and `min` of reals are the runtime's `ad_max` and `ad_min`, bit
+/// for bit the evaluator's (`syntax::derivatives::max`, `min`): the other
+/// operand when one is NaN, and of +0 and -0 in either order `max` is +0
+/// and `min` -0. So both are associative, and a `reduce max` split into
+/// lanes (the reassociate configuration) is the left fold exactly, the
+/// sign of a zero included (libm's `fmax` returns its first operand on a
+/// tie, which made the lanes' result depend on where the zeros were).
+#[test]
+fn max_and_min_of_zeros_and_nans_are_the_evaluator_s_bit_for_bit() {
+    let text = "def f (x : R) (y : R) : (R, R) =\n  (max x y, min x y)\n\ndef r (A : [n]R) : (R, R) =\n  (reduce (fun (a, b) -> max a b) (0 - 1) A, reduce (fun (a, b) -> min a b) 1 A)\n";
+    let m = module("maxmin.ad", text);
+    let specials = [0.0, -0.0, f64::NAN, 1.0, f64::NEG_INFINITY];
+    // Exact values, independently of the evaluator.
+    let eval = |x: f64, y: f64| {
+        let a = vec![semantics::Value::Real(x), semantics::Value::Real(y)];
+        semantics::eval_def(&m, m.def("f").expect("f"), &a)
+            .expect("evaluates")
+            .to_string()
+    };
+    assert_eq!(eval(-0.0, 0.0), "(0, -0)");
+    assert_eq!(eval(0.0, -0.0), "(0, -0)");
+    assert_eq!(eval(f64::NAN, 1.0), "(1, 1)");
+    assert_eq!(eval(-0.0, f64::NAN), "(-0, -0)");
+    let zeros: Vec<Vec<f64>> = (0..64u32)
+        .map(|bits| {
+            (0..9)
+                .map(|i| match (bits >> (i % 6)) & 1 {
+                    0 => 0.0,
+                    _ if i == 7 && bits % 5 == 0 => f64::NAN,
+                    _ => -0.0,
+                })
+                .collect()
+        })
+        .collect();
+    for (tag, cfg) in [
+        ("default", Config::default()),
+        (
+            "lanes",
+            Config {
+                reassociate: true,
+                ..Config::default()
+            },
+        ),
+    ] {
+        let built = common::build(&m, &cfg, &format!("maxmin-{tag}"));
+        for x in specials {
+            for y in specials {
+                let a = vec![semantics::Value::Real(x), semantics::Value::Real(y)];
+                let got = codegen::run(&built, "f", &a).expect("runs").to_string();
+                assert_eq!(got, eval(x, y), "{tag}: max and min of {x:?} and {y:?}");
+            }
+        }
+        for xs in &zeros {
+            let a = vec![semantics::Value::reals(xs)];
+            let want = semantics::eval_def(&m, m.def("r").expect("r"), &a).expect("evaluates");
+            let got = codegen::run(&built, "r", &a).expect("runs");
+            assert_eq!(got.to_string(), want.to_string(), "{tag}: {xs:?}");
+        }
+    }
+}

@@ -389,9 +389,8 @@ pub fn eval(op: Prim, args: &[f64]) -> Option<f64> {
         (Prim::Tanh, &[x]) => x.tanh(),
         (Prim::Abs, &[x]) => x.abs(),
         (Prim::Pow, &[x, y]) => x.powf(y),
-        // C's fmax/fmin: the other operand when one is NaN.
-        (Prim::Max, &[x, y]) => x.max(y),
-        (Prim::Min, &[x, y]) => x.min(y),
+        (Prim::Max, &[x, y]) => max(x, y),
+        (Prim::Min, &[x, y]) => min(x, y),
         // y * pow x (y - 1), NaN at 0^0 as IEEE gives it
         (Prim::D1Pow, &[x, y]) => y * x.powf(y - 1.0),
         (Prim::D2Pow, &[x, y]) => {
@@ -420,6 +419,40 @@ pub fn eval(op: Prim, args: &[f64]) -> Option<f64> {
         }
         _ => return None,
     })
+}
+
+/// `max` of reals: the other operand when one is NaN (C's `fmax`), and of
+/// two equal operands their bitwise AND, which is +0 for +0 and -0 (and
+/// the value itself otherwise). With the sign of zero decided, `max` is
+/// associative and commutative, so a `reduce max` split into lanes (the C
+/// backend's, `codegen::assoc`) is bit for bit the left fold; libm's
+/// `fmax` returns its first operand on a tie, and Rust's `f64::max`
+/// either. The C runtime's `ad_max` computes the same.
+pub fn max(x: f64, y: f64) -> f64 {
+    if x.is_nan() {
+        y
+    } else if y.is_nan() || x > y {
+        x
+    } else if x == y {
+        f64::from_bits(x.to_bits() & y.to_bits())
+    } else {
+        y
+    }
+}
+
+/// `min` of reals, `max`'s mirror: the other operand when one is NaN, and
+/// of two equal operands their bitwise OR (-0 for +0 and -0). The C
+/// runtime's `ad_min`.
+pub fn min(x: f64, y: f64) -> f64 {
+    if x.is_nan() {
+        y
+    } else if y.is_nan() || x < y {
+        x
+    } else if x == y {
+        f64::from_bits(x.to_bits() | y.to_bits())
+    } else {
+        y
+    }
 }
 
 /// Why a discrete operation has no value.

@@ -320,3 +320,51 @@ fn the_source_forms_compute_the_derivative_primitives_bit_for_bit() {
     }
     assert_eq!(covered, 6, "d1pow, d2pow, d2div, dtan, dtanh, dabs");
 }
+
+/// Reals drawn so that ties, zeros of both signs, NaN and infinities are
+/// common.
+fn special_real() -> impl Strategy<Value = f64> {
+    prop_oneof![
+        Just(0.0),
+        Just(-0.0),
+        Just(f64::NAN),
+        Just(f64::INFINITY),
+        Just(f64::NEG_INFINITY),
+        (-3i32..3).prop_map(f64::from),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2000))]
+
+    /// `max` and `min` are associative and commutative bit for bit (so a
+    /// reduction may run in lanes, `codegen::assoc`), NaN is their
+    /// identity, and on operands that are not NaN and not both zero they
+    /// are the larger and the smaller.
+    #[test]
+    fn max_and_min_are_associative_and_commutative(a in special_real(), b in special_real(), c in special_real()) {
+        for op in [Prim::Max, Prim::Min] {
+            let f = |x: f64, y: f64| derivatives::eval(op, &[x, y]).expect("value").to_bits();
+            let g = |x: f64, y: f64| f64::from_bits(f(x, y));
+            prop_assert_eq!(f(a, b), f(b, a), "{} {:?} {:?}", op, a, b);
+            prop_assert_eq!(f(g(a, b), c), f(a, g(b, c)), "{} {:?} {:?} {:?}", op, a, b, c);
+            prop_assert_eq!(f(a, f64::NAN), a.to_bits(), "{} {:?} NaN", op, a);
+            if !a.is_nan() && !b.is_nan() && !(a == 0.0 && b == 0.0) {
+                let want = if op == Prim::Max { a.max(b) } else { a.min(b) };
+                prop_assert_eq!(f(a, b), want.to_bits(), "{} {:?} {:?}", op, a, b);
+            }
+        }
+    }
+}
+
+#[test]
+fn max_of_zeros_is_plus_zero_and_min_minus_zero() {
+    for (x, y) in [(0.0, -0.0), (-0.0, 0.0), (0.0, 0.0), (-0.0, -0.0)] {
+        let max = derivatives::eval(Prim::Max, &[x, y]).expect("max");
+        let min = derivatives::eval(Prim::Min, &[x, y]).expect("min");
+        let both_negative = x.is_sign_negative() && y.is_sign_negative();
+        let both_positive = x.is_sign_positive() && y.is_sign_positive();
+        assert_eq!(max.is_sign_negative(), both_negative, "max {x:?} {y:?}");
+        assert_eq!(min.is_sign_positive(), both_positive, "min {x:?} {y:?}");
+    }
+}

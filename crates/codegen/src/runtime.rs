@@ -29,8 +29,10 @@ pub const PRELUDE: &str = r#"#include <math.h>
  * docs/codegen.md). */
 #if defined(__GNUC__)
 #define AD_COLD __attribute__((__cold__))
+#define AD_RARE(c) __builtin_expect(!!(c), 0)
 #else
 #define AD_COLD
+#define AD_RARE(c) (c)
 #endif
 
 #ifdef AD_VECTOR_MATH
@@ -306,31 +308,36 @@ static double ad_sign(double x) { return x > 0.0 ? 1.0 : (x < 0.0 ? -1.0 : x); }
 /* max and min of reals (syntax::derivatives::max, min): the other operand
  * when one is NaN, and of equal operands their bitwise AND (max: +0 of +0
  * and -0) or OR (min: -0), so that both are associative and a reduction in
- * lanes is the left fold bit for bit. Inline and without branches: libm's
- * fmax is a call per element (lse's primal spent 56% of its time in
- * __fmax) and returns its first operand on a tie. */
+ * lanes is the left fold bit for bit. Inline: libm's fmax is a call per
+ * element (lse's primal spent 56% of its time in __fmax) and returns its
+ * first operand on a tie. The common case is one maxsd (`x > y ? x : y`,
+ * no branch: kmeans' nearest centroid changes unpredictably); NaN and ties
+ * are a rare, predictable branch (a select of three cases compiled to
+ * branches that kmeans mispredicted: its primal took twice as long). */
 static inline double ad_max(double x, double y) {
-    uint64_t a, b;
-    memcpy(&a, &x, sizeof a);
-    memcpy(&b, &y, sizeof b);
-    const uint64_t t = a & b;
-    double tie;
-    memcpy(&tie, &t, sizeof tie);
     double m = x > y ? x : y;
-    m = y != y ? x : m;
-    return x == y ? tie : m;
+    if (AD_RARE(y != y || x == y)) {
+        uint64_t a, b;
+        memcpy(&a, &x, sizeof a);
+        memcpy(&b, &y, sizeof b);
+        a &= b;
+        memcpy(&m, &a, sizeof m);
+        if (y != y) m = x;
+    }
+    return m;
 }
 
 static inline double ad_min(double x, double y) {
-    uint64_t a, b;
-    memcpy(&a, &x, sizeof a);
-    memcpy(&b, &y, sizeof b);
-    const uint64_t t = a | b;
-    double tie;
-    memcpy(&tie, &t, sizeof tie);
     double m = x < y ? x : y;
-    m = y != y ? x : m;
-    return x == y ? tie : m;
+    if (AD_RARE(y != y || x == y)) {
+        uint64_t a, b;
+        memcpy(&a, &x, sizeof a);
+        memcpy(&b, &y, sizeof b);
+        a |= b;
+        memcpy(&m, &a, sizeof m);
+        if (y != y) m = x;
+    }
+    return m;
 }
 
 static const double ad_pi = 3.141592653589793;

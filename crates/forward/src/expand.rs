@@ -479,21 +479,21 @@ pub(crate) fn call(cx: &mut Builder, f: &Atom, arg: ExprId, arity: usize) -> Res
 pub(crate) fn used_names(m: &Module) -> HashSet<String> {
     let mut used = HashSet::new();
     for def in &m.defs {
-        used.insert(def.name.0.clone());
-        used.extend(def.params.iter().map(|p| p.name.0.clone()));
+        used.insert(def.name.as_str().to_string());
+        used.extend(def.params.iter().map(|p| p.name.as_str().to_string()));
     }
     for e in &m.exprs {
         match e {
             Expr::Var(n) => {
-                used.insert(n.0.clone());
+                used.insert(n.as_str().to_string());
             }
             Expr::Let { pat, .. } => match pat {
                 Pat::Var(n) => {
-                    used.insert(n.0.clone());
+                    used.insert(n.as_str().to_string());
                 }
-                Pat::Tuple(ns) => used.extend(ns.iter().map(|n| n.0.clone())),
+                Pat::Tuple(ns) => used.extend(ns.iter().map(|n| n.as_str().to_string())),
             },
-            Expr::Lambda { params, .. } => used.extend(params.iter().map(|p| p.name.0.clone())),
+            Expr::Lambda { params, .. } => used.extend(params.iter().map(|p| p.name.as_str().to_string())),
             _ => {}
         }
     }

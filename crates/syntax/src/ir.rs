@@ -96,14 +96,23 @@ impl Span {
 }
 
 /// A name the user wrote, or one a pass made fresh (`x_12`).
+///
+/// The text is shared: every pass copies names (into the nodes it builds,
+/// its environments, its censuses), and a copy is a reference count, not
+/// an allocation and a `memcpy` (allocating and freeing copied names was
+/// a large part of the optimizer's and `raise`'s time on a long `let`
+/// chain, docs/scale.md). Equality, ordering, hashing and the serialized
+/// form are those of the text (equal `Arc`s compare by pointer first), so
+/// every map keyed by names iterates as with a `String`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(transparent)]
-pub struct Name(pub String);
+pub struct Name(Arc<str>);
 
 impl Name {
-    /// A name from a string.
-    pub fn new(s: impl Into<String>) -> Name {
-        Name(s.into())
+    /// A name from a string (its text copied once, into the shared
+    /// allocation).
+    pub fn new(s: impl AsRef<str>) -> Name {
+        Name(Arc::from(s.as_ref()))
     }
 
     /// The name as written.
@@ -1196,14 +1205,15 @@ impl Module {
 /// (Futhark's convention: the base says where the variable comes from).
 #[derive(Debug, Clone, Default)]
 pub struct NameGen {
-    used: crate::fxhash::FxHashSet<String>,
+    /// The texts of the names taken, shared with the names themselves.
+    used: crate::fxhash::FxHashSet<Arc<str>>,
     counter: u64,
 }
 
 impl NameGen {
     /// Marks a name as taken.
     pub fn reserve(&mut self, name: &str) {
-        self.used.insert(name.to_string());
+        self.used.insert(Arc::from(name));
     }
 
     /// A name not used before, derived from `base` (a trailing `_N` of the
@@ -1228,9 +1238,10 @@ impl NameGen {
             candidate.push_str(stem);
             candidate.push('_');
             push_decimal(&mut candidate, self.counter);
-            if !self.used.contains(&candidate) {
-                self.used.insert(candidate.clone());
-                return Name(candidate);
+            if !self.used.contains(candidate.as_str()) {
+                let text: Arc<str> = Arc::from(candidate);
+                self.used.insert(text.clone());
+                return Name(text);
             }
         }
     }

@@ -598,7 +598,7 @@ impl<'t> Parser<'t> {
         match t.tok {
             Tok::Ident(name) => {
                 self.bump();
-                self.add(Expr::Var(Name(name)), t.span)
+                self.add(Expr::Var(Name::new(name)), t.span)
             }
             Tok::Int(digits) => match digits.parse::<i64>() {
                 Ok(n) => {

@@ -142,16 +142,16 @@ fn binders_are_unique_within_each_definition() {
                 def f (x : R) (y : R) = g x + g y + (let x = 2 in g x)");
     for d in &m.defs {
         let mut seen = HashSet::new();
-        let mut names: Vec<String> = d.params.iter().map(|p| p.name.0.clone()).collect();
+        let mut names: Vec<String> = d.params.iter().map(|p| p.name.as_str().to_string()).collect();
         let mut stack = vec![d.body];
         while let Some(id) = stack.pop() {
             match m.expr(id) {
                 Expr::Let { pat, .. } => match pat {
-                    Pat::Var(x) => names.push(x.0.clone()),
-                    Pat::Tuple(xs) => names.extend(xs.iter().map(|x| x.0.clone())),
+                    Pat::Var(x) => names.push(x.as_str().to_string()),
+                    Pat::Tuple(xs) => names.extend(xs.iter().map(|x| x.as_str().to_string())),
                 },
                 Expr::Lambda { params, .. } => {
-                    names.extend(params.iter().map(|p| p.name.0.clone()))
+                    names.extend(params.iter().map(|p| p.name.as_str().to_string()))
                 }
                 _ => {}
             }

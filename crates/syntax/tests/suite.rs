@@ -11,6 +11,7 @@ mod deep;
 mod deep_types;
 mod derivatives;
 mod elaborate;
+mod names;
 mod envelope;
 mod no_panic;
 mod parse;

@@ -426,7 +426,7 @@ impl Round<'_> {
                 _ => return None,
             }
         }
-        Some(Name(key))
+        Some(Name::new(key))
     }
 
     /// Whether `v` is a loop (`map`, `reduce`, a scan, `build`, ...), a

@@ -39,6 +39,9 @@ use super::ir::*;
 #[path = "fuse_lanes.rs"]
 mod lanes;
 
+#[path = "fuse_jam.rs"]
+mod jam;
+
 /// Fuses sibling loops everywhere in `f`.
 pub fn fuse(f: &mut Func) {
     let roots = Roots::of(f);
@@ -50,7 +53,7 @@ pub fn fuse(f: &mut Func) {
 
 fn block(r: &Roots, vars: &mut Vec<Var>, b: Block) -> Block {
     syntax::stack::guard(|| {
-        let mut b: Block = b.into_iter().map(|s| inner(r, vars, s)).collect();
+        let mut b: Block = b.into_iter().flat_map(|s| inner(r, vars, s)).collect();
         let mut k = 0;
         while k < b.len() {
             if !try_fuse_at(r, &mut b, k) && !lanes::try_fuse_lanes(r, vars, &mut b, k) {
@@ -61,11 +64,15 @@ fn block(r: &Roots, vars: &mut Vec<Var>, b: Block) -> Block {
     })
 }
 
-/// A statement with the blocks inside it fused.
-fn inner(r: &Roots, vars: &mut Vec<Var>, s: Stmt) -> Stmt {
-    match s {
+/// A statement with the blocks inside it fused (a loop then unrolled
+/// and jammed if it may be: the statements that replace it).
+fn inner(r: &Roots, vars: &mut Vec<Var>, s: Stmt) -> Vec<Stmt> {
+    let s = match s {
         Stmt::For(mut l) => {
             l.body = block(r, vars, std::mem::take(&mut l.body));
+            if let Some(jammed) = jam::try_jam(r, vars, &l) {
+                return jammed;
+            }
             Stmt::For(l)
         }
         Stmt::Loop { body } => Stmt::Loop {
@@ -95,7 +102,8 @@ fn inner(r: &Roots, vars: &mut Vec<Var>, s: Stmt) -> Stmt {
             workers,
         },
         s => s,
-    }
+    };
+    vec![s]
 }
 
 /// A loop of the fusable form: from 0 by 1.

@@ -31,6 +31,8 @@
 //!
 //! A loop that shares nothing with a multi-lane loop and its remainder
 //! (a reassociated `reduce`) joins their lanes instead (`fuse_lanes.rs`).
+//! A loop around one inner loop runs four iterations per trip when the
+//! four copies' inner loops fuse by these rules (`fuse_jam.rs`).
 
 use std::collections::{HashMap, HashSet};
 
@@ -53,26 +55,28 @@ pub fn fuse(f: &mut Func) {
 
 fn block(r: &Roots, vars: &mut Vec<Var>, b: Block) -> Block {
     syntax::stack::guard(|| {
-        let mut b: Block = b.into_iter().flat_map(|s| inner(r, vars, s)).collect();
+        let mut b: Block = b.into_iter().map(|s| inner(r, vars, s)).collect();
         let mut k = 0;
         while k < b.len() {
             if !try_fuse_at(r, &mut b, k) && !lanes::try_fuse_lanes(r, vars, &mut b, k) {
                 k += 1;
             }
         }
-        b
+        // Last, when the loops that fuse with a loop are in its body.
+        b.into_iter()
+            .flat_map(|s| match s {
+                Stmt::For(l) => jam::try_jam(r, vars, &l).unwrap_or_else(|| vec![Stmt::For(l)]),
+                s => vec![s],
+            })
+            .collect()
     })
 }
 
-/// A statement with the blocks inside it fused (a loop then unrolled
-/// and jammed if it may be: the statements that replace it).
-fn inner(r: &Roots, vars: &mut Vec<Var>, s: Stmt) -> Vec<Stmt> {
-    let s = match s {
+/// A statement with the blocks inside it fused.
+fn inner(r: &Roots, vars: &mut Vec<Var>, s: Stmt) -> Stmt {
+    match s {
         Stmt::For(mut l) => {
             l.body = block(r, vars, std::mem::take(&mut l.body));
-            if let Some(jammed) = jam::try_jam(r, vars, &l) {
-                return jammed;
-            }
             Stmt::For(l)
         }
         Stmt::Loop { body } => Stmt::Loop {
@@ -102,8 +106,7 @@ fn inner(r: &Roots, vars: &mut Vec<Var>, s: Stmt) -> Vec<Stmt> {
             workers,
         },
         s => s,
-    };
-    vec![s]
+    }
 }
 
 /// A loop of the fusable form: from 0 by 1.

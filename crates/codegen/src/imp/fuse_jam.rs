@@ -58,7 +58,11 @@ pub(super) fn try_jam(r: &Roots, vars: &mut Vec<Var>, l: &For) -> Option<Vec<Stm
         });
         body.push(Stmt::Let {
             var: il,
-            init: Some(Expr::bin(BinOp::Add, Expr::Var(index), Expr::I64(lane as i64))),
+            init: Some(Expr::bin(
+                BinOp::Add,
+                Expr::Var(index),
+                Expr::I64(lane as i64),
+            )),
         });
         let mut copy = l.body.clone();
         lanes::freshen(vars, &mut copy);
@@ -122,7 +126,9 @@ fn jammable(r: &Roots, vars: &[Var], l: &For) -> bool {
         && l.step == 1
         && l.dir == Dir::Up
         && l.pragma.is_none()
-        && !bound.iter().any(|v| Effects::of(r, &l.body, l.index).writes.contains(v))
+        && !bound
+            .iter()
+            .any(|v| Effects::of(r, &l.body, l.index).writes.contains(v))
         && l.body.iter().filter(|s| matches!(s, Stmt::For(_))).count() == 1
         && l.body.iter().all(plain)
         && lanes::declares_scalars_only(vars, &l.body)

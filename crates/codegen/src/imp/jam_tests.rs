@@ -25,10 +25,7 @@ fn rows(name: &str, other: bool) -> Program {
     let j = b.var("t5_i", I64, false);
     let x = b.var("t6_x", F64, false);
     let y = b.var("t7_y", F64, false);
-    let elem = |mem: VarId, index: Expr| Place::Elem {
-        mem: v(mem),
-        index,
-    };
+    let elem = |mem: VarId, index: Expr| Place::Elem { mem: v(mem), index };
     let read = if other { Expr::I64(0) } else { v(j) };
     let stmts = vec![
         Stmt::Alloc {
@@ -90,14 +87,6 @@ fn rows(name: &str, other: bool) -> Program {
     p
 }
 
-fn fused(p: &Program) -> Program {
-    let mut q = p.clone();
-    verify(&q).expect("the program verifies");
-    fuse::fuse(&mut q.funcs[0]);
-    verify(&q).expect("the program verifies after fusion");
-    q
-}
-
 /// The top-level loops of the function: (step, first index given, loops
 /// at the top of its body).
 fn shape(p: &Program) -> Vec<(u32, bool, usize)> {
@@ -154,12 +143,7 @@ int main(void) {
     return 0;
 }
 "#;
-    let got = run_c("jam", &functions, main);
-    assert_eq!(got.lines().count(), 5, "{got}");
-    for l in got.lines() {
-        let (x, y) = l.split_once(" | ").expect("two results per line");
-        assert_eq!(x, y, "{got}");
-    }
+    assert_halves_agree(&run_c("jam", &functions, main), 5);
 }
 
 #[test]

@@ -31,8 +31,8 @@
 //!
 //! A loop that shares nothing with a multi-lane loop and its remainder
 //! (a reassociated `reduce`) joins their lanes instead (`fuse_lanes.rs`).
-//! A loop around one inner loop runs four iterations per trip when the
-//! four copies' inner loops fuse by these rules (`fuse_jam.rs`).
+//! A loop around one inner loop runs two iterations per trip when the
+//! two copies' inner loops fuse by these rules (`fuse_jam.rs`).
 
 use std::collections::{HashMap, HashSet};
 

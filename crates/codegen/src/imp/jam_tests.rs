@@ -1,6 +1,6 @@
 //! Tests of unroll and jam (`fuse_jam.rs`): rows accumulated into one
 //! vector (`acc[j] += a[i][j] z_i`, reverse mode's `Q^T z` in GMM) run
-//! four rows per trip through one inner loop and compute the same bits,
+//! two rows per trip through one inner loop and compute the same bits,
 //! built and run; a loop whose copies' inner loops cannot fuse is left
 //! as it was.
 
@@ -105,14 +105,14 @@ fn shape(p: &Program) -> Vec<(u32, bool, usize)> {
 }
 
 #[test]
-fn rows_accumulated_into_one_vector_run_four_per_trip() {
+fn rows_accumulated_into_one_vector_run_two_per_trip() {
     let before = rows("adrev_before", false);
     let after = fused(&rows("adrev_after", false));
-    // The zeroing loop; four rows per trip through one inner loop; the
+    // The zeroing loop; two rows per trip through one inner loop; the
     // remainder, a row per trip.
     assert_eq!(
         shape(&after),
-        vec![(1, true, 0), (4, false, 1), (1, false, 1)],
+        vec![(1, true, 0), (2, false, 1), (1, false, 1)],
         "{}",
         print::func(&after, &after.funcs[0])
     );

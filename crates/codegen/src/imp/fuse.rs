@@ -31,6 +31,8 @@
 //!
 //! A loop that shares nothing with a multi-lane loop and its remainder
 //! (a reassociated `reduce`) joins their lanes instead (`fuse_lanes.rs`).
+//! A loop around one inner loop runs two iterations per trip when the
+//! two copies' inner loops fuse by these rules (`fuse_jam.rs`).
 
 use std::collections::{HashMap, HashSet};
 
@@ -38,6 +40,9 @@ use super::ir::*;
 
 #[path = "fuse_lanes.rs"]
 mod lanes;
+
+#[path = "fuse_jam.rs"]
+mod jam;
 
 /// Fuses sibling loops everywhere in `f`.
 pub fn fuse(f: &mut Func) {
@@ -57,7 +62,13 @@ fn block(r: &Roots, vars: &mut Vec<Var>, b: Block) -> Block {
                 k += 1;
             }
         }
-        b
+        // Last, when the loops that fuse with a loop are in its body.
+        b.into_iter()
+            .flat_map(|s| match s {
+                Stmt::For(l) => jam::try_jam(r, vars, &l).unwrap_or_else(|| vec![Stmt::For(l)]),
+                s => vec![s],
+            })
+            .collect()
     })
 }
 

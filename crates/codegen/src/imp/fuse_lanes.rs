@@ -132,7 +132,7 @@ fn fuse_lanes(r: &Roots, vars: &mut Vec<Var>, b: &mut Block, k: usize, j: usize)
 /// grew from 82 to 108 KB of C, its `define` from 1.5-1.8 to 2.3-2.5 s,
 /// for no measured gain (3 December 2026), where a loop of scalar
 /// statements (lse's argmax) costs a few lines.
-fn contains_loop(b: &[Stmt]) -> bool {
+pub(super) fn contains_loop(b: &[Stmt]) -> bool {
     b.iter().any(|s| match s {
         Stmt::For(_) | Stmt::Loop { .. } => true,
         Stmt::If { then, els, .. } => contains_loop(then) || contains_loop(els),
@@ -143,7 +143,7 @@ fn contains_loop(b: &[Stmt]) -> bool {
 
 /// Whether every variable `b` declares (its loops' indices too) is a
 /// scalar: fresh copies of them need no entry in the roots of memory.
-fn declares_scalars_only(vars: &[Var], b: &[Stmt]) -> bool {
+pub(super) fn declares_scalars_only(vars: &[Var], b: &[Stmt]) -> bool {
     let mut ok = true;
     declared(b, &mut |v| {
         ok &= matches!(vars[v.0 as usize].ty, Ty::Scalar(_))
@@ -178,7 +178,7 @@ fn declared(b: &[Stmt], f: &mut dyn FnMut(VarId)) {
 
 /// Gives every variable `b` declares a new name (a copy of its entry),
 /// at its declaration, its assignments and its reads.
-fn freshen(vars: &mut Vec<Var>, b: &mut [Stmt]) {
+pub(super) fn freshen(vars: &mut Vec<Var>, b: &mut [Stmt]) {
     let mut map = HashMap::new();
     declared(b, &mut |v| {
         map.insert(v, VarId(0));

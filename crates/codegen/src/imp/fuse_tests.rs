@@ -88,14 +88,6 @@ fn sum_sin(name: &str, change: impl FnOnce(&mut Block, &Vars, &mut FuncBuilder))
     p
 }
 
-fn fused(p: &Program) -> Program {
-    let mut q = p.clone();
-    verify(&q).expect("the program verifies");
-    fuse::fuse(&mut q.funcs[0]);
-    verify(&q).expect("the program verifies after fusion");
-    q
-}
-
 fn loops(p: &Program) -> usize {
     p.funcs[0]
         .body
@@ -148,12 +140,7 @@ int main(void) {
     return 0;
 }
 "#;
-    let got = run_c("fuse", &functions, main);
-    assert_eq!(got.lines().count(), 2, "{got}");
-    for l in got.lines() {
-        let (x, y) = l.split_once(" | ").expect("two results per line");
-        assert_eq!(x, y, "{got}");
-    }
+    assert_halves_agree(&run_c("fuse", &functions, main), 2);
 }
 
 #[test]

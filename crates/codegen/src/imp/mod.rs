@@ -47,6 +47,8 @@ mod bounds_tests;
 #[cfg(test)]
 mod fuse_tests;
 #[cfg(test)]
+mod jam_tests;
+#[cfg(test)]
 mod licm_tests;
 #[cfg(test)]
 mod table_tests;

@@ -93,3 +93,24 @@ pub fn hexf(t: &str) -> f64 {
     let x = m * 2f64.powi(exp.parse::<i32>().expect("well-formed test data"));
     if neg { -x } else { x }
 }
+
+/// The program with `fuse::fuse` run on its first function, verified
+/// before and after.
+pub fn fused(p: &Program) -> Program {
+    let mut q = p.clone();
+    verify(&q).expect("the program verifies");
+    fuse::fuse(&mut q.funcs[0]);
+    verify(&q).expect("the program verifies after fusion");
+    q
+}
+
+/// Asserts that the output has `lines` lines, each two results `x | y`
+/// that are the same text (a function before and after a pass, printed
+/// bit for bit with `%a`).
+pub fn assert_halves_agree(got: &str, lines: usize) {
+    assert_eq!(got.lines().count(), lines, "{got}");
+    for l in got.lines() {
+        let (x, y) = l.split_once(" | ").expect("two results per line");
+        assert_eq!(x, y, "{got}");
+    }
+}

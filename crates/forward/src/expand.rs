@@ -493,7 +493,9 @@ pub(crate) fn used_names(m: &Module) -> HashSet<String> {
                 }
                 Pat::Tuple(ns) => used.extend(ns.iter().map(|n| n.as_str().to_string())),
             },
-            Expr::Lambda { params, .. } => used.extend(params.iter().map(|p| p.name.as_str().to_string())),
+            Expr::Lambda { params, .. } => {
+                used.extend(params.iter().map(|p| p.name.as_str().to_string()))
+            }
             _ => {}
         }
     }

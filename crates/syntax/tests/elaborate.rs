@@ -142,7 +142,11 @@ fn binders_are_unique_within_each_definition() {
                 def f (x : R) (y : R) = g x + g y + (let x = 2 in g x)");
     for d in &m.defs {
         let mut seen = HashSet::new();
-        let mut names: Vec<String> = d.params.iter().map(|p| p.name.as_str().to_string()).collect();
+        let mut names: Vec<String> = d
+            .params
+            .iter()
+            .map(|p| p.name.as_str().to_string())
+            .collect();
         let mut stack = vec![d.body];
         while let Some(id) = stack.pop() {
             match m.expr(id) {

@@ -14,7 +14,11 @@ use syntax::fxhash::FxHasher;
 fn a_name_hashes_as_its_text() {
     let h = std::hash::BuildHasherDefault::<FxHasher>::default();
     for text in ["x", "v_17", "v_1234", "t.2", ""] {
-        assert_eq!(h.hash_one(Name::new(text)), h.hash_one(text.to_string()), "{text:?}");
+        assert_eq!(
+            h.hash_one(Name::new(text)),
+            h.hash_one(text.to_string()),
+            "{text:?}"
+        );
     }
 }
 

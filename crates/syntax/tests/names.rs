@@ -38,9 +38,9 @@ fn names_order_and_compare_as_their_texts() {
 #[test]
 fn a_name_is_written_and_read_as_a_string() {
     let name = Name::new("x_3");
-    let text = ron::to_string(&name).unwrap();
-    assert_eq!(text, ron::to_string("x_3").unwrap());
-    let back: Name = ron::from_str(&text).unwrap();
+    let text = ron::to_string(&name).expect("a name serializes");
+    assert_eq!(text, ron::to_string("x_3").expect("a string serializes"));
+    let back: Name = ron::from_str(&text).expect("the name reads back");
     assert_eq!(back, name);
 }
 

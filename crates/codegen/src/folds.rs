@@ -156,6 +156,7 @@ impl Lowerer<'_> {
                     op: sym.to_string(),
                     acc,
                 }],
+                width: (self.loop_depth > 0).then_some(imp::NESTED_SIMD_WIDTH),
             };
             let body = self.body_block(lines, flags, None);
             self.push_loop(i, Some(E::I64(0)), n, Dir::Up, 1, Some(pragma), body);

@@ -203,12 +203,13 @@ impl<'a> Printer<'a> {
                     Some(Pragma::ParallelFor { min }) => w.line(format!(
                         "AD_PRAGMA(omp parallel for schedule(static) if ({hi} >= {min}))"
                     )),
-                    Some(Pragma::SimdReduction { reductions }) => {
+                    Some(Pragma::SimdReduction { reductions, width }) => {
+                        let len = width.map(|w| format!(" simdlen({w})")).unwrap_or_default();
                         let clauses: Vec<String> = reductions
                             .iter()
                             .map(|r| format!(" reduction({}:{})", r.op, self.name(r.acc)))
                             .collect();
-                        w.line(format!("AD_PRAGMA(omp simd{})", clauses.concat()))
+                        w.line(format!("AD_PRAGMA(omp simd{len}{})", clauses.concat()))
                     }
                     None => {}
                 }

@@ -305,10 +305,17 @@ fn merged_pragma(
             Some(p2.clone())
         }
         (
-            Some(Pragma::SimdReduction { reductions: a }),
-            Some(Pragma::SimdReduction { reductions: b }),
-        ) => Some(Some(Pragma::SimdReduction {
+            Some(Pragma::SimdReduction {
+                reductions: a,
+                width: wa,
+            }),
+            Some(Pragma::SimdReduction {
+                reductions: b,
+                width: wb,
+            }),
+        ) if wa == wb => Some(Some(Pragma::SimdReduction {
             reductions: a.iter().chain(b).cloned().collect(),
+            width: *wa,
         })),
         _ => None,
     }
@@ -505,7 +512,7 @@ impl Effects {
                         self.read(r, lo);
                     }
                     self.read(r, &l.hi);
-                    if let Some(Pragma::SimdReduction { reductions }) = &l.pragma {
+                    if let Some(Pragma::SimdReduction { reductions, .. }) = &l.pragma {
                         self.writes.extend(reductions.iter().map(|r| r.acc));
                     }
                     self.block(r, &l.body);

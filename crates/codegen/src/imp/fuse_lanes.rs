@@ -214,7 +214,7 @@ fn rename_places(b: &mut [Stmt], map: &HashMap<VarId, VarId>) {
             }
             Stmt::For(l) => {
                 to(&mut l.index);
-                if let Some(Pragma::SimdReduction { reductions }) = &mut l.pragma {
+                if let Some(Pragma::SimdReduction { reductions, .. }) = &mut l.pragma {
                     reductions.iter_mut().for_each(|r| to(&mut r.acc));
                 }
                 rename_places(&mut l.body, map);

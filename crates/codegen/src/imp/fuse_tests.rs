@@ -424,6 +424,7 @@ fn simd_sum(st: &mut Block, vs: &Vars) {
                 op: "+".into(),
                 acc: vs.s,
             }],
+            width: None,
         });
     }
 }
@@ -456,6 +457,7 @@ fn two_vector_reductions_list_both() {
                     op: "*".into(),
                     acc: prod,
                 }],
+                width: None,
             });
         }
     });

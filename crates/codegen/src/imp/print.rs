@@ -177,11 +177,12 @@ fn stmt(w: &mut Lines, cx: &Notation<'_>, s: &Stmt) {
             if let Some(p) = &l.pragma {
                 w.line(match p {
                     Pragma::ParallelFor { min } => format!("@parallel(min {min})"),
-                    Pragma::SimdReduction { reductions } => {
-                        let r: Vec<String> = reductions
+                    Pragma::SimdReduction { reductions, width } => {
+                        let mut r: Vec<String> = reductions
                             .iter()
                             .map(|r| format!("reduce {} {}", r.op, name(&r.acc)))
                             .collect();
+                        r.extend(width.map(|w| format!("width {w}")));
                         format!("@simd({})", r.join(", "))
                     }
                 });

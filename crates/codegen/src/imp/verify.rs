@@ -499,7 +499,7 @@ impl Checker<'_> {
                 false
             }
         };
-        if let Some(Pragma::SimdReduction { reductions }) = &l.pragma {
+        if let Some(Pragma::SimdReduction { reductions, .. }) = &l.pragma {
             for r in reductions {
                 let v = self.used(r.acc)?;
                 if !v.mutable || !matches!(v.ty, Ty::Scalar(_)) {

@@ -221,9 +221,7 @@ fn results_are_bit_identical_to_the_evaluator() {
     let built = common::build(&m, &Config::default(), "bits");
     let xs: Vec<f64> = (0..257).map(|i| (i as f64 * 0.37).sin() * 3.0).collect();
     let a = vec![semantics::Value::reals(&xs)];
-    let want = semantics::eval_def(&m, m.def("f").expect("f"), &a).expect("evaluates");
-    let got = codegen::run(&built, "f", &a).expect("runs");
-    assert_eq!(want.to_string(), got.to_string());
+    common::assert_bit_identical(&m, &built, "f", &a, "");
 }
 
 #[test]
@@ -239,9 +237,7 @@ fn math_functions_of_constants_are_the_run_time_library_s() {
     let built = common::build(&m, &Config::default(), "folded");
     for x in [1.0, 0.25, -3.5] {
         let a = vec![semantics::Value::Real(x)];
-        let want = semantics::eval_def(&m, m.def("f").expect("f"), &a).expect("evaluates");
-        let got = codegen::run(&built, "f", &a).expect("runs");
-        assert_eq!(want.to_string(), got.to_string(), "at x = {x}");
+        common::assert_bit_identical(&m, &built, "f", &a, &format!("at x = {x}"));
     }
 }
 
@@ -264,9 +260,7 @@ fn the_last_element_of_a_scan_needs_no_bounds_check() {
     let built = common::build(&m, &Config::default(), "last");
     for xs in [vec![], vec![2.0], vec![1.5, -2.0, 0.25, 3.0]] {
         let a = vec![semantics::Value::reals(&xs)];
-        let want = semantics::eval_def(&m, m.def("f").expect("f"), &a).expect("evaluates");
-        let got = codegen::run(&built, "f", &a).expect("runs");
-        assert_eq!(want.to_string(), got.to_string());
+        common::assert_bit_identical(&m, &built, "f", &a, "");
     }
 }
 
@@ -288,9 +282,7 @@ fn derivative_primitives_are_bit_identical_to_the_evaluator() {
         }
     }
     let a = vec![semantics::Value::reals(&xs), semantics::Value::reals(&ys)];
-    let want = semantics::eval_def(&m, m.def("f").expect("f"), &a).expect("evaluates");
-    let got = codegen::run(&built, "f", &a).expect("runs");
-    assert_eq!(want.to_string(), got.to_string());
+    common::assert_bit_identical(&m, &built, "f", &a, "");
 }
 
 #[test]
@@ -633,9 +625,7 @@ fn max_and_min_of_zeros_and_nans_are_the_evaluator_s_bit_for_bit() {
         }
         for xs in &zeros {
             let a = vec![semantics::Value::reals(xs)];
-            let want = semantics::eval_def(&m, m.def("r").expect("r"), &a).expect("evaluates");
-            let got = codegen::run(&built, "r", &a).expect("runs");
-            assert_eq!(got.to_string(), want.to_string(), "{tag}: {xs:?}");
+            common::assert_bit_identical(&m, &built, "r", &a, &format!("{tag}: {xs:?}"));
         }
     }
 }

@@ -46,10 +46,7 @@ fn while_loops_are_bit_identical_to_the_evaluator() {
         cases.push(("nested", vec![Value::reals(&a)]));
     }
     for (entry, args) in cases {
-        let def = m.def(entry).expect("defined");
-        let want = semantics::eval_def(&m, def, &args).expect("evaluates");
-        let got = common::run_both(&built, entry, &args).expect("runs");
-        assert_eq!(want.to_string(), got.to_string(), "{entry} at {args:?}");
+        common::assert_bit_identical(&m, &built, entry, &args, &format!("{entry} at {args:?}"));
     }
 }
 
@@ -68,9 +65,6 @@ fn gradients_of_while_loops_are_bit_identical_to_the_evaluator() {
         (vec![0.25; 9], 0.7),
     ] {
         let args = vec![Value::reals(&a), Value::Real(c)];
-        let gdef = o.def(&name).expect("the gradient");
-        let want = semantics::eval_def(&o, gdef, &args).expect("evaluates");
-        let got = common::run_both(&built, &name, &args).expect("runs");
-        assert_eq!(want.to_string(), got.to_string(), "at {args:?}");
+        common::assert_bit_identical(&o, &built, &name, &args, &format!("at {args:?}"));
     }
 }

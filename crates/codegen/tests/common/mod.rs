@@ -79,6 +79,23 @@ pub fn build(m: &Module, cfg: &Config, tag: &str) -> Built {
     codegen::build(&c, &dir(tag), &cfg).unwrap_or_else(|e| panic!("build {tag}: {e}"))
 }
 
+/// Runs `entry` of `m` in the evaluator and in the built program (through
+/// the driver and the library, [`run_both`]) and asserts that both print
+/// the same value: bit for bit, the sign of zero included (NaN prints as
+/// `nan` whatever its payload). `context` names the case in the message.
+pub fn assert_bit_identical(m: &Module, built: &Built, entry: &str, args: &[Value], context: &str) {
+    let def = m
+        .def(entry)
+        .unwrap_or_else(|| panic!("no definition `{entry}`"));
+    let want = semantics::eval_def(m, def, args).expect("the evaluator evaluates");
+    let got = run_both(built, entry, args).unwrap_or_else(|e| panic!("{context}: C backend {e}"));
+    assert_eq!(
+        want.to_string(),
+        got.to_string(),
+        "{context}: `{entry}` is not the evaluator's"
+    );
+}
+
 /// Runs `entry` of `m` in the evaluator and in the built program on the
 /// same arguments and checks that both agree (values within [`REL`], or
 /// the same error).

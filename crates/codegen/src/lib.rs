@@ -357,8 +357,10 @@ pub fn emit_named(m: &Module, cfg: &Config, name: &str) -> Result<CProgram, Erro
 /// that cannot fire, then sibling loop fusion, then
 /// loop-invariant code motion (docs/codegen.md), twice (a loop whose
 /// checks left it may fuse with the next, and code motion then takes the
-/// invariants out of the loops fused), each checked by the verifier (as
-/// the lowering's output is first): a failure is a bug here.
+/// invariants out of the loops fused), then the reuse of blocks that die
+/// in the loop writing a new one (fusion first puts their reads and the
+/// write in one loop), each checked by the verifier (as the lowering's
+/// output is first): a failure is a bug here.
 fn optimize(prog: &mut imp::Program) -> Result<(), Error> {
     let internal = |e: imp::VerifyError| Error::Internal {
         span: syntax::Span::GENERATED,
@@ -375,6 +377,8 @@ fn optimize(prog: &mut imp::Program) -> Result<(), Error> {
             imp::licm::hoist(prog, f);
             imp::verify_func(prog, f).map_err(internal)?;
         }
+        imp::reuse::reuse(f);
+        imp::verify_func(prog, f).map_err(internal)?;
     }
     prog.funcs = funcs;
     Ok(())

@@ -561,7 +561,7 @@ fn indexed_only(r: &Roots, b: &[Stmt], block: VarId, i: VarId) -> bool {
 
 /// Calls `f` on every expression node of some statements, with the index
 /// when the node is the memory of a load or store.
-fn visit_exprs(b: &[Stmt], f: &mut dyn FnMut(&Expr, Option<&Expr>)) {
+pub(super) fn visit_exprs(b: &[Stmt], f: &mut dyn FnMut(&Expr, Option<&Expr>)) {
     fn expr(e: &Expr, f: &mut dyn FnMut(&Expr, Option<&Expr>)) {
         match e {
             Expr::Load(m, i) => {
@@ -642,7 +642,7 @@ fn visit_exprs(b: &[Stmt], f: &mut dyn FnMut(&Expr, Option<&Expr>)) {
 
 /// Renames variable `from` to `to` in some statements (reads only: the
 /// index of a loop is never assigned in its body).
-fn rename_block(b: &mut [Stmt], from: VarId, to: VarId) {
+pub(super) fn rename_block(b: &mut [Stmt], from: VarId, to: VarId) {
     fn expr(e: &mut Expr, from: VarId, to: VarId) {
         match e {
             Expr::Var(v) if *v == from => *v = to,

@@ -22,6 +22,7 @@ pub mod fuse;
 mod ir;
 pub mod licm;
 pub mod print;
+pub mod reuse;
 mod verify;
 
 pub use build::FuncBuilder;
@@ -50,6 +51,8 @@ mod fuse_tests;
 mod jam_tests;
 #[cfg(test)]
 mod licm_tests;
+#[cfg(test)]
+mod reuse_tests;
 #[cfg(test)]
 mod table_tests;
 #[cfg(test)]

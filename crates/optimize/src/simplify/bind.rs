@@ -385,48 +385,8 @@ impl Round<'_> {
         if !self.on(RuleName::Cse) {
             return None;
         }
-        let pair;
-        let (tag, args): (u64, &[ExprId]) = match self.m.expr(v) {
-            Expr::Prim { op, args } => {
-                if op.function_arg().is_some() || op.is_derivative_construct() {
-                    return None;
-                }
-                (*op as u64, args)
-            }
-            // `A[i]`, keyed apart from every builtin.
-            Expr::Index { array, index } => {
-                pair = [*array, *index];
-                (u64::MAX, &pair)
-            }
-            _ => return None,
-        };
-        // Built by hand: this runs on every builtin node of every round.
-        // Syntactic: `x * y` and `y * x` are different keys. Ordering the
-        // operands of `+` and `*` would find more (in Example 1.1 the
-        // adjoint's `x2 * x1` is the primal's `w1 = x1 * x2`), at the price
-        // of the paper's printed forms; see docs/optimize.md.
         let mut key = String::with_capacity(24);
-        key.push('#');
-        push_hex(&mut key, tag);
-        for &a in args {
-            match self.m.expr(a) {
-                Expr::Var(x) => {
-                    key.push(' ');
-                    key.push_str(x.as_str());
-                }
-                Expr::Real(r) => {
-                    key.push_str(" r");
-                    push_hex(&mut key, r.to_bits());
-                }
-                Expr::Int(i) => {
-                    key.push_str(" i");
-                    push_hex(&mut key, *i as u64);
-                }
-                Expr::Bool(b) => key.push_str(if *b { " t" } else { " f" }),
-                _ => return None,
-            }
-        }
-        Some(Name::new(key))
+        write_cse_key(&self.m, v, &mut key).then(|| Name::new(key))
     }
 
     /// Whether `v` is a loop (`map`, `reduce`, a scan, `build`, ...), a
@@ -934,6 +894,55 @@ pub(crate) fn arithmetic(op: Prim) -> bool {
             | Prim::Not
             | Prim::Length
     )
+}
+
+/// Writes the `cse` key of the node `v` into `key` (cleared first), if it
+/// has one: a builtin (no function argument) applied to leaves, or an
+/// index of leaves. `Round::cse_key` and the first round's pre-scan
+/// (`quiet.rs`) both build their keys here, so that they agree.
+pub(crate) fn write_cse_key(m: &Module, v: ExprId, key: &mut String) -> bool {
+    key.clear();
+    let pair;
+    let (tag, args): (u64, &[ExprId]) = match m.expr(v) {
+        Expr::Prim { op, args } => {
+            if op.function_arg().is_some() || op.is_derivative_construct() {
+                return false;
+            }
+            (*op as u64, args)
+        }
+        // `A[i]`, keyed apart from every builtin.
+        Expr::Index { array, index } => {
+            pair = [*array, *index];
+            (u64::MAX, &pair)
+        }
+        _ => return false,
+    };
+    // Built by hand: this runs on every builtin node of every round.
+    // Syntactic: `x * y` and `y * x` are different keys. Ordering the
+    // operands of `+` and `*` would find more (in Example 1.1 the
+    // adjoint's `x2 * x1` is the primal's `w1 = x1 * x2`), at the price
+    // of the paper's printed forms; see docs/optimize.md.
+    key.push('#');
+    push_hex(key, tag);
+    for &a in args {
+        match m.expr(a) {
+            Expr::Var(x) => {
+                key.push(' ');
+                key.push_str(x.as_str());
+            }
+            Expr::Real(r) => {
+                key.push_str(" r");
+                push_hex(key, r.to_bits());
+            }
+            Expr::Int(i) => {
+                key.push_str(" i");
+                push_hex(key, *i as u64);
+            }
+            Expr::Bool(b) => key.push_str(if *b { " t" } else { " f" }),
+            _ => return false,
+        }
+    }
+    true
 }
 
 /// Appends `v` in hexadecimal.

@@ -10,6 +10,11 @@ use super::{Bind, Env, Pos, Round, Step, Subst, size};
 use crate::census::{Occ, component};
 use crate::rules::RuleName;
 
+/// The largest value (in nodes, and in entries captured) whose
+/// `inline-once` substitution keeps only the entries it can look up
+/// (note [captured entries]); a larger one keeps the whole environment.
+const CAPTURE_NODES: usize = 32;
+
 /// The most reads of an array `gather-fusion` copies its function to
 /// (note [gathers]): a triangle's three vertices.
 const GATHER_READS: u32 = 3;
@@ -226,10 +231,51 @@ impl Round<'_> {
         if self.used_once(&occ) && self.fits(value) && self.on(RuleName::InlineOnce) {
             // Simplified where it is used, once.
             self.fire(RuleName::InlineOnce);
-            return env.insert(x.clone(), Subst::Once(value, env.clone()));
+            let captured = self.captured(value, &env);
+            return env.insert(x.clone(), Subst::Once(value, captured));
         }
         let v = self.simplify(value, &env, blk, Pos::LetValue);
         self.bind_var_output(x, occ, ann, v, &env, blk, pos, span)
+    }
+
+    /// The environment `value` is simplified in at its use (note
+    /// [captured entries]): the entries of `env` it can look up, or `env`
+    /// itself when `value` is larger than [`CAPTURE_NODES`].
+    fn captured(&self, value: ExprId, env: &Env) -> Env {
+        let mut names: Vec<&Name> = Vec::new();
+        let mut todo = vec![value];
+        let mut nodes = 0;
+        while let Some(i) = todo.pop() {
+            nodes += 1;
+            if nodes > CAPTURE_NODES {
+                return env.clone();
+            }
+            let e = self.m.expr(i);
+            if let Expr::Var(x) = e {
+                names.push(x);
+            }
+            e.for_each_child(|c| todo.push(c));
+        }
+        let mut out = super::empty_env();
+        let mut entries = 0;
+        while let Some(x) = names.pop() {
+            if out.contains_key(x) {
+                continue;
+            }
+            let Some(s) = env.get(x) else {
+                continue;
+            };
+            entries += 1;
+            if entries > CAPTURE_NODES {
+                return env.clone();
+            }
+            // A split tuple is read through its components' entries.
+            if let Subst::Tuple(parts) = s {
+                names.extend(parts.iter());
+            }
+            out.insert_mut(x.clone(), s.clone());
+        }
+        out
     }
 
     /// Like `bind_var_input`, for a binder the pass made up (already fresh).
@@ -1049,3 +1095,24 @@ fn padded_read(m: &Module, i: ExprId, counters: &[&Name]) -> Option<(ExprId, Exp
     let same = |e: ExprId, n: &Name| matches!(m.expr(e), Expr::Var(v) if v == n);
     (counters.contains(&c) && same(*array, r) && same(*index, c)).then_some((*cond, *else_branch))
 }
+
+// Note [captured entries]
+// ~~~~~~~~~~~~~~~~~~~~~~~~
+// `inline-once` puts `let x = e` into the environment as `Subst::Once(e,
+// env)`, to be simplified at x's one use in the environment of its
+// binding. Keeping `env` itself is free (a persistent map), but it keeps
+// that version of the map alive until the use, and the map in force goes
+// on being extended: on the gradient of a 20,000-`let` chain, 80,000 such
+// values held every version of an 80,000-entry trie, each insertion
+// copying a path of 4 to 5 nodes that stayed alive (a sixth of the
+// optimizer's time went to page faults). Simplifying e looks up only the
+// names of its variables (`step`, `var`, `proj`, `app`, `bind_pattern`,
+// `copy_into_uses` read the environment at a variable of the tree they
+// simplify, and nowhere else) and, for a split tuple, the names of its
+// components (`Subst::Tuple`, read through their own entries). So a small
+// value keeps a map of just those entries, equal to `env` on every name
+// its simplification asks about: the same lookups, the same output, and
+// the older versions of the map are freed as it grows. A value of more
+// than `CAPTURE_NODES` nodes keeps `env`, so that the walk stays a
+// bounded cost per binding (a value can be nested in another one's
+// subtree only as deep as it is tall).

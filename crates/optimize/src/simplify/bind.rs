@@ -44,7 +44,7 @@ impl Round<'_> {
         {
             let span = self.m.span(cur);
             let before = blk.len();
-            env = self.bind_pattern(&pat, ann, value, &env, blk, pos, span);
+            env = self.bind_pattern(&pat, ann, value, env, blk, pos, span);
             self.mark_orig(blk, before, cur);
             cur = body;
         }
@@ -56,10 +56,9 @@ impl Round<'_> {
     pub(super) fn peel(
         &mut self,
         mut value: ExprId,
-        env: &Env,
+        mut env: Env,
         blk: &mut Vec<Bind>,
     ) -> (ExprId, Env) {
-        let mut env = env.clone();
         if !self.on(RuleName::LetLet) {
             return (value, env);
         }
@@ -72,7 +71,7 @@ impl Round<'_> {
         {
             let span = self.m.span(value);
             let before = blk.len();
-            env = self.bind_pattern(&pat, ann, v, &env, blk, Pos::LetValue, span);
+            env = self.bind_pattern(&pat, ann, v, env, blk, Pos::LetValue, span);
             self.mark_orig(blk, before, value);
             value = body;
         }
@@ -80,14 +79,15 @@ impl Round<'_> {
     }
 
     /// Processes the binding `let pat = value` at `pos`, returning the
-    /// environment of its body.
+    /// environment of its body. The environment is taken by value: held
+    /// only here, it is extended in place (note [captured entries]).
     #[allow(clippy::too_many_arguments)]
     pub(super) fn bind_pattern(
         &mut self,
         pat: &Pat,
         ann: Option<Ty>,
         value: ExprId,
-        env: &Env,
+        env: Env,
         blk: &mut Vec<Bind>,
         pos: Pos,
         span: Span,
@@ -101,7 +101,7 @@ impl Round<'_> {
                 let occs: Vec<Occ> = xs.iter().map(|x| self.occ(x)).collect();
                 if occs.iter().all(|o| o.count == 0) && self.on(RuleName::DeadLet) {
                     self.fire(RuleName::DeadLet);
-                    return env.clone();
+                    return env;
                 }
                 let (tail, tenv) = self.peel(value, env, blk);
                 // `let (a, b) = t` with `t` a split tuple: bind the parts.
@@ -133,7 +133,7 @@ impl Round<'_> {
                     self.fire(RuleName::TupleLet);
                     let mut env = tenv;
                     for ((x, o), item) in xs.iter().zip(occs).zip(items) {
-                        env = self.bind_var_input(x, o, None, item, &env, blk, pos, span);
+                        env = self.bind_var_input(x, o, None, item, env, blk, pos, span);
                     }
                     return env;
                 }
@@ -151,14 +151,14 @@ impl Round<'_> {
         occ: Occ,
         ann: Option<Ty>,
         value: ExprId,
-        env: &Env,
+        env: Env,
         blk: &mut Vec<Bind>,
         pos: Pos,
         span: Span,
     ) -> Env {
         if occ.count == 0 && self.on(RuleName::DeadLet) {
             self.fire(RuleName::DeadLet);
-            return env.clone();
+            return env;
         }
         let (value, env) = self.peel(value, env, blk);
         // The node's shape, without cloning the nodes no rule below takes
@@ -192,13 +192,13 @@ impl Round<'_> {
                     && occ.count != u32::MAX =>
             {
                 self.fire(RuleName::SplitTuple);
-                let mut env = env.clone();
+                let mut env = env;
                 let mut names = Vec::new();
                 for (i, item) in items.iter().enumerate() {
                     let key = component(x, i as u32 + 1);
                     let pocc = self.occ(&key);
                     let n = self.fresh(x.as_str());
-                    env = self.bind_var_input_named(&n, pocc, None, *item, &env, blk, pos, span);
+                    env = self.bind_var_input_named(&n, pocc, None, *item, env, blk, pos, span);
                     names.push(n);
                 }
                 return env.insert(x.clone(), Subst::Tuple(names));
@@ -232,7 +232,9 @@ impl Round<'_> {
             // Simplified where it is used, once.
             self.fire(RuleName::InlineOnce);
             let captured = self.captured(value, &env);
-            return env.insert(x.clone(), Subst::Once(value, captured));
+            let mut env = env;
+            env.insert_mut(x.clone(), Subst::Once(value, captured));
+            return env;
         }
         let v = self.simplify(value, &env, blk, Pos::LetValue);
         self.bind_var_output(x, occ, ann, v, &env, blk, pos, span)
@@ -286,7 +288,7 @@ impl Round<'_> {
         occ: Occ,
         ann: Option<Ty>,
         value: ExprId,
-        env: &Env,
+        env: Env,
         blk: &mut Vec<Bind>,
         pos: Pos,
         span: Span,
@@ -609,7 +611,7 @@ impl Round<'_> {
             };
             let t = self.ty(a);
             let sp = self.m.span(a);
-            env = self.bind_var_input_named(&n, o, None, a, &env, blk, pos, span);
+            env = self.bind_var_input_named(&n, o, None, a, env, blk, pos, span);
             srcs.push(self.add(Expr::Var(n), t, sp));
         }
         let mut new_args = vec![args[0]];
@@ -1112,7 +1114,10 @@ fn padded_read(m: &Module, i: ExprId, counters: &[&Name]) -> Option<(ExprId, Exp
 // components (`Subst::Tuple`, read through their own entries). So a small
 // value keeps a map of just those entries, equal to `env` on every name
 // its simplification asks about: the same lookups, the same output, and
-// the older versions of the map are freed as it grows. A value of more
+// the older versions of the map are freed as it grows; held by nothing
+// else, the map is then extended in place (`insert_mut`: the binding
+// functions take it by value) instead of copying a path per binding. A
+// value of more
 // than `CAPTURE_NODES` nodes keeps `env`, so that the walk stays a
 // bounded cost per binding (a value can be nested in another one's
 // subtree only as deep as it is tall).

@@ -26,6 +26,7 @@ mod fuse;
 mod hash;
 
 mod local;
+mod quiet;
 pub mod rules;
 mod simplify;
 
@@ -157,6 +158,8 @@ fn run(mut m: Module, cfg: &Config) -> Result<(Module, Report), Error> {
     };
     // Note [late gathers].
     let mut late = false;
+    // The censuses of a skipped first round, for the next round.
+    let mut censuses = None;
     while report.rounds < cfg.max_rounds.max(1) {
         let phase = if report.rounds == 0 { &first } else { cfg };
         // Note [unchanged nodes]: the first round may hand on the input's
@@ -164,8 +167,23 @@ fn run(mut m: Module, cfg: &Config) -> Result<(Module, Report), Error> {
         // always follows it.
         let share =
             report.rounds == 0 && cfg.max_rounds > 1 && cfg.rules.contains(RuleName::InlineOnce);
-        let (next, next_names, mut fired, deferred) =
-            simplify::round(cur, names, phase, late, share);
+        // Note [quiet first round]: a first round that provably fires
+        // nothing and hands every node on is not run; its census goes to
+        // the next round.
+        let quiet = if share {
+            quiet::first_round_is_identity(&cur)
+        } else {
+            None
+        };
+        let (next, next_names, mut fired, deferred) = match quiet {
+            Some(occs) => {
+                #[cfg(debug_assertions)]
+                check_quiet(&cur, phase, late);
+                censuses = Some(occs);
+                (cur, names, BTreeMap::new(), false)
+            }
+            None => simplify::round(cur, names, phase, late, share, censuses.take()),
+        };
         report.rounds += 1;
         cur = next;
         names = next_names;
@@ -188,6 +206,11 @@ fn run(mut m: Module, cfg: &Config) -> Result<(Module, Report), Error> {
                 .without(RuleName::ReduceFromScan)
         };
         fuse::run(&mut cur, &mut names, rules, &mut fired);
+        if !fired.is_empty() {
+            // The program changed: the censuses of the skipped round are
+            // not its censuses.
+            censuses = None;
+        }
         if fired.is_empty() {
             if report.rounds == 1 && cfg.rules.contains(RuleName::InlineOnce) {
                 // A fixpoint without `inline-once`: now with it.
@@ -232,6 +255,18 @@ fn run(mut m: Module, cfg: &Config) -> Result<(Module, Report), Error> {
         });
     }
     Ok((cur, report))
+}
+
+/// Debug builds: runs the first round that note [quiet first round] skips,
+/// and checks that it would have fired nothing and changed nothing.
+#[cfg(debug_assertions)]
+fn check_quiet(m: &Module, phase: &Config, late: bool) {
+    let (out, names, fired, deferred) = simplify::round(m.clone(), None, phase, late, true, None);
+    let same = out == *m || format!("{out:?}") == format!("{m:?}");
+    assert!(
+        same && names.is_none() && fired.is_empty() && !deferred,
+        "invariant: a first round judged quiet fires nothing (fired {fired:?}, same module: {same})"
+    );
 }
 
 /// Re-infers the types of a module holding a `build`. A rewrite keeps

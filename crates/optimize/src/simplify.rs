@@ -35,7 +35,7 @@
 
 mod bind;
 
-pub(crate) use bind::{arithmetic, cheap};
+pub(crate) use bind::{arithmetic, cheap, write_cse_key};
 
 use std::collections::BTreeMap;
 use std::hash::BuildHasherDefault;
@@ -217,6 +217,7 @@ pub(crate) fn round(
     cfg: &Config,
     late: bool,
     share: bool,
+    censuses: Option<Vec<FxHashMap<Name, Occ>>>,
 ) -> (Module, Option<NameGen>, BTreeMap<RuleName, usize>, bool) {
     // Heights of the existing nodes, children first (ids point backwards).
     let mut m = m;
@@ -251,11 +252,19 @@ pub(crate) fn round(
         deferred: std::cell::Cell::new(false),
         kept: if share { vec![false; n] } else { Vec::new() },
     };
+    // The censuses of the program as it is, when the caller has them
+    // (note [quiet first round]).
+    let mut given = censuses
+        .filter(|c| c.len() == r.m.defs.len())
+        .map(Vec::into_iter);
     for i in 0..r.m.defs.len() {
         let root = r.m.defs[i].body;
         // About one binder per four live nodes in reverse mode's output,
         // the arena holds older rounds' nodes too.
-        r.occ = census(&r.m, root, r.m.exprs.len() / 8);
+        r.occ = match given.as_mut().and_then(Iterator::next) {
+            Some(occ) => occ,
+            None => census(&r.m, root, r.m.exprs.len() / 8),
+        };
         r.facts.clear();
         r.cse.clear();
         r.cse_alpha.clear();

@@ -10,6 +10,11 @@ use super::{Bind, Env, Pos, Round, Step, Subst, size};
 use crate::census::{Occ, component};
 use crate::rules::RuleName;
 
+/// The largest value (in nodes, and in entries captured) whose
+/// `inline-once` substitution keeps only the entries it can look up
+/// (note [captured entries]); a larger one keeps the whole environment.
+const CAPTURE_NODES: usize = 32;
+
 /// The most reads of an array `gather-fusion` copies its function to
 /// (note [gathers]): a triangle's three vertices.
 const GATHER_READS: u32 = 3;
@@ -39,7 +44,7 @@ impl Round<'_> {
         {
             let span = self.m.span(cur);
             let before = blk.len();
-            env = self.bind_pattern(&pat, ann, value, &env, blk, pos, span);
+            env = self.bind_pattern(&pat, ann, value, env, blk, pos, span);
             self.mark_orig(blk, before, cur);
             cur = body;
         }
@@ -51,10 +56,9 @@ impl Round<'_> {
     pub(super) fn peel(
         &mut self,
         mut value: ExprId,
-        env: &Env,
+        mut env: Env,
         blk: &mut Vec<Bind>,
     ) -> (ExprId, Env) {
-        let mut env = env.clone();
         if !self.on(RuleName::LetLet) {
             return (value, env);
         }
@@ -67,7 +71,7 @@ impl Round<'_> {
         {
             let span = self.m.span(value);
             let before = blk.len();
-            env = self.bind_pattern(&pat, ann, v, &env, blk, Pos::LetValue, span);
+            env = self.bind_pattern(&pat, ann, v, env, blk, Pos::LetValue, span);
             self.mark_orig(blk, before, value);
             value = body;
         }
@@ -75,14 +79,15 @@ impl Round<'_> {
     }
 
     /// Processes the binding `let pat = value` at `pos`, returning the
-    /// environment of its body.
+    /// environment of its body. The environment is taken by value: held
+    /// only here, it is extended in place (note [captured entries]).
     #[allow(clippy::too_many_arguments)]
     pub(super) fn bind_pattern(
         &mut self,
         pat: &Pat,
         ann: Option<Ty>,
         value: ExprId,
-        env: &Env,
+        env: Env,
         blk: &mut Vec<Bind>,
         pos: Pos,
         span: Span,
@@ -96,7 +101,7 @@ impl Round<'_> {
                 let occs: Vec<Occ> = xs.iter().map(|x| self.occ(x)).collect();
                 if occs.iter().all(|o| o.count == 0) && self.on(RuleName::DeadLet) {
                     self.fire(RuleName::DeadLet);
-                    return env.clone();
+                    return env;
                 }
                 let (tail, tenv) = self.peel(value, env, blk);
                 // `let (a, b) = t` with `t` a split tuple: bind the parts.
@@ -128,7 +133,7 @@ impl Round<'_> {
                     self.fire(RuleName::TupleLet);
                     let mut env = tenv;
                     for ((x, o), item) in xs.iter().zip(occs).zip(items) {
-                        env = self.bind_var_input(x, o, None, item, &env, blk, pos, span);
+                        env = self.bind_var_input(x, o, None, item, env, blk, pos, span);
                     }
                     return env;
                 }
@@ -146,14 +151,14 @@ impl Round<'_> {
         occ: Occ,
         ann: Option<Ty>,
         value: ExprId,
-        env: &Env,
+        env: Env,
         blk: &mut Vec<Bind>,
         pos: Pos,
         span: Span,
     ) -> Env {
         if occ.count == 0 && self.on(RuleName::DeadLet) {
             self.fire(RuleName::DeadLet);
-            return env.clone();
+            return env;
         }
         let (value, env) = self.peel(value, env, blk);
         // The node's shape, without cloning the nodes no rule below takes
@@ -187,13 +192,13 @@ impl Round<'_> {
                     && occ.count != u32::MAX =>
             {
                 self.fire(RuleName::SplitTuple);
-                let mut env = env.clone();
+                let mut env = env;
                 let mut names = Vec::new();
                 for (i, item) in items.iter().enumerate() {
                     let key = component(x, i as u32 + 1);
                     let pocc = self.occ(&key);
                     let n = self.fresh(x.as_str());
-                    env = self.bind_var_input_named(&n, pocc, None, *item, &env, blk, pos, span);
+                    env = self.bind_var_input_named(&n, pocc, None, *item, env, blk, pos, span);
                     names.push(n);
                 }
                 return env.insert(x.clone(), Subst::Tuple(names));
@@ -226,10 +231,53 @@ impl Round<'_> {
         if self.used_once(&occ) && self.fits(value) && self.on(RuleName::InlineOnce) {
             // Simplified where it is used, once.
             self.fire(RuleName::InlineOnce);
-            return env.insert(x.clone(), Subst::Once(value, env.clone()));
+            let captured = self.captured(value, &env);
+            let mut env = env;
+            env.insert_mut(x.clone(), Subst::Once(value, captured));
+            return env;
         }
         let v = self.simplify(value, &env, blk, Pos::LetValue);
         self.bind_var_output(x, occ, ann, v, &env, blk, pos, span)
+    }
+
+    /// The environment `value` is simplified in at its use (note
+    /// [captured entries]): the entries of `env` it can look up, or `env`
+    /// itself when `value` is larger than [`CAPTURE_NODES`].
+    fn captured(&self, value: ExprId, env: &Env) -> Env {
+        let mut names: Vec<&Name> = Vec::new();
+        let mut todo = vec![value];
+        let mut nodes = 0;
+        while let Some(i) = todo.pop() {
+            nodes += 1;
+            if nodes > CAPTURE_NODES {
+                return env.clone();
+            }
+            let e = self.m.expr(i);
+            if let Expr::Var(x) = e {
+                names.push(x);
+            }
+            e.for_each_child(|c| todo.push(c));
+        }
+        let mut out = super::empty_env();
+        let mut entries = 0;
+        while let Some(x) = names.pop() {
+            if out.contains_key(x) {
+                continue;
+            }
+            let Some(s) = env.get(x) else {
+                continue;
+            };
+            entries += 1;
+            if entries > CAPTURE_NODES {
+                return env.clone();
+            }
+            // A split tuple is read through its components' entries.
+            if let Subst::Tuple(parts) = s {
+                names.extend(parts.iter());
+            }
+            out.insert_mut(x.clone(), s.clone());
+        }
+        out
     }
 
     /// Like `bind_var_input`, for a binder the pass made up (already fresh).
@@ -240,7 +288,7 @@ impl Round<'_> {
         occ: Occ,
         ann: Option<Ty>,
         value: ExprId,
-        env: &Env,
+        env: Env,
         blk: &mut Vec<Bind>,
         pos: Pos,
         span: Span,
@@ -385,48 +433,8 @@ impl Round<'_> {
         if !self.on(RuleName::Cse) {
             return None;
         }
-        let pair;
-        let (tag, args): (u64, &[ExprId]) = match self.m.expr(v) {
-            Expr::Prim { op, args } => {
-                if op.function_arg().is_some() || op.is_derivative_construct() {
-                    return None;
-                }
-                (*op as u64, args)
-            }
-            // `A[i]`, keyed apart from every builtin.
-            Expr::Index { array, index } => {
-                pair = [*array, *index];
-                (u64::MAX, &pair)
-            }
-            _ => return None,
-        };
-        // Built by hand: this runs on every builtin node of every round.
-        // Syntactic: `x * y` and `y * x` are different keys. Ordering the
-        // operands of `+` and `*` would find more (in Example 1.1 the
-        // adjoint's `x2 * x1` is the primal's `w1 = x1 * x2`), at the price
-        // of the paper's printed forms; see docs/optimize.md.
         let mut key = String::with_capacity(24);
-        key.push('#');
-        push_hex(&mut key, tag);
-        for &a in args {
-            match self.m.expr(a) {
-                Expr::Var(x) => {
-                    key.push(' ');
-                    key.push_str(x.as_str());
-                }
-                Expr::Real(r) => {
-                    key.push_str(" r");
-                    push_hex(&mut key, r.to_bits());
-                }
-                Expr::Int(i) => {
-                    key.push_str(" i");
-                    push_hex(&mut key, *i as u64);
-                }
-                Expr::Bool(b) => key.push_str(if *b { " t" } else { " f" }),
-                _ => return None,
-            }
-        }
-        Some(Name::new(key))
+        write_cse_key(&self.m, v, &mut key).then(|| Name::new(key))
     }
 
     /// Whether `v` is a loop (`map`, `reduce`, a scan, `build`, ...), a
@@ -603,7 +611,7 @@ impl Round<'_> {
             };
             let t = self.ty(a);
             let sp = self.m.span(a);
-            env = self.bind_var_input_named(&n, o, None, a, &env, blk, pos, span);
+            env = self.bind_var_input_named(&n, o, None, a, env, blk, pos, span);
             srcs.push(self.add(Expr::Var(n), t, sp));
         }
         let mut new_args = vec![args[0]];
@@ -936,6 +944,55 @@ pub(crate) fn arithmetic(op: Prim) -> bool {
     )
 }
 
+/// Writes the `cse` key of the node `v` into `key` (cleared first), if it
+/// has one: a builtin (no function argument) applied to leaves, or an
+/// index of leaves. `Round::cse_key` and the first round's pre-scan
+/// (`quiet.rs`) both build their keys here, so that they agree.
+pub(crate) fn write_cse_key(m: &Module, v: ExprId, key: &mut String) -> bool {
+    key.clear();
+    let pair;
+    let (tag, args): (u64, &[ExprId]) = match m.expr(v) {
+        Expr::Prim { op, args } => {
+            if op.function_arg().is_some() || op.is_derivative_construct() {
+                return false;
+            }
+            (*op as u64, args)
+        }
+        // `A[i]`, keyed apart from every builtin.
+        Expr::Index { array, index } => {
+            pair = [*array, *index];
+            (u64::MAX, &pair)
+        }
+        _ => return false,
+    };
+    // Built by hand: this runs on every builtin node of every round.
+    // Syntactic: `x * y` and `y * x` are different keys. Ordering the
+    // operands of `+` and `*` would find more (in Example 1.1 the
+    // adjoint's `x2 * x1` is the primal's `w1 = x1 * x2`), at the price
+    // of the paper's printed forms; see docs/optimize.md.
+    key.push('#');
+    push_hex(key, tag);
+    for &a in args {
+        match m.expr(a) {
+            Expr::Var(x) => {
+                key.push(' ');
+                key.push_str(x.as_str());
+            }
+            Expr::Real(r) => {
+                key.push_str(" r");
+                push_hex(key, r.to_bits());
+            }
+            Expr::Int(i) => {
+                key.push_str(" i");
+                push_hex(key, *i as u64);
+            }
+            Expr::Bool(b) => key.push_str(if *b { " t" } else { " f" }),
+            _ => return false,
+        }
+    }
+    true
+}
+
 /// Appends `v` in hexadecimal.
 fn push_hex(out: &mut String, mut v: u64) {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
@@ -1040,3 +1097,27 @@ fn padded_read(m: &Module, i: ExprId, counters: &[&Name]) -> Option<(ExprId, Exp
     let same = |e: ExprId, n: &Name| matches!(m.expr(e), Expr::Var(v) if v == n);
     (counters.contains(&c) && same(*array, r) && same(*index, c)).then_some((*cond, *else_branch))
 }
+
+// Note [captured entries]
+// ~~~~~~~~~~~~~~~~~~~~~~~~
+// `inline-once` puts `let x = e` into the environment as `Subst::Once(e,
+// env)`, to be simplified at x's one use in the environment of its
+// binding. Keeping `env` itself is free (a persistent map), but it keeps
+// that version of the map alive until the use, and the map in force goes
+// on being extended: on the gradient of a 20,000-`let` chain, 80,000 such
+// values held every version of an 80,000-entry trie, each insertion
+// copying a path of 4 to 5 nodes that stayed alive (a sixth of the
+// optimizer's time went to page faults). Simplifying e looks up only the
+// names of its variables (`step`, `var`, `proj`, `app`, `bind_pattern`,
+// `copy_into_uses` read the environment at a variable of the tree they
+// simplify, and nowhere else) and, for a split tuple, the names of its
+// components (`Subst::Tuple`, read through their own entries). So a small
+// value keeps a map of just those entries, equal to `env` on every name
+// its simplification asks about: the same lookups, the same output, and
+// the older versions of the map are freed as it grows; held by nothing
+// else, the map is then extended in place (`insert_mut`: the binding
+// functions take it by value) instead of copying a path per binding. A
+// value of more
+// than `CAPTURE_NODES` nodes keeps `env`, so that the walk stays a
+// bounded cost per binding (a value can be nested in another one's
+// subtree only as deep as it is tall).

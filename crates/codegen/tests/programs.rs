@@ -630,6 +630,73 @@ fn max_and_min_of_zeros_and_nans_are_the_evaluator_s_bit_for_bit() {
     }
 }
 
+/// Reverse mode's winner of a `max` or `min` reduction (note [winner by
+/// scans], crates/unf/src/raise/select.rs: two scans, the fold itself
+/// where a NaN is present) runs in C as in the evaluator, bit for bit, in
+/// the default and the fast configurations: arrays of ties, signed zeros,
+/// infinities and NaN at pseudo-random places, long enough for the
+/// vectorized scans' blocks and rest.
+#[test]
+fn reduction_winners_are_the_evaluator_s_in_c() {
+    let text = "def f (z : R) (x : [n]R) : R =\n  reduce (fun (a, b) -> max a b) z x + 2 * reduce (fun (a, b) -> min a b) (0 - z) x\n";
+    let m = module("winner.ad", text);
+    let def = m.defs.last().expect("f").clone();
+    let g = reverse::gradient(&m, &def, &reverse::Config::default()).expect("differentiates");
+    let o = optimize::optimize(&g, &optimize::Config::default()).expect("optimizes");
+    let name = o.defs.last().expect("the gradient").name.to_string();
+    let vals = [
+        -1.0,
+        -0.0,
+        0.0,
+        3.0,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        f64::NAN,
+    ];
+    let mut seed = 12345u64;
+    let mut next = move || {
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (seed >> 33) as usize
+    };
+    let mut cases = Vec::new();
+    for n in [0usize, 1, 2, 7, 8, 9, 31, 64] {
+        for _ in 0..12 {
+            // A NaN in a third of the arrays, never in the others.
+            let nan = next() % 3 == 0;
+            let x: Vec<f64> = (0..n)
+                .map(|_| vals[next() % if nan { vals.len() } else { vals.len() - 1 }])
+                .collect();
+            cases.push((vals[next() % vals.len()], x));
+        }
+    }
+    for (tag, cfg) in [
+        ("default", Config::default()),
+        (
+            "fast",
+            Config {
+                reassociate: true,
+                vector_math: true,
+                native: true,
+                ..Config::default()
+            },
+        ),
+    ] {
+        let built = common::build(&o, &cfg, &format!("winner-{tag}"));
+        for (z, x) in &cases {
+            let a = vec![semantics::Value::Real(*z), semantics::Value::reals(x)];
+            common::assert_bit_identical(
+                &o,
+                &built,
+                &name,
+                &a,
+                &format!("{tag}: z = {z:?}, x = {x:?}"),
+            );
+        }
+    }
+}
+
 /// In the reassociate configuration a vector reduction nested in another
 /// loop runs 4 lanes wide (`simdlen(4)`, `imp::NESTED_SIMD_WIDTH`: short
 /// rows, such as kmeans' distances over d = 8, were more than twice as

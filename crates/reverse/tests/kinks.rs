@@ -203,3 +203,119 @@ fn the_branch_not_taken_never_reaches_the_gradient() {
         &[2.0, 0.0],
     );
 }
+
+/// The gradient of `f (z : R) (x : [n]R)` at `(z, x)`, flattened to
+/// `[dz, dx_0, ..., dx_{n-1}]`.
+fn grad_z_x(g: &syntax::Module, z: f64, x: &[f64]) -> Vec<f64> {
+    let inputs = vec![
+        ("z".to_string(), Value::Real(z)),
+        ("x".to_string(), Value::reals(x)),
+    ];
+    let out = semantics::eval_entry(g, None, &inputs).expect("the gradient runs");
+    let parts = out.as_tuple().expect("(value, dz, dx)");
+    let mut flat = vec![parts[1].as_real().expect("dz")];
+    flat.extend(
+        parts[2]
+            .as_array()
+            .expect("dx")
+            .iter()
+            .map(|v| v.as_real().expect("a real")),
+    );
+    flat
+}
+
+/// The documented winner of `reduce (fun (a, b) -> op ..) z x` (`a` the
+/// accumulator): the element that won the last comparison it took part in,
+/// the held value replaced by `e` unless `held op e` (`acc_first`) or
+/// where `e op held` (the element first), or -1 for the initial value; as
+/// `[dz, dx_0, ...]`, a one-hot vector.
+fn fold_winner(gt: bool, acc_first: bool, z: f64, x: &[f64]) -> Vec<f64> {
+    let wins = |p: f64, q: f64| if gt { p > q } else { p < q };
+    let (mut held, mut w) = (z, None);
+    for (i, &e) in x.iter().enumerate() {
+        let take = if acc_first {
+            !wins(held, e)
+        } else {
+            wins(e, held)
+        };
+        if take {
+            held = e;
+            w = Some(i);
+        }
+    }
+    let mut g = vec![0.0; x.len() + 1];
+    g[w.map_or(0, |i| i + 1)] = 1.0;
+    g
+}
+
+/// A `max` or `min` reduction passes its cotangent to the element that won
+/// the last comparison it took part in, or to the initial value: reverse
+/// mode finds it by two scans where no NaN is present (note [winner by
+/// scans], crates/unf/src/raise/select.rs) and by the fold's own
+/// comparisons otherwise. On every array of up to three elements over
+/// values that tie, signed zeros, infinities and NaN, with every initial
+/// value among them, at the top of the gradient and inside a `map`'s
+/// function, reverse mode raw and optimized give the winner of
+/// [`fold_winner`] bit for bit, and forward mode, which carries the
+/// tangents through the same comparisons, agrees where no NaN is present.
+/// (With a NaN it does not: its held value is `max`'s, which skips the
+/// NaN, where the fold's is the NaN element itself.)
+#[test]
+fn reductions_pass_the_cotangent_to_the_fold_s_winner() {
+    let vals = [
+        f64::NEG_INFINITY,
+        -1.0,
+        -0.0,
+        0.0,
+        2.0,
+        f64::INFINITY,
+        f64::NAN,
+    ];
+    let mut arrays: Vec<Vec<f64>> = vec![vec![]];
+    for len in 1..=3 {
+        let mut next = Vec::new();
+        for a in arrays.iter().filter(|a| a.len() == len - 1) {
+            for &v in &vals {
+                let mut b = a.clone();
+                b.push(v);
+                next.push(b);
+            }
+        }
+        arrays.extend(next);
+    }
+    for (op, acc_first) in [("max", true), ("min", true), ("max", false), ("min", false)] {
+        let order = if acc_first { "a b" } else { "b a" };
+        // At the top of the gradient (the scans) and inside a loop's
+        // function (the fold's comparisons alone).
+        for (fold, nested) in [("reduce", false), ("foldl", false), ("reduce", true)] {
+            let red = format!("{fold} (fun (a, b) -> {op} {order}) z x");
+            let body = if nested {
+                format!("sum (map (fun w -> w + {red}) [0])")
+            } else {
+                red
+            };
+            let text = format!("def f (z : R) (x : [n]R) : R = {body}");
+            let m = compile(&text);
+            let def = m.defs.last().expect("a definition").clone();
+            let g = reverse::gradient(&m, &def, &reverse::Config::default()).expect("reverse");
+            let opt = optimize::optimize(&g, &optimize::Config::default()).expect("optimize");
+            let fwd = forward::grad_program(&m, &def, None).expect("forward mode");
+            for x in &arrays {
+                for &z in &vals {
+                    let want = fold_winner(op == "max", acc_first, z, x);
+                    let mut routes = vec![("unf", &g), ("unf optimized", &opt)];
+                    if !z.is_nan() && !x.iter().any(|v| v.is_nan()) {
+                        routes.push(("forward", &fwd));
+                    }
+                    for (route, prog) in routes {
+                        let got = grad_z_x(prog, z, x);
+                        assert!(
+                            got == want,
+                            "{text} at z = {z:?}, x = {x:?}: {route} gives {got:?}, the fold's winner {want:?}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}

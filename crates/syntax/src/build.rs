@@ -277,6 +277,12 @@ impl<E: From<BuildError>> Builder<E> {
         self.prim(op, vec![a, b], Ty::Bool)
     }
 
+    /// How many blocks are open: 1 at the top of the definition being
+    /// built, one more inside each lambda (or branch) being built.
+    pub fn depth(&self) -> usize {
+        self.blocks.len()
+    }
+
     /// Starts a block (the body of a lambda being built).
     pub fn open(&mut self) {
         self.blocks.push(Vec::new());

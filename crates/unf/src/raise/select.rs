@@ -24,7 +24,7 @@ use super::loops::elem_of;
 use super::{Abs, Raise, internal};
 use crate::error::Error;
 use crate::ir::Fun;
-use syntax::{Expr, Prim as P, Ty};
+use syntax::{Expr, ExprId, Prim as P, Ty};
 
 /// A reduction whose function is `max` or `min` of its two parameters.
 #[derive(Debug, Clone, Copy)]
@@ -99,8 +99,111 @@ impl Raise<'_> {
     }
 
     /// The index of the element that wins the reduction, -1 for the
-    /// initial value: `(ifold (fun ((m, j), i) -> ...) (s0, -1) n).2`.
+    /// initial value.
+    ///
+    /// Note [winner by scans]: when the accumulator is the first argument
+    /// (`max a b`, `a` the accumulator), an element wins iff `!(held op
+    /// e)`, and with no NaN among `s0` and `A` the held value after each
+    /// step equals (by `==`) the largest (smallest) value so far. So the
+    /// winner is the last index whose element `==` the reduction's result
+    /// `m`, or -1 when none does (`s0` beat every element): each element
+    /// from the last equal one on is taken, each one after it is beaten by
+    /// a held value equal to `m`. A NaN breaks this (`held > NaN` is false:
+    /// the NaN is taken, and the next element then too), so the last NaN's
+    /// index is found beside it, and when there is one (or `s0` is NaN)
+    /// the sequential `ifold` below decides: the same index in every case.
+    /// The two scans have no carried comparison, so they vectorize (the
+    /// `ifold` is one compare-and-select chain through the held value);
+    /// `m` is the primal's own reduction, which `cse` shares. With the
+    /// element first (`max e a`: ties keep the held value, the first
+    /// maximum wins) the `ifold` is used as it is, and so it is inside a
+    /// loop's function: there the rows are short (kmeans' nearest of k
+    /// centroids per point), and the scans, beside the `ifold` the
+    /// primal's `reduce min` already runs in lanes, made GradBench's
+    /// kmeans Hessian diagonal 2.3x (k = 10) to 4x (k = 100) slower,
+    /// where lse's gradient (one long array) got 2-9% faster (measured
+    /// 2026-12-04, docs/gradbench.md).
     fn winner(&mut self, sel: Selection, s0: ValId, xs: ValId) -> Result<ValId, Error> {
+        if !sel.acc_first || self.b.depth() > 1 {
+            return self.winner_by_fold(sel, s0, xs);
+        }
+        let m = self.reduce_selection(sel, s0, xs)?;
+        let (last_eq, last_nan) = self.last_equal_and_nan(xs, m)?;
+        let none = {
+            let (l, k) = (self.b.use_val(last_nan), self.b.add(Expr::Int(-1), Ty::Int));
+            self.b.cmp(P::Eq, l, k)
+        };
+        let ordered = {
+            let (a, b) = (self.b.use_val(s0), self.b.use_val(s0));
+            self.b.cmp(P::Eq, a, b)
+        };
+        let cond = self.b.prim(P::And, vec![none, ordered], Ty::Bool);
+        let fast = self.b.use_val(last_eq);
+        self.b.open();
+        let w = self.winner_by_fold(sel, s0, xs)?;
+        let we = self.b.use_val(w);
+        let slow = self.b.close_pruned(we);
+        let e = self.b.ite(cond, fast, slow);
+        Ok(self.b.bind(e, "w"))
+    }
+
+    /// `reduce (fun (a, b) -> max a b) s0 xs` (or `min`): the selection's
+    /// own result.
+    fn reduce_selection(&mut self, sel: Selection, s0: ValId, xs: ValId) -> Result<ValId, Error> {
+        let op = if sel.wins == P::Gt { P::Max } else { P::Min };
+        let f = self.lam(&[(Ty::Real, "a"), (Ty::Real, "b")], |r, p| {
+            let (a, b) = (r.b.use_val(p[0]), r.b.use_val(p[1]));
+            let e = r.b.prim_r(op, vec![a, b]);
+            Ok(r.b.bind(e, "m"))
+        })?;
+        let args = [f, self.b.use_val(s0), self.b.use_val(xs)];
+        Ok(self.call(P::Reduce, &args, Ty::Real, "m"))
+    }
+
+    /// The last index whose element `== m` and the last whose element is
+    /// NaN (-1 for none), in one pass: `ifold (fun ((j, q), i) -> let e =
+    /// xs[i] in (if e == m then i else j, if e != e then i else q)) (-1,
+    /// -1) (length xs)`.
+    fn last_equal_and_nan(&mut self, xs: ValId, m: ValId) -> Result<(ValId, ValId), Error> {
+        let st = Ty::Tuple(vec![Ty::Int, Ty::Int]);
+        let step = self.lam(&[(st.clone(), "st"), (Ty::Int, "i")], |r, p| {
+            let held = r.b.unpack(p[0], "j");
+            let ie = r.b.use_val(p[1]);
+            let e = r.b.index(xs, ie);
+            let e = r.b.bind(e, "e");
+            let pick = |r: &mut Self, cond: ExprId, keep: ValId| {
+                let (i, k) = (r.b.use_val(p[1]), r.b.use_val(keep));
+                r.b.ite(cond, i, k)
+            };
+            let eq = {
+                let (a, b) = (r.b.use_val(e), r.b.use_val(m));
+                r.b.cmp(P::Eq, a, b)
+            };
+            let j = pick(r, eq, held[0]);
+            let nan = {
+                let (a, b) = (r.b.use_val(e), r.b.use_val(e));
+                r.b.cmp(P::Ne, a, b)
+            };
+            let q = pick(r, nan, held[1]);
+            let t = r.b.add(Expr::Tuple(vec![j, q]), st.clone());
+            Ok(r.b.bind(t, "j"))
+        })?;
+        let init = {
+            let items = vec![
+                self.b.add(Expr::Int(-1), Ty::Int),
+                self.b.add(Expr::Int(-1), Ty::Int),
+            ];
+            self.b.add(Expr::Tuple(items), st.clone())
+        };
+        let n = self.b.length(xs);
+        let both = self.call(P::Ifold, &[step, init, n], st, "j");
+        let parts = self.b.unpack(both, "j");
+        Ok((parts[0], parts[1]))
+    }
+
+    /// The winner by the reduction's own comparisons, in order:
+    /// `(ifold (fun ((m, j), i) -> ...) (s0, -1) n).2`.
+    fn winner_by_fold(&mut self, sel: Selection, s0: ValId, xs: ValId) -> Result<ValId, Error> {
         let st = Ty::Tuple(vec![Ty::Real, Ty::Int]);
         let step = self.lam(&[(st.clone(), "st"), (Ty::Int, "i")], |r, p| {
             let held = r.b.unpack(p[0], "w");

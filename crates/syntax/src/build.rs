@@ -317,20 +317,23 @@ impl<E: From<BuildError>> Builder<E> {
     pub fn close_pruned(&mut self, result: ExprId) -> ExprId {
         let block = self.pop_block();
         // Liveness over borrowed names: only the names left free are copied.
+        // The set is sized for the block's names up front (a long block's
+        // set otherwise grows by rehashing), and the walk's stack is
+        // allocated once for the block instead of once per binding.
         let mut needed = vec![false; block.len()];
         let free: Vec<Name> = {
             let mut used: FxHashSet<&str> = FxHashSet::default();
-            self.uses(result, &mut used);
+            used.reserve(block.len());
+            let mut stack = Vec::new();
+            self.uses(result, &mut used, &mut stack);
             for (b, keep) in block.iter().zip(&mut needed).rev() {
-                *keep = crate::visit::pat_names(&b.pat)
-                    .iter()
-                    .any(|x| used.contains(x.as_str()));
+                *keep = b.pat.names().iter().any(|x| used.contains(x.as_str()));
                 if *keep {
-                    self.uses(b.value, &mut used);
+                    self.uses(b.value, &mut used, &mut stack);
                 }
             }
             for (b, _) in block.iter().zip(&needed).filter(|(_, keep)| **keep) {
-                for x in crate::visit::pat_names(&b.pat) {
+                for x in b.pat.names() {
                     used.remove(x.as_str());
                 }
             }
@@ -374,9 +377,10 @@ impl<E: From<BuildError>> Builder<E> {
         body
     }
 
-    /// Adds the variables a node's subtree refers to.
-    fn uses<'s>(&'s self, e: ExprId, out: &mut FxHashSet<&'s str>) {
-        let mut stack = vec![e];
+    /// Adds the variables a node's subtree refers to (`stack`, empty on
+    /// entry and on return, is the walk's).
+    fn uses<'s>(&'s self, e: ExprId, out: &mut FxHashSet<&'s str>, stack: &mut Vec<ExprId>) {
+        stack.push(e);
         while let Some(e) = stack.pop() {
             if let Some(free) = self.closed.get(&e) {
                 out.extend(free.iter().map(Name::as_str));

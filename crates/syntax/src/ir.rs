@@ -789,6 +789,17 @@ pub enum Pat {
     Tuple(Vec<Name>),
 }
 
+impl Pat {
+    /// The names bound, in order, borrowed (`visit::pat_names` collects
+    /// them into a `Vec`).
+    pub fn names(&self) -> &[Name] {
+        match self {
+            Pat::Var(x) => std::slice::from_ref(x),
+            Pat::Tuple(xs) => xs,
+        }
+    }
+}
+
 /// A lambda or definition parameter.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

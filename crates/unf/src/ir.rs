@@ -553,17 +553,25 @@ impl Prim {
 }
 
 impl Term {
-    /// The direct children: operands, then the bodies and initial values of
-    /// array primitives.
-    pub fn children(&self) -> Vec<TermId> {
-        match self {
+    /// The direct children: operands, then the bodies (those of
+    /// [`Prim::funs`]) and initial values of array primitives. At most two,
+    /// returned without an allocation: every check of a module asks for
+    /// the children of each of its terms twice.
+    pub fn children(&self) -> impl Iterator<Item = TermId> + use<> {
+        let (ids, n) = match self {
             Term::Prim(p) | Term::Jt(p) | Term::Fused(p, _) => match p {
-                Prim::Reduce { fun, init, .. } => vec![fun.body, *init],
-                _ => p.funs().iter().map(|f| f.body).collect(),
+                Prim::Map { fun, .. } | Prim::Loop { fun, .. } => ([fun.body, fun.body], 1),
+                Prim::Reduce { fun, init, .. } => ([fun.body, *init], 2),
+                Prim::If {
+                    then_fun, else_fun, ..
+                } => ([then_fun.body, else_fun.body], 2),
+                Prim::Trips { cond, body, .. } => ([cond.body, body.body], 2),
+                _ => ([TermId(0); 2], 0),
             },
-            Term::Seq(first, then) | Term::Weak(first, then) => vec![*first, *then],
-            Term::Tuple(a, b) | Term::Compose(a, b) => vec![*a, *b],
-        }
+            Term::Seq(first, then) | Term::Weak(first, then) => ([*first, *then], 2),
+            Term::Tuple(a, b) | Term::Compose(a, b) => ([*a, *b], 2),
+        };
+        ids.into_iter().take(n)
     }
 }
 

@@ -30,13 +30,26 @@ use crate::tables::Tables;
 use crate::verify::{Checked, builtin_fits, is_binary, is_unary};
 use rpds::HashTrieMap;
 use std::collections::BTreeSet;
+use std::hash::BuildHasherDefault;
 use std::rc::Rc;
+use syntax::fxhash::FxHasher;
 use syntax::stack::guard;
 use syntax::visit::FreeMemo;
 use syntax::{Def, Expr, ExprId, Name, Pat, Span, Ty};
 
 /// Names in scope: each bound name's 1-based position in the context.
-type Env = HashTrieMap<Name, u32>;
+/// Hashed with `syntax::fxhash` rather than rpds' default SipHash, and
+/// of degree 16 rather than 64, as the optimizer's environment
+/// (`optimize/src/simplify.rs`): each `let` inserts its name, copying one
+/// node per level, and SipHash and the wider nodes were most of that cost
+/// on long programs (docs/scale.md). Nothing iterates over the
+/// environment, so the hash decides nothing but speed.
+type Env = HashTrieMap<Name, u32, archery::RcK, BuildHasherDefault<FxHasher>>;
+
+/// An empty [`Env`].
+fn empty_env() -> Env {
+    HashTrieMap::new_with_hasher_and_degree_and_ptr_kind(BuildHasherDefault::default(), 16)
+}
 
 /// The arrow UNF: the Source UNF of the definition `entry` of `m`.
 ///
@@ -81,7 +94,7 @@ pub fn lower_checked(m: &syntax::Module, entry: &Def) -> Result<(Module, Checked
         fv: FreeMemo::default(),
     };
     let mut gamma = CtxId::EMPTY;
-    let mut env = Env::new();
+    let mut env = empty_env();
     for p in &entry.params {
         let ty = match &p.ty {
             Some(ty) if ty.is_ground() => ty,
@@ -389,7 +402,7 @@ impl Lower<'_> {
         }
         fv.sort();
         let mut ctx = CtxId::EMPTY;
-        let mut inner = Env::new();
+        let mut inner = empty_env();
         for (pos, x) in &fv {
             let t = self
                 .t
@@ -553,7 +566,7 @@ impl Lower<'_> {
                 // The paper's reduce (Section 3.1): a closed function of two
                 // reals, a closed initial value, an array of reals.
                 let fun = self.fun(op, args[0], 2, env, gamma, true)?;
-                let init = self.expr(args[1], CtxId::EMPTY, &Env::new())?;
+                let init = self.expr(args[1], CtxId::EMPTY, &empty_env())?;
                 let t = self.expr(args[2], gamma, env)?;
                 let arg = self.ty_of(args[2]);
                 let red = self.prim(

@@ -360,7 +360,24 @@ impl Tables {
         if a == CtxId::EMPTY {
             return b;
         }
-        let entries = self.entries(b);
-        entries.into_iter().fold(a, |c, t| self.snoc(c, t))
+        // Most contexts appended are a primitive's operands, a few
+        // entries: those are read onto the stack instead of into a `Vec`
+        // (the UNF check appends one per primitive).
+        const SHORT: usize = 8;
+        let n = self.len(b) as usize;
+        if n > SHORT {
+            let entries = self.entries(b);
+            return entries.into_iter().fold(a, |c, t| self.snoc(c, t));
+        }
+        let mut short = [TyId(0); SHORT];
+        let mut c = b;
+        for slot in short[..n].iter_mut().rev() {
+            let (p, t) = self
+                .split_last(c)
+                .expect("invariant: a context has as many entries as its length");
+            *slot = t;
+            c = p;
+        }
+        short[..n].iter().fold(a, |c, &t| self.snoc(c, t))
     }
 }

@@ -6,7 +6,7 @@
 //! `let x_{n+1} = UNF^-1(e1) in UNF^-1(e2)`, a primitive the expression it
 //! computes, `e1 ∘ e2` a lambda applying the continuation e1 to the linear
 //! map e2. We do the same by walking the term with the context held as a
-//! persistent vector of what its entries are: a variable of the Target
+//! persistent vector (`state.rs`) of what its entries are: a variable of the Target
 //! program, a zero not yet written out, or a continuation. Each primitive
 //! reads and replaces O(1) entries, so contexts are shared, never copied.
 //!
@@ -40,6 +40,7 @@ mod picked;
 mod rows;
 mod select;
 mod sparse;
+mod state;
 
 pub use checkpoint::Checkpoint;
 
@@ -48,7 +49,7 @@ use crate::ir::{Kind, Module, Prim, Term, TermId, UTy};
 use crate::tables::Tables;
 use crate::verify::{Checked, check};
 use emit::{Builder, ValId};
-use rpds::Vector;
+use state::State;
 use syntax::stack::guard;
 use syntax::{Def, Expr, Span, Ty};
 
@@ -67,8 +68,6 @@ enum Abs {
     /// `Raise::sparse` (`sparse.rs`).
     Sparse(u32),
 }
-
-type State = Vector<Abs>;
 
 /// The primal point a `J^T p` reads, as a continuation keeps it.
 #[derive(Debug, Clone)]
@@ -298,14 +297,8 @@ fn at(s: &State, i: usize) -> Abs {
 /// only reference, the entries are dropped in place instead of copying the
 /// path to each (a shared vector copies it).
 fn truncate(mut s: State, n: usize) -> State {
-    if n * 2 < s.len() {
-        s.iter().take(n).copied().collect()
-    } else {
-        while s.len() > n {
-            s.drop_last_mut();
-        }
-        s
-    }
+    s.truncate(n);
+    s
 }
 
 /// `s` with `a` pushed, in place when `s` is not shared (`push_back` on a
@@ -402,7 +395,7 @@ impl Raise<'_> {
                     jt: *b,
                     primal: Primal::Full(s),
                 });
-                Ok(Vector::new().push_back(Abs::Cont(id)))
+                Ok(State::one(Abs::Cont(id)))
             }
         };
         self.b.span = saved;

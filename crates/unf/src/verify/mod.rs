@@ -408,13 +408,12 @@ impl Checker<'_> {
         let m = self.m;
         let span = m.spans[id.index()];
         let at = Loc::Term(id);
-        let children: Vec<Info> = m.terms[id.index()]
-            .children()
-            .iter()
-            .map(|c| self.info[c.index()])
-            .collect();
-        let any_compose = children.iter().any(|c| c.has_compose);
-        let any_target = children.iter().any(|c| c.target_only);
+        let (mut any_compose, mut any_target) = (false, false);
+        for c in m.terms[id.index()].children() {
+            let info = self.info[c.index()];
+            any_compose |= info.has_compose;
+            any_target |= info.target_only;
+        }
         match &m.terms[id.index()] {
             Term::Prim(p) => {
                 let io = self.prim(id, p, false);
